@@ -1,0 +1,317 @@
+//! Error envelopes: Agenta's FastAPI `{"detail": ...}`, AgentPlat's
+//! `{"error": {"code", "message", "details"}}`, and Gatehouse's machine codes (C3).
+//!
+//! Gatehouse's own server adds a machine-readable code to every error body:
+//! `"code"` beside `"detail"` on the Agenta-shaped routes, and `"gatehouseCode"`
+//! inside `"error"` on the AgentPlat-shaped routes (whose own `"code"` is the
+//! coarse upstream one, e.g. `CONFLICT`). Upstream clients ignore the extra key.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::JsonObject;
+
+/// Gatehouse's machine-readable error code: one per distinct meaning, so that a
+/// client never has to parse a message to tell two 409s apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum GatehouseCode {
+    /// 400: the request is malformed (bad JSON, bad query string, bad id).
+    BadRequest,
+    /// 422 (Agenta routes) or 400 (AgentPlat routes): the body has the wrong shape.
+    ValidationError,
+    /// 401: no or unknown API key.
+    Unauthorized,
+    /// 403: the key is known but may not do this.
+    Forbidden,
+    /// 404: the addressed thing does not exist (or belongs to another project).
+    NotFound,
+    /// 404: no such route on this host; the capability is not configured.
+    RouteNotFound,
+    /// 413: the body is over the size limit.
+    PayloadTooLarge,
+    /// 409: the interaction is no longer pending (answered elsewhere, or cancelled).
+    AlreadyAnswered,
+    /// 409: `expectedRevision` does not match, or the session changed concurrently.
+    RevisionConflict,
+    /// 409: the `operationId` is bound to another request.
+    OperationConflict,
+    /// 409: the dispatch token does not match the current claim.
+    DispatchOwnershipLost,
+    /// 409: the intervention was already resolved to another outcome.
+    ResolvedDifferently,
+    /// 409: an `Idempotency-Key` was reused with a different request body.
+    IdempotencyKeyReused,
+    /// 409: the execution session is bound to another run/task/participant.
+    BindingConflict,
+    /// 409: the session already holds the maximum number of interventions (256).
+    InterventionLimit,
+    /// 409: the session or run is in a state that does not allow this.
+    InvalidState,
+    /// 409: any other conflict.
+    Conflict,
+    /// 502: the runtime adapter failed.
+    AdapterError,
+    /// 500: the server failed.
+    InternalError,
+    /// 503: the server is shutting down or overloaded; try again.
+    Unavailable,
+}
+
+impl GatehouseCode {
+    /// The HTTP status Gatehouse's server answers with for this code.
+    ///
+    /// ```
+    /// use gatehouse_wire::error::GatehouseCode;
+    /// assert_eq!(GatehouseCode::AlreadyAnswered.http_status(), 409);
+    /// ```
+    pub fn http_status(self) -> u16 {
+        use GatehouseCode::*;
+        match self {
+            BadRequest => 400,
+            ValidationError => 422,
+            Unauthorized => 401,
+            Forbidden => 403,
+            NotFound | RouteNotFound => 404,
+            PayloadTooLarge => 413,
+            AlreadyAnswered | RevisionConflict | OperationConflict | DispatchOwnershipLost
+            | ResolvedDifferently | IdempotencyKeyReused | BindingConflict | InterventionLimit
+            | InvalidState | Conflict => 409,
+            AdapterError => 502,
+            InternalError => 500,
+            Unavailable => 503,
+        }
+    }
+
+    /// The SCREAMING_SNAKE_CASE wire spelling, e.g. `"ALREADY_ANSWERED"`.
+    pub fn as_str(self) -> &'static str {
+        use GatehouseCode::*;
+        match self {
+            BadRequest => "BAD_REQUEST",
+            ValidationError => "VALIDATION_ERROR",
+            Unauthorized => "UNAUTHORIZED",
+            Forbidden => "FORBIDDEN",
+            NotFound => "NOT_FOUND",
+            RouteNotFound => "ROUTE_NOT_FOUND",
+            PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            AlreadyAnswered => "ALREADY_ANSWERED",
+            RevisionConflict => "REVISION_CONFLICT",
+            OperationConflict => "OPERATION_CONFLICT",
+            DispatchOwnershipLost => "DISPATCH_OWNERSHIP_LOST",
+            ResolvedDifferently => "RESOLVED_DIFFERENTLY",
+            IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            BindingConflict => "BINDING_CONFLICT",
+            InterventionLimit => "INTERVENTION_LIMIT",
+            InvalidState => "INVALID_STATE",
+            Conflict => "CONFLICT",
+            AdapterError => "ADAPTER_ERROR",
+            InternalError => "INTERNAL_ERROR",
+            Unavailable => "UNAVAILABLE",
+        }
+    }
+
+    /// Parse the wire spelling; `None` for a code this version does not know.
+    pub fn parse(code: &str) -> Option<Self> {
+        serde_json::from_value(serde_json::Value::String(code.to_string())).ok()
+    }
+
+    /// The coarse AgentPlat code that carries this meaning on the AgentPlat-shaped routes.
+    pub fn agentplat_code(self) -> AgentPlatErrorCode {
+        use GatehouseCode::*;
+        match self {
+            BadRequest | PayloadTooLarge => AgentPlatErrorCode::BadRequest,
+            ValidationError => AgentPlatErrorCode::ValidationError,
+            Unauthorized => AgentPlatErrorCode::Unauthorized,
+            Forbidden => AgentPlatErrorCode::Forbidden,
+            NotFound | RouteNotFound => AgentPlatErrorCode::NotFound,
+            AlreadyAnswered | RevisionConflict | OperationConflict | DispatchOwnershipLost
+            | ResolvedDifferently | IdempotencyKeyReused | BindingConflict | InterventionLimit
+            | InvalidState | Conflict => AgentPlatErrorCode::Conflict,
+            AdapterError => AgentPlatErrorCode::AdapterError,
+            InternalError | Unavailable => AgentPlatErrorCode::InternalError,
+        }
+    }
+}
+
+impl std::fmt::Display for GatehouseCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Agenta's (FastAPI's) error body: `{"detail": "..."}`, where `detail` is a string
+/// or, for validation errors, a list of `{loc, msg, type}` objects. Gatehouse adds `code`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FastApiErrorBody {
+    /// A message, or FastAPI's list of validation errors.
+    pub detail: serde_json::Value,
+    /// Gatehouse's machine code (absent from a real Agenta server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<GatehouseCode>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl FastApiErrorBody {
+    /// A Gatehouse error in the Agenta shape: `{"detail": message, "code": code}`.
+    pub fn new(code: GatehouseCode, message: impl Into<String>) -> Self {
+        Self {
+            detail: serde_json::Value::String(message.into()),
+            code: Some(code),
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// The detail as one readable line (a validation list is joined).
+    pub fn detail_text(&self) -> String {
+        match &self.detail {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|item| {
+                    let loc = item
+                        .get("loc")
+                        .and_then(|l| l.as_array())
+                        .map(|parts| {
+                            parts
+                                .iter()
+                                .map(|p| match p {
+                                    serde_json::Value::String(s) => s.clone(),
+                                    other => other.to_string(),
+                                })
+                                .collect::<Vec<_>>()
+                                .join(".")
+                        })
+                        .unwrap_or_default();
+                    let msg = item.get("msg").and_then(|m| m.as_str()).unwrap_or("invalid");
+                    if loc.is_empty() {
+                        msg.to_string()
+                    } else {
+                        format!("{loc}: {msg}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// AgentPlat's coarse error codes (B1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AgentPlatErrorCode {
+    /// 400.
+    BadRequest,
+    /// 400.
+    ValidationError,
+    /// 401.
+    Unauthorized,
+    /// 403.
+    Forbidden,
+    /// 404 (a missing session and an absent route alike).
+    NotFound,
+    /// 409.
+    Conflict,
+    /// 502.
+    AdapterError,
+    /// 500.
+    InternalError,
+}
+
+impl AgentPlatErrorCode {
+    /// The HTTP status AgentPlat pairs with this code.
+    pub fn http_status(self) -> u16 {
+        match self {
+            Self::BadRequest | Self::ValidationError => 400,
+            Self::Unauthorized => 401,
+            Self::Forbidden => 403,
+            Self::NotFound => 404,
+            Self::Conflict => 409,
+            Self::AdapterError => 502,
+            Self::InternalError => 500,
+        }
+    }
+}
+
+/// AgentPlat's error envelope: `{"error": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentPlatErrorEnvelope {
+    /// The error.
+    pub error: AgentPlatError,
+}
+
+/// The inside of AgentPlat's error envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentPlatError {
+    /// The coarse code, e.g. `CONFLICT`. Kept as text so an unknown code still parses.
+    pub code: String,
+    /// Human-readable message, e.g. "Execution session revision conflict".
+    pub message: String,
+    /// Optional structured details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+    /// Gatehouse's machine code (absent from a real AgentPlat server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gatehouse_code: Option<GatehouseCode>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl AgentPlatErrorEnvelope {
+    /// A Gatehouse error in the AgentPlat shape.
+    pub fn new(code: GatehouseCode, message: impl Into<String>) -> Self {
+        Self {
+            error: AgentPlatError {
+                code: code.agentplat_code_str().to_string(),
+                message: message.into(),
+                details: None,
+                gatehouse_code: Some(code),
+                extra: JsonObject::new(),
+            },
+        }
+    }
+}
+
+impl GatehouseCode {
+    fn agentplat_code_str(self) -> &'static str {
+        match self.agentplat_code() {
+            AgentPlatErrorCode::BadRequest => "BAD_REQUEST",
+            AgentPlatErrorCode::ValidationError => "VALIDATION_ERROR",
+            AgentPlatErrorCode::Unauthorized => "UNAUTHORIZED",
+            AgentPlatErrorCode::Forbidden => "FORBIDDEN",
+            AgentPlatErrorCode::NotFound => "NOT_FOUND",
+            AgentPlatErrorCode::Conflict => "CONFLICT",
+            AgentPlatErrorCode::AdapterError => "ADAPTER_ERROR",
+            AgentPlatErrorCode::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+/// The exact upstream messages, so both sides agree on the text too.
+pub mod messages {
+    /// Agenta 404 for an interaction.
+    pub const INTERACTION_NOT_FOUND: &str = "Interaction not found";
+    /// Agenta 409 for respond/transition on a non-pending row.
+    pub const INTERACTION_NOT_PENDING: &str = "Interaction is no longer pending";
+    /// AgentPlat 404 for an absent route (an unconfigured capability).
+    pub const ROUTE_NOT_FOUND: &str = "Route not found";
+    /// AgentPlat 404 for a missing execution session.
+    pub const EXECUTION_SESSION_NOT_FOUND: &str = "Execution session not found";
+    /// AgentPlat 409 for a stale `expectedRevision`.
+    pub const REVISION_CONFLICT: &str = "Execution session revision conflict";
+    /// AgentPlat 409 for a lost compare-and-set race.
+    pub const CHANGED_CONCURRENTLY: &str = "Execution session changed concurrently";
+    /// AgentPlat 409 for an `operationId` reused with another payload.
+    pub const OPERATION_CONFLICT: &str = "Run intervention operationId is bound to another request";
+    /// AgentPlat 409 for a resolve with a stale dispatch token.
+    pub const DISPATCH_OWNERSHIP_LOST: &str = "Run intervention dispatch ownership was lost";
+    /// AgentPlat 409 for resolving an intervention to a different outcome.
+    pub const RESOLVED_DIFFERENTLY: &str = "Run intervention was already resolved differently";
+    /// AgentPlat 502 for a runtime that skipped `pre_action` on protected work.
+    pub const PROTECTED_WITHOUT_PRE_ACTION: &str =
+        "Runtime completed protected work without invoking pre_action";
+}

@@ -1,0 +1,175 @@
+//! The service tier's invoke body (Agenta's `POST /invoke`), the turns listing, and the
+//! minimal workflow registry of the reference control plane.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::execution::ExecutionRef;
+use crate::interaction::References;
+use crate::run::ChatMessage;
+use crate::JsonObject;
+
+/// `data.inputs` of an invoke.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InvokeInputs {
+    /// The conversation to run (for a resume: rebuilt history plus the approval envelope).
+    #[serde(default)]
+    pub messages: Vec<ChatMessage>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `data` of an invoke.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InvokeData {
+    /// The inputs.
+    #[serde(default)]
+    pub inputs: InvokeInputs,
+    /// Inline config. Non-empty: runs under it and suppresses reference hydration (A6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<JsonObject>,
+    /// Inline revision. Non-empty: suppresses reference hydration too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<JsonObject>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `POST /api/invoke` body (Agenta's invoke shape).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InvokeRequest {
+    /// The agent session; a session run is stamped with `effectiveParameters`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Workflow references (hydration source, and attribution).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references: Option<References>,
+    /// Inputs and inline config.
+    pub data: InvokeData,
+}
+
+/// How an invoked turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// Stopped at an approval gate; resumes when answered.
+    Parked,
+    /// Finished.
+    Completed,
+    /// Failed (or was halted by a `stop` intervention).
+    Failed,
+}
+
+/// The answer to `POST /api/invoke`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InvokeResponse {
+    /// How the turn ended.
+    pub status: TurnStatus,
+    /// The agent session (generated when the caller sent none).
+    pub session_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The model the turn ran under (`agent.llm.model`).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The turn's output text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// Gates the turn opened (pending interactions).
+    #[serde(default)]
+    pub interaction_ids: Vec<String>,
+    /// The run's execution session, when the execution service is enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ExecutionRef>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// One turn of a session, as listed by `GET /api/sessions/{session_id}/turns`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Turn {
+    /// The turn id.
+    pub turn_id: String,
+    /// How it ended (or `parked`).
+    pub status: TurnStatus,
+    /// The model it ran under.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Its output text.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// True when this turn resumed a gated turn.
+    pub resumed: bool,
+    /// The interaction it resumed from, for a resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from_interaction_id: Option<String>,
+    /// RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `{"session_id", "count", "turns": [...]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnsResponse {
+    /// The session.
+    pub session_id: String,
+    /// Number of turns.
+    pub count: u64,
+    /// Turns, oldest first.
+    pub turns: Vec<Turn>,
+}
+
+/// `{"slug": S}`: names a workflow or variant to create-or-reuse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SlugRef {
+    /// The slug.
+    pub slug: String,
+}
+
+/// `POST /api/workflows/revisions/commit` body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommitRevisionRequest {
+    /// The workflow (created if missing).
+    pub workflow: SlugRef,
+    /// The variant (created if missing); its HEAD moves to the new revision.
+    pub variant: SlugRef,
+    /// The revision's config.
+    pub parameters: JsonObject,
+}
+
+/// `{"id", "slug"}` of a created-or-found entity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EntityRef {
+    /// UUID.
+    pub id: String,
+    /// Slug.
+    pub slug: String,
+}
+
+/// `{"id", "slug", "version"}` of a committed revision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RevisionRef {
+    /// UUID.
+    pub id: String,
+    /// Slug (short hash).
+    pub slug: String,
+    /// Version number within the variant, as a string ("1", "2", ...).
+    pub version: String,
+}
+
+/// The answer to a revision commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommitRevisionResponse {
+    /// The workflow.
+    pub workflow: EntityRef,
+    /// The variant.
+    pub variant: EntityRef,
+    /// The new revision (now the variant's HEAD).
+    pub revision: RevisionRef,
+}

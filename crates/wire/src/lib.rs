@@ -1,0 +1,38 @@
+//! # gatehouse-wire
+//!
+//! The Gatehouse wire contract as Rust types: serde + schemars, no I/O.
+//!
+//! Every shape of `CONTRACT.md` lives here under its contract name:
+//!
+//! | contract | module |
+//! |---|---|
+//! | A1 `/run` request, result, NDJSON stream records | [`run`] |
+//! | A2 `effectiveParameters` stamping | [`effective`] |
+//! | A3 `configFingerprint` | [`fingerprint`] |
+//! | A4/A5 session-interaction rows and endpoint bodies, watch events | [`interaction`] |
+//! | A6 the resume (invoke) body | [`resume`], [`invoke`] |
+//! | B1/B2 execution sessions, interventions, events | [`execution`] |
+//! | both upstream error envelopes, Gatehouse error codes | [`error`] |
+//! | C5 capability discovery | [`capabilities`] |
+//! | generated JSON Schema registry | [`schema`] |
+//!
+//! Reading types keep unknown fields in an `extra` map and write them back, so a
+//! newer peer's fields survive a round trip. Optional fields accept both `null`
+//! and an absent key.
+
+pub mod capabilities;
+pub mod effective;
+pub mod error;
+pub mod execution;
+pub mod fingerprint;
+pub mod interaction;
+pub mod invoke;
+pub mod json;
+pub mod resume;
+pub mod run;
+pub mod schema;
+
+pub use json::{from_json_slice, from_json_value, WireDecodeError};
+
+/// A JSON object with its keys in insertion order (serde_json `preserve_order`).
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -1,0 +1,1 @@
+//! TODO(wire-contract): see CONTRACT.md.

@@ -1,0 +1,1 @@
+//! Contract tests live here (filled in by the wire contract work).
