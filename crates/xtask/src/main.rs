@@ -1,1 +1,39 @@
-fn main() {}
+//! `cargo xtask <command>`: the project's chores, in plain Rust with std::process.
+//!
+//! - `schema [--check]`: regenerate schema/ from the wire types (or fail when stale).
+//! - `bindings [--check]`: regenerate bindings/{kotlin,swift,python} (or fail when stale).
+//! - `test`: run every test: Rust, Python (schema + bindings), Kotlin bindings.
+//! - `bench`: run the benchmarks and rewrite BENCHMARKS.md.
+
+mod bench;
+mod bindings;
+mod schema;
+mod test;
+mod util;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, rest) = match args.split_first() {
+        Some((command, rest)) => (command.as_str(), rest),
+        None => {
+            eprintln!("usage: cargo xtask <schema|bindings|test|bench> [--check]");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match command {
+        "schema" => schema::run(rest),
+        "bindings" => bindings::run(rest),
+        "test" => test::run(rest),
+        "bench" => bench::run(rest),
+        other => Err(format!("unknown command `{other}`; expected schema, bindings, test or bench")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask {command}: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

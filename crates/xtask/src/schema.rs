@@ -1,0 +1,5 @@
+//! `cargo xtask schema` (not written yet).
+
+pub fn run(_args: &[String]) -> Result<(), String> {
+    Err("`schema` is not implemented yet".to_string())
+}
