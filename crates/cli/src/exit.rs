@@ -1,0 +1,83 @@
+//! Exit codes and the one error type every command returns.
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | ok |
+//! | 1 | any other error (server down, invalid input, invalid document, timeout, ...) |
+//! | 2 | usage error (bad flags, unknown schema type name) |
+//! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, ...); `wire stamp`: nothing would be stamped |
+//! | 4 | not found |
+//! | 5 | capability unavailable on this host |
+
+use std::fmt;
+
+/// The process exit codes of the `gatehouse` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: success.
+    Ok,
+    /// 1: any other error.
+    Other,
+    /// 2: usage error (clap's own code for bad arguments).
+    Usage,
+    /// 3: already answered, or a conflict.
+    Conflict,
+    /// 4: not found.
+    NotFound,
+    /// 5: the host does not serve the capability.
+    Unavailable,
+}
+
+impl Exit {
+    /// The numeric process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Ok => 0,
+            Exit::Other => 1,
+            Exit::Usage => 2,
+            Exit::Conflict => 3,
+            Exit::NotFound => 4,
+            Exit::Unavailable => 5,
+        }
+    }
+}
+
+/// A failed command: what to print on stderr and which exit code to use.
+#[derive(Debug)]
+pub struct CliError {
+    /// The exit code.
+    pub exit: Exit,
+    /// A one-line (or few-line) explanation for a person.
+    pub message: String,
+}
+
+impl CliError {
+    /// An error with an explicit exit code.
+    pub fn new(exit: Exit, message: impl Into<String>) -> Self {
+        Self {
+            exit,
+            message: message.into(),
+        }
+    }
+
+    /// Exit 1 with `message`.
+    pub fn other(message: impl Into<String>) -> Self {
+        Self::new(Exit::Other, message)
+    }
+
+    /// Exit 2 with `message`.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(Exit::Usage, message)
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// The result type of every command.
+pub type CliResult<T = ()> = Result<T, CliError>;
