@@ -74,9 +74,16 @@ impl GatehouseCode {
             Forbidden => 403,
             NotFound | RouteNotFound => 404,
             PayloadTooLarge => 413,
-            AlreadyAnswered | RevisionConflict | OperationConflict | DispatchOwnershipLost
-            | ResolvedDifferently | IdempotencyKeyReused | BindingConflict | InterventionLimit
-            | InvalidState | Conflict => 409,
+            AlreadyAnswered
+            | RevisionConflict
+            | OperationConflict
+            | DispatchOwnershipLost
+            | ResolvedDifferently
+            | IdempotencyKeyReused
+            | BindingConflict
+            | InterventionLimit
+            | InvalidState
+            | Conflict => 409,
             AdapterError => 502,
             InternalError => 500,
             Unavailable => 503,
@@ -124,9 +131,16 @@ impl GatehouseCode {
             Unauthorized => AgentPlatErrorCode::Unauthorized,
             Forbidden => AgentPlatErrorCode::Forbidden,
             NotFound | RouteNotFound => AgentPlatErrorCode::NotFound,
-            AlreadyAnswered | RevisionConflict | OperationConflict | DispatchOwnershipLost
-            | ResolvedDifferently | IdempotencyKeyReused | BindingConflict | InterventionLimit
-            | InvalidState | Conflict => AgentPlatErrorCode::Conflict,
+            AlreadyAnswered
+            | RevisionConflict
+            | OperationConflict
+            | DispatchOwnershipLost
+            | ResolvedDifferently
+            | IdempotencyKeyReused
+            | BindingConflict
+            | InterventionLimit
+            | InvalidState
+            | Conflict => AgentPlatErrorCode::Conflict,
             AdapterError => AgentPlatErrorCode::AdapterError,
             InternalError | Unavailable => AgentPlatErrorCode::InternalError,
         }
@@ -184,7 +198,10 @@ impl FastApiErrorBody {
                                 .join(".")
                         })
                         .unwrap_or_default();
-                    let msg = item.get("msg").and_then(|m| m.as_str()).unwrap_or("invalid");
+                    let msg = item
+                        .get("msg")
+                        .and_then(|m| m.as_str())
+                        .unwrap_or("invalid");
                     if loc.is_empty() {
                         msg.to_string()
                     } else {
