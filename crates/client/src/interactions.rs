@@ -1,0 +1,731 @@
+//! Session interactions (CONTRACT.md A4, A5, A7, C1, C4): query, get, respond with
+//! safe retries, approve-all in parallel, the runner's create/transition/cancel-stale,
+//! and the watch stream.
+
+use futures::StreamExt;
+use gatehouse_wire::interaction::{
+    CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, InteractionQuery,
+    InteractionQueryRequest, InteractionResponse, InteractionStatus, InteractionsResponse,
+    RespondRequest, SessionInteraction, TransitionRequest, Windowing,
+};
+use gatehouse_wire::JsonObject;
+use reqwest::Method;
+use std::collections::HashSet;
+use tracing::Instrument;
+
+use crate::client::{Call, Client, Replay};
+use crate::error::{Error, Operation, Result};
+use crate::watch::WatchStream;
+
+/// Page size [`Interactions::query_all`] asks for when walking pages.
+pub const DEFAULT_PAGE_SIZE: u32 = 100;
+/// Default number of responds [`Interactions::approve_all`] keeps in flight.
+pub const DEFAULT_APPROVE_ALL_CONCURRENCY: usize = 8;
+/// Most pages [`Interactions::query_all`] reads before it stops as a safeguard.
+const MAX_PAGES: usize = 10_000;
+
+/// An answer to a gate: the `answer` object of a respond body.
+///
+/// For a `user_approval` gate use [`Answer::approve`] or [`Answer::deny`]; for other
+/// kinds, [`Answer::custom`] takes any object.
+///
+/// ```
+/// use gatehouse_client::Answer;
+/// let yes = Answer::approve().tool_call_id("toolu_01");
+/// assert_eq!(yes.approved(), Some(true));
+/// let no = Answer::deny("not on prod, please");
+/// assert_eq!(serde_json::Value::Object(no.to_object()), serde_json::json!({"approved": false, "message": "not on prod, please"}));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    object: JsonObject,
+}
+
+impl Answer {
+    /// `{"approved": true}`.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::Answer::approve().approved(), Some(true));
+    /// ```
+    pub fn approve() -> Self {
+        Self::approval(true)
+    }
+
+    /// `{"approved": false, "message": message}`; a blank message is left out.
+    ///
+    /// ```
+    /// let a = gatehouse_client::Answer::deny("");
+    /// assert!(!a.to_object().contains_key("message"));
+    /// ```
+    pub fn deny(message: impl Into<String>) -> Self {
+        let message = message.into();
+        let answer = Self::approval(false);
+        if message.trim().is_empty() {
+            answer
+        } else {
+            answer.message(message)
+        }
+    }
+
+    /// `{"approved": approved}`.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::Answer::approval(false).approved(), Some(false));
+    /// ```
+    pub fn approval(approved: bool) -> Self {
+        let mut object = JsonObject::new();
+        object.insert("approved".to_string(), serde_json::Value::Bool(approved));
+        Self { object }
+    }
+
+    /// Any answer object (for `user_input` and `client_tool` gates).
+    ///
+    /// ```
+    /// let mut obj = serde_json::Map::new();
+    /// obj.insert("text".into(), "blue".into());
+    /// let a = gatehouse_client::Answer::custom(obj);
+    /// assert_eq!(a.approved(), None);
+    /// ```
+    pub fn custom(object: JsonObject) -> Self {
+        Self { object }
+    }
+
+    /// Name the tool call being answered (overrides the row's, A6 precedence).
+    ///
+    /// ```
+    /// let a = gatehouse_client::Answer::approve().tool_call_id("toolu_01");
+    /// assert_eq!(a.to_object()["tool_call_id"], "toolu_01");
+    /// ```
+    pub fn tool_call_id(mut self, id: impl Into<String>) -> Self {
+        self.object.insert(
+            "tool_call_id".to_string(),
+            serde_json::Value::String(id.into()),
+        );
+        self
+    }
+
+    /// A message for the agent; a non-blank one becomes a trailing user message.
+    ///
+    /// ```
+    /// let a = gatehouse_client::Answer::approve().message("go ahead");
+    /// assert_eq!(a.to_object()["message"], "go ahead");
+    /// ```
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.object.insert(
+            "message".to_string(),
+            serde_json::Value::String(message.into()),
+        );
+        self
+    }
+
+    /// The verdict of an approval answer (`None` for a custom answer without `approved`).
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::Answer::deny("no").approved(), Some(false));
+    /// ```
+    pub fn approved(&self) -> Option<bool> {
+        self.object.get("approved").and_then(|v| v.as_bool())
+    }
+
+    /// The answer object as sent.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::Answer::approve().to_object().len(), 1);
+    /// ```
+    pub fn to_object(&self) -> JsonObject {
+        self.object.clone()
+    }
+
+    /// The same answer without a `tool_call_id` (approve-all answers each gate for its own call).
+    fn without_tool_call_id(&self) -> Self {
+        let mut object = self.object.clone();
+        object.remove("tool_call_id");
+        Self { object }
+    }
+
+    /// True when `row` holds this answer: status responded or resolved, and every key
+    /// of this answer present with the same value in `data.resolution.answer`.
+    fn landed_on(&self, row: &SessionInteraction) -> bool {
+        if !matches!(
+            row.status,
+            Some(InteractionStatus::Responded) | Some(InteractionStatus::Resolved)
+        ) {
+            return false;
+        }
+        let stored = row
+            .data
+            .as_ref()
+            .and_then(|d| d.resolution.as_ref())
+            .and_then(|r| r.get("answer"))
+            .and_then(|a| a.as_object());
+        match stored {
+            Some(stored) => self
+                .object
+                .iter()
+                .all(|(key, value)| stored.get(key) == Some(value)),
+            None => false,
+        }
+    }
+}
+
+/// The outcome of [`Interactions::approve_all`]: one entry per distinct target, in the
+/// order given. One failing target never hides another's result.
+///
+/// ```no_run
+/// # async fn demo(client: gatehouse_client::Client, ids: Vec<String>) {
+/// let report = client.interactions().approve_all(&ids, &gatehouse_client::Answer::approve()).await;
+/// if report.all_already_answered() {
+///     println!("someone else got there first; back to idle");
+/// }
+/// for (id, err) in &report.failed {
+///     eprintln!("{id}: {err}");
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ApproveAllReport {
+    /// Rows this call answered (after the flip).
+    pub answered: Vec<SessionInteraction>,
+    /// Ids that were no longer pending (409): settled elsewhere, not a failure.
+    pub already_answered: Vec<String>,
+    /// Ids whose respond failed otherwise, each with its error.
+    pub failed: Vec<(String, Error)>,
+}
+
+impl ApproveAllReport {
+    /// True when there was at least one target and every target was already answered:
+    /// the screen can go back to idle at once (A7).
+    ///
+    /// ```
+    /// let mut report = gatehouse_client::ApproveAllReport::default();
+    /// assert!(!report.all_already_answered());
+    /// report.already_answered.push("a".into());
+    /// assert!(report.all_already_answered());
+    /// ```
+    pub fn all_already_answered(&self) -> bool {
+        !self.already_answered.is_empty() && self.answered.is_empty() && self.failed.is_empty()
+    }
+
+    /// Number of targets reported.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::ApproveAllReport::default().total(), 0);
+    /// ```
+    pub fn total(&self) -> usize {
+        self.answered.len() + self.already_answered.len() + self.failed.len()
+    }
+}
+
+/// The interaction endpoints. Obtain with [`Client::interactions`]; cheap to create.
+///
+/// ```no_run
+/// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+/// use gatehouse_client::Answer;
+/// let interactions = client.interactions();
+/// for gate in interactions.list_pending(Some("48268312-0000-7000-8000-000000000000")).await? {
+///     if let Some(id) = gate.id.as_deref() {
+///         interactions.respond(id, &Answer::approve()).await?;
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Interactions {
+    client: Client,
+}
+
+impl Interactions {
+    pub(crate) fn new(client: Client) -> Self {
+        Self { client }
+    }
+
+    /// One page of rows matching `query` (`POST /api/sessions/interactions/query`).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::interaction::{InteractionQuery, InteractionStatus, Windowing};
+    /// let query = InteractionQuery { status: Some(InteractionStatus::Pending), ..Default::default() };
+    /// let page = client.interactions().query(&query, Some(&Windowing { limit: Some(20), ..Default::default() })).await?;
+    /// println!("{} rows", page.count);
+    /// # Ok(()) }
+    /// ```
+    pub async fn query(
+        &self,
+        query: &InteractionQuery,
+        windowing: Option<&Windowing>,
+    ) -> Result<InteractionsResponse> {
+        let body = InteractionQueryRequest {
+            query: Some(query.clone()),
+            windowing: windowing.cloned(),
+        };
+        let call = Call::new(
+            Operation::QueryInteractions,
+            Method::POST,
+            &["api", "sessions", "interactions", "query"],
+        )
+        .json_body(&body)?;
+        self.client.call_json(&call).await
+    }
+
+    /// Every row matching `query`, walking the pages (cursor `windowing.next` = the
+    /// last row's id) with [`DEFAULT_PAGE_SIZE`] rows per page.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::interaction::InteractionQuery;
+    /// let all = client.interactions().query_all(&InteractionQuery::default()).await?;
+    /// # let _ = all; Ok(()) }
+    /// ```
+    pub async fn query_all(&self, query: &InteractionQuery) -> Result<Vec<SessionInteraction>> {
+        self.query_all_with(
+            query,
+            Windowing {
+                limit: Some(DEFAULT_PAGE_SIZE),
+                ..Windowing::default()
+            },
+        )
+        .await
+    }
+
+    /// Like [`query_all`](Self::query_all) with a starting window (its `limit` is the
+    /// page size, default [`DEFAULT_PAGE_SIZE`]; its `order`, `oldest` and `newest` are
+    /// kept on every page).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::interaction::{InteractionQuery, Order, Windowing};
+    /// let window = Windowing { limit: Some(10), order: Some(Order::Descending), ..Default::default() };
+    /// let all = client.interactions().query_all_with(&InteractionQuery::default(), window).await?;
+    /// # let _ = all; Ok(()) }
+    /// ```
+    pub async fn query_all_with(
+        &self,
+        query: &InteractionQuery,
+        mut windowing: Windowing,
+    ) -> Result<Vec<SessionInteraction>> {
+        let limit = windowing
+            .limit
+            .filter(|l| *l > 0)
+            .unwrap_or(DEFAULT_PAGE_SIZE);
+        windowing.limit = Some(limit);
+        let mut rows: Vec<SessionInteraction> = Vec::new();
+        let mut seen_cursors: HashSet<String> = HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let page = self.query(query, Some(&windowing)).await?;
+            let page_len = page.interactions.len();
+            let cursor = page.interactions.last().and_then(|row| row.id.clone());
+            rows.extend(page.interactions);
+            if page_len < limit as usize {
+                return Ok(rows);
+            }
+            let Some(cursor) = cursor else {
+                return Err(Error::Decode {
+                    operation: Operation::QueryInteractions,
+                    status: 200,
+                    path: "interactions[-1].id".to_string(),
+                    reason: "a full page ended with a row without id; cannot page on".to_string(),
+                    snippet: String::new(),
+                });
+            };
+            if !seen_cursors.insert(cursor.clone()) {
+                return Err(Error::Decode {
+                    operation: Operation::QueryInteractions,
+                    status: 200,
+                    path: "interactions".to_string(),
+                    reason: "the server returned the same page twice; paging stopped".to_string(),
+                    snippet: String::new(),
+                });
+            }
+            windowing.next = Some(cursor);
+        }
+        Ok(rows)
+    }
+
+    /// Every pending gate, of one session or of the whole project, all pages.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let pending = client.interactions().list_pending(None).await?;
+    /// # let _ = pending; Ok(()) }
+    /// ```
+    pub async fn list_pending(&self, session_id: Option<&str>) -> Result<Vec<SessionInteraction>> {
+        let query = InteractionQuery {
+            session_id: session_id.map(str::to_string),
+            status: Some(InteractionStatus::Pending),
+            ..InteractionQuery::default()
+        };
+        self.query_all(&query).await
+    }
+
+    /// One row by id (`GET /api/sessions/interactions/{id}`); [`Error::NotFound`] when
+    /// there is none.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let row = client.interactions().get("019fac94-0000-7000-8000-000000000001").await?;
+    /// println!("{:?}", row.status);
+    /// # Ok(()) }
+    /// ```
+    pub async fn get(&self, id: &str) -> Result<SessionInteraction> {
+        let segments = ["api", "sessions", "interactions", id];
+        let call = Call::new(Operation::GetInteraction, Method::GET, &segments);
+        let response: InteractionResponse = self.client.call_json(&call).await?;
+        row_of(Operation::GetInteraction, response)
+    }
+
+    /// Answer a gate (`POST /api/sessions/interactions/{id}/respond`) with a fresh
+    /// `Idempotency-Key`. See [`respond_with_idempotency_key`](Self::respond_with_idempotency_key).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_client::{Answer, Error};
+    /// match client.interactions().respond("019fac94-0000-7000-8000-000000000001", &Answer::deny("not now")).await {
+    ///     Ok(row) => println!("now {:?}", row.status),
+    ///     Err(Error::AlreadyAnswered { .. }) => println!("already settled"),
+    ///     Err(other) => return Err(other),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn respond(&self, id: &str, answer: &Answer) -> Result<SessionInteraction> {
+        let key = uuid::Uuid::new_v4().to_string();
+        self.respond_with_idempotency_key(id, answer, &key).await
+    }
+
+    /// Answer a gate under a caller-chosen `Idempotency-Key` (reuse the same key when
+    /// retrying the same answer, e.g. after an app restart).
+    ///
+    /// Never blindly replayed: only after a failure that leaves the outcome unknown
+    /// (transport error, timeout, 429, 5xx) is the request re-sent, with the same key,
+    /// under the client's retry policy; a server that honours the key answers the
+    /// re-send with the same 200. If a re-send gets 409, or every re-send failed, the
+    /// row is read back: when it holds this answer the call succeeds with that row,
+    /// so a caller never sees its own landed answer as [`Error::AlreadyAnswered`].
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let key = "5b7f0d0e-4d0c-4a9b-9b8f-0c1d2e3f4a5b";
+    /// client.interactions().respond_with_idempotency_key("019fac94-0000-7000-8000-000000000001", &gatehouse_client::Answer::approve(), key).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn respond_with_idempotency_key(
+        &self,
+        id: &str,
+        answer: &Answer,
+        idempotency_key: &str,
+    ) -> Result<SessionInteraction> {
+        let span =
+            tracing::info_span!("gatehouse_respond", operation = %Operation::RespondInteraction);
+        self.respond_inner(id, answer, idempotency_key)
+            .instrument(span)
+            .await
+    }
+
+    async fn respond_inner(
+        &self,
+        id: &str,
+        answer: &Answer,
+        idempotency_key: &str,
+    ) -> Result<SessionInteraction> {
+        let op = Operation::RespondInteraction;
+        let segments = ["api", "sessions", "interactions", id, "respond"];
+        let body = RespondRequest {
+            answer: answer.to_object(),
+        };
+        let mut call = Call::new(op, Method::POST, &segments).json_body(&body)?;
+        call.idempotency_key = Some(idempotency_key.to_string());
+        call.replay = Replay::Never; // re-sends are decided here, not blindly
+        let policy = self.client.inner.retry;
+        let max_attempts = policy.max_attempts.max(1);
+        // True once an attempt failed in a way that may have landed the answer.
+        let mut outcome_unknown = false;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let result: Result<InteractionResponse> = self.client.call_json(&call).await;
+            match result {
+                Ok(response) => return row_of(op, response),
+                Err(err) if err.is_retryable() => {
+                    outcome_unknown |= !matches!(err, Error::RateLimited { .. });
+                    if attempt >= max_attempts {
+                        if outcome_unknown {
+                            return self.settle_from_row(id, answer, err).await;
+                        }
+                        return Err(err);
+                    }
+                    let retry_after = match &err {
+                        Error::RateLimited { retry_after, .. } => *retry_after,
+                        _ => None,
+                    };
+                    let delay = policy.backoff(attempt, retry_after);
+                    tracing::debug!(
+                        attempt,
+                        delay_ms = delay.as_millis() as u64,
+                        "respond outcome unknown; re-sending with the same idempotency key"
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                Err(err @ Error::AlreadyAnswered { .. }) | Err(err @ Error::Conflict { .. })
+                    if outcome_unknown =>
+                {
+                    return self.settle_from_row(id, answer, err).await;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// After an ambiguous respond: read the row; our answer there means success.
+    async fn settle_from_row(
+        &self,
+        id: &str,
+        answer: &Answer,
+        err: Error,
+    ) -> Result<SessionInteraction> {
+        match self.get(id).await {
+            Ok(row) if answer.landed_on(&row) => {
+                tracing::info!("respond landed on an earlier attempt; the row holds our answer");
+                Ok(row)
+            }
+            Ok(_) => match err {
+                // Someone else's answer (or a cancel) settled the gate.
+                Error::AlreadyAnswered { .. } | Error::Conflict { .. } => {
+                    Err(Error::AlreadyAnswered {
+                        operation: Operation::RespondInteraction,
+                        detail: gatehouse_wire::error::messages::INTERACTION_NOT_PENDING
+                            .to_string(),
+                    })
+                }
+                other => Err(other),
+            },
+            Err(read_err) => {
+                tracing::debug!(
+                    error = crate::client::error_kind(&read_err),
+                    "re-reading the row after an ambiguous respond failed"
+                );
+                Err(err)
+            }
+        }
+    }
+
+    /// Answer many gates at once, at most [`DEFAULT_APPROVE_ALL_CONCURRENCY`] in flight.
+    /// Duplicate ids are answered once. A `tool_call_id` in `answer` is not sent: each
+    /// gate is answered for its own tool call.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_client::Answer;
+    /// let ids: Vec<String> = client.interactions().list_pending(None).await?
+    ///     .into_iter().filter_map(|row| row.id).collect();
+    /// let report = client.interactions().approve_all(&ids, &Answer::approve()).await;
+    /// println!("{} answered, {} already answered, {} failed", report.answered.len(), report.already_answered.len(), report.failed.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn approve_all(&self, ids: &[String], answer: &Answer) -> ApproveAllReport {
+        self.approve_all_with(ids, answer, DEFAULT_APPROVE_ALL_CONCURRENCY)
+            .await
+    }
+
+    /// [`approve_all`](Self::approve_all) with an explicit bound on parallel responds
+    /// (0 is taken as 1).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client, ids: Vec<String>) {
+    /// let report = client.interactions().approve_all_with(&ids, &gatehouse_client::Answer::approve(), 2).await;
+    /// # let _ = report; }
+    /// ```
+    pub async fn approve_all_with(
+        &self,
+        ids: &[String],
+        answer: &Answer,
+        concurrency: usize,
+    ) -> ApproveAllReport {
+        let span = tracing::info_span!(
+            "gatehouse_approve_all",
+            targets = ids.len(),
+            concurrency = concurrency.max(1)
+        );
+        async {
+            let answer = answer.without_tool_call_id();
+            let mut seen = HashSet::new();
+            let targets: Vec<String> = ids
+                .iter()
+                .filter(|id| seen.insert(id.as_str()))
+                .cloned()
+                .collect();
+            let outcomes: Vec<(String, Result<SessionInteraction>)> =
+                futures::stream::iter(targets.into_iter().map(|id| {
+                    let answer = answer.clone();
+                    async move {
+                        let result = self.respond(&id, &answer).await;
+                        (id, result)
+                    }
+                }))
+                .buffered(concurrency.max(1))
+                .collect()
+                .await;
+            let mut report = ApproveAllReport::default();
+            for (id, result) in outcomes {
+                match result {
+                    Ok(row) => report.answered.push(row),
+                    Err(Error::AlreadyAnswered { .. }) => report.already_answered.push(id),
+                    Err(err) => report.failed.push((id, err)),
+                }
+            }
+            tracing::info!(
+                answered = report.answered.len(),
+                already_answered = report.already_answered.len(),
+                failed = report.failed.len(),
+                "approve-all done"
+            );
+            report
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Open a gate (runner side, `POST /api/sessions/interactions/`). Idempotent on
+    /// `(project, session_id, token)`: a re-post returns the existing row, so the
+    /// client may retry it like a read.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::interaction::{CreateInteractionRequest, InteractionKind};
+    /// let row = client.interactions().create(&CreateInteractionRequest {
+    ///     session_id: "s-1".into(), turn_id: Some("t-1".into()), token: "tok-1".into(),
+    ///     kind: InteractionKind::UserApproval, data: None, flags: None, tags: None, meta: None,
+    /// }).await?;
+    /// # let _ = row; Ok(()) }
+    /// ```
+    pub async fn create(&self, request: &CreateInteractionRequest) -> Result<SessionInteraction> {
+        let mut call = Call::new(
+            Operation::CreateInteraction,
+            Method::POST,
+            &["api", "sessions", "interactions", ""],
+        )
+        .json_body(request)?;
+        call.replay = Replay::Safe;
+        let response: InteractionResponse = self.client.call_json(&call).await?;
+        row_of(Operation::CreateInteraction, response)
+    }
+
+    /// Move a gate's status by token (runner side,
+    /// `POST /api/sessions/interactions/transition`). Not retried.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::interaction::{InteractionStatus, Resolution, TransitionRequest, Verdict};
+    /// let row = client.interactions().transition(&TransitionRequest {
+    ///     session_id: "s-1".into(), token: "tok-1".into(), status: InteractionStatus::Resolved,
+    ///     resolution: Some(Resolution { verdict: Verdict::Approved, tool_call_id: Some("toolu_01".into()) }),
+    /// }).await?;
+    /// # let _ = row; Ok(()) }
+    /// ```
+    pub async fn transition(&self, request: &TransitionRequest) -> Result<SessionInteraction> {
+        let call = Call::new(
+            Operation::TransitionInteraction,
+            Method::POST,
+            &["api", "sessions", "interactions", "transition"],
+        )
+        .json_body(request)?;
+        let response: InteractionResponse = self.client.call_json(&call).await?;
+        row_of(Operation::TransitionInteraction, response)
+    }
+
+    /// Cancel the pending gates of stale turns (runner side,
+    /// `POST /api/sessions/interactions/cancel-stale`); returns how many were cancelled.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::interaction::CancelStaleRequest;
+    /// let n = client.interactions().cancel_stale(&CancelStaleRequest {
+    ///     session_id: "s-1".into(), turn_id: "t-2".into(), tokens: None,
+    /// }).await?;
+    /// println!("{n} cancelled");
+    /// # Ok(()) }
+    /// ```
+    pub async fn cancel_stale(&self, request: &CancelStaleRequest) -> Result<u64> {
+        let call = Call::new(
+            Operation::CancelStaleInteractions,
+            Method::POST,
+            &["api", "sessions", "interactions", "cancel-stale"],
+        )
+        .json_body(request)?;
+        let response: CancelStaleResponse = self.client.call_json(&call).await?;
+        Ok(response.cancelled)
+    }
+
+    /// Watch a session's gates (`GET /api/sessions/streams/watch`, SSE). See [`WatchStream`].
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use futures::StreamExt;
+    /// use gatehouse_client::WatchUpdate;
+    /// let mut watch = client.interactions().watch("48268312-0000-7000-8000-000000000000");
+    /// while let Some(update) = watch.next().await {
+    ///     match update? {
+    ///         WatchUpdate::Connected => { /* re-query: events are notifications, not a log */ }
+    ///         WatchUpdate::Event(event) => println!("{event:?}"),
+    ///         WatchUpdate::Reconnecting { error, .. } => eprintln!("connection lost: {error}"),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn watch(&self, session_id: &str) -> WatchStream {
+        WatchStream::new(self.client.clone(), session_id.to_string())
+    }
+}
+
+/// The row of a `{"count": 1, "interaction": row}` answer.
+fn row_of(operation: Operation, response: InteractionResponse) -> Result<SessionInteraction> {
+    response.interaction.ok_or_else(|| Error::Decode {
+        operation,
+        status: 200,
+        path: "interaction".to_string(),
+        reason: "missing field `interaction`".to_string(),
+        snippet: String::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(status: &str, resolution: serde_json::Value) -> SessionInteraction {
+        serde_json::from_value(serde_json::json!({
+            "id": "i1", "session_id": "s", "token": "t", "kind": "user_approval",
+            "status": status, "data": {"resolution": resolution}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn landed_on_compares_the_stored_answer() {
+        let ours = Answer::approve().message("ok");
+        assert!(ours.landed_on(&row(
+            "responded",
+            serde_json::json!({"answer": {"approved": true, "message": "ok"}})
+        )));
+        assert!(ours.landed_on(&row("resolved", serde_json::json!({"answer": {"approved": true, "message": "ok", "extra": 1}, "verdict": "approved"}))));
+        assert!(!ours.landed_on(&row(
+            "responded",
+            serde_json::json!({"answer": {"approved": false}})
+        )));
+        assert!(!ours.landed_on(&row("pending", serde_json::Value::Null)));
+        assert!(!ours.landed_on(&row("resolved", serde_json::json!({"verdict": "approved"}))));
+    }
+
+    #[test]
+    fn report_signals_all_already_answered_only_when_nothing_else_happened() {
+        let mut report = ApproveAllReport::default();
+        report.already_answered.push("a".into());
+        report.failed.push((
+            "b".into(),
+            Error::NotFound {
+                operation: Operation::RespondInteraction,
+                detail: String::new(),
+            },
+        ));
+        assert!(!report.all_already_answered());
+        assert_eq!(report.total(), 2);
+    }
+}

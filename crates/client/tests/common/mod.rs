@@ -1,0 +1,234 @@
+//! Test helpers: a scripted raw-TCP HTTP/1.1 server for hostile answers, and a log
+//! capture for tracing output.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gatehouse_client::{Client, RetryPolicy};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One parsed request.
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub method: String,
+    /// Path with query.
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Req {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn path(&self) -> &str {
+        self.target.split('?').next().unwrap_or("")
+    }
+}
+
+/// Read one request (head and Content-Length body); `None` on EOF or garbage.
+pub async fn read_request(stream: &mut TcpStream) -> Option<Req> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos;
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?.to_string();
+    let target = request_line.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buf[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Some(Req {
+        method,
+        target,
+        headers,
+        body,
+    })
+}
+
+/// A complete response with Content-Length and `Connection: close`.
+pub fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+pub fn json(status: u16, body: serde_json::Value) -> Vec<u8> {
+    response(status, "application/json", body.to_string().as_bytes())
+}
+
+/// A scripted server: every connection's first request goes to `handler` with the
+/// connection's index (from 0) and the stream, which the handler may answer, stall
+/// or drop.
+pub struct RawServer {
+    pub url: String,
+    pub connections: Arc<AtomicUsize>,
+    pub requests: Arc<Mutex<Vec<Req>>>,
+}
+
+impl RawServer {
+    pub fn connection_count(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    pub fn requests(&self) -> Vec<Req> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+pub async fn serve<F, Fut>(handler: F) -> RawServer
+where
+    F: Fn(usize, Req, TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let handler = Arc::new(handler);
+    {
+        let connections = connections.clone();
+        let requests = requests.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let index = connections.fetch_add(1, Ordering::SeqCst);
+                let handler = handler.clone();
+                let requests = requests.clone();
+                tokio::spawn(async move {
+                    if let Some(req) = read_request(&mut stream).await {
+                        requests.lock().unwrap().push(req.clone());
+                        handler(index, req, stream).await;
+                    }
+                });
+            }
+        });
+    }
+    RawServer {
+        url,
+        connections,
+        requests,
+    }
+}
+
+/// Write `bytes` and close the connection cleanly.
+pub async fn reply(mut stream: TcpStream, bytes: Vec<u8>) {
+    let _ = stream.write_all(&bytes).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Drop the connection with a TCP reset.
+pub fn reset(stream: TcpStream) {
+    let _ = stream.set_zero_linger();
+    drop(stream);
+}
+
+/// A fast retry policy for tests.
+pub fn quick_retries(max_attempts: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_attempts,
+        initial_backoff: Duration::from_millis(5),
+        max_backoff: Duration::from_millis(20),
+    }
+}
+
+pub const TEST_KEY: &str = "gh-test-key-5f2b9c1e";
+pub const TEST_PROJECT: &str = "019fac94-0000-7000-8000-0000000000aa";
+
+pub fn client(url: &str, attempts: u32) -> Client {
+    Client::builder(url)
+        .api_key(TEST_KEY)
+        .project_id(TEST_PROJECT)
+        .timeout(Duration::from_secs(5))
+        .retry_policy(quick_retries(attempts))
+        .build()
+        .unwrap()
+}
+
+/// A minimal row as a server would render it.
+pub fn row_json(id: &str, status: &str, resolution: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "id": id, "project_id": TEST_PROJECT, "session_id": "s-1", "turn_id": "t-1",
+        "token": format!("tok-{id}"), "kind": "user_approval", "status": status,
+        "data": {"request": {"tool": "Bash", "args": {"command": "echo hi"}, "tool_call_id": "toolu_01"},
+                 "references": null, "selector": null, "resolution": resolution},
+        "flags": {"delivered_in_band": false, "delivered_webhook": false},
+        "tags": null, "meta": null, "created_at": "2026-07-29T06:34:12Z", "updated_at": null,
+        "deleted_at": null, "created_by_id": null, "updated_by_id": null, "deleted_by_id": null
+    })
+}
+
+/// Captured tracing output.
+#[derive(Clone, Default)]
+pub struct LogBuffer(pub Arc<Mutex<Vec<u8>>>);
+
+impl LogBuffer {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogBuffer {
+    type Writer = LogBuffer;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// A subscriber that records every span close and event at TRACE into `buffer`.
+pub fn capture_subscriber(buffer: LogBuffer) -> impl tracing::Subscriber + Send + Sync {
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_ansi(false)
+        .with_writer(buffer)
+        .finish()
+}

@@ -1,0 +1,789 @@
+//! The client against deliberately hostile or broken local servers: every failure is
+//! a typed error, never a panic, and retries happen only where they are safe.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use futures::StreamExt;
+use gatehouse_client::{Answer, Client, Error, Operation, WatchUpdate};
+use gatehouse_wire::capabilities::Capability;
+use gatehouse_wire::interaction::{InteractionStatus, WatchEvent};
+use tokio::io::AsyncWriteExt;
+
+const ID: &str = "019fac94-0000-7000-8000-000000000001";
+
+#[tokio::test]
+async fn html_error_page_is_a_server_error_with_a_bounded_snippet_and_reads_are_retried() {
+    let page = format!(
+        "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>{}</body></html>",
+        "padding ".repeat(2000)
+    );
+    let server = serve(move |_, _, stream| {
+        let page = page.clone();
+        async move { reply(stream, response(502, "text/html", page.as_bytes())).await }
+    })
+    .await;
+    let err = client(&server.url, 3)
+        .interactions()
+        .get(ID)
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Server {
+            operation: Operation::GetInteraction,
+            status: 502,
+            body,
+            code: None,
+        } => {
+            assert!(body.starts_with("<!DOCTYPE html>"), "{body}");
+            assert!(
+                body.chars().count() <= 300,
+                "snippet not bounded: {}",
+                body.len()
+            );
+        }
+        other => panic!("expected Server, got {other:?}"),
+    }
+    assert!(err.is_retryable());
+    assert_eq!(
+        server.connection_count(),
+        3,
+        "a read is retried up to max_attempts"
+    );
+}
+
+#[tokio::test]
+async fn html_400_is_invalid_and_html_404_is_not_found() {
+    let server = serve(|index, _, stream| async move {
+        let status = if index == 0 { 400 } else { 404 };
+        reply(
+            stream,
+            response(
+                status,
+                "text/html",
+                b"<html><body><h1>Bad</h1></body></html>",
+            ),
+        )
+        .await
+    })
+    .await;
+    let c = client(&server.url, 3);
+    let err = c.interactions().get(ID).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Invalid { status: 400, detail, .. } if detail.contains("<h1>Bad</h1>")),
+        "{err:?}"
+    );
+    let err = c.interactions().get(ID).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotFound {
+                operation: Operation::GetInteraction,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // Neither is retried, and an HTML 404 is not taken for an absent route.
+    assert_eq!(server.connection_count(), 2);
+    assert_eq!(c.capabilities().known(Capability::Interactions), None);
+}
+
+#[tokio::test]
+async fn truncated_json_is_a_decode_error_with_path_and_snippet() {
+    let server = serve(|_, _, stream| async move {
+        let body = br#"{"count": 1, "interaction": {"id": "i1", "session_id": "s", "token": "t", "kind": "user_appro"#;
+        reply(stream, response(200, "application/json", body)).await
+    })
+    .await;
+    let err = client(&server.url, 3)
+        .interactions()
+        .get(ID)
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Decode {
+            operation: Operation::GetInteraction,
+            status: 200,
+            path,
+            snippet,
+            ..
+        } => {
+            assert!(path.starts_with("interaction"), "{path}");
+            assert!(snippet.contains("session_id"), "{snippet}");
+        }
+        other => panic!("expected Decode, got {other:?}"),
+    }
+    assert!(!err.is_retryable());
+    assert_eq!(
+        server.connection_count(),
+        1,
+        "a decode error is not retried"
+    );
+}
+
+#[tokio::test]
+async fn wrong_shape_names_the_field_path() {
+    let server = serve(|_, _, stream| async move {
+        let mut row = row_json("i1", "pending", serde_json::Value::Null);
+        row["kind"] = serde_json::json!("telepathy");
+        reply(
+            stream,
+            json(200, serde_json::json!({"count": 1, "interaction": row})),
+        )
+        .await
+    })
+    .await;
+    let err = client(&server.url, 1)
+        .interactions()
+        .get(ID)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Decode { path, .. } if path == "interaction.kind"),
+        "{err:?}"
+    );
+    // The offending value itself is not echoed in the reason.
+    assert!(
+        !err.to_string().contains("telepathy")
+            || matches!(&err, Error::Decode { snippet, .. } if snippet.contains("telepathy"))
+    );
+}
+
+#[tokio::test]
+async fn body_cut_short_is_a_transport_error() {
+    let server = serve(|_, _, mut stream| async move {
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"count\": 1, \"inter")
+            .await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+    let err = client(&server.url, 2)
+        .interactions()
+        .get(ID)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Transport {
+                operation: Operation::GetInteraction,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(server.connection_count(), 2);
+}
+
+#[tokio::test]
+async fn slow_body_past_the_timeout_is_a_timeout() {
+    let server = serve(|_, _, mut stream| async move {
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{\"count\"")
+            .await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let _ = stream.write_all(b": 0, \"interactions\": []}            ").await;
+    })
+    .await;
+    let c = Client::builder(&server.url)
+        .api_key(TEST_KEY)
+        .timeout(Duration::from_millis(300))
+        .retry_policy(quick_retries(2))
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = c
+        .interactions()
+        .query(&Default::default(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Timeout { operation: Operation::QueryInteractions, after } if after == Duration::from_millis(300)),
+        "{err:?}"
+    );
+    assert!(err.is_retryable());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "gave up in time"
+    );
+    assert_eq!(server.connection_count(), 2);
+}
+
+#[tokio::test]
+async fn reset_connection_is_a_transport_error_with_its_source_chain() {
+    let server = serve(|_, _, stream| async move { reset(stream) }).await;
+    let err = client(&server.url, 3)
+        .interactions()
+        .get(ID)
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Transport {
+            operation: Operation::GetInteraction,
+            detail,
+            source,
+        } => {
+            assert!(!detail.is_empty());
+            assert!(std::error::Error::source(&err).is_some());
+            let _ = source;
+        }
+        other => panic!("expected Transport, got {other:?}"),
+    }
+    assert_eq!(server.connection_count(), 3);
+}
+
+#[tokio::test]
+async fn writes_are_not_retried_on_transport_errors() {
+    let server = serve(|_, _, stream| async move { reset(stream) }).await;
+    let req = gatehouse_wire::interaction::TransitionRequest {
+        session_id: "s".into(),
+        token: "t".into(),
+        status: InteractionStatus::Resolved,
+        resolution: None,
+    };
+    let err = client(&server.url, 3)
+        .interactions()
+        .transition(&req)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Transport {
+                operation: Operation::TransitionInteraction,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(server.connection_count(), 1);
+}
+
+#[tokio::test]
+async fn status_and_body_shapes_map_to_typed_errors() {
+    let server = serve(|_, req, stream| async move {
+        let body = match req.path() {
+            "/api/sessions/interactions/u/respond" => json(401, serde_json::json!({"detail": "Invalid API key"})),
+            "/api/sessions/interactions/f/respond" => json(403, serde_json::json!({"error": {"code": "FORBIDDEN", "message": "nope"}})),
+            "/api/sessions/interactions/v/respond" => json(422, serde_json::json!({"detail": [{"loc": ["body", "answer"], "msg": "field required", "type": "missing"}]})),
+            "/api/sessions/interactions/c/respond" => json(409, serde_json::json!({"detail": "Interaction is no longer pending"})),
+            "/api/sessions/interactions/g/respond" => json(409, serde_json::json!({"detail": "x", "code": "ALREADY_ANSWERED"})),
+            "/api/sessions/interactions/b/respond" => response(413, "text/plain", b"too big"),
+            _ => json(404, serde_json::json!({"detail": "Interaction not found"})),
+        };
+        reply(stream, body).await
+    })
+    .await;
+    let i = client(&server.url, 3).interactions();
+    let a = Answer::approve();
+    assert!(matches!(
+        i.respond("u", &a).await,
+        Err(Error::Unauthorized {
+            operation: Operation::RespondInteraction,
+            ..
+        })
+    ));
+    assert!(matches!(
+        i.respond("f", &a).await,
+        Err(Error::Forbidden { .. })
+    ));
+    match i.respond("v", &a).await {
+        Err(Error::Invalid {
+            status: 422,
+            detail,
+            ..
+        }) => assert_eq!(detail, "body.answer: field required"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        i.respond("c", &a).await,
+        Err(Error::AlreadyAnswered { .. })
+    ));
+    assert!(matches!(
+        i.respond("g", &a).await,
+        Err(Error::AlreadyAnswered { .. })
+    ));
+    assert!(matches!(
+        i.respond("b", &a).await,
+        Err(Error::PayloadTooLarge { .. })
+    ));
+    assert!(matches!(
+        i.respond("missing", &a).await,
+        Err(Error::NotFound { .. })
+    ));
+    assert_eq!(server.connection_count(), 7, "no 4xx is retried");
+}
+
+#[tokio::test]
+async fn rate_limit_is_retried_after_retry_after() {
+    let server = serve(|index, _, stream| async move {
+        if index == 0 {
+            let mut r = b"HTTP/1.1 429 Too Many Requests\r\nretry-after: 0\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_vec();
+            r.truncate(r.len());
+            reply(stream, r).await
+        } else {
+            reply(stream, json(200, serde_json::json!({"count": 0, "interactions": []}))).await
+        }
+    })
+    .await;
+    let rows = client(&server.url, 3)
+        .interactions()
+        .list_pending(None)
+        .await
+        .unwrap();
+    assert!(rows.is_empty());
+    assert_eq!(server.connection_count(), 2);
+}
+
+#[tokio::test]
+async fn route_not_found_is_learned_once_then_fails_without_network() {
+    let server = serve(|_, req, stream| async move {
+        let body = if req.path() == "/api/capabilities" {
+            json(404, serde_json::json!({"detail": "Not Found"}))
+        } else {
+            json(
+                404,
+                serde_json::json!({"error": {"code": "NOT_FOUND", "message": "Route not found"}}),
+            )
+        };
+        reply(stream, body).await
+    })
+    .await;
+    let c = client(&server.url, 3);
+    // Discovery route absent: learned once.
+    let err = c.capabilities().get().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::CapabilityUnavailable {
+                capability: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(c.capabilities().get().await.is_err());
+    assert_eq!(server.connection_count(), 1);
+    // Presence unknown without discovery: require says Ok, the first call learns.
+    c.capabilities()
+        .require(Capability::InteractionWatch)
+        .await
+        .unwrap();
+    assert_eq!(server.connection_count(), 1);
+    let mut watch = c.interactions().watch("s-1");
+    let first = watch.next().await.unwrap();
+    assert!(
+        matches!(
+            first,
+            Err(Error::CapabilityUnavailable {
+                capability: Some(Capability::InteractionWatch),
+                operation: Operation::WatchInteractions
+            })
+        ),
+        "{first:?}"
+    );
+    assert!(
+        watch.next().await.is_none(),
+        "the stream ends after a fatal error"
+    );
+    assert_eq!(server.connection_count(), 2);
+    // From now on: no network at all.
+    let mut again = c.interactions().watch("s-1");
+    assert!(matches!(
+        again.next().await,
+        Some(Err(Error::CapabilityUnavailable { .. }))
+    ));
+    assert!(matches!(
+        c.capabilities().require(Capability::InteractionWatch).await,
+        Err(Error::CapabilityUnavailable { .. })
+    ));
+    assert_eq!(
+        c.capabilities().known(Capability::InteractionWatch),
+        Some(false)
+    );
+    // A clone shares the cache.
+    let clone = c.clone();
+    assert!(matches!(
+        clone.interactions().watch("s-2").next().await,
+        Some(Err(Error::CapabilityUnavailable { .. }))
+    ));
+    assert_eq!(server.connection_count(), 2);
+}
+
+#[tokio::test]
+async fn discovery_answer_is_cached_and_absent_capabilities_fail_fast() {
+    let server = serve(|_, _, stream| async move {
+        reply(stream, json(200, serde_json::json!({
+            "service": "gatehouse", "version": "0.1.0", "capabilities": ["interactions", "invoke"], "newField": 1
+        })))
+        .await
+    })
+    .await;
+    let c = client(&server.url, 3);
+    c.capabilities()
+        .require(Capability::Interactions)
+        .await
+        .unwrap();
+    let caps = c.capabilities().get().await.unwrap();
+    assert!(caps.has(Capability::Invoke));
+    assert_eq!(server.connection_count(), 1, "cached");
+    assert!(matches!(
+        c.capabilities().require(Capability::Execution).await,
+        Err(Error::CapabilityUnavailable {
+            capability: Some(Capability::Execution),
+            ..
+        })
+    ));
+    let mut watch = c.interactions().watch("s");
+    assert!(matches!(
+        watch.next().await,
+        Some(Err(Error::CapabilityUnavailable { .. }))
+    ));
+    assert_eq!(
+        server.connection_count(),
+        1,
+        "no request for an absent capability"
+    );
+}
+
+#[tokio::test]
+async fn respond_that_landed_before_the_connection_dropped_is_a_success() {
+    // 1st respond: read, then drop the connection (the answer "landed");
+    // 2nd respond (same key): 409; GET: the row holds our answer.
+    let server = serve(|index, req, stream| async move {
+        match (index, req.method.as_str()) {
+            (0, _) => drop(stream),
+            (_, "POST") => {
+                reply(
+                    stream,
+                    json(
+                        409,
+                        serde_json::json!({"detail": "Interaction is no longer pending"}),
+                    ),
+                )
+                .await
+            }
+            _ => {
+                let row = row_json(
+                    ID,
+                    "responded",
+                    serde_json::json!({"answer": {"approved": false, "message": "not on prod"}}),
+                );
+                reply(
+                    stream,
+                    json(200, serde_json::json!({"count": 1, "interaction": row})),
+                )
+                .await
+            }
+        }
+    })
+    .await;
+    let row = client(&server.url, 3)
+        .interactions()
+        .respond(ID, &Answer::deny("not on prod"))
+        .await
+        .unwrap();
+    assert_eq!(row.status, Some(InteractionStatus::Responded));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    let k0 = requests[0].header("idempotency-key").unwrap();
+    let k1 = requests[1].header("idempotency-key").unwrap();
+    assert_eq!(k0, k1, "the re-send carries the same key");
+    assert!(uuid::Uuid::parse_str(k0).is_ok());
+    assert_eq!(requests[2].method, "GET");
+}
+
+#[tokio::test]
+async fn respond_after_a_drop_with_someone_elses_answer_is_already_answered() {
+    let server = serve(|index, req, stream| async move {
+        match (index, req.method.as_str()) {
+            (0, _) => drop(stream),
+            (_, "POST") => {
+                reply(
+                    stream,
+                    json(
+                        409,
+                        serde_json::json!({"detail": "Interaction is no longer pending"}),
+                    ),
+                )
+                .await
+            }
+            _ => {
+                let row = row_json(
+                    ID,
+                    "responded",
+                    serde_json::json!({"answer": {"approved": true}}),
+                );
+                reply(
+                    stream,
+                    json(200, serde_json::json!({"count": 1, "interaction": row})),
+                )
+                .await
+            }
+        }
+    })
+    .await;
+    let err = client(&server.url, 3)
+        .interactions()
+        .respond(ID, &Answer::deny("stop"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::AlreadyAnswered {
+                operation: Operation::RespondInteraction,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn first_try_409_is_already_answered_without_a_re_read() {
+    let server = serve(|_, _, stream| async move {
+        reply(
+            stream,
+            json(
+                409,
+                serde_json::json!({"detail": "Interaction is no longer pending"}),
+            ),
+        )
+        .await
+    })
+    .await;
+    let err = client(&server.url, 3)
+        .interactions()
+        .respond(ID, &Answer::approve())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::AlreadyAnswered { .. }));
+    assert_eq!(server.connection_count(), 1);
+}
+
+#[tokio::test]
+async fn respond_that_never_gets_through_reports_the_transport_error() {
+    let server = serve(|_, _, stream| async move { reset(stream) }).await;
+    let err = client(&server.url, 2)
+        .interactions()
+        .respond(ID, &Answer::approve())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Transport {
+                operation: Operation::RespondInteraction,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // Two sends (same key), then one read-back attempt (itself retried as a read).
+    let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
+    assert_eq!(methods, ["POST", "POST", "GET", "GET"]);
+}
+
+#[tokio::test]
+async fn approve_all_reports_every_target_even_when_some_fail() {
+    let server = serve(|_, req, stream| async move {
+        let id = req.path().trim_start_matches("/api/sessions/interactions/").trim_end_matches("/respond").to_string();
+        let body = if id.starts_with("fresh") {
+            json(200, serde_json::json!({"count": 1, "interaction": row_json(&id, "responded", serde_json::json!({"answer": {"approved": true}}))}))
+        } else if id.starts_with("done") {
+            json(409, serde_json::json!({"detail": "Interaction is no longer pending"}))
+        } else if id.starts_with("broken") {
+            response(500, "text/html", b"<html>oops</html>")
+        } else {
+            json(404, serde_json::json!({"detail": "Interaction not found"}))
+        };
+        reply(stream, body).await
+    })
+    .await;
+    let ids: Vec<String> = [
+        "fresh-1",
+        "done-1",
+        "unknown-1",
+        "fresh-2",
+        "broken-1",
+        "done-2",
+        "fresh-1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let report = client(&server.url, 1)
+        .interactions()
+        .approve_all_with(&ids, &Answer::approve().tool_call_id("ignored"), 3)
+        .await;
+    let answered: Vec<_> = report
+        .answered
+        .iter()
+        .map(|r| r.id.clone().unwrap())
+        .collect();
+    assert_eq!(answered, ["fresh-1", "fresh-2"]);
+    assert_eq!(report.already_answered, ["done-1", "done-2"]);
+    assert_eq!(report.failed.len(), 2);
+    assert!(matches!(&report.failed[0], (id, Error::NotFound { .. }) if id == "unknown-1"));
+    assert!(
+        matches!(&report.failed[1], (id, Error::Server { status: 500, .. }) if id == "broken-1")
+    );
+    assert!(!report.all_already_answered());
+    assert_eq!(report.total(), 6, "duplicates answered once");
+    for req in server.requests().into_iter().filter(|r| r.method == "POST") {
+        let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"answer": {"approved": true}}),
+            "tool_call_id is not broadcast"
+        );
+    }
+}
+
+#[tokio::test]
+async fn watch_types_events_and_reconnects_after_a_drop() {
+    let server = serve(|index, req, mut stream| async move {
+        assert_eq!(req.header("accept"), Some("text/event-stream"));
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+        let _ = stream.write_all(head.as_bytes()).await;
+        let body = if index == 0 {
+            "retry: 10\n\nevent: ready\ndata: {\"type\":\"ready\",\"session_id\":\"s-1\"}\n\n: heartbeat\n\nevent: interaction\ndata: {\"type\":\"interaction\",\"session_id\":\"s-1\",\"status\":\"pending\"}\n\nevent: mystery\ndata: {}\n\n"
+        } else {
+            "event: lifecycle\r\ndata: {\"type\":\"lifecycle\",\"session_id\":\"s-1\",\"state\":\"ended\"}\r\n\r\n"
+        };
+        let _ = stream.write_all(body.as_bytes()).await;
+        if index == 0 {
+            let _ = stream.shutdown().await; // the server drops the stream
+        } else {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        }
+    })
+    .await;
+    let c = client(&server.url, 3);
+    let mut watch = c.interactions().watch("s-1");
+    let mut seen = Vec::new();
+    while seen.len() < 6 {
+        let update = tokio::time::timeout(Duration::from_secs(5), watch.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        seen.push(update);
+    }
+    assert!(matches!(seen[0], WatchUpdate::Connected));
+    assert!(
+        matches!(&seen[1], WatchUpdate::Event(WatchEvent::Ready { session_id: Some(s) }) if s == "s-1")
+    );
+    assert!(matches!(
+        &seen[2],
+        WatchUpdate::Event(WatchEvent::Interaction {
+            status: InteractionStatus::Pending,
+            ..
+        })
+    ));
+    assert!(
+        matches!(
+            &seen[3],
+            WatchUpdate::Reconnecting {
+                attempt: 1,
+                error: Error::Transport { .. }
+            }
+        ),
+        "{:?}",
+        seen[3]
+    );
+    assert!(matches!(seen[4], WatchUpdate::Connected));
+    assert!(matches!(
+        &seen[5],
+        WatchUpdate::Event(WatchEvent::Lifecycle { .. })
+    ));
+    let requests = server.requests();
+    assert!(
+        requests[0].target.contains("session_id=s-1"),
+        "{}",
+        requests[0].target
+    );
+    drop(watch);
+    assert_eq!(server.connection_count(), 2);
+}
+
+#[tokio::test]
+async fn watch_ends_with_an_error_on_unauthorized() {
+    let server = serve(|_, _, stream| async move {
+        reply(
+            stream,
+            json(
+                401,
+                serde_json::json!({"detail": "Invalid API key", "code": "UNAUTHORIZED"}),
+            ),
+        )
+        .await
+    })
+    .await;
+    let mut watch = client(&server.url, 3).interactions().watch("s-1");
+    assert!(matches!(
+        watch.next().await,
+        Some(Err(Error::Unauthorized { .. }))
+    ));
+    assert!(watch.next().await.is_none());
+}
+
+#[tokio::test]
+async fn logs_and_errors_never_show_the_key_or_parameter_contents() {
+    const SECRET_PARAM: &str = "sk-live-PARAM-9d8e7f";
+    let server = serve(|index, req, stream| async move {
+        // A hostile server echoing the Authorization header and the parameters back.
+        let auth = req.header("authorization").unwrap_or("").to_string();
+        let row = {
+            let mut row = row_json(ID, "pending", serde_json::Value::Null);
+            row["data"]["parameters"] = serde_json::json!({"agent": {"llm": {"api_key": SECRET_PARAM}}});
+            row
+        };
+        let body = match index {
+            0 => json(500, serde_json::json!({"detail": format!("bad auth {auth}"), "echo": row})),
+            1 => json(200, serde_json::json!({"count": 1, "interaction": {"broken": true, "parameters": SECRET_PARAM, "auth": auth}})),
+            _ => json(422, serde_json::json!({"detail": [{"loc": ["body"], "msg": format!("bad {auth}"), "input": SECRET_PARAM}]})),
+        };
+        reply(stream, body).await
+    })
+    .await;
+    let logs = LogBuffer::default();
+    let _guard = tracing::subscriber::set_default(capture_subscriber(logs.clone()));
+    let c = client(&server.url, 1);
+    let e1 = c.interactions().get(ID).await.unwrap_err();
+    let e2 = c.interactions().get(ID).await.unwrap_err();
+    let e3 = c
+        .interactions()
+        .respond(ID, &Answer::deny(SECRET_PARAM))
+        .await
+        .unwrap_err();
+    let text = logs.text();
+    assert!(
+        text.contains("gatehouse_call"),
+        "spans are recorded: {text}"
+    );
+    assert!(text.contains("operation=get_interaction"), "{text}");
+    assert!(text.contains("status=500"), "{text}");
+    assert!(text.contains("duration_ms"), "{text}");
+    for (what, rendered) in [
+        ("logs", text.clone()),
+        ("e1", format!("{e1} {e1:?}")),
+        ("e2", format!("{e2} {e2:?}")),
+        ("e3", format!("{e3} {e3:?}")),
+        ("client", format!("{c:?}")),
+    ] {
+        assert!(
+            !rendered.contains(TEST_KEY),
+            "{what} shows the key: {rendered}"
+        );
+        assert!(
+            !rendered.contains(SECRET_PARAM),
+            "{what} shows a parameter value: {rendered}"
+        );
+    }
+}
