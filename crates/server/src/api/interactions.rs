@@ -1,0 +1,436 @@
+//! The interaction endpoints of CONTRACT.md A5 and the SSE watch stream.
+
+use std::convert::Infallible;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use futures::Stream;
+use gatehouse_wire::error::GatehouseCode;
+use gatehouse_wire::interaction::{
+    CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, InteractionKind,
+    InteractionQueryRequest, InteractionStatus, InteractionsResponse, RespondRequest,
+    TransitionRequest, WatchEvent,
+};
+use gatehouse_wire::JsonObject;
+use sha2::{Digest, Sha256};
+use tokio::sync::broadcast::error::RecvError;
+use tokio_stream::StreamExt as _;
+
+use super::extract::{parse_uuid, query_map, ActorName, JsonBody, OptionalJsonBody, ProjectId};
+use super::{interaction_body, json, json_text};
+use crate::error::{ApiError, ApiResult};
+use crate::store::{InteractionFilter, NewInteraction, RespondOutcome, TransitionOutcome};
+use crate::AppState;
+
+/// Largest page a query returns.
+pub const MAX_PAGE: u32 = 1000;
+
+/// The A5 routes (relative to `/api`).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/sessions/interactions/query", post(query))
+        .route("/sessions/interactions/", post(create))
+        .route("/sessions/interactions", post(create))
+        .route("/sessions/interactions/transition", post(transition))
+        .route("/sessions/interactions/cancel-stale", post(cancel_stale))
+        .route("/sessions/interactions/{id}", get(get_one))
+        .route("/sessions/interactions/{id}/respond", post(respond))
+        .route("/sessions/streams/watch", get(watch))
+}
+
+fn parse_time(value: &str, loc: &[&str]) -> ApiResult<String> {
+    chrono::DateTime::parse_from_rfc3339(value)
+        .map(|t| crate::store::format_time(t.with_timezone(&chrono::Utc)))
+        .map_err(|err| {
+            ApiError::validation(
+                loc,
+                format!("invalid RFC 3339 time {value:?}: {err}"),
+                "datetime_parsing",
+            )
+        })
+}
+
+async fn query(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    OptionalJsonBody(body): OptionalJsonBody<InteractionQueryRequest>,
+) -> ApiResult<Response> {
+    let query = body.query.unwrap_or_default();
+    let windowing = body.windowing.unwrap_or_default();
+    let mut filter = InteractionFilter {
+        session_id: query.session_id,
+        turn_id: query.turn_id,
+        kind: query.kind,
+        statuses: query.status.into_iter().collect(),
+        delivered_in_band: query.flags.as_ref().and_then(|f| f.delivered_in_band),
+        delivered_webhook: query.flags.as_ref().and_then(|f| f.delivered_webhook),
+        oldest: None,
+        newest: None,
+        next: windowing.next.filter(|n| !n.is_empty()),
+        limit: windowing.limit.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE),
+        order: windowing.order,
+    };
+    if query.actionable_only {
+        if filter
+            .statuses
+            .iter()
+            .any(|s| *s != InteractionStatus::Pending)
+        {
+            // `actionable_only` with another status selects nothing.
+            return Ok(json(&InteractionsResponse {
+                count: 0,
+                interactions: Vec::new(),
+                extra: JsonObject::new(),
+            }));
+        }
+        filter.statuses = vec![InteractionStatus::Pending];
+    }
+    if let Some(oldest) = windowing.oldest.as_deref() {
+        filter.oldest = Some(parse_time(oldest, &["body", "windowing", "oldest"])?);
+    }
+    if let Some(newest) = windowing.newest.as_deref() {
+        filter.newest = Some(parse_time(newest, &["body", "windowing", "newest"])?);
+    }
+    let rows = state.store.query_interactions(&project_id, &filter).await?;
+    Ok(json(&InteractionsResponse {
+        count: rows.len() as u64,
+        interactions: rows.iter().map(|r| r.to_wire()).collect(),
+        extra: JsonObject::new(),
+    }))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let id = parse_uuid(&id, &["path", "id"])?;
+    match state.store.get_interaction(&project_id, &id).await? {
+        Some(record) => Ok(json_text(interaction_body(&record))),
+        None => Err(ApiError::interaction_not_found()),
+    }
+}
+
+fn non_blank(value: &str, loc: &[&str]) -> ApiResult<()> {
+    if value.trim().is_empty() {
+        Err(ApiError::validation(
+            loc,
+            "must not be empty",
+            "value_error",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    ActorName(actor): ActorName,
+    body: JsonBody<CreateInteractionRequest>,
+) -> ApiResult<Response> {
+    let body = body.value;
+    non_blank(&body.session_id, &["body", "session_id"])?;
+    non_blank(&body.token, &["body", "token"])?;
+    let new = NewInteraction {
+        project_id: project_id.clone(),
+        session_id: body.session_id,
+        turn_id: body.turn_id,
+        token: body.token,
+        kind: body.kind,
+        data: body.data.unwrap_or_default(),
+        flags: body.flags.unwrap_or_default(),
+        tags: body.tags,
+        meta: body.meta,
+        created_by_id: Some(actor),
+    };
+    let outcome = state.store.create_interaction(&new).await?;
+    if outcome.created {
+        state.events.interaction(
+            &project_id,
+            &outcome.record.session_id,
+            &outcome.record.id,
+            InteractionStatus::Pending,
+        );
+    }
+    Ok(json_text(interaction_body(&outcome.record)))
+}
+
+/// The `Idempotency-Key` header, when present (1..=255 visible characters).
+fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let text = value.to_str().map_err(|_| {
+        ApiError::validation(
+            &["header", "Idempotency-Key"],
+            "must be visible ASCII",
+            "value_error",
+        )
+    })?;
+    let text = text.trim();
+    if text.is_empty() || text.len() > 255 {
+        return Err(ApiError::validation(
+            &["header", "Idempotency-Key"],
+            "must be 1 to 255 characters",
+            "value_error",
+        ));
+    }
+    Ok(Some(text.to_string()))
+}
+
+async fn respond(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    ActorName(actor): ActorName,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: JsonBody<RespondRequest>,
+) -> ApiResult<Response> {
+    let id = parse_uuid(&id, &["path", "id"])?;
+    let key = idempotency_key(&headers)?;
+    let answer = body.value.answer;
+    let Some(current) = state.store.get_interaction(&project_id, &id).await? else {
+        return Err(ApiError::interaction_not_found());
+    };
+    if current.kind == InteractionKind::UserApproval.as_str() {
+        match answer.get("approved") {
+            Some(serde_json::Value::Bool(_)) => {}
+            Some(_) => {
+                return Err(ApiError::validation(
+                    &["body", "answer", "approved"],
+                    "must be a boolean",
+                    "bool_type",
+                ))
+            }
+            None => {
+                return Err(ApiError::validation(
+                    &["body", "answer", "approved"],
+                    "Field required: an approval answer needs `approved`",
+                    "missing",
+                ))
+            }
+        }
+        for field in ["tool_call_id", "message"] {
+            if let Some(value) = answer.get(field) {
+                if !value.is_string() && !value.is_null() {
+                    return Err(ApiError::validation(
+                        &["body", "answer", field],
+                        "must be a string",
+                        "string_type",
+                    ));
+                }
+            }
+        }
+    }
+    let hash = key.as_ref().map(|_| {
+        let canonical = serde_json::to_string(&body.raw).unwrap_or_default();
+        hex::encode(Sha256::digest(format!("{id}\n{canonical}").as_bytes()))
+    });
+    let idempotency = key.as_deref().zip(hash.as_deref());
+    let outcome = state
+        .store
+        .respond(&project_id, &id, &answer, &actor, idempotency)
+        .await?;
+    match outcome {
+        RespondOutcome::Won { record } => {
+            state.dispatch_wakeup.notify_one();
+            state.events.interaction(
+                &project_id,
+                &record.session_id,
+                &record.id,
+                InteractionStatus::Responded,
+            );
+            Ok(json_text(interaction_body(&record)))
+        }
+        RespondOutcome::Replayed { response } => Ok(json_text(response)),
+        RespondOutcome::KeyReused => Err(ApiError::new(
+            GatehouseCode::IdempotencyKeyReused,
+            "Idempotency-Key was already used for a different request",
+        )),
+        RespondOutcome::NotPending => {
+            // A concurrent request with the same key may have won after our check.
+            if let Some((key, hash)) = idempotency {
+                if let Some(response) = state
+                    .store
+                    .idempotent_replay(&project_id, key, &id, hash)
+                    .await?
+                {
+                    return response.map(json_text).map_err(|()| {
+                        ApiError::new(
+                            GatehouseCode::IdempotencyKeyReused,
+                            "Idempotency-Key was already used for a different request",
+                        )
+                    });
+                }
+            }
+            Err(ApiError::not_pending())
+        }
+        RespondOutcome::NotFound => Err(ApiError::interaction_not_found()),
+    }
+}
+
+async fn transition(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    ActorName(actor): ActorName,
+    body: JsonBody<TransitionRequest>,
+) -> ApiResult<Response> {
+    let body = body.value;
+    non_blank(&body.session_id, &["body", "session_id"])?;
+    non_blank(&body.token, &["body", "token"])?;
+    if !matches!(
+        body.status,
+        InteractionStatus::Resolved | InteractionStatus::Cancelled
+    ) {
+        return Err(ApiError::validation(
+            &["body", "status"],
+            "a transition moves a row to `resolved` or `cancelled`",
+            "value_error",
+        ));
+    }
+    let resolution = match &body.resolution {
+        Some(resolution) => match serde_json::to_value(resolution) {
+            Ok(serde_json::Value::Object(map)) => Some(map),
+            _ => None,
+        },
+        None => None,
+    };
+    let outcome = state
+        .store
+        .transition(
+            &project_id,
+            &body.session_id,
+            &body.token,
+            body.status,
+            resolution.as_ref(),
+            &actor,
+        )
+        .await?;
+    match outcome {
+        TransitionOutcome::Moved(record) => {
+            state
+                .events
+                .interaction(&project_id, &record.session_id, &record.id, record.status());
+            Ok(json_text(interaction_body(&record)))
+        }
+        TransitionOutcome::Conflict => Err(ApiError::not_pending()),
+        TransitionOutcome::NotFound => Err(ApiError::interaction_not_found()),
+    }
+}
+
+async fn cancel_stale(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    ActorName(actor): ActorName,
+    body: JsonBody<CancelStaleRequest>,
+) -> ApiResult<Response> {
+    let body = body.value;
+    non_blank(&body.session_id, &["body", "session_id"])?;
+    let cancelled = state
+        .store
+        .cancel_stale(
+            &project_id,
+            &body.session_id,
+            &body.turn_id,
+            body.tokens.as_deref(),
+            &actor,
+        )
+        .await?;
+    for record in &cancelled {
+        state.events.interaction(
+            &project_id,
+            &record.session_id,
+            &record.id,
+            InteractionStatus::Cancelled,
+        );
+    }
+    Ok(json(&CancelStaleResponse {
+        cancelled: cancelled.len() as u64,
+    }))
+}
+
+fn sse_event(event: &WatchEvent) -> Event {
+    let data = serde_json::to_string(event).unwrap_or_else(|_| "{}".to_string());
+    Event::default().event(event.event_name()).data(data)
+}
+
+async fn watch(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    request: axum::extract::Request,
+) -> ApiResult<Response> {
+    let (parts, _) = request.into_parts();
+    let query = query_map(&parts);
+    let session_id = match query.get("session_id").map(|s| s.trim()) {
+        Some(s) if !s.is_empty() => s.to_string(),
+        _ => {
+            return Err(ApiError::new(
+                GatehouseCode::BadRequest,
+                "session_id is required: GET /api/sessions/streams/watch?session_id=...",
+            ))
+        }
+    };
+    let stream = watch_stream(state.clone(), project_id, session_id);
+    let keep_alive = KeepAlive::new()
+        .interval(state.config.heartbeat)
+        .text(" heartbeat");
+    Ok(Sse::new(stream).keep_alive(keep_alive).into_response())
+}
+
+fn watch_stream(
+    state: AppState,
+    project_id: String,
+    session_id: String,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let mut receiver = state.events.subscribe();
+    let mut shutdown = state.shutdown.clone();
+    let retry = state.config.sse_retry;
+    async_stream(move |sender| async move {
+        let ready = WatchEvent::Ready {
+            session_id: Some(session_id.clone()),
+        };
+        if sender.send(sse_event(&ready).retry(retry)).await.is_err() {
+            return;
+        }
+        loop {
+            let next = tokio::select! {
+                next = receiver.recv() => next,
+                _ = shutdown.wait_for(|stop| *stop) => return,
+                _ = sender.closed() => return,
+            };
+            let event = match next {
+                Ok(bus) => {
+                    if bus.project_id != project_id || bus.session_id() != Some(&session_id) {
+                        continue;
+                    }
+                    bus.event
+                }
+                // Missed events: tell the client to revalidate.
+                Err(RecvError::Lagged(_)) => WatchEvent::RecordsChanged {
+                    session_id: session_id.clone(),
+                },
+                Err(RecvError::Closed) => return,
+            };
+            if sender.send(sse_event(&event)).await.is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// A stream fed by a producer task through a small channel; the task ends when the
+/// client goes away (the receiver is dropped).
+fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Result<Event, Infallible>>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Event>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Event>(64);
+    tokio::spawn(producer(sender));
+    tokio_stream::wrappers::ReceiverStream::new(receiver).map(Ok)
+}

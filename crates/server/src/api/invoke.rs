@@ -1,0 +1,207 @@
+//! The service tier's routes: invoke, the turns listing, and workflow commits.
+
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use gatehouse_wire::error::GatehouseCode;
+use gatehouse_wire::interaction::{InteractionStatus, LifecycleState};
+use gatehouse_wire::invoke::{
+    CommitRevisionRequest, CommitRevisionResponse, EntityRef, InvokeRequest, InvokeResponse,
+    RevisionRef, Turn, TurnStatus, TurnsResponse,
+};
+use gatehouse_wire::JsonObject;
+
+use super::extract::{ActorName, JsonBody, ProjectId};
+use super::json;
+use crate::error::{ApiError, ApiResult};
+use crate::runner::{HarnessEnd, TurnEnd};
+use crate::service::{execute_turn, TurnInput};
+use crate::store::TurnRecord;
+use crate::AppState;
+
+/// The service-tier routes (relative to `/api`).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/invoke", post(invoke))
+        .route("/sessions/{session_id}/turns", get(turns))
+        .route("/workflows/revisions/commit", post(commit))
+}
+
+/// What a harness end means for the turn's checkpoint hook.
+pub(crate) fn turn_end(end: &HarnessEnd) -> TurnEnd {
+    match end {
+        HarnessEnd::Completed => TurnEnd::Completed,
+        HarnessEnd::Parked(_) => TurnEnd::Parked,
+        HarnessEnd::Failed { reason } => TurnEnd::Failed {
+            reason: reason.clone(),
+        },
+    }
+}
+
+async fn invoke(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    ActorName(actor): ActorName,
+    body: JsonBody<InvokeRequest>,
+) -> ApiResult<Response> {
+    let mut request = body.value;
+    if request
+        .session_id
+        .as_deref()
+        .is_some_and(|s| s.trim().is_empty())
+    {
+        request.session_id = None;
+    }
+    let session_id = request
+        .session_id
+        .clone()
+        .unwrap_or_else(crate::store::new_id);
+    request.session_id = Some(session_id.clone());
+    state
+        .events
+        .lifecycle(&project_id, &session_id, LifecycleState::Running);
+    let executed = execute_turn(
+        &state,
+        TurnInput {
+            project_id: project_id.clone(),
+            actor,
+            invoke: request,
+            resume: None,
+        },
+    )
+    .await;
+    let executed = match executed {
+        Ok(executed) => executed,
+        Err(err) => {
+            state
+                .events
+                .lifecycle(&project_id, &session_id, LifecycleState::Ended);
+            return Err(err);
+        }
+    };
+    let gate = state
+        .store
+        .record_turn(&executed.turn, executed.gate.as_ref())
+        .await;
+    let gate = match gate {
+        Ok(gate) => gate,
+        Err(err) => {
+            state
+                .events
+                .lifecycle(&project_id, &session_id, LifecycleState::Ended);
+            return Err(err.into());
+        }
+    };
+    if let Some(gate) = &gate {
+        state.events.interaction(
+            &project_id,
+            &session_id,
+            &gate.id,
+            InteractionStatus::Pending,
+        );
+    }
+    state.events.records_changed(&project_id, &session_id);
+    state
+        .events
+        .lifecycle(&project_id, &session_id, LifecycleState::Ended);
+    executed.hook.turn_ended(&turn_end(&executed.end)).await;
+    Ok(json(&InvokeResponse {
+        status: executed.status,
+        session_id,
+        turn_id: executed.turn.id.clone(),
+        model: executed.model,
+        output: Some(executed.output),
+        interaction_ids: gate.into_iter().map(|g| g.id).collect(),
+        execution: None,
+        extra: JsonObject::new(),
+    }))
+}
+
+fn turn_status(status: &str) -> TurnStatus {
+    match status {
+        "parked" => TurnStatus::Parked,
+        "failed" => TurnStatus::Failed,
+        _ => TurnStatus::Completed,
+    }
+}
+
+fn wire_turn(record: &TurnRecord) -> Turn {
+    let mut extra = JsonObject::new();
+    if let Some(by) = &record.resumed_by_turn_id {
+        extra.insert(
+            "resumed_by_turn_id".to_string(),
+            serde_json::Value::String(by.clone()),
+        );
+    }
+    Turn {
+        turn_id: record.id.clone(),
+        status: turn_status(&record.status),
+        model: record.model.clone(),
+        output: record.output.clone(),
+        resumed: record.resumed,
+        resumed_from_interaction_id: record.resumed_from_interaction_id.clone(),
+        created_at: Some(record.created_at.clone()),
+        extra,
+    }
+}
+
+async fn turns(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    Path(session_id): Path<String>,
+) -> ApiResult<Response> {
+    let records = state.store.list_turns(&project_id, &session_id).await?;
+    if records.is_empty() {
+        return Err(ApiError::new(GatehouseCode::NotFound, "Session not found"));
+    }
+    Ok(json(&TurnsResponse {
+        session_id,
+        count: records.len() as u64,
+        turns: records.iter().map(wire_turn).collect(),
+    }))
+}
+
+async fn commit(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    body: JsonBody<CommitRevisionRequest>,
+) -> ApiResult<Response> {
+    let body = body.value;
+    for (value, loc) in [
+        (&body.workflow.slug, ["body", "workflow", "slug"]),
+        (&body.variant.slug, ["body", "variant", "slug"]),
+    ] {
+        if value.trim().is_empty() {
+            return Err(ApiError::validation(
+                &loc,
+                "must not be empty",
+                "value_error",
+            ));
+        }
+    }
+    let (workflow, variant, revision) = state
+        .store
+        .commit_revision(
+            &project_id,
+            body.workflow.slug.trim(),
+            body.variant.slug.trim(),
+            &body.parameters,
+        )
+        .await?;
+    Ok(json(&CommitRevisionResponse {
+        workflow: EntityRef {
+            id: workflow.id,
+            slug: workflow.slug,
+        },
+        variant: EntityRef {
+            id: variant.id,
+            slug: variant.slug,
+        },
+        revision: RevisionRef {
+            id: revision.id,
+            slug: revision.slug,
+            version: revision.version.to_string(),
+        },
+    }))
+}

@@ -1,0 +1,135 @@
+//! The HTTP API: one router per area, assembled by [`router`].
+//!
+//! | area | routes |
+//! |---|---|
+//! | [`interactions`] | A5 under `/api/sessions/interactions/...` and the SSE watch stream |
+//! | [`invoke`] | `POST /api/invoke`, `GET /api/sessions/{session_id}/turns`, `POST /api/workflows/revisions/commit` |
+//! | [`capabilities`] | `GET /api/capabilities` (no auth) |
+//! | [`runs`] | the runner tier's `POST /run` (outside `/api`) |
+//!
+//! Every route but capabilities needs an API key; every `/api` route but capabilities
+//! needs `?project_id=<uuid>`. Unknown routes answer 404 `ROUTE_NOT_FOUND`.
+
+pub mod capabilities;
+pub mod extract;
+pub mod interactions;
+pub mod invoke;
+pub mod runs;
+
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use gatehouse_wire::capabilities::Capability;
+use gatehouse_wire::error::{messages, GatehouseCode};
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::config::ServerConfig;
+use crate::error::ApiError;
+use crate::store::InteractionRecord;
+use crate::AppState;
+
+pub use extract::{JsonBody, ProjectId};
+
+/// What a host with `config` serves. The execution capabilities are added by the
+/// execution service when it mounts its routes.
+pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
+    let _ = config;
+    vec![
+        Capability::Interactions,
+        Capability::InteractionWatch,
+        Capability::Invoke,
+        Capability::Runs,
+    ]
+}
+
+/// `{"count": 1, "interaction": row}` as JSON text.
+pub(crate) fn interaction_body(record: &InteractionRecord) -> String {
+    let body = gatehouse_wire::interaction::InteractionResponse {
+        count: 1,
+        interaction: Some(record.to_wire()),
+        extra: Default::default(),
+    };
+    serde_json::to_string(&body).unwrap_or_else(|_| "{}".to_string())
+}
+
+/// A 200 response with a JSON text body.
+pub(crate) fn json_text(body: String) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+/// A 200 response with `value` as JSON.
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response {
+    match serde_json::to_string(value) {
+        Ok(body) => json_text(body),
+        Err(err) => ApiError::internal("encoding the response", &err).into_response(),
+    }
+}
+
+async fn route_not_found(request: Request) -> Response {
+    let path = request.uri().path();
+    if path.contains("/rooms/") {
+        // AgentPlat-shaped routes (execution sessions) answer in their own envelope.
+        ApiError::new(GatehouseCode::RouteNotFound, messages::ROUTE_NOT_FOUND)
+            .agentplat()
+            .into_response()
+    } else {
+        ApiError::new(GatehouseCode::RouteNotFound, "Not Found").into_response()
+    }
+}
+
+async fn method_not_allowed() -> Response {
+    let mut response =
+        ApiError::new(GatehouseCode::BadRequest, "Method Not Allowed").into_response();
+    *response.status_mut() = axum::http::StatusCode::METHOD_NOT_ALLOWED;
+    response
+}
+
+/// One log line per request: method, path (no query string), status, latency. Never
+/// headers (the API key) or bodies (parameters).
+async fn log_request(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(
+        %method,
+        %path,
+        status = response.status().as_u16(),
+        ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
+    response
+}
+
+fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked");
+    ApiError::new(
+        GatehouseCode::InternalError,
+        "Internal error: the request handler failed",
+    )
+    .into_response()
+}
+
+/// The whole application router over `state`.
+pub fn router(state: AppState) -> Router {
+    let auth = middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
+    let protected = interactions::routes()
+        .merge(invoke::routes())
+        .route_layer(auth.clone());
+    let api = protected.merge(capabilities::routes());
+    Router::new()
+        .nest("/api", api)
+        .merge(runs::routes().route_layer(auth))
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(log_request))
+        .with_state(state)
+}

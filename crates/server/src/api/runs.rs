@@ -1,0 +1,111 @@
+//! The runner tier's endpoint: `POST /run` (outside `/api`, Bearer auth).
+//!
+//! Takes a wire `RunRequest`, runs the deterministic harness on it, and answers a JSON
+//! `RunResult`, or NDJSON `RunStreamRecord` lines (events, then exactly one result) when
+//! the caller sends `Accept: application/x-ndjson`. The script comes from the request's
+//! extension key `script` (a Gatehouse extension, kept by the wire type's unknown-key
+//! map), else the default script. The endpoint is stateless: a tool step that needs
+//! approval ends the run with `stopReason` `awaiting_approval` and a `gate` event (gates
+//! that park durably are the service tier's job, `POST /api/invoke`).
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use gatehouse_wire::run::{RunEvent, RunRequest, RunResult, RunStreamRecord};
+
+use super::extract::JsonBody;
+use super::json;
+use crate::error::{ApiError, ApiResult};
+use crate::runner::{self, default_script, parse_script, HarnessEnd, StartAt, TurnContext};
+use crate::service::last_user_text;
+use crate::AppState;
+
+/// NDJSON media type.
+pub const NDJSON: &str = "application/x-ndjson";
+
+/// The runner route.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/run", post(run))
+}
+
+fn wants_ndjson(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains(NDJSON))
+}
+
+async fn run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    actor: super::extract::ActorName,
+    body: JsonBody<RunRequest>,
+) -> ApiResult<Response> {
+    let request = body.value;
+    let script = match request.extra.get("script") {
+        Some(value) => parse_script(value)
+            .map_err(|problem| ApiError::validation(&["body", "script"], problem, "value_error"))?,
+        None => default_script(last_user_text(&request.messages).as_deref()),
+    };
+    let turn_id = request
+        .turn_id
+        .clone()
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(crate::store::new_id);
+    let ctx = TurnContext {
+        project_id: request.project_id.clone().unwrap_or_default(),
+        session_id: request.session_id.clone().unwrap_or_default(),
+        turn_id: turn_id.clone(),
+        resumed_from_interaction_id: None,
+        model: request.model.clone(),
+        actor: actor.0,
+    };
+    let hook = state.hooks.hook_for(&ctx);
+    let outcome =
+        runner::run_harness(&request, &script, &StartAt::Fresh, &turn_id, hook.as_ref()).await;
+    hook.turn_ended(&super::invoke::turn_end(&outcome.end))
+        .await;
+
+    let events: Vec<RunEvent> = outcome
+        .events
+        .iter()
+        .filter_map(|e| RunEvent::from_object(e.clone()))
+        .collect();
+    let mut result = match &outcome.end {
+        HarnessEnd::Failed { reason } => {
+            let mut result = RunResult::failure(reason.clone());
+            result.output = Some(outcome.output());
+            result.stop_reason = Some("error".to_string());
+            result
+        }
+        HarnessEnd::Completed => {
+            let mut result = RunResult::success(outcome.output());
+            result.stop_reason = Some("end_turn".to_string());
+            result
+        }
+        HarnessEnd::Parked(_) => {
+            let mut result = RunResult::success(outcome.output());
+            result.stop_reason = Some("awaiting_approval".to_string());
+            result
+        }
+    };
+    result.messages = Some(outcome.messages.clone());
+    result.session_id = request.session_id.clone();
+    result.model = request.model.clone();
+
+    if wants_ndjson(&headers) {
+        let mut body = String::new();
+        for event in &events {
+            body.push_str(&RunStreamRecord::event(event.clone()).to_ndjson_line());
+            body.push('\n');
+        }
+        body.push_str(&RunStreamRecord::result(result).to_ndjson_line());
+        body.push('\n');
+        Ok(([(header::CONTENT_TYPE, NDJSON)], body).into_response())
+    } else {
+        result.events = Some(events);
+        Ok(json(&result))
+    }
+}

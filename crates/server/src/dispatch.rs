@@ -1,0 +1,233 @@
+//! The interaction dispatcher: resumes answered gates.
+//!
+//! It claims `responded` rows' resume jobs under a lease (a conditional UPDATE), rebuilds
+//! the resume invoke with `gatehouse-wire`'s builder (the row's stamped parameters
+//! inline, or references-only for a row without a stamp), runs the rest of the parked
+//! turn, and in ONE transaction records the resume turn, resolves the row with
+//! `{verdict, tool_call_id}` and completes the job. A crash before that commit leaves the
+//! lease to expire and another claim retries; a stale worker's commit is refused, so a
+//! resume is never lost and never applied twice.
+//!
+//! It wakes on a notify after every respond, polls periodically, and drains the queue at
+//! startup (restart safety).
+
+use gatehouse_wire::interaction::{ApprovalAnswer, InteractionStatus, LifecycleState, Verdict};
+use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
+use gatehouse_wire::JsonObject;
+use tokio::task::JoinHandle;
+
+use crate::api::invoke::turn_end;
+use crate::service::{execute_turn, ParkedState, ResumePoint, TurnInput};
+use crate::store::{ClaimedJob, CompleteOutcome, JobCompletion};
+use crate::AppState;
+
+/// The actor recorded for resumes.
+pub const DISPATCHER_ACTOR: &str = "dispatcher";
+
+/// Start the dispatcher loop; it ends when the server shuts down.
+pub fn spawn(state: AppState) -> JoinHandle<()> {
+    tokio::spawn(run(state))
+}
+
+async fn run(state: AppState) {
+    let mut shutdown = state.shutdown.clone();
+    let lease_ms = i64::try_from(state.config.lease.as_millis()).unwrap_or(i64::MAX);
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        drain(&state, lease_ms).await;
+        tokio::select! {
+            _ = state.dispatch_wakeup.notified() => {}
+            _ = tokio::time::sleep(state.config.dispatch_poll) => {}
+            _ = shutdown.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+/// Process every claimable job, one at a time.
+pub async fn drain(state: &AppState, lease_ms: i64) {
+    loop {
+        if *state.shutdown.borrow() {
+            return;
+        }
+        match state.store.claim_job(lease_ms).await {
+            Ok(Some(job)) => process(state, &job).await,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!(error = %err, "claiming a resume job failed; will retry");
+                return;
+            }
+        }
+    }
+}
+
+async fn process(state: &AppState, job: &ClaimedJob) {
+    tracing::info!(interaction_id = %job.interaction_id, attempt = job.attempts, "resuming");
+    if let Err(reason) = resume(state, job).await {
+        tracing::warn!(interaction_id = %job.interaction_id, %reason, "resume failed; the lease will expire and it is retried");
+        if let Err(err) = state.store.fail_job(job, &reason).await {
+            tracing::warn!(error = %err, "recording the failed resume attempt failed");
+        }
+    }
+}
+
+async fn complete_without_resume(
+    state: &AppState,
+    job: &ClaimedJob,
+    note: &str,
+) -> Result<(), String> {
+    tracing::info!(interaction_id = %job.interaction_id, note, "nothing to resume");
+    let completion = JobCompletion {
+        note: Some(note.to_string()),
+        ..JobCompletion::default()
+    };
+    state
+        .store
+        .complete_job(job, &completion)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Resume one claimed job. `Err` leaves the job to be retried after its lease.
+async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
+    let store = &state.store;
+    let Some(row) = store
+        .get_interaction_any(&job.interaction_id)
+        .await
+        .map_err(|e| e.to_string())?
+    else {
+        return complete_without_resume(state, job, "the interaction no longer exists").await;
+    };
+    if row.status() != InteractionStatus::Responded {
+        let note = format!("the interaction is {}; nothing to resume", row.status);
+        return complete_without_resume(state, job, &note).await;
+    }
+    let parked_turn = match row.turn_id.as_deref() {
+        Some(turn_id) => store
+            .get_turn(&row.project_id, turn_id)
+            .await
+            .map_err(|e| e.to_string())?,
+        None => None,
+    };
+    let Some(parked_turn) = parked_turn.filter(|t| t.parked_state.is_some()) else {
+        // A gate opened by an external runner: it consumes the answer itself and
+        // transitions the row; there is no parked turn here to resume.
+        return complete_without_resume(state, job, "no parked turn here (external runner)").await;
+    };
+    if parked_turn.resumed_by_turn_id.is_some() {
+        return complete_without_resume(state, job, "the parked turn was already resumed").await;
+    }
+    let parked: ParkedState = parked_turn
+        .parked_state
+        .clone()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| format!("the parked turn's state is unreadable: {e}"))?
+        .ok_or("the parked turn has no state")?;
+    let answer_value = row
+        .resolution
+        .as_ref()
+        .and_then(|r| r.get("answer"))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    let answer: ApprovalAnswer = serde_json::from_value(answer_value)
+        .map_err(|e| format!("the stored answer is not an approval answer: {e}"))?;
+
+    let wire_row = row.to_wire();
+    let invoke = build_resume_request(
+        &wire_row,
+        &answer,
+        parked_turn.messages.clone(),
+        Some(&parked.gate.tool_call_id),
+    );
+    let tool_call_id = gated_tool_call_id(&wire_row, &answer, Some(&parked.gate.tool_call_id));
+    // The harness continues the parked step; the envelope in the history answers the
+    // tool call id it gated with.
+    let mut parked = parked;
+    parked.gate.tool_call_id = tool_call_id.clone();
+    let session_id = row.session_id.clone();
+    state
+        .events
+        .lifecycle(&row.project_id, &session_id, LifecycleState::Running);
+    let executed = execute_turn(
+        state,
+        TurnInput {
+            project_id: row.project_id.clone(),
+            actor: DISPATCHER_ACTOR.to_string(),
+            invoke,
+            resume: Some(ResumePoint {
+                interaction_id: row.id.clone(),
+                parked_turn_id: parked_turn.id.clone(),
+                parked,
+            }),
+        },
+    )
+    .await;
+    let executed = match executed {
+        Ok(executed) => executed,
+        Err(err) => {
+            state
+                .events
+                .lifecycle(&row.project_id, &session_id, LifecycleState::Ended);
+            return Err(err.to_string());
+        }
+    };
+    let mut resolution = JsonObject::new();
+    let verdict = if answer.approved {
+        Verdict::Approved
+    } else {
+        Verdict::Denied
+    };
+    resolution.insert(
+        "verdict".to_string(),
+        serde_json::to_value(verdict).unwrap_or(serde_json::Value::Null),
+    );
+    resolution.insert(
+        "tool_call_id".to_string(),
+        serde_json::Value::String(tool_call_id),
+    );
+    let completion = JobCompletion {
+        turn: Some(executed.turn.clone()),
+        gate: executed.gate.clone(),
+        resolution: Some(resolution),
+        parked_turn_id: Some(parked_turn.id.clone()),
+        note: None,
+    };
+    let outcome = store
+        .complete_job(job, &completion)
+        .await
+        .map_err(|e| e.to_string());
+    state
+        .events
+        .lifecycle(&row.project_id, &session_id, LifecycleState::Ended);
+    match outcome? {
+        CompleteOutcome::Completed { resolved, gate } => {
+            if let Some(resolved) = resolved {
+                state.events.interaction(
+                    &row.project_id,
+                    &session_id,
+                    &resolved.id,
+                    InteractionStatus::Resolved,
+                );
+            }
+            if let Some(gate) = gate {
+                state.events.interaction(
+                    &row.project_id,
+                    &session_id,
+                    &gate.id,
+                    InteractionStatus::Pending,
+                );
+            }
+            state.events.records_changed(&row.project_id, &session_id);
+            executed.hook.turn_ended(&turn_end(&executed.end)).await;
+            tracing::info!(interaction_id = %row.id, turn_id = %executed.turn.id, "resumed");
+            Ok(())
+        }
+        CompleteOutcome::LeaseLost => {
+            tracing::warn!(interaction_id = %row.id, "lease lost before completion; another worker owns the resume");
+            Ok(())
+        }
+    }
+}

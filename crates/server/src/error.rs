@@ -1,0 +1,164 @@
+//! HTTP errors: every failure answers a JSON body with a machine code.
+//!
+//! Agenta-shaped routes answer `{"detail": ..., "code": ...}` ([`FastApiErrorBody`]);
+//! AgentPlat-shaped routes (execution sessions) answer
+//! `{"error": {"code", "message", "gatehouseCode"}}` ([`AgentPlatErrorEnvelope`]).
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use gatehouse_wire::error::{AgentPlatErrorEnvelope, FastApiErrorBody, GatehouseCode};
+use gatehouse_wire::WireDecodeError;
+
+use crate::store::StoreError;
+
+/// Which error envelope a route speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorShape {
+    /// Agenta / FastAPI: `{"detail", "code"}`.
+    Agenta,
+    /// AgentPlat: `{"error": {"code", "message", "gatehouseCode"}}`.
+    AgentPlat,
+}
+
+/// An error answer of the HTTP API.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// The machine code (decides the HTTP status).
+    pub code: GatehouseCode,
+    /// A message, or a FastAPI-style list of `{loc, msg, type}` validation errors.
+    pub detail: serde_json::Value,
+    /// Which envelope to answer with.
+    pub shape: ErrorShape,
+}
+
+impl ApiError {
+    /// An error with a plain message, Agenta-shaped.
+    pub fn new(code: GatehouseCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            detail: serde_json::Value::String(message.into()),
+            shape: ErrorShape::Agenta,
+        }
+    }
+
+    /// The same error in the AgentPlat envelope.
+    pub fn agentplat(mut self) -> Self {
+        self.shape = ErrorShape::AgentPlat;
+        self
+    }
+
+    /// 404 "Interaction not found".
+    pub fn interaction_not_found() -> Self {
+        Self::new(
+            GatehouseCode::NotFound,
+            gatehouse_wire::error::messages::INTERACTION_NOT_FOUND,
+        )
+    }
+
+    /// 409 "Interaction is no longer pending" (`ALREADY_ANSWERED`).
+    pub fn not_pending() -> Self {
+        Self::new(
+            GatehouseCode::AlreadyAnswered,
+            gatehouse_wire::error::messages::INTERACTION_NOT_PENDING,
+        )
+    }
+
+    /// 422 naming one field: FastAPI's `[{loc, msg, type}]` list.
+    pub fn validation(loc: &[&str], msg: impl Into<String>, kind: &str) -> Self {
+        let loc: Vec<serde_json::Value> = loc
+            .iter()
+            .map(|part| serde_json::Value::String((*part).to_string()))
+            .collect();
+        Self {
+            code: GatehouseCode::ValidationError,
+            detail: serde_json::json!([{ "loc": loc, "msg": msg.into(), "type": kind }]),
+            shape: ErrorShape::Agenta,
+        }
+    }
+
+    /// 422 for a body that decoded as JSON but has the wrong shape: names the path.
+    pub fn from_decode(err: &WireDecodeError) -> Self {
+        let mut loc: Vec<&str> = vec!["body"];
+        loc.extend(err.path.split('.').filter(|p| !p.is_empty() && *p != "."));
+        let mut error = Self::validation(&loc, err.reason.clone(), "value_error");
+        // Keep a readable sentence as well, for clients that only print `detail[0].msg`.
+        if let Some(first) = error.detail.get_mut(0) {
+            first["msg"] = serde_json::Value::String(format!(
+                "{} (at {})",
+                err.reason,
+                if err.path.is_empty() { "." } else { &err.path }
+            ));
+        }
+        error
+    }
+
+    /// 500 for a storage failure (logged; the body does not leak SQL).
+    pub fn internal(context: &str, err: &dyn std::fmt::Display) -> Self {
+        tracing::error!(%context, error = %err, "internal error");
+        Self::new(
+            GatehouseCode::InternalError,
+            format!("Internal error: {context}"),
+        )
+    }
+
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    fn message_text(&self) -> String {
+        match &self.detail {
+            serde_json::Value::String(s) => s.clone(),
+            other => FastApiErrorBody {
+                detail: other.clone(),
+                code: None,
+                extra: Default::default(),
+            }
+            .detail_text(),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        Self::internal("storage", &err)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.code, self.message_text())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let body = match self.shape {
+            ErrorShape::Agenta => serde_json::to_vec(&FastApiErrorBody {
+                detail: self.detail.clone(),
+                code: Some(self.code),
+                extra: Default::default(),
+            }),
+            ErrorShape::AgentPlat => {
+                let mut envelope = AgentPlatErrorEnvelope::new(self.code, self.message_text());
+                if !self.detail.is_string() {
+                    envelope.error.details = Some(self.detail.clone());
+                }
+                serde_json::to_vec(&envelope)
+            }
+        }
+        .unwrap_or_else(|_| br#"{"detail":"Internal error","code":"INTERNAL_ERROR"}"#.to_vec());
+        let mut response = (status, body).into_response();
+        response.headers_mut().insert(
+            axum::http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    }
+}
+
+/// A `Result` whose error is an HTTP error answer.
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,120 @@
+//! Checkpoint hooks: how the execution service steers a running turn.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// What a checkpoint decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointDecision {
+    /// Go on.
+    Continue,
+    /// Stop the run here (the turn fails with this reason).
+    Halt {
+        /// Why (shown in the output).
+        reason: String,
+    },
+    /// Go on, carrying this instruction into the next step's output.
+    Inject {
+        /// The instruction text.
+        text: String,
+    },
+}
+
+/// Which turn a hook serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnContext {
+    /// The project.
+    pub project_id: String,
+    /// The agent session.
+    pub session_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The interaction this turn resumes from, for a resume.
+    pub resumed_from_interaction_id: Option<String>,
+    /// The model the turn runs under.
+    pub model: Option<String>,
+    /// The authenticated actor that started the turn (or `dispatcher`).
+    pub actor: String,
+}
+
+/// How a turn ended, as told to [`CheckpointHook::turn_ended`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// Ran to the end of its script.
+    Completed,
+    /// Parked at an approval gate (it will resume later).
+    Parked,
+    /// Failed or halted.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Called by the harness at every checkpoint of a turn. Implementations must not block
+/// the runtime; they may await I/O.
+pub trait CheckpointHook: Send + Sync {
+    /// Before step `step_index` runs (before the next "inference").
+    fn pre_step(&self, step_index: usize) -> BoxFuture<'_, CheckpointDecision>;
+    /// After step `step_index` produced `output`, before the run continues.
+    fn post_output<'a>(
+        &'a self,
+        step_index: usize,
+        output: &'a str,
+    ) -> BoxFuture<'a, CheckpointDecision>;
+    /// Before a protected external action (a tool call that is about to run).
+    fn pre_action<'a>(
+        &'a self,
+        step_index: usize,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, CheckpointDecision>;
+    /// After the turn ended (completed, parked or failed), once its outcome is durable.
+    fn turn_ended<'a>(&'a self, end: &'a TurnEnd) -> BoxFuture<'a, ()> {
+        let _ = end;
+        Box::pin(async {})
+    }
+}
+
+/// Hands out a [`CheckpointHook`] per turn.
+pub trait HookProvider: Send + Sync {
+    /// The hook for the turn described by `ctx`.
+    fn hook_for(&self, ctx: &TurnContext) -> Arc<dyn CheckpointHook>;
+}
+
+/// A hook that always continues.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopHooks;
+
+impl CheckpointHook for NoopHooks {
+    fn pre_step(&self, _step_index: usize) -> BoxFuture<'_, CheckpointDecision> {
+        Box::pin(async { CheckpointDecision::Continue })
+    }
+    fn post_output<'a>(
+        &'a self,
+        _step_index: usize,
+        _output: &'a str,
+    ) -> BoxFuture<'a, CheckpointDecision> {
+        Box::pin(async { CheckpointDecision::Continue })
+    }
+    fn pre_action<'a>(
+        &'a self,
+        _step_index: usize,
+        _tool: &'a str,
+        _args: &'a Value,
+    ) -> BoxFuture<'a, CheckpointDecision> {
+        Box::pin(async { CheckpointDecision::Continue })
+    }
+}
+
+/// Hands out [`NoopHooks`] for every turn (the default without execution sessions).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopHookProvider;
+
+impl HookProvider for NoopHookProvider {
+    fn hook_for(&self, _ctx: &TurnContext) -> Arc<dyn CheckpointHook> {
+        Arc::new(NoopHooks)
+    }
+}

@@ -1,0 +1,425 @@
+//! The runner tier: a deterministic harness, no model and no sleeps.
+//!
+//! Its behaviour is decided by the `/run` request it runs (so a test can see which config
+//! ran): every output names the request's `model`; `permissions` decide whether a tool
+//! step runs (`allow`), gates on a person (`ask`: the turn parks), or is skipped (`deny`);
+//! a script of steps (`say` / `tool` / `fail`) shapes the turn. At every step it calls a
+//! [`CheckpointHook`] (`pre_step`, `post_output`, `pre_action`) so the execution service
+//! can halt the run or inject an instruction.
+
+mod hooks;
+mod script;
+
+pub use hooks::{
+    CheckpointDecision, CheckpointHook, HookProvider, NoopHookProvider, NoopHooks, TurnContext,
+    TurnEnd,
+};
+pub use script::{default_script, parse_script, Step};
+
+use gatehouse_wire::resume::parse_approval_envelope;
+use gatehouse_wire::run::{
+    ChatMessage, ContentBlock, ContentBlockType, MessageContent, PermissionMode, RulePermission,
+    RunRequest,
+};
+use serde_json::Value;
+
+/// A tool call waiting for a person's approval: the turn parks here.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GateRequest {
+    /// The script step that gated.
+    pub step_index: usize,
+    /// Tool name.
+    pub tool: String,
+    /// Tool arguments.
+    pub args: Value,
+    /// The tool call id.
+    pub tool_call_id: String,
+}
+
+/// How a harness run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HarnessEnd {
+    /// The script ran to its end.
+    Completed,
+    /// Parked at an approval gate.
+    Parked(GateRequest),
+    /// A `fail` step, a checkpoint halt, or a broken resume.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What a harness run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HarnessOutcome {
+    /// How it ended.
+    pub end: HarnessEnd,
+    /// One line per step output, in order.
+    pub outputs: Vec<String>,
+    /// The transcript: the request's messages plus what this run said.
+    pub messages: Vec<ChatMessage>,
+    /// Structured events (`message`, `tool_call`, `tool_result`, `gate`, `checkpoint`, `done`).
+    pub events: Vec<serde_json::Map<String, Value>>,
+}
+
+impl HarnessOutcome {
+    /// The turn's output text (the step outputs, one per line).
+    pub fn output(&self) -> String {
+        self.outputs.join("\n")
+    }
+}
+
+/// Where a run starts: a fresh turn, or a resume at a gated tool step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartAt {
+    /// A fresh turn from step 0.
+    Fresh,
+    /// Resume at the gated step: its verdict is read from the approval envelope in the
+    /// request's messages (A6), never passed around it.
+    Resume(GateRequest),
+}
+
+/// The model label every output carries.
+pub fn model_label(request: &RunRequest) -> String {
+    request
+        .model
+        .clone()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Tools that only read (run under `allow_reads`).
+fn is_read_tool(tool: &str) -> bool {
+    matches!(
+        tool.to_ascii_lowercase().as_str(),
+        "read" | "grep" | "glob" | "ls" | "find" | "webfetch" | "websearch"
+    )
+}
+
+/// What the request's permissions say about `tool`: first matching rule, else default.
+pub fn permission_for(request: &RunRequest, tool: &str) -> RulePermission {
+    for rule in &request.permissions.rules {
+        let pattern = rule.pattern.as_str();
+        let name = pattern.split('(').next().unwrap_or(pattern);
+        if pattern == tool || name == tool || pattern == "*" {
+            return rule.permission;
+        }
+    }
+    match request.permissions.default {
+        PermissionMode::Allow => RulePermission::Allow,
+        PermissionMode::Ask => RulePermission::Ask,
+        PermissionMode::Deny => RulePermission::Deny,
+        PermissionMode::AllowReads => {
+            if is_read_tool(tool) {
+                RulePermission::Allow
+            } else {
+                RulePermission::Ask
+            }
+        }
+    }
+}
+
+/// The approval envelope for `tool_call_id` in `messages` (A6): `Some(approved)`.
+pub fn find_approval(messages: &[ChatMessage], tool_call_id: &str) -> Option<bool> {
+    messages.iter().rev().find_map(|message| {
+        let MessageContent::Blocks(blocks) = message.content.as_ref()? else {
+            return None;
+        };
+        blocks.iter().find_map(|block| {
+            let (id, approved, _token) = parse_approval_envelope(block)?;
+            (id == tool_call_id).then_some(approved)
+        })
+    })
+}
+
+/// The trailing user message a resume carries after the envelope (the answer's message).
+fn trailing_user_text(messages: &[ChatMessage]) -> Option<String> {
+    let last = messages.last()?;
+    if last.role != "user" {
+        return None;
+    }
+    match last.content.as_ref()? {
+        MessageContent::Text(text) => Some(text.clone()),
+        MessageContent::Blocks(blocks) => blocks.iter().find_map(|b| b.text.clone()),
+    }
+}
+
+fn event(kind: &str, fields: Value) -> serde_json::Map<String, Value> {
+    let mut map = serde_json::Map::new();
+    map.insert("type".to_string(), Value::String(kind.to_string()));
+    if let Value::Object(extra) = fields {
+        map.extend(extra);
+    }
+    map
+}
+
+fn assistant_text(text: &str) -> ChatMessage {
+    ChatMessage::text("assistant", text)
+}
+
+fn tool_call_message(text: &str, tool: &str, args: &Value, tool_call_id: &str) -> ChatMessage {
+    let mut call = ContentBlock::empty(ContentBlockType::ToolCall);
+    call.tool_call_id = Some(tool_call_id.to_string());
+    call.tool_name = Some(tool.to_string());
+    call.input = Some(args.clone());
+    let mut said = ContentBlock::empty(ContentBlockType::Text);
+    said.text = Some(text.to_string());
+    ChatMessage {
+        role: "assistant".to_string(),
+        content: Some(MessageContent::Blocks(vec![said, call])),
+        extra: Default::default(),
+    }
+}
+
+fn tool_result_message(tool_call_id: &str, output: Value, is_error: bool) -> ChatMessage {
+    let mut result = ContentBlock::empty(ContentBlockType::ToolResult);
+    result.tool_call_id = Some(tool_call_id.to_string());
+    result.output = Some(output);
+    result.is_error = Some(is_error);
+    ChatMessage {
+        role: "tool".to_string(),
+        content: Some(MessageContent::Blocks(vec![result])),
+        extra: Default::default(),
+    }
+}
+
+/// A deterministic tool call id for step `index` of turn `turn_id`.
+pub fn tool_call_id(turn_id: &str, index: usize) -> String {
+    let short: String = turn_id
+        .chars()
+        .filter(|c| *c != '-')
+        .rev()
+        .take(12)
+        .collect();
+    format!("toolu_{index:02}_{short}")
+}
+
+/// The deterministic "execution" of a tool: it echoes what it would have done.
+fn run_tool(tool: &str, args: &Value) -> Value {
+    serde_json::json!({ "ok": true, "tool": tool, "echo": args })
+}
+
+struct Run<'a> {
+    label: String,
+    hook: &'a dyn CheckpointHook,
+    outputs: Vec<String>,
+    messages: Vec<ChatMessage>,
+    events: Vec<serde_json::Map<String, Value>>,
+    injection: Option<String>,
+}
+
+impl Run<'_> {
+    fn say(&mut self, index: usize, text: &str) -> String {
+        let mut line = format!("[model={}]", self.label);
+        if let Some(injected) = self.injection.take() {
+            line.push_str(&format!(" (instruction: {injected})"));
+        }
+        line.push(' ');
+        line.push_str(text);
+        self.events.push(event(
+            "message",
+            serde_json::json!({ "step": index, "text": line }),
+        ));
+        self.outputs.push(line.clone());
+        line
+    }
+
+    fn checkpoint(
+        &mut self,
+        name: &str,
+        index: usize,
+        decision: CheckpointDecision,
+    ) -> Option<String> {
+        match decision {
+            CheckpointDecision::Continue => None,
+            CheckpointDecision::Inject { text } => {
+                self.events.push(event(
+                    "checkpoint",
+                    serde_json::json!({ "checkpoint": name, "step": index, "injected": text }),
+                ));
+                self.injection = Some(text);
+                None
+            }
+            CheckpointDecision::Halt { reason } => {
+                self.events.push(event(
+                    "checkpoint",
+                    serde_json::json!({ "checkpoint": name, "step": index, "halted": reason }),
+                ));
+                let line = format!("[model={}] halted at {name}: {reason}", self.label);
+                self.outputs.push(line.clone());
+                self.messages.push(assistant_text(&line));
+                Some(format!("halted at {name}: {reason}"))
+            }
+        }
+    }
+
+    async fn post_output(&mut self, index: usize, line: &str) -> Option<String> {
+        let decision = self.hook.post_output(index, line).await;
+        self.checkpoint("post_output", index, decision)
+    }
+
+    fn finish(self, end: HarnessEnd) -> HarnessOutcome {
+        let mut events = self.events;
+        let stop = match &end {
+            HarnessEnd::Completed => "end_turn",
+            HarnessEnd::Parked(_) => "awaiting_approval",
+            HarnessEnd::Failed { .. } => "error",
+        };
+        events.push(event("done", serde_json::json!({ "stopReason": stop })));
+        HarnessOutcome {
+            end,
+            outputs: self.outputs,
+            messages: self.messages,
+            events,
+        }
+    }
+}
+
+/// Run `script` under `request`, from `start`, calling `hook` at every checkpoint.
+/// `turn_id` seeds the tool call ids. Never panics; a broken input fails the turn.
+pub async fn run_harness(
+    request: &RunRequest,
+    script: &[Step],
+    start: &StartAt,
+    turn_id: &str,
+    hook: &dyn CheckpointHook,
+) -> HarnessOutcome {
+    let mut run = Run {
+        label: model_label(request),
+        hook,
+        outputs: Vec::new(),
+        messages: request.messages.clone(),
+        events: Vec::new(),
+        injection: None,
+    };
+    let mut index = 0;
+    if let StartAt::Resume(gate) = start {
+        index = gate.step_index;
+        let Some(approved) = find_approval(&request.messages, &gate.tool_call_id) else {
+            let reason = format!(
+                "no approval envelope for tool call {} in the resumed history",
+                gate.tool_call_id
+            );
+            let line = format!("[model={}] failed: {reason}", run.label);
+            run.outputs.push(line.clone());
+            run.messages.push(assistant_text(&line));
+            return run.finish(HarnessEnd::Failed { reason });
+        };
+        let message = trailing_user_text(&request.messages).filter(|m| !m.trim().is_empty());
+        if approved {
+            let (tool, args, call_id) = (&gate.tool, &gate.args, &gate.tool_call_id);
+            if let Some(halt) = execute_tool(&mut run, index, tool, args, call_id, false).await {
+                return run.finish(HarnessEnd::Failed { reason: halt });
+            }
+        } else {
+            let mut text = format!("skipped {}: denied by the user", gate.tool);
+            if let Some(message) = &message {
+                text.push_str(&format!(" ({message})"));
+            }
+            let line = run.say(index, &text);
+            run.messages.push(tool_result_message(
+                &gate.tool_call_id,
+                serde_json::json!({ "skipped": true, "reason": "denied by the user" }),
+                true,
+            ));
+            run.messages.push(assistant_text(&line));
+            if let Some(halt) = run.post_output(index, &line).await {
+                return run.finish(HarnessEnd::Failed { reason: halt });
+            }
+        }
+        index += 1;
+    }
+    while index < script.len() {
+        let decision = hook.pre_step(index).await;
+        if let Some(halt) = run.checkpoint("pre_step", index, decision) {
+            return run.finish(HarnessEnd::Failed { reason: halt });
+        }
+        match &script[index] {
+            Step::Say { text } => {
+                let line = run.say(index, text);
+                run.messages.push(assistant_text(&line));
+                if let Some(halt) = run.post_output(index, &line).await {
+                    return run.finish(HarnessEnd::Failed { reason: halt });
+                }
+            }
+            Step::Fail { message } => {
+                let line = run.say(index, &format!("failed: {message}"));
+                run.messages.push(assistant_text(&line));
+                return run.finish(HarnessEnd::Failed {
+                    reason: message.clone(),
+                });
+            }
+            Step::Tool { tool, args } => {
+                let call_id = tool_call_id(turn_id, index);
+                match permission_for(request, tool) {
+                    RulePermission::Allow => {
+                        if let Some(halt) =
+                            execute_tool(&mut run, index, tool, args, &call_id, true).await
+                        {
+                            return run.finish(HarnessEnd::Failed { reason: halt });
+                        }
+                    }
+                    RulePermission::Deny => {
+                        let line = run.say(index, &format!("skipped {tool}: denied by policy"));
+                        run.messages.push(assistant_text(&line));
+                        if let Some(halt) = run.post_output(index, &line).await {
+                            return run.finish(HarnessEnd::Failed { reason: halt });
+                        }
+                    }
+                    RulePermission::Ask => {
+                        let line = run.say(index, &format!("waiting for approval to run {tool}"));
+                        run.messages
+                            .push(tool_call_message(&line, tool, args, &call_id));
+                        run.events.push(event(
+                            "gate",
+                            serde_json::json!({ "step": index, "tool": tool, "args": args, "toolCallId": call_id }),
+                        ));
+                        return run.finish(HarnessEnd::Parked(GateRequest {
+                            step_index: index,
+                            tool: tool.clone(),
+                            args: args.clone(),
+                            tool_call_id: call_id,
+                        }));
+                    }
+                }
+            }
+        }
+        index += 1;
+    }
+    run.finish(HarnessEnd::Completed)
+}
+
+/// Run one tool (after `pre_action`). `announce` writes the assistant's tool call into
+/// the transcript (a resumed call was announced before the turn parked).
+/// `Some(reason)` when a checkpoint halted the run.
+async fn execute_tool(
+    run: &mut Run<'_>,
+    index: usize,
+    tool: &str,
+    args: &Value,
+    call_id: &str,
+    announce: bool,
+) -> Option<String> {
+    let decision = run.hook.pre_action(index, tool, args).await;
+    if let Some(halt) = run.checkpoint("pre_action", index, decision) {
+        return Some(halt);
+    }
+    let args_text = serde_json::to_string(args).unwrap_or_default();
+    let line = run.say(index, &format!("ran {tool} {args_text}: ok"));
+    run.events.push(event(
+        "tool_result",
+        serde_json::json!({ "step": index, "tool": tool, "toolCallId": call_id }),
+    ));
+    if announce {
+        run.messages
+            .push(tool_call_message(&line, tool, args, call_id));
+        run.messages
+            .push(tool_result_message(call_id, run_tool(tool, args), false));
+    } else {
+        run.messages
+            .push(tool_result_message(call_id, run_tool(tool, args), false));
+        run.messages.push(assistant_text(&line));
+    }
+    run.post_output(index, &line).await
+}

@@ -1,0 +1,87 @@
+//! The harness script: `agent.script`, a list of steps.
+
+use serde_json::Value;
+
+/// One step of a script.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Step {
+    /// `{"say": "text"}`: the agent says something.
+    Say {
+        /// What it says.
+        text: String,
+    },
+    /// `{"tool": "Bash", "args": {...}}`: a tool call, subject to permissions.
+    Tool {
+        /// Tool name.
+        tool: String,
+        /// Arguments (any JSON; `{}` when absent).
+        args: Value,
+    },
+    /// `{"fail": "message"}`: the turn fails.
+    Fail {
+        /// Why.
+        message: String,
+    },
+}
+
+/// The script used when a config has no `agent.script`: say, one `Bash` call, say.
+pub fn default_script(prompt: Option<&str>) -> Vec<Step> {
+    let prompt = prompt.unwrap_or("the task").trim();
+    vec![
+        Step::Say {
+            text: format!("Working on: {prompt}"),
+        },
+        Step::Tool {
+            tool: "Bash".to_string(),
+            args: serde_json::json!({ "command": "echo hi" }),
+        },
+        Step::Say {
+            text: "Done.".to_string(),
+        },
+    ]
+}
+
+/// Parse `agent.script` (a JSON array of step objects). The error names the step.
+pub fn parse_script(value: &Value) -> Result<Vec<Step>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| "agent.script must be a list of steps".to_string())?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_step(item).map_err(|e| format!("agent.script[{i}]: {e}")))
+        .collect()
+}
+
+fn parse_step(item: &Value) -> Result<Step, String> {
+    let obj = item
+        .as_object()
+        .ok_or_else(|| "a step must be an object".to_string())?;
+    if let Some(text) = obj.get("say") {
+        let text = text.as_str().ok_or("`say` must be a string")?;
+        return Ok(Step::Say {
+            text: text.to_string(),
+        });
+    }
+    if let Some(tool) = obj.get("tool") {
+        let tool = tool.as_str().ok_or("`tool` must be a string")?;
+        if tool.is_empty() {
+            return Err("`tool` must not be empty".to_string());
+        }
+        let args = obj
+            .get("args")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        return Ok(Step::Tool {
+            tool: tool.to_string(),
+            args,
+        });
+    }
+    if let Some(message) = obj.get("fail") {
+        let message = message.as_str().ok_or("`fail` must be a string")?;
+        return Ok(Step::Fail {
+            message: message.to_string(),
+        });
+    }
+    Err("expected one of `say`, `tool`, `fail`".to_string())
+}

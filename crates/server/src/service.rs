@@ -1,0 +1,602 @@
+//! The service tier: resolves a turn's config by the A6 hydration rule, builds the `/run`
+//! request with `gatehouse-wire` (so `effectiveParameters` is stamped exactly as the SDK
+//! does), hands it to the runner tier, and shapes what the turn leaves behind (the turn
+//! record, the gate row with `data.parameters` = the stamped blob, the parked state).
+
+use std::sync::Arc;
+
+use gatehouse_wire::effective::{StampOutcome, StampPolicy};
+use gatehouse_wire::interaction::{InteractionData, InteractionRequest, Reference, References};
+use gatehouse_wire::invoke::{InvokeRequest, TurnStatus};
+use gatehouse_wire::run::{
+    ChatMessage, Harness, MessageContent, Permissions, RunContext, RunContextReference,
+    RunContextRun, RunContextWorkflow, RunRequest, Sandbox,
+};
+use gatehouse_wire::JsonObject;
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::runner::{
+    self, default_script, parse_script, CheckpointHook, GateRequest, HarnessEnd, StartAt, Step,
+    TurnContext,
+};
+use crate::store::{new_id, NewInteraction, NewTurn, RevisionRecord, Store};
+use crate::AppState;
+
+/// The model of the service's registered default config.
+pub const DEFAULT_MODEL: &str = "gatehouse/echo-1";
+
+/// The service's registered default config: used only when no inline config was sent
+/// and hydration from references came back empty (A6).
+pub fn default_parameters() -> JsonObject {
+    match serde_json::json!({
+        "agent": {
+            "llm": { "model": DEFAULT_MODEL },
+            "runner": { "permissions": { "default": "allow" } }
+        }
+    }) {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Where a turn's config came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// The caller's inline `data.parameters` (a draft, or a resume's stamp).
+    Inline,
+    /// The caller's inline `data.revision`.
+    InlineRevision,
+    /// Hydrated from a pinned `workflow_revision` reference.
+    PinnedRevision,
+    /// Hydrated from the variant's HEAD at call time.
+    VariantHead,
+    /// The service's registered default.
+    Default,
+}
+
+impl ConfigSource {
+    /// A short name for logs and the parked state.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Inline => "inline",
+            Self::InlineRevision => "inline_revision",
+            Self::PinnedRevision => "pinned_revision",
+            Self::VariantHead => "variant_head",
+            Self::Default => "default",
+        }
+    }
+}
+
+/// A resolved config and the references the turn runs with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedConfig {
+    /// The config.
+    pub parameters: JsonObject,
+    /// Where it came from.
+    pub source: ConfigSource,
+    /// The references (as sent, completed from the registry when hydrated). Holds a
+    /// `workflow_revision` only when the run used a saved revision (or the caller named one).
+    pub references: References,
+}
+
+fn non_empty(obj: Option<&JsonObject>) -> Option<&JsonObject> {
+    obj.filter(|o| !o.is_empty())
+}
+
+fn revision_reference(revision: &RevisionRecord) -> Reference {
+    Reference {
+        id: Some(revision.id.clone()),
+        slug: Some(revision.slug.clone()),
+        version: Some(revision.version.to_string()),
+        extra: JsonObject::new(),
+    }
+}
+
+/// Resolve a turn's config by the A6 hydration rule.
+///
+/// Hydrate from references iff references were sent and the caller sent neither a
+/// non-empty `data.parameters` nor a non-empty `data.revision`
+/// (`gatehouse_wire::resume::should_hydrate_from_references`); a pinned
+/// `workflow_revision` wins over the variant's HEAD. The registered default fills in only
+/// after hydration came back empty (or when there was nothing to hydrate from).
+pub async fn resolve_config(
+    store: &Store,
+    project_id: &str,
+    request: &InvokeRequest,
+) -> Result<ResolvedConfig, ApiError> {
+    let mut references = request.references.clone().unwrap_or_default();
+    if gatehouse_wire::resume::should_hydrate_from_references(request) {
+        if let Some(revision) = hydrate(store, project_id, &references).await? {
+            let pinned = references.workflow_revision.is_some();
+            fill_references(store, project_id, &mut references, &revision).await?;
+            return Ok(ResolvedConfig {
+                parameters: revision.parameters,
+                source: if pinned {
+                    ConfigSource::PinnedRevision
+                } else {
+                    ConfigSource::VariantHead
+                },
+                references,
+            });
+        }
+        tracing::warn!(
+            project_id,
+            "references resolved to no revision; using the registered default config"
+        );
+    } else if let Some(parameters) = non_empty(request.data.parameters.as_ref()) {
+        return Ok(ResolvedConfig {
+            parameters: parameters.clone(),
+            source: ConfigSource::Inline,
+            references,
+        });
+    } else if let Some(revision) = non_empty(request.data.revision.as_ref()) {
+        // Agenta's inline revision: `{"data": {"parameters": {...}}}` or `{"parameters": ...}`.
+        let parameters = revision
+            .get("data")
+            .and_then(|d| d.get("parameters"))
+            .or_else(|| revision.get("parameters"))
+            .and_then(Value::as_object)
+            .filter(|p| !p.is_empty());
+        if let Some(parameters) = parameters {
+            return Ok(ResolvedConfig {
+                parameters: parameters.clone(),
+                source: ConfigSource::InlineRevision,
+                references,
+            });
+        }
+    }
+    Ok(ResolvedConfig {
+        parameters: default_parameters(),
+        source: ConfigSource::Default,
+        references,
+    })
+}
+
+/// The revision the references point at: the pinned revision, else the variant's HEAD.
+async fn hydrate(
+    store: &Store,
+    project_id: &str,
+    references: &References,
+) -> Result<Option<RevisionRecord>, ApiError> {
+    if let Some(pinned) = &references.workflow_revision {
+        if let Some(id) = pinned.id.as_deref() {
+            return Ok(store.get_revision(project_id, id).await?);
+        }
+        let variant = find_variant(store, project_id, references).await?;
+        let version = pinned
+            .version
+            .as_deref()
+            .and_then(|v| v.parse::<i64>().ok());
+        return Ok(store
+            .find_revision(
+                project_id,
+                pinned.slug.as_deref(),
+                variant.as_ref().map(|v| v.id.as_str()),
+                version,
+            )
+            .await?);
+    }
+    let Some(variant) = find_variant(store, project_id, references).await? else {
+        return Ok(None);
+    };
+    match variant.head_revision_id.as_deref() {
+        Some(head) => Ok(store.get_revision(project_id, head).await?),
+        None => Ok(None),
+    }
+}
+
+async fn find_variant(
+    store: &Store,
+    project_id: &str,
+    references: &References,
+) -> Result<Option<crate::store::VariantRecord>, ApiError> {
+    let workflow = match &references.workflow {
+        Some(r) => {
+            store
+                .find_workflow(project_id, r.id.as_deref(), r.slug.as_deref())
+                .await?
+        }
+        None => None,
+    };
+    let workflow_id = workflow.as_ref().map(|w| w.id.as_str());
+    match &references.workflow_variant {
+        Some(r) => Ok(store
+            .find_variant(project_id, r.id.as_deref(), r.slug.as_deref(), workflow_id)
+            .await?),
+        None if workflow_id.is_some() => Ok(store
+            .find_variant(project_id, None, None, workflow_id)
+            .await?),
+        None => Ok(None),
+    }
+}
+
+/// Complete the references from the registry once a revision was found.
+async fn fill_references(
+    store: &Store,
+    project_id: &str,
+    references: &mut References,
+    revision: &RevisionRecord,
+) -> Result<(), ApiError> {
+    if let Some(workflow) = store
+        .find_workflow(project_id, Some(&revision.workflow_id), None)
+        .await?
+    {
+        references.workflow = Some(Reference {
+            id: Some(workflow.id),
+            slug: Some(workflow.slug),
+            version: None,
+            extra: JsonObject::new(),
+        });
+    }
+    if let Some(variant) = store
+        .find_variant(project_id, Some(&revision.variant_id), None, None)
+        .await?
+    {
+        references.workflow_variant = Some(Reference {
+            id: Some(variant.id),
+            slug: Some(variant.slug),
+            version: None,
+            extra: JsonObject::new(),
+        });
+    }
+    references.workflow_revision = Some(revision_reference(revision));
+    Ok(())
+}
+
+/// `agent.llm.model` of a config.
+pub fn config_model(parameters: &JsonObject) -> Option<String> {
+    parameters
+        .get("agent")?
+        .get("llm")?
+        .get("model")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// `agent.runner.permissions` of a config (Agenta's default `allow_reads` when absent).
+pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, String> {
+    let Some(value) = parameters
+        .get("agent")
+        .and_then(|a| a.get("runner"))
+        .and_then(|r| r.get("permissions"))
+    else {
+        return Ok(Permissions::default());
+    };
+    gatehouse_wire::from_json_value::<Permissions>(value.clone())
+        .map_err(|e| format!("agent.runner.permissions.{}: {}", e.path, e.reason))
+}
+
+/// The script of a config: `agent.script`, or the default script for `prompt`.
+pub fn config_script(parameters: &JsonObject, prompt: Option<&str>) -> Result<Vec<Step>, String> {
+    match parameters.get("agent").and_then(|a| a.get("script")) {
+        Some(value) => parse_script(value),
+        None => Ok(default_script(prompt)),
+    }
+}
+
+/// The text of the last user message (the default script mentions it).
+pub fn last_user_text(messages: &[ChatMessage]) -> Option<String> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .and_then(|m| match m.content.as_ref()? {
+            MessageContent::Text(text) => Some(text.clone()),
+            MessageContent::Blocks(blocks) => blocks.iter().find_map(|b| b.text.clone()),
+        })
+}
+
+fn run_context_reference(reference: &Reference) -> RunContextReference {
+    RunContextReference {
+        id: reference.id.clone(),
+        slug: reference.slug.clone(),
+        version: reference.version.clone(),
+        extra: JsonObject::new(),
+    }
+}
+
+/// `runContext` of a turn: its workflow references, and whether it runs a draft.
+pub fn run_context(references: &References, source: &ConfigSource, resumed: bool) -> RunContext {
+    let workflow = if references.workflow.is_none()
+        && references.workflow_variant.is_none()
+        && references.workflow_revision.is_none()
+    {
+        None
+    } else {
+        Some(RunContextWorkflow {
+            artifact: references.workflow.as_ref().map(run_context_reference),
+            variant: references
+                .workflow_variant
+                .as_ref()
+                .map(run_context_reference),
+            revision: references
+                .workflow_revision
+                .as_ref()
+                .map(run_context_reference),
+            is_draft: Some(
+                references.workflow_revision.is_none()
+                    && matches!(source, ConfigSource::Inline | ConfigSource::InlineRevision),
+            ),
+            extra: JsonObject::new(),
+        })
+    };
+    RunContext {
+        run: Some(RunContextRun {
+            kind: if resumed { "resume" } else { "api" }.to_string(),
+            extra: JsonObject::new(),
+        }),
+        workflow,
+        trace: None,
+        extra: JsonObject::new(),
+    }
+}
+
+/// The references a gate row records, read back from the run context (A4): `workflow`,
+/// `workflow_variant`, and `workflow_revision` only when the run had one.
+pub fn references_from_run_context(context: Option<&RunContext>) -> Option<References> {
+    let workflow = context?.workflow.as_ref()?;
+    let to_ref = |r: &RunContextReference| Reference {
+        id: r.id.clone(),
+        slug: r.slug.clone(),
+        version: r.version.clone(),
+        extra: JsonObject::new(),
+    };
+    let references = References {
+        workflow: workflow.artifact.as_ref().map(to_ref),
+        workflow_variant: workflow.variant.as_ref().map(to_ref),
+        workflow_revision: workflow.revision.as_ref().map(to_ref),
+        extra: JsonObject::new(),
+    };
+    (!references.is_empty()).then_some(references)
+}
+
+/// The durable state of a parked turn: everything a resume needs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ParkedState {
+    /// The whole script of the turn.
+    pub script: Vec<Step>,
+    /// The gated tool step.
+    pub gate: GateRequest,
+    /// The gate row's token.
+    pub token: String,
+    /// The config the turn ran under.
+    pub config: JsonObject,
+    /// Where that config came from.
+    pub config_source: String,
+    /// The model it ran under.
+    pub model: Option<String>,
+    /// The references it ran with.
+    pub references: Option<References>,
+    /// The stamped `effectiveParameters` (absent when not stamped).
+    pub stamped: Option<JsonObject>,
+}
+
+/// A turn to run.
+#[derive(Debug, Clone)]
+pub struct TurnInput {
+    /// The project.
+    pub project_id: String,
+    /// Who asked (an actor, or `dispatcher`).
+    pub actor: String,
+    /// The invoke body (for a resume: built by the resume builder).
+    pub invoke: InvokeRequest,
+    /// Set for a resume: where to continue.
+    pub resume: Option<ResumePoint>,
+}
+
+/// Where a resume continues.
+#[derive(Debug, Clone)]
+pub struct ResumePoint {
+    /// The answered interaction.
+    pub interaction_id: String,
+    /// The parked turn's id.
+    pub parked_turn_id: String,
+    /// The parked turn's state.
+    pub parked: ParkedState,
+}
+
+/// A turn that ran (not yet persisted).
+pub struct ExecutedTurn {
+    /// The turn record to write.
+    pub turn: NewTurn,
+    /// The gate it opened (parked turns).
+    pub gate: Option<NewInteraction>,
+    /// How it ended.
+    pub status: TurnStatus,
+    /// The model it ran under.
+    pub model: Option<String>,
+    /// Its output text.
+    pub output: String,
+    /// The `/run` request the runner tier ran.
+    pub request: RunRequest,
+    /// The turn's checkpoint hook (told when the turn ended).
+    pub hook: Arc<dyn CheckpointHook>,
+    /// How the harness ended.
+    pub end: HarnessEnd,
+}
+
+impl std::fmt::Debug for ExecutedTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutedTurn")
+            .field("turn_id", &self.turn.id)
+            .field("status", &self.status)
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// Resolve, build the `/run` request, and run the harness. Writes nothing: the caller
+/// persists [`ExecutedTurn`] in one transaction (an invoke, or a resume completion).
+pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<ExecutedTurn, ApiError> {
+    let TurnInput {
+        project_id,
+        actor,
+        invoke,
+        resume,
+    } = input;
+    let session_id = invoke
+        .session_id
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(new_id);
+    let turn_id = new_id();
+    let resolved = resolve_config(&state.store, &project_id, &invoke).await?;
+    let model = config_model(&resolved.parameters);
+    let messages = invoke.data.inputs.messages.clone();
+    tracing::info!(
+        %project_id, %session_id, %turn_id,
+        config_source = resolved.source.as_str(),
+        model = model.as_deref().unwrap_or("-"),
+        resumed = resume.is_some(),
+        "turn starting"
+    );
+
+    let policy = StampPolicy::with_max_bytes(state.config.stamp_max_bytes);
+    let (request, stamp) = RunRequest::new(
+        Harness::PiCore,
+        Sandbox::Local,
+        model.clone().unwrap_or_default(),
+        messages.clone(),
+    )
+    .for_session(
+        session_id.clone(),
+        &Value::Object(resolved.parameters.clone()),
+        &policy,
+    );
+    match &stamp {
+        StampOutcome::Stamped {
+            measured_bytes,
+            stripped,
+        } => {
+            for label in stripped {
+                tracing::info!(%turn_id, field = %label, "stripped a secret field before stamping");
+            }
+            tracing::debug!(%turn_id, measured_bytes, "effectiveParameters stamped");
+        }
+        other => tracing::warn!(%turn_id, outcome = ?other, "effectiveParameters not stamped"),
+    }
+    let mut request = request
+        .with_run_context(run_context(
+            &resolved.references,
+            &resolved.source,
+            resume.is_some(),
+        ))
+        .with_turn_id(turn_id.clone())
+        .with_project_id(project_id.clone());
+    if model.is_none() {
+        request.model = None;
+    }
+
+    let script_and_start = match &resume {
+        Some(point) => Ok((
+            point.parked.script.clone(),
+            StartAt::Resume(point.parked.gate.clone()),
+        )),
+        None => config_script(&resolved.parameters, last_user_text(&messages).as_deref())
+            .map(|script| (script, StartAt::Fresh)),
+    };
+    let permissions = config_permissions(&resolved.parameters);
+
+    let ctx = TurnContext {
+        project_id: project_id.clone(),
+        session_id: session_id.clone(),
+        turn_id: turn_id.clone(),
+        resumed_from_interaction_id: resume.as_ref().map(|r| r.interaction_id.clone()),
+        model: model.clone(),
+        actor: actor.clone(),
+    };
+    let hook = state.hooks.hook_for(&ctx);
+
+    let outcome = match (script_and_start, permissions) {
+        (Ok((script, start)), Ok(permissions)) => {
+            request.permissions = permissions;
+            let outcome =
+                runner::run_harness(&request, &script, &start, &turn_id, hook.as_ref()).await;
+            Ok((outcome, script))
+        }
+        (Err(problem), _) | (_, Err(problem)) => Err(problem),
+    };
+
+    let (end, output, transcript, script) = match outcome {
+        Ok((outcome, script)) => {
+            let output = outcome.output();
+            (outcome.end, output, outcome.messages, script)
+        }
+        Err(problem) => {
+            let line = format!(
+                "[model={}] failed: invalid config: {problem}",
+                runner::model_label(&request)
+            );
+            let mut transcript = messages.clone();
+            transcript.push(ChatMessage::text("assistant", line.clone()));
+            (
+                HarnessEnd::Failed { reason: problem },
+                line,
+                transcript,
+                Vec::new(),
+            )
+        }
+    };
+
+    let (status, gate, parked_state) = match &end {
+        HarnessEnd::Completed => (TurnStatus::Completed, None, None),
+        HarnessEnd::Failed { .. } => (TurnStatus::Failed, None, None),
+        HarnessEnd::Parked(gate_request) => {
+            let data = InteractionData {
+                request: Some(InteractionRequest {
+                    tool: Some(gate_request.tool.clone()),
+                    args: Some(gate_request.args.clone()),
+                    tool_call_id: Some(gate_request.tool_call_id.clone()),
+                    extra: JsonObject::new(),
+                }),
+                references: references_from_run_context(request.run_context.as_ref()),
+                selector: None,
+                resolution: None,
+                // The runner writes the stamped blob verbatim (never reads inside it).
+                parameters: request.effective_parameters.clone(),
+                extra: JsonObject::new(),
+            };
+            let gate = NewInteraction::gate(&project_id, &session_id, &turn_id, data, &actor);
+            let parked = ParkedState {
+                script: script.clone(),
+                gate: gate_request.clone(),
+                token: gate.token.clone(),
+                config: resolved.parameters.clone(),
+                config_source: resolved.source.as_str().to_string(),
+                model: model.clone(),
+                references: references_from_run_context(request.run_context.as_ref()),
+                stamped: request.effective_parameters.clone(),
+            };
+            let parked_value = serde_json::to_value(&parked)
+                .map_err(|e| ApiError::internal("encoding the parked turn", &e))?;
+            (TurnStatus::Parked, Some(gate), Some(parked_value))
+        }
+    };
+    let status_text = match status {
+        TurnStatus::Parked => "parked",
+        TurnStatus::Completed => "completed",
+        TurnStatus::Failed => "failed",
+    };
+    let turn = NewTurn {
+        id: turn_id,
+        project_id,
+        session_id,
+        status: status_text.to_string(),
+        model: model.clone(),
+        output: Some(output.clone()),
+        resumed_from_interaction_id: resume.as_ref().map(|r| r.interaction_id.clone()),
+        messages: transcript,
+        parked_state,
+    };
+    Ok(ExecutedTurn {
+        turn,
+        gate,
+        status,
+        model,
+        output,
+        request,
+        hook,
+        end,
+    })
+}

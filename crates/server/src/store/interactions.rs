@@ -1,0 +1,684 @@
+//! Interaction rows (A4), idempotency keys, and the respond compare-and-set (C1).
+
+use gatehouse_wire::interaction::{
+    InteractionData, InteractionFlags, InteractionKind, InteractionStatus, Order,
+    SessionInteraction,
+};
+use gatehouse_wire::JsonObject;
+
+use super::{
+    from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError,
+};
+
+/// One stored interaction row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InteractionRecord {
+    /// Row id (UUIDv7).
+    pub id: String,
+    /// Owning project.
+    pub project_id: String,
+    /// The agent session.
+    pub session_id: String,
+    /// The turn that gated.
+    pub turn_id: Option<String>,
+    /// The gate's token.
+    pub token: String,
+    /// Kind (wire spelling).
+    pub kind: String,
+    /// Status (wire spelling).
+    pub status: String,
+    /// `data` without `resolution`.
+    pub data: InteractionData,
+    /// `data.resolution`.
+    pub resolution: Option<JsonObject>,
+    /// Delivery flags.
+    pub flags: InteractionFlags,
+    /// Tags.
+    pub tags: Option<JsonObject>,
+    /// Meta.
+    pub meta: Option<JsonObject>,
+    /// Creation time.
+    pub created_at: String,
+    /// Last update time.
+    pub updated_at: Option<String>,
+    /// Creator (the authenticated actor).
+    pub created_by_id: Option<String>,
+    /// Last updater.
+    pub updated_by_id: Option<String>,
+}
+
+impl InteractionRecord {
+    /// The row as the wire renders it (every optional field present, with nulls;
+    /// `data.parameters` absent when the turn had no stamp).
+    pub fn to_wire(&self) -> SessionInteraction {
+        let mut data = self.data.clone();
+        data.resolution = self.resolution.clone();
+        SessionInteraction {
+            id: Some(self.id.clone()),
+            project_id: Some(self.project_id.clone()),
+            session_id: self.session_id.clone(),
+            turn_id: self.turn_id.clone(),
+            token: self.token.clone(),
+            kind: parse_kind(&self.kind),
+            status: Some(parse_status(&self.status)),
+            data: Some(data),
+            flags: self.flags.clone(),
+            tags: self.tags.clone(),
+            meta: self.meta.clone(),
+            created_at: Some(self.created_at.clone()),
+            updated_at: self.updated_at.clone(),
+            deleted_at: None,
+            created_by_id: self.created_by_id.clone(),
+            updated_by_id: self.updated_by_id.clone(),
+            deleted_by_id: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// The status as the wire enum.
+    pub fn status(&self) -> InteractionStatus {
+        parse_status(&self.status)
+    }
+}
+
+fn parse_kind(kind: &str) -> InteractionKind {
+    match kind {
+        "user_input" => InteractionKind::UserInput,
+        "client_tool" => InteractionKind::ClientTool,
+        _ => InteractionKind::UserApproval,
+    }
+}
+
+fn parse_status(status: &str) -> InteractionStatus {
+    match status {
+        "responded" => InteractionStatus::Responded,
+        "resolved" => InteractionStatus::Resolved,
+        "cancelled" => InteractionStatus::Cancelled,
+        _ => InteractionStatus::Pending,
+    }
+}
+
+pub(crate) fn interaction_from_row(row: &impl RowExt) -> Result<InteractionRecord, StoreError> {
+    let data: InteractionData = from_json_text("interactions.data", &row.text("data")?)?;
+    let resolution = match row.opt_text("resolution")? {
+        Some(text) => from_json_text("interactions.resolution", &text)?,
+        None => None,
+    };
+    let flags: InteractionFlags = from_json_text("interactions.flags", &row.text("flags")?)?;
+    let tags = match row.opt_text("tags")? {
+        Some(text) => from_json_text("interactions.tags", &text)?,
+        None => None,
+    };
+    let meta = match row.opt_text("meta")? {
+        Some(text) => from_json_text("interactions.meta", &text)?,
+        None => None,
+    };
+    Ok(InteractionRecord {
+        id: row.text("id")?,
+        project_id: row.text("project_id")?,
+        session_id: row.text("session_id")?,
+        turn_id: row.opt_text("turn_id")?,
+        token: row.text("token")?,
+        kind: row.text("kind")?,
+        status: row.text("status")?,
+        data,
+        resolution,
+        flags,
+        tags,
+        meta,
+        created_at: row.text("created_at")?,
+        updated_at: row.opt_text("updated_at")?,
+        created_by_id: row.opt_text("created_by_id")?,
+        updated_by_id: row.opt_text("updated_by_id")?,
+    })
+}
+
+/// A new interaction to create (idempotent on `(project, session_id, token)`).
+#[derive(Debug, Clone)]
+pub struct NewInteraction {
+    /// Owning project.
+    pub project_id: String,
+    /// The agent session.
+    pub session_id: String,
+    /// The turn that gated.
+    pub turn_id: Option<String>,
+    /// The gate's token.
+    pub token: String,
+    /// Kind.
+    pub kind: InteractionKind,
+    /// `data` (its `resolution` is ignored: a new row is unanswered).
+    pub data: InteractionData,
+    /// Flags.
+    pub flags: InteractionFlags,
+    /// Tags.
+    pub tags: Option<JsonObject>,
+    /// Meta.
+    pub meta: Option<JsonObject>,
+    /// Creator.
+    pub created_by_id: Option<String>,
+}
+
+/// What a create did.
+#[derive(Debug, Clone)]
+pub struct CreateOutcome {
+    /// The row (new, or the existing one for a repeated token).
+    pub record: InteractionRecord,
+    /// True when this call inserted it.
+    pub created: bool,
+}
+
+/// Filters of an interaction query (project scope is separate).
+#[derive(Debug, Clone, Default)]
+pub struct InteractionFilter {
+    /// Only this session.
+    pub session_id: Option<String>,
+    /// Only this turn.
+    pub turn_id: Option<String>,
+    /// Only this kind.
+    pub kind: Option<InteractionKind>,
+    /// Only these statuses (any of).
+    pub statuses: Vec<InteractionStatus>,
+    /// `delivered_in_band` filter.
+    pub delivered_in_band: Option<bool>,
+    /// `delivered_webhook` filter.
+    pub delivered_webhook: Option<bool>,
+    /// Created at or after.
+    pub oldest: Option<String>,
+    /// Created at or before.
+    pub newest: Option<String>,
+    /// Cursor: rows strictly after this id in the chosen order.
+    pub next: Option<String>,
+    /// Page size.
+    pub limit: u32,
+    /// Sort order.
+    pub order: Option<Order>,
+}
+
+/// What a respond did.
+#[derive(Debug, Clone)]
+pub enum RespondOutcome {
+    /// This call won the compare-and-set: the row is now `responded` and the resume is
+    /// queued. `response` is the stored 200 body.
+    Won {
+        /// The row after the flip.
+        record: Box<InteractionRecord>,
+    },
+    /// An `Idempotency-Key` repeated the winning request: the stored 200 body.
+    Replayed {
+        /// The stored response body (JSON text).
+        response: String,
+    },
+    /// The same `Idempotency-Key` was used for a different request.
+    KeyReused,
+    /// The row exists but is no longer pending.
+    NotPending,
+    /// No such row in this project.
+    NotFound,
+}
+
+/// What a transition did.
+#[derive(Debug, Clone)]
+pub enum TransitionOutcome {
+    /// The row moved.
+    Moved(Box<InteractionRecord>),
+    /// The row is not in a state that allows this move.
+    Conflict,
+    /// No such row in this project.
+    NotFound,
+}
+
+pub(crate) const SELECT_COLUMNS: &str =
+    "id, project_id, session_id, turn_id, token, kind, status, data, \
+     resolution, flags, tags, meta, created_at, updated_at, created_by_id, updated_by_id";
+
+pub(crate) const INSERT_SQL: &str =
+    "INSERT INTO interactions (id, project_id, session_id, turn_id, token, \
+     kind, status, data, resolution, flags, delivered_in_band, delivered_webhook, tags, meta, \
+     created_at, created_by_id) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, NULL, $8, $9, \
+     $10, $11, $12, $13, $14) ON CONFLICT (project_id, session_id, token) DO NOTHING";
+
+/// Bind-ready columns of a new row.
+pub(crate) struct InsertArgs {
+    pub id: String,
+    pub project_id: String,
+    pub session_id: String,
+    pub turn_id: Option<String>,
+    pub token: String,
+    pub kind: String,
+    pub data: String,
+    pub flags: String,
+    pub in_band: i64,
+    pub webhook: i64,
+    pub tags: Option<String>,
+    pub meta: Option<String>,
+    pub created_at: String,
+    pub created_by_id: Option<String>,
+}
+
+impl InsertArgs {
+    pub(crate) fn new(new: &NewInteraction) -> Self {
+        let mut data = new.data.clone();
+        data.resolution = None;
+        Self {
+            id: new_id(),
+            project_id: new.project_id.clone(),
+            session_id: new.session_id.clone(),
+            turn_id: new.turn_id.clone(),
+            token: new.token.clone(),
+            kind: new.kind.as_str().to_string(),
+            data: to_json_text(&data),
+            flags: to_json_text(&new.flags),
+            in_band: i64::from(new.flags.delivered_in_band),
+            webhook: i64::from(new.flags.delivered_webhook),
+            tags: new.tags.as_ref().map(to_json_text),
+            meta: new.meta.as_ref().map(to_json_text),
+            created_at: now_text(),
+            created_by_id: new.created_by_id.clone(),
+        }
+    }
+}
+
+/// Insert (or find) a row inside an open transaction / on a pool.
+macro_rules! insert_interaction {
+    ($exec:expr, $args:expr) => {{
+        let a = $args;
+        let inserted = sqlx::query($crate::store::interactions::INSERT_SQL)
+            .bind(&a.id)
+            .bind(&a.project_id)
+            .bind(&a.session_id)
+            .bind(&a.turn_id)
+            .bind(&a.token)
+            .bind(&a.kind)
+            .bind(&a.data)
+            .bind(&a.flags)
+            .bind(a.in_band)
+            .bind(a.webhook)
+            .bind(&a.tags)
+            .bind(&a.meta)
+            .bind(&a.created_at)
+            .bind(&a.created_by_id)
+            .execute(&mut *$exec)
+            .await?
+            .rows_affected()
+            == 1;
+        let sql = format!(
+            "SELECT {} FROM interactions WHERE project_id = $1 AND session_id = $2 AND token = $3",
+            $crate::store::interactions::SELECT_COLUMNS
+        );
+        let row = sqlx::query(&sql)
+            .bind(&a.project_id)
+            .bind(&a.session_id)
+            .bind(&a.token)
+            .fetch_one(&mut *$exec)
+            .await?;
+        Ok::<_, $crate::store::StoreError>($crate::store::interactions::CreateOutcome {
+            record: $crate::store::interactions::interaction_from_row(&row)?,
+            created: inserted,
+        })
+    }};
+}
+pub(crate) use insert_interaction;
+
+impl Store {
+    /// Create an interaction, or return the existing row for a repeated
+    /// `(project, session_id, token)` unchanged.
+    pub async fn create_interaction(
+        &self,
+        new: &NewInteraction,
+    ) -> Result<CreateOutcome, StoreError> {
+        let args = InsertArgs::new(new);
+        in_tx!(self, tx => insert_interaction!(tx, &args))
+    }
+
+    /// One row of a project.
+    pub async fn get_interaction(
+        &self,
+        project_id: &str,
+        id: &str,
+    ) -> Result<Option<InteractionRecord>, StoreError> {
+        let sql =
+            format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE id = $1 AND project_id = $2");
+        with_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(id).bind(project_id).fetch_optional(pool).await?;
+            row.as_ref().map(interaction_from_row).transpose()
+        })
+    }
+
+    /// A row by id regardless of project (the dispatcher's own lookups).
+    pub(crate) async fn get_interaction_any(
+        &self,
+        id: &str,
+    ) -> Result<Option<InteractionRecord>, StoreError> {
+        let sql = format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE id = $1");
+        with_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(id).fetch_optional(pool).await?;
+            row.as_ref().map(interaction_from_row).transpose()
+        })
+    }
+
+    /// Rows of a project matching `filter`, windowed.
+    pub async fn query_interactions(
+        &self,
+        project_id: &str,
+        filter: &InteractionFilter,
+    ) -> Result<Vec<InteractionRecord>, StoreError> {
+        let mut sql = format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1");
+        let mut texts: Vec<String> = vec![project_id.to_string()];
+        let mut push = |sql: &mut String, clause: &str, value: String| {
+            texts.push(value);
+            sql.push_str(&clause.replace('?', &format!("${}", texts.len())));
+        };
+        if let Some(session) = &filter.session_id {
+            push(&mut sql, " AND session_id = ?", session.clone());
+        }
+        if let Some(turn) = &filter.turn_id {
+            push(&mut sql, " AND turn_id = ?", turn.clone());
+        }
+        if let Some(kind) = filter.kind {
+            push(&mut sql, " AND kind = ?", kind.as_str().to_string());
+        }
+        if !filter.statuses.is_empty() {
+            sql.push_str(" AND status IN (");
+            for (i, status) in filter.statuses.iter().enumerate() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                push(&mut sql, "?", status.as_str().to_string());
+            }
+            sql.push(')');
+        }
+        if let Some(flag) = filter.delivered_in_band {
+            sql.push_str(if flag {
+                " AND delivered_in_band = 1"
+            } else {
+                " AND delivered_in_band = 0"
+            });
+        }
+        if let Some(flag) = filter.delivered_webhook {
+            sql.push_str(if flag {
+                " AND delivered_webhook = 1"
+            } else {
+                " AND delivered_webhook = 0"
+            });
+        }
+        if let Some(oldest) = &filter.oldest {
+            push(&mut sql, " AND created_at >= ?", oldest.clone());
+        }
+        if let Some(newest) = &filter.newest {
+            push(&mut sql, " AND created_at <= ?", newest.clone());
+        }
+        let descending = filter.order == Some(Order::Descending);
+        if let Some(next) = &filter.next {
+            let clause = if descending {
+                " AND id < ?"
+            } else {
+                " AND id > ?"
+            };
+            push(&mut sql, clause, next.clone());
+        }
+        sql.push_str(if descending {
+            " ORDER BY id DESC"
+        } else {
+            " ORDER BY id ASC"
+        });
+        sql.push_str(&format!(" LIMIT {}", filter.limit));
+        with_pool!(self, pool => {
+            let mut query = sqlx::query(&sql);
+            for text in &texts {
+                query = query.bind(text);
+            }
+            let rows = query.fetch_all(pool).await?;
+            rows.iter().map(interaction_from_row).collect()
+        })
+    }
+
+    /// The compare-and-set respond (C1). In ONE transaction: replay check for the
+    /// idempotency key, `UPDATE ... WHERE status = 'pending'`, the idempotency record, and
+    /// the resume job. Exactly one of N concurrent callers wins.
+    pub async fn respond(
+        &self,
+        project_id: &str,
+        id: &str,
+        answer: &JsonObject,
+        actor: &str,
+        idempotency: Option<(&str, &str)>,
+    ) -> Result<RespondOutcome, StoreError> {
+        let mut resolution = JsonObject::new();
+        resolution.insert(
+            "answer".to_string(),
+            serde_json::Value::Object(answer.clone()),
+        );
+        let resolution_text = to_json_text(&resolution);
+        let now = now_text();
+        let update_sql = format!(
+            "UPDATE interactions SET status = 'responded', resolution = $1, updated_at = $2, \
+             updated_by_id = $3 WHERE id = $4 AND project_id = $5 AND status = 'pending' \
+             RETURNING {SELECT_COLUMNS}"
+        );
+        in_tx!(self, tx => {
+            if let Some((key, hash)) = idempotency {
+                let row = sqlx::query(
+                    "SELECT interaction_id, request_hash, response FROM idempotency_keys \
+                     WHERE project_id = $1 AND idem_key = $2",
+                )
+                .bind(project_id)
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(row) = row {
+                    let same = row.text("interaction_id")? == id && row.text("request_hash")? == hash;
+                    return Ok(if same {
+                        RespondOutcome::Replayed { response: row.text("response")? }
+                    } else {
+                        RespondOutcome::KeyReused
+                    });
+                }
+            }
+            let row = sqlx::query(&update_sql)
+                .bind(&resolution_text)
+                .bind(&now)
+                .bind(actor)
+                .bind(id)
+                .bind(project_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let Some(row) = row else {
+                let exists = sqlx::query("SELECT id FROM interactions WHERE id = $1 AND project_id = $2")
+                    .bind(id)
+                    .bind(project_id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .is_some();
+                return Ok(if exists { RespondOutcome::NotPending } else { RespondOutcome::NotFound });
+            };
+            let record = interaction_from_row(&row)?;
+            if let Some((key, hash)) = idempotency {
+                let response = crate::api::interaction_body(&record);
+                sqlx::query(
+                    "INSERT INTO idempotency_keys (project_id, idem_key, interaction_id, \
+                     request_hash, response, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(project_id)
+                .bind(key)
+                .bind(id)
+                .bind(hash)
+                .bind(&response)
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
+            }
+            sqlx::query(
+                "INSERT INTO resume_jobs (interaction_id, project_id, state, created_at) \
+                 VALUES ($1, $2, 'queued', $3) ON CONFLICT (interaction_id) DO NOTHING",
+            )
+            .bind(id)
+            .bind(project_id)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+            Ok(RespondOutcome::Won { record: Box::new(record) })
+        })
+    }
+
+    /// The stored answer of an `Idempotency-Key`: `Some(Ok(body))` when it was used for
+    /// this same request, `Some(Err(()))` when for another one, `None` when unused.
+    pub async fn idempotent_replay(
+        &self,
+        project_id: &str,
+        key: &str,
+        interaction_id: &str,
+        request_hash: &str,
+    ) -> Result<Option<Result<String, ()>>, StoreError> {
+        with_pool!(self, pool => {
+            let row = sqlx::query(
+                "SELECT interaction_id, request_hash, response FROM idempotency_keys \
+                 WHERE project_id = $1 AND idem_key = $2",
+            )
+            .bind(project_id)
+            .bind(key)
+            .fetch_optional(pool)
+            .await?;
+            match row {
+                Some(row) => {
+                    let same = row.text("interaction_id")? == interaction_id
+                        && row.text("request_hash")? == request_hash;
+                    Ok(Some(if same { Ok(row.text("response")?) } else { Err(()) }))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// Runner-side transition keyed by `(session_id, token)`: `resolved` from `pending` or
+    /// `responded` (keeping the stored answer and adding `verdict`/`tool_call_id`), or
+    /// `cancelled` from `pending`.
+    pub async fn transition(
+        &self,
+        project_id: &str,
+        session_id: &str,
+        token: &str,
+        target: InteractionStatus,
+        resolution: Option<&JsonObject>,
+        actor: &str,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let now = now_text();
+        let select = format!(
+            "SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1 AND session_id = $2 \
+             AND token = $3"
+        );
+        let from: &[&str] = match target {
+            InteractionStatus::Resolved => &["pending", "responded"],
+            InteractionStatus::Cancelled => &["pending"],
+            _ => &[],
+        };
+        in_tx!(self, tx => {
+            let row = sqlx::query(&select)
+                .bind(project_id)
+                .bind(session_id)
+                .bind(token)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let Some(row) = row else { return Ok(TransitionOutcome::NotFound) };
+            let current = interaction_from_row(&row)?;
+            if !from.contains(&current.status.as_str()) {
+                return Ok(TransitionOutcome::Conflict);
+            }
+            let mut merged = current.resolution.clone().unwrap_or_default();
+            if let Some(extra) = resolution {
+                for (k, v) in extra {
+                    merged.insert(k.clone(), v.clone());
+                }
+            }
+            let merged_text = if merged.is_empty() { None } else { Some(to_json_text(&merged)) };
+            let update = format!(
+                "UPDATE interactions SET status = $1, resolution = $2, updated_at = $3, \
+                 updated_by_id = $4 WHERE id = $5 AND status = $6 RETURNING {SELECT_COLUMNS}"
+            );
+            let row = sqlx::query(&update)
+                .bind(target.as_str())
+                .bind(&merged_text)
+                .bind(&now)
+                .bind(actor)
+                .bind(&current.id)
+                .bind(&current.status)
+                .fetch_optional(&mut *tx)
+                .await?;
+            match row {
+                Some(row) => Ok(TransitionOutcome::Moved(Box::new(interaction_from_row(&row)?))),
+                None => Ok(TransitionOutcome::Conflict),
+            }
+        })
+    }
+
+    /// Cancel the pending gates of a session's other turns (optionally only `tokens`).
+    /// Returns the cancelled rows.
+    pub async fn cancel_stale(
+        &self,
+        project_id: &str,
+        session_id: &str,
+        live_turn_id: &str,
+        tokens: Option<&[String]>,
+        actor: &str,
+    ) -> Result<Vec<InteractionRecord>, StoreError> {
+        let now = now_text();
+        let mut sql = String::from(
+            "UPDATE interactions SET status = 'cancelled', updated_at = $1, updated_by_id = $2 \
+             WHERE project_id = $3 AND session_id = $4 AND status = 'pending' \
+             AND (turn_id IS NULL OR turn_id <> $5)",
+        );
+        let tokens = tokens.unwrap_or(&[]);
+        if !tokens.is_empty() {
+            sql.push_str(" AND token IN (");
+            for i in 0..tokens.len() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!("${}", i + 6));
+            }
+            sql.push(')');
+        }
+        sql.push_str(&format!(" RETURNING {SELECT_COLUMNS}"));
+        in_tx!(self, tx => {
+            let mut query = sqlx::query(&sql)
+                .bind(&now)
+                .bind(actor)
+                .bind(project_id)
+                .bind(session_id)
+                .bind(live_turn_id);
+            for token in tokens {
+                query = query.bind(token);
+            }
+            let rows = query.fetch_all(&mut *tx).await?;
+            rows.iter().map(interaction_from_row).collect::<Result<Vec<_>, _>>()
+        })
+    }
+}
+
+/// Fresh id for a new gate token.
+pub(crate) fn new_token() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+impl NewInteraction {
+    /// A gate a turn opens.
+    pub(crate) fn gate(
+        project_id: &str,
+        session_id: &str,
+        turn_id: &str,
+        data: InteractionData,
+        actor: &str,
+    ) -> Self {
+        Self {
+            project_id: project_id.to_string(),
+            session_id: session_id.to_string(),
+            turn_id: Some(turn_id.to_string()),
+            token: new_token(),
+            kind: InteractionKind::UserApproval,
+            data,
+            flags: InteractionFlags::default(),
+            tags: None,
+            meta: None,
+            created_by_id: Some(actor.to_string()),
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The resume queue: one job per responded interaction, claimed under a lease.
+//!
+//! A claim is a conditional UPDATE that sets a fresh lease owner and expiry; an expired
+//! lease is reclaimable. Completion is another compare-and-set on the owner, in the same
+//! transaction that records the resume turn and resolves the interaction, so a resume
+//! is never lost (the lease expires and another worker retries) and never applied twice
+//! (a stale owner's completion finds the owner changed and rolls back).
+
+use gatehouse_wire::JsonObject;
+
+use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
+use super::turns::{insert_turn, NewTurn};
+use super::{in_tx, now_millis, now_text, to_json_text, with_pool, RowExt, Store, StoreError};
+
+/// A job this worker holds the lease of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedJob {
+    /// The responded interaction.
+    pub interaction_id: String,
+    /// Its project.
+    pub project_id: String,
+    /// The lease owner token this claim set (needed to complete).
+    pub owner: String,
+    /// How many times the job has been claimed, this claim included.
+    pub attempts: i64,
+}
+
+/// What finishing a job writes, atomically with the completion.
+#[derive(Debug, Clone, Default)]
+pub struct JobCompletion {
+    /// The resume turn, when the interaction had a parked turn to resume.
+    pub turn: Option<NewTurn>,
+    /// The gate the resumed turn opened, if it parked again.
+    pub gate: Option<NewInteraction>,
+    /// Keys merged into the interaction's `resolution` as it moves to `resolved`
+    /// (`verdict`, `tool_call_id`). `None`: leave the row as it is.
+    pub resolution: Option<JsonObject>,
+    /// The parked turn that this resume continues (gets `resumed_by_turn_id`).
+    pub parked_turn_id: Option<String>,
+    /// Why nothing was resumed, when nothing was.
+    pub note: Option<String>,
+}
+
+/// Completed, or the lease was lost to another worker (nothing was written).
+#[derive(Debug, Clone)]
+pub enum CompleteOutcome {
+    /// Written. The resolved row and the new gate (if any).
+    Completed {
+        /// The interaction after resolution (when it was resolved).
+        resolved: Option<Box<InteractionRecord>>,
+        /// The gate the resumed turn opened.
+        gate: Option<Box<InteractionRecord>>,
+    },
+    /// Another worker owns the job now; this completion was discarded.
+    LeaseLost,
+}
+
+/// A job is abandoned after this many claims (its last error is kept).
+pub const MAX_ATTEMPTS: i64 = 5;
+
+impl Store {
+    /// Claim the oldest claimable job (queued, and unleased or with an expired lease)
+    /// for `lease_ms` milliseconds. `None` when there is nothing to do.
+    pub async fn claim_job(&self, lease_ms: i64) -> Result<Option<ClaimedJob>, StoreError> {
+        loop {
+            let owner = uuid::Uuid::new_v4().to_string();
+            let now = now_millis();
+            let sql = "UPDATE resume_jobs SET lease_owner = $1, lease_expires_ms = $2, \
+                 attempts = attempts + 1, updated_at = $3 \
+                 WHERE interaction_id = (SELECT interaction_id FROM resume_jobs \
+                     WHERE state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < $4) \
+                     ORDER BY created_at, interaction_id LIMIT 1) \
+                 AND state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < $4) \
+                 RETURNING interaction_id, project_id, attempts";
+            let expires = now.saturating_add(lease_ms);
+            let text_now = now_text();
+            let claimed: Option<ClaimedJob> = in_tx!(self, tx => {
+                let row = sqlx::query(sql)
+                    .bind(&owner)
+                    .bind(expires)
+                    .bind(&text_now)
+                    .bind(now)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                match row {
+                    Some(row) => Ok(Some(ClaimedJob {
+                        interaction_id: row.text("interaction_id")?,
+                        project_id: row.text("project_id")?,
+                        owner: owner.clone(),
+                        attempts: row.int("attempts")?,
+                    })),
+                    None => Ok(None),
+                }
+            })?;
+            match claimed {
+                Some(job) => return Ok(Some(job)),
+                None => {
+                    // Nothing claimable, or another worker took the candidate between the
+                    // sub-select and the update: look once more before giving up.
+                    if !self.has_claimable_job(now).await? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn has_claimable_job(&self, now: i64) -> Result<bool, StoreError> {
+        with_pool!(self, pool => {
+            let row = sqlx::query(
+                "SELECT interaction_id FROM resume_jobs WHERE state = 'queued' \
+                 AND (lease_owner IS NULL OR lease_expires_ms < $1) LIMIT 1",
+            )
+            .bind(now)
+            .fetch_optional(pool)
+            .await?;
+            Ok(row.is_some())
+        })
+    }
+
+    /// Finish a claimed job: in ONE transaction, check the lease is still ours, record
+    /// the resume turn (and its new gate), resolve the interaction, and mark the job done
+    /// with the resume turn's id.
+    pub async fn complete_job(
+        &self,
+        job: &ClaimedJob,
+        completion: &JobCompletion,
+    ) -> Result<CompleteOutcome, StoreError> {
+        let now = now_text();
+        let gate_args = completion.gate.as_ref().map(InsertArgs::new);
+        let resume_turn_id = completion.turn.as_ref().map(|t| t.id.clone());
+        let select = format!(
+            "SELECT {} FROM interactions WHERE id = $1",
+            super::interactions::SELECT_COLUMNS
+        );
+        in_tx!(self, tx => {
+            let done = sqlx::query(
+                "UPDATE resume_jobs SET state = 'done', resume_turn_id = $1, last_error = $2, \
+                 updated_at = $3 WHERE interaction_id = $4 AND state = 'queued' AND lease_owner = $5",
+            )
+            .bind(&resume_turn_id)
+            .bind(&completion.note)
+            .bind(&now)
+            .bind(&job.interaction_id)
+            .bind(&job.owner)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if done != 1 {
+                return Ok(CompleteOutcome::LeaseLost);
+            }
+            if let Some(turn) = &completion.turn {
+                insert_turn!(tx, turn, &now);
+            }
+            if let Some(parked) = &completion.parked_turn_id {
+                sqlx::query("UPDATE turns SET resumed_by_turn_id = $1, updated_at = $2 WHERE id = $3")
+                    .bind(&resume_turn_id)
+                    .bind(&now)
+                    .bind(parked)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let gate = match &gate_args {
+                Some(args) => Some(Box::new(insert_interaction!(tx, args)?.record)),
+                None => None,
+            };
+            let mut resolved = None;
+            if let Some(extra) = &completion.resolution {
+                let row = sqlx::query(&select)
+                    .bind(&job.interaction_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let current = super::interactions::interaction_from_row(&row)?;
+                let mut merged = current.resolution.clone().unwrap_or_default();
+                for (k, v) in extra {
+                    merged.insert(k.clone(), v.clone());
+                }
+                let update = format!(
+                    "UPDATE interactions SET status = 'resolved', resolution = $1, updated_at = $2 \
+                     WHERE id = $3 AND status = 'responded' RETURNING {}",
+                    super::interactions::SELECT_COLUMNS
+                );
+                let row = sqlx::query(&update)
+                    .bind(to_json_text(&merged))
+                    .bind(&now)
+                    .bind(&job.interaction_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                resolved = row
+                    .as_ref()
+                    .map(super::interactions::interaction_from_row)
+                    .transpose()?
+                    .map(Box::new);
+            }
+            Ok(CompleteOutcome::Completed { resolved, gate })
+        })
+    }
+
+    /// Record a failed attempt. The lease is left to expire, so another claim retries
+    /// later; after [`MAX_ATTEMPTS`] the job is marked `failed` and kept for inspection.
+    pub async fn fail_job(&self, job: &ClaimedJob, error: &str) -> Result<(), StoreError> {
+        let now = now_text();
+        let state = if job.attempts >= MAX_ATTEMPTS {
+            "failed"
+        } else {
+            "queued"
+        };
+        with_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE resume_jobs SET state = $1, last_error = $2, updated_at = $3 \
+                 WHERE interaction_id = $4 AND lease_owner = $5 AND state = 'queued'",
+            )
+            .bind(state)
+            .bind(error)
+            .bind(&now)
+            .bind(&job.interaction_id)
+            .bind(&job.owner)
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// The job of an interaction: `(state, resume_turn_id, attempts)`.
+    pub async fn job_state(
+        &self,
+        interaction_id: &str,
+    ) -> Result<Option<(String, Option<String>, i64)>, StoreError> {
+        with_pool!(self, pool => {
+            let row = sqlx::query(
+                "SELECT state, resume_turn_id, attempts FROM resume_jobs WHERE interaction_id = $1",
+            )
+            .bind(interaction_id)
+            .fetch_optional(pool)
+            .await?;
+            match row {
+                Some(row) => Ok(Some((row.text("state")?, row.opt_text("resume_turn_id")?, row.int("attempts")?))),
+                None => Ok(None),
+            }
+        })
+    }
+}

@@ -1,0 +1,230 @@
+//! Durable state: interactions, idempotency keys, resume jobs, turns and the workflow
+//! registry, behind one [`Store`] over SQLite (default, a WAL file) or Postgres.
+//!
+//! The SQL is written once and portable (`$N` parameters, `ON CONFLICT`, `RETURNING`);
+//! each backend has its own migration folder embedded in the binary. Every write that
+//! must be atomic (respond + enqueue, resume + resolve) runs in one transaction.
+
+mod interactions;
+mod jobs;
+mod turns;
+mod workflows;
+
+pub use interactions::{
+    CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction, RespondOutcome,
+    TransitionOutcome,
+};
+pub use jobs::{ClaimedJob, CompleteOutcome, JobCompletion, MAX_ATTEMPTS};
+pub use turns::{NewTurn, TurnRecord};
+pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::Row;
+
+/// A storage failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database URL names no supported backend.
+    #[error("unsupported database url {0:?}: use sqlite://PATH or postgres://...")]
+    UnsupportedUrl(String),
+    /// The database answered with an error (connection, constraint, SQL).
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Applying the embedded migrations failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored JSON column could not be decoded.
+    #[error("stored {column} is not valid JSON: {reason}")]
+    Corrupt {
+        /// The column.
+        column: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// Which database the store runs on.
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    /// An embedded SQLite file (WAL).
+    Sqlite(SqlitePool),
+    /// A Postgres server.
+    Postgres(PgPool),
+}
+
+/// The durable store of the control plane. Cheap to clone (pools are shared).
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub(crate) backend: Backend,
+}
+
+/// Run `$body` with `$pool` bound to the backend's pool (the body is compiled once per
+/// backend, so the same portable SQL serves both).
+macro_rules! with_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.backend {
+            $crate::store::Backend::Sqlite($pool) => $body,
+            $crate::store::Backend::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// Run `$body` (an expression of type `Result<T, StoreError>` that may use `$tx` as an
+/// executor via `&mut *$tx`) inside one transaction: committed on `Ok`, rolled back on
+/// `Err`. On SQLite the transaction takes the write lock up front (`BEGIN IMMEDIATE`), so
+/// concurrent writers queue on the busy timeout instead of failing on a stale snapshot.
+macro_rules! in_tx {
+    ($store:expr, $tx:ident => $body:expr) => {
+        match &$store.backend {
+            $crate::store::Backend::Sqlite(pool) => {
+                let mut $tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                let out: Result<_, $crate::store::StoreError> = async { $body }.await;
+                match out {
+                    Ok(value) => {
+                        $tx.commit().await?;
+                        Ok(value)
+                    }
+                    Err(err) => {
+                        let _ = $tx.rollback().await;
+                        Err(err)
+                    }
+                }
+            }
+            $crate::store::Backend::Postgres(pool) => {
+                let mut $tx = pool.begin().await?;
+                let out: Result<_, $crate::store::StoreError> = async { $body }.await;
+                match out {
+                    Ok(value) => {
+                        $tx.commit().await?;
+                        Ok(value)
+                    }
+                    Err(err) => {
+                        let _ = $tx.rollback().await;
+                        Err(err)
+                    }
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use in_tx;
+pub(crate) use with_pool;
+
+/// Typed column access shared by both backends' rows.
+pub(crate) trait RowExt {
+    /// A non-null text column.
+    fn text(&self, column: &str) -> Result<String, sqlx::Error>;
+    /// A nullable text column.
+    fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
+    /// A non-null integer column.
+    fn int(&self, column: &str) -> Result<i64, sqlx::Error>;
+}
+
+macro_rules! impl_row_ext {
+    ($row:ty) => {
+        impl RowExt for $row {
+            fn text(&self, column: &str) -> Result<String, sqlx::Error> {
+                self.try_get::<String, _>(column)
+            }
+            fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+                self.try_get::<Option<String>, _>(column)
+            }
+            fn int(&self, column: &str) -> Result<i64, sqlx::Error> {
+                self.try_get::<i64, _>(column)
+            }
+        }
+    };
+}
+impl_row_ext!(SqliteRow);
+impl_row_ext!(PgRow);
+
+impl Store {
+    /// Connect to `database_url` (`sqlite://PATH`, `sqlite::memory:`, `postgres://...`),
+    /// creating a SQLite file when missing, and apply the embedded migrations.
+    pub async fn connect(database_url: &str) -> Result<Self, StoreError> {
+        let backend = if database_url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(database_url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(30))
+                .foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(8)
+                .connect_with(options)
+                .await?;
+            sqlx::migrate!("migrations/sqlite").run(&pool).await?;
+            Backend::Sqlite(pool)
+        } else if database_url.starts_with("postgres://")
+            || database_url.starts_with("postgresql://")
+        {
+            let pool = PgPoolOptions::new()
+                .max_connections(16)
+                .connect(database_url)
+                .await?;
+            sqlx::migrate!("migrations/postgres").run(&pool).await?;
+            Backend::Postgres(pool)
+        } else {
+            return Err(StoreError::UnsupportedUrl(database_url.to_string()));
+        };
+        Ok(Self { backend })
+    }
+
+    /// Which backend this store runs on: `"sqlite"` or `"postgres"`.
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Close every pooled connection (waits for checked-out ones to come back).
+    pub async fn close(&self) {
+        with_pool!(self, pool => pool.close().await)
+    }
+}
+
+/// Now as RFC 3339 UTC text with microseconds (fixed width, so text order = time order).
+pub(crate) fn now_text() -> String {
+    format_time(chrono::Utc::now())
+}
+
+/// Render a time the way the store keeps it.
+pub(crate) fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
+    time.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+/// Now as epoch milliseconds (lease clocks).
+pub(crate) fn now_millis() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// A new time-ordered id (UUIDv7): id order is creation order.
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Encode a JSON value for a text column.
+pub(crate) fn to_json_text<T: serde::Serialize>(value: &T) -> String {
+    // Serializing plain data (maps, strings, numbers) into a String cannot fail.
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
+}
+
+/// Decode a JSON text column.
+pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(
+    column: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
+        column,
+        reason: err.to_string(),
+    })
+}

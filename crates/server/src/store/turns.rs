@@ -1,0 +1,175 @@
+//! Turns of a session: what ran, under which model, with what output, and (for a parked
+//! turn) the durable state a resume continues from.
+
+use gatehouse_wire::run::ChatMessage;
+
+use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
+use super::{from_json_text, in_tx, now_text, to_json_text, with_pool, RowExt, Store, StoreError};
+
+/// A stored turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnRecord {
+    /// Turn id (UUIDv7).
+    pub id: String,
+    /// Owning project.
+    pub project_id: String,
+    /// The agent session.
+    pub session_id: String,
+    /// `parked`, `completed` or `failed`.
+    pub status: String,
+    /// The model it ran under.
+    pub model: Option<String>,
+    /// Its output text.
+    pub output: Option<String>,
+    /// True for a resume.
+    pub resumed: bool,
+    /// The interaction it resumed from.
+    pub resumed_from_interaction_id: Option<String>,
+    /// The turn that resumed this (parked) one.
+    pub resumed_by_turn_id: Option<String>,
+    /// The transcript after this turn.
+    pub messages: Vec<ChatMessage>,
+    /// The durable parked state (JSON), for a parked turn.
+    pub parked_state: Option<serde_json::Value>,
+    /// Creation time.
+    pub created_at: String,
+}
+
+/// A turn to record.
+#[derive(Debug, Clone)]
+pub struct NewTurn {
+    /// Turn id.
+    pub id: String,
+    /// Owning project.
+    pub project_id: String,
+    /// The agent session.
+    pub session_id: String,
+    /// `parked`, `completed` or `failed`.
+    pub status: String,
+    /// The model it ran under.
+    pub model: Option<String>,
+    /// Output text.
+    pub output: Option<String>,
+    /// The interaction it resumed from (a resume).
+    pub resumed_from_interaction_id: Option<String>,
+    /// The transcript after this turn.
+    pub messages: Vec<ChatMessage>,
+    /// The durable parked state.
+    pub parked_state: Option<serde_json::Value>,
+}
+
+fn turn_from_row(row: &impl RowExt) -> Result<TurnRecord, StoreError> {
+    let parked_state = match row.opt_text("parked_state")? {
+        Some(text) => Some(from_json_text("turns.parked_state", &text)?),
+        None => None,
+    };
+    Ok(TurnRecord {
+        id: row.text("id")?,
+        project_id: row.text("project_id")?,
+        session_id: row.text("session_id")?,
+        status: row.text("status")?,
+        model: row.opt_text("model")?,
+        output: row.opt_text("output")?,
+        resumed: row.int("resumed")? != 0,
+        resumed_from_interaction_id: row.opt_text("resumed_from_interaction_id")?,
+        resumed_by_turn_id: row.opt_text("resumed_by_turn_id")?,
+        messages: from_json_text("turns.messages", &row.text("messages")?)?,
+        parked_state,
+        created_at: row.text("created_at")?,
+    })
+}
+
+const TURN_COLUMNS: &str = "id, project_id, session_id, status, model, output, resumed, \
+     resumed_from_interaction_id, resumed_by_turn_id, messages, parked_state, created_at";
+
+/// Insert a turn (inside a transaction).
+macro_rules! insert_turn {
+    ($exec:expr, $turn:expr, $now:expr) => {{
+        let t = $turn;
+        sqlx::query(
+            "INSERT INTO turns (id, project_id, session_id, status, model, output, resumed, \
+             resumed_from_interaction_id, messages, parked_state, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .bind(&t.id)
+        .bind(&t.project_id)
+        .bind(&t.session_id)
+        .bind(&t.status)
+        .bind(&t.model)
+        .bind(&t.output)
+        .bind(i64::from(t.resumed_from_interaction_id.is_some()))
+        .bind(&t.resumed_from_interaction_id)
+        .bind(to_json_text(&t.messages))
+        .bind(t.parked_state.as_ref().map(to_json_text))
+        .bind($now)
+        .execute(&mut *$exec)
+        .await?;
+    }};
+}
+pub(crate) use insert_turn;
+
+impl Store {
+    /// Record a finished turn and the gate it opened (if any) in one transaction.
+    pub async fn record_turn(
+        &self,
+        turn: &NewTurn,
+        gate: Option<&NewInteraction>,
+    ) -> Result<Option<InteractionRecord>, StoreError> {
+        let now = now_text();
+        let gate_args = gate.map(InsertArgs::new);
+        in_tx!(self, tx => {
+            insert_turn!(tx, turn, &now);
+            match &gate_args {
+                Some(args) => {
+                    let outcome = insert_interaction!(tx, args)?;
+                    Ok(Some(outcome.record))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// One turn of a project.
+    pub async fn get_turn(
+        &self,
+        project_id: &str,
+        turn_id: &str,
+    ) -> Result<Option<TurnRecord>, StoreError> {
+        let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = $1 AND project_id = $2");
+        with_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(turn_id).bind(project_id).fetch_optional(pool).await?;
+            row.as_ref().map(turn_from_row).transpose()
+        })
+    }
+
+    /// The turns of a session, oldest first.
+    pub async fn list_turns(
+        &self,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Vec<TurnRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {TURN_COLUMNS} FROM turns WHERE project_id = $1 AND session_id = $2 ORDER BY id"
+        );
+        with_pool!(self, pool => {
+            let rows = sqlx::query(&sql).bind(project_id).bind(session_id).fetch_all(pool).await?;
+            rows.iter().map(turn_from_row).collect()
+        })
+    }
+
+    /// The latest turn of a session (its transcript continues the conversation).
+    pub async fn last_turn(
+        &self,
+        project_id: &str,
+        session_id: &str,
+    ) -> Result<Option<TurnRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {TURN_COLUMNS} FROM turns WHERE project_id = $1 AND session_id = $2 \
+             ORDER BY id DESC LIMIT 1"
+        );
+        with_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(project_id).bind(session_id).fetch_optional(pool).await?;
+            row.as_ref().map(turn_from_row).transpose()
+        })
+    }
+}

@@ -1,0 +1,180 @@
+//! Test support: start a real server on an ephemeral port over a temporary SQLite file.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let server = gatehouse_server::testing::spawn(Default::default()).await;
+//! let url = server.url("/api/sessions/interactions/query");
+//! // POST it with `Authorization: ApiKey {server.api_key}`.
+//! server.shutdown().await;
+//! # let _ = url;
+//! # }
+//! ```
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::{start, ApiKey, RunningServer, ServerConfig, ServerError};
+
+/// How to start a test server. `Default` = execution on, dispatcher on, a fresh
+/// temporary database, a random key and project.
+#[derive(Debug, Clone)]
+pub struct TestServerOptions {
+    /// Serve execution sessions.
+    pub execution: bool,
+    /// Use this SQLite file (to restart on the same data); default: a temp dir.
+    pub database_path: Option<PathBuf>,
+    /// The API key (actor `tester`); default: a random one.
+    pub api_key: Option<String>,
+    /// The project id tests use; default: a random UUID.
+    pub project_id: Option<String>,
+    /// `effectiveParameters` cap; default 65536.
+    pub stamp_max_bytes: Option<usize>,
+    /// Body limit; default 1 MiB.
+    pub max_body_bytes: Option<usize>,
+    /// Resume lease; default 30 s.
+    pub lease: Option<Duration>,
+    /// Dispatcher poll interval; default 200 ms.
+    pub dispatch_poll: Option<Duration>,
+    /// SSE heartbeat interval; default 15 s.
+    pub heartbeat: Option<Duration>,
+    /// Run the resume dispatcher; default true.
+    pub run_dispatcher: bool,
+}
+
+impl Default for TestServerOptions {
+    fn default() -> Self {
+        Self {
+            execution: true,
+            database_path: None,
+            api_key: None,
+            project_id: None,
+            stamp_max_bytes: None,
+            max_body_bytes: None,
+            lease: None,
+            dispatch_poll: None,
+            heartbeat: None,
+            run_dispatcher: true,
+        }
+    }
+}
+
+/// A running test server and what a test needs to talk to it.
+#[derive(Debug)]
+pub struct TestServer {
+    /// The server.
+    pub server: RunningServer,
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// A valid API key (send `Authorization: ApiKey <key>`).
+    pub api_key: String,
+    /// A project id to put in `?project_id=`.
+    pub project_id: String,
+    /// The SQLite file.
+    pub database_path: PathBuf,
+    /// The options it was started with (with the key, project and path filled in).
+    pub options: TestServerOptions,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl TestServer {
+    /// `base_url + path`, with `project_id=` appended to the query string.
+    pub fn url(&self, path: &str) -> String {
+        let separator = if path.contains('?') { '&' } else { '?' };
+        format!(
+            "{}{path}{separator}project_id={}",
+            self.base_url, self.project_id
+        )
+    }
+
+    /// The `Authorization` header value.
+    pub fn authorization(&self) -> String {
+        format!("ApiKey {}", self.api_key)
+    }
+
+    /// Stop gracefully (the database file stays until the value is dropped).
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
+
+    /// Stop and start again on the same database file, key and project.
+    ///
+    /// # Panics
+    /// When the server cannot start again (see [`try_spawn`]).
+    pub async fn restart(self) -> TestServer {
+        let TestServer {
+            server,
+            options,
+            dir,
+            ..
+        } = self;
+        server.shutdown().await;
+        let mut next = spawn(options).await;
+        next.dir = dir;
+        next
+    }
+}
+
+/// Start a test server.
+///
+/// # Panics
+/// When the temporary directory, the database or the listener cannot be set up: test
+/// support has no caller to report to. Use [`try_spawn`] to handle it.
+pub async fn spawn(opts: TestServerOptions) -> TestServer {
+    match try_spawn(opts).await {
+        Ok(server) => server,
+        Err(err) => panic!("cannot start the gatehouse test server: {err}"),
+    }
+}
+
+/// Start a test server, reporting failures.
+pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, ServerError> {
+    let (dir, database_path) = match &opts.database_path {
+        Some(path) => (None, path.clone()),
+        None => {
+            let dir = tempfile::tempdir().map_err(|source| ServerError::Bind {
+                addr: ([127, 0, 0, 1], 0).into(),
+                source,
+            })?;
+            let path = dir.path().join("gatehouse.db");
+            (Some(dir), path)
+        }
+    };
+    let api_key = opts
+        .api_key
+        .clone()
+        .unwrap_or_else(|| format!("test-key-{}", uuid::Uuid::new_v4().simple()));
+    let project_id = opts
+        .project_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let mut config = ServerConfig::new(format!("sqlite://{}", database_path.display()));
+    config.api_keys = vec![ApiKey::new("tester", api_key.clone())];
+    config.execution = opts.execution;
+    config.run_dispatcher = opts.run_dispatcher;
+    config.dispatch_poll = opts.dispatch_poll.unwrap_or(Duration::from_millis(200));
+    if let Some(v) = opts.stamp_max_bytes {
+        config.stamp_max_bytes = v;
+    }
+    if let Some(v) = opts.max_body_bytes {
+        config.max_body_bytes = v;
+    }
+    if let Some(v) = opts.lease {
+        config.lease = v;
+    }
+    if let Some(v) = opts.heartbeat {
+        config.heartbeat = v;
+    }
+    let server = start(config).await?;
+    opts.database_path = Some(database_path.clone());
+    opts.api_key = Some(api_key.clone());
+    opts.project_id = Some(project_id.clone());
+    Ok(TestServer {
+        base_url: server.base_url(),
+        server,
+        api_key,
+        project_id,
+        database_path,
+        options: opts,
+        dir,
+    })
+}
