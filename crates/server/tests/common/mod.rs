@@ -1,0 +1,158 @@
+//! Shared helpers for the server's HTTP tests.
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use gatehouse_server::testing::{self, TestServer, TestServerOptions};
+use serde_json::{json, Value};
+
+/// A test server plus an HTTP client.
+pub struct Harness {
+    pub server: TestServer,
+    pub http: reqwest::Client,
+}
+
+impl Harness {
+    pub async fn start() -> Self {
+        Self::with(TestServerOptions::default()).await
+    }
+
+    pub async fn with(opts: TestServerOptions) -> Self {
+        Self {
+            server: testing::spawn(opts).await,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub async fn restart(self) -> Self {
+        Self {
+            server: self.server.restart().await,
+            http: self.http,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .header("Authorization", self.server.authorization())
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        decode(response).await
+    }
+
+    pub async fn post_with_key(&self, path: &str, body: Value, key: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .header("Authorization", self.server.authorization())
+            .header("Idempotency-Key", key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        decode(response).await
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .get(self.url(path))
+            .header("Authorization", self.server.authorization())
+            .send()
+            .await
+            .unwrap();
+        decode(response).await
+    }
+
+    /// Commit a revision of `workflow`/`variant` with `model` and `permission`.
+    pub async fn commit(&self, workflow: &str, variant: &str, model: &str, permission: &str) -> Value {
+        let (status, body) = self
+            .post(
+                "/api/workflows/revisions/commit",
+                json!({
+                    "workflow": {"slug": workflow},
+                    "variant": {"slug": variant},
+                    "parameters": config(model, permission),
+                }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    pub async fn invoke(&self, body: Value) -> Value {
+        let (status, answer) = self.post("/api/invoke", body).await;
+        assert_eq!(status, 200, "{answer}");
+        answer
+    }
+
+    pub async fn interaction(&self, id: &str) -> Value {
+        let (status, body) = self.get(&format!("/api/sessions/interactions/{id}")).await;
+        assert_eq!(status, 200, "{body}");
+        body["interaction"].clone()
+    }
+
+    pub async fn turns(&self, session_id: &str) -> Value {
+        let (status, body) = self.get(&format!("/api/sessions/{session_id}/turns")).await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    /// Wait until the interaction is `resolved` (polls with a deadline).
+    pub async fn wait_resolved(&self, id: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let last = self.interaction(id).await;
+            if last["status"] == "resolved" {
+                return last;
+            }
+            assert!(Instant::now() < deadline, "interaction {id} never resolved: {last}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+pub async fn decode(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, body)
+}
+
+/// A config: model, permission default.
+pub fn config(model: &str, permission: &str) -> Value {
+    json!({"agent": {"llm": {"model": model}, "runner": {"permissions": {"default": permission}}}})
+}
+
+/// Poll `check` until it is true or `limit` passes.
+pub async fn wait_until<F, Fut>(limit: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if check().await {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn user(text: &str) -> Value {
+    json!([{"role": "user", "content": text}])
+}
