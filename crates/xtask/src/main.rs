@@ -27,7 +27,9 @@ fn main() -> ExitCode {
         "bindings" => bindings::run(rest),
         "test" => test::run(rest),
         "bench" => bench::run(rest),
-        other => Err(format!("unknown command `{other}`; expected schema, bindings, test or bench")),
+        other => Err(format!(
+            "unknown command `{other}`; expected schema, bindings, test or bench"
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

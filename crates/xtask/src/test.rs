@@ -16,22 +16,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = workspace_root();
 
     // Build the binary first so the CLI tests and the binding tests find it.
-    run_command(cargo().current_dir(&root).args(["build", "-p", "gatehouse-cli"]))?;
+    run_command(
+        cargo()
+            .current_dir(&root)
+            .args(["build", "-p", "gatehouse-cli"]),
+    )?;
     run_command(cargo().current_dir(&root).args(["test", "--workspace"]))?;
 
     ensure_python_test_deps(&root)?;
-    run_command(
-        Command::new("python3")
-            .current_dir(&root)
-            .args(["-m", "pytest", "-q", "tests/python"]),
-    )?;
+    run_command(Command::new("python3").current_dir(&root).args([
+        "-m",
+        "pytest",
+        "-q",
+        "tests/python",
+    ]))?;
 
     if skip_bindings {
         eprintln!("xtask test: --no-bindings given, binding tests skipped");
         return Ok(());
     }
     crate::bindings::run(&["--check".to_string()])?;
-    run_command(Command::new("bash").current_dir(&root).arg("bindings/run-tests.sh"))?;
+    run_command(
+        Command::new("bash")
+            .current_dir(&root)
+            .arg("bindings/run-tests.sh"),
+    )?;
     Ok(())
 }
 
