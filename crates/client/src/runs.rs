@@ -16,7 +16,7 @@ use reqwest::header::CONTENT_TYPE;
 use reqwest::Method;
 
 use crate::client::{read_bounded, AnswerBody, Call, Client, Target};
-use crate::error::{self, Error, Operation, Result, MAX_SNIPPET_CHARS};
+use crate::error::{self, Error, Operation, Result};
 
 /// The `Accept` value of a streaming run.
 pub const NDJSON: &str = "application/x-ndjson";
@@ -28,7 +28,6 @@ pub const NDJSON: &str = "application/x-ndjson";
 /// use gatehouse_wire::effective::StampPolicy;
 /// use gatehouse_wire::run::{ChatMessage, Harness, RunRequest, Sandbox};
 /// let params = serde_json::json!({"agent": {"llm": {"model": "anthropic/claude-sonnet-4-5"}}});
-/// let params = params.as_object().cloned().unwrap_or_default();
 /// let (request, _stamp) = RunRequest::new(Harness::Claude, Sandbox::Local, "anthropic/claude-sonnet-4-5", vec![ChatMessage::text("user", "hi")])
 ///     .for_session("48268312-0000-7000-8000-000000000000", &params, &StampPolicy::default());
 /// let result = client.runs().run(&request).await?;
@@ -118,6 +117,8 @@ struct State {
     phase: Phase,
     line: Vec<u8>,
     queue: VecDeque<RunStreamRecord>,
+    /// An error found after records that must be yielded first.
+    pending_error: Option<Error>,
     seen_result: bool,
 }
 
@@ -156,6 +157,7 @@ impl RunStream {
             phase: Phase::Unsent(body),
             line: Vec::new(),
             queue: VecDeque::new(),
+            pending_error: None,
             seen_result: false,
         };
         Self {
@@ -191,6 +193,10 @@ async fn next_record(mut st: State) -> Option<(Result<RunStreamRecord>, State)> 
         if let Some(record) = st.queue.pop_front() {
             return Some((Ok(record), st));
         }
+        if let Some(err) = st.pending_error.take() {
+            st.phase = Phase::Done;
+            return Some((Err(err), st));
+        }
         match std::mem::replace(&mut st.phase, Phase::Done) {
             Phase::Done => return None,
             Phase::Unsent(body) => match start(&st.client, st.operation, body).await {
@@ -205,9 +211,8 @@ async fn next_record(mut st: State) -> Option<(Result<RunStreamRecord>, State)> 
                 match tokio::time::timeout(idle, bytes.next()).await {
                     Ok(Some(Ok(chunk))) => {
                         if let Err(err) = st.take_lines(&chunk) {
-                            return Some((Err(err), st));
-                        }
-                        if !st.seen_result {
+                            st.pending_error = Some(err);
+                        } else if !st.seen_result {
                             st.phase = Phase::Reading(bytes);
                         }
                     }
@@ -220,11 +225,12 @@ async fn next_record(mut st: State) -> Option<(Result<RunStreamRecord>, State)> 
                         if !st.line.is_empty() {
                             let line = std::mem::take(&mut st.line);
                             if let Err(err) = st.parse_line(&line) {
-                                return Some((Err(err), st));
+                                st.pending_error = Some(err);
+                                continue;
                             }
                         }
                         if !st.seen_result {
-                            return Some((Err(no_result(st.operation)), st));
+                            st.pending_error = Some(no_result(st.operation));
                         }
                     }
                     Err(_) => {
@@ -337,16 +343,33 @@ impl State {
                 Ok(())
             }
             Ok(None) => Ok(()),
-            Err(err) => Err(Error::Decode {
-                operation: self.operation,
-                status: 200,
-                path: err.path,
-                reason: err.reason,
-                snippet: error::scrub_secret(
-                    &error::redacted_snippet(line, MAX_SNIPPET_CHARS),
+            Err(err) => {
+                let err = refine_result_path(&text).unwrap_or(err);
+                Err(error::decode_error(
+                    self.operation,
+                    200,
+                    err,
+                    line,
                     self.client.secrets(),
-                ),
-            }),
+                ))
+            }
         }
     }
+}
+
+/// An internally tagged record loses the failing field's path; decode a result's
+/// payload on its own to name it (`result.ok`).
+fn refine_result_path(line: &str) -> Option<gatehouse_wire::WireDecodeError> {
+    let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    if value.get("kind").and_then(|k| k.as_str()) != Some("result") {
+        return None;
+    }
+    let payload = value.get("result")?.clone();
+    let mut err = gatehouse_wire::from_json_value::<RunResult>(payload).err()?;
+    err.path = if err.path == "." {
+        "result".to_string()
+    } else {
+        format!("result.{}", err.path)
+    };
+    Some(err)
 }
