@@ -1,1 +1,35 @@
-//! placeholder
+//! # gatehouse-ffi
+//!
+//! The mobile-facing facade over `gatehouse-client`, exported with uniffi (proc-macros,
+//! no UDL) to Kotlin, Swift and Python. It is deliberately thin: it converts the
+//! client's values into records, runs every network call on one tokio runtime, and
+//! turns every failure (including a panic) into a [`GatehouseError`].
+//!
+//! - [`GatehouseClient`]: built from a [`ClientConfig`]; every network call is async
+//!   (Kotlin `suspend`, Swift `async throws`, Python `async`).
+//! - Interactions: list, get, respond, approve-all with a per-target report.
+//! - [`GatehouseClient::watch_session`]: a [`WatchListener`] implemented in the app hears
+//!   a session's gates open and close; the returned [`WatchHandle`] stops it.
+//! - Execution sessions and interventions, where "requested" is never reported as
+//!   "applied" without the server's persisted evidence.
+//!
+//! Generated bindings live in `bindings/` at the workspace root (`cargo xtask bindings`).
+
+uniffi::setup_scaffolding!();
+
+mod client;
+mod error;
+mod json;
+mod records;
+mod runtime;
+mod watch;
+
+pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient};
+pub use error::{GatehouseError, GatehouseErrorKind};
+pub use json::JsonText;
+pub use records::{
+    Capabilities, Capability, Checkpoint, CheckpointProgress, ExecutionEvent, ExecutionEventType,
+    ExecutionSession, ExecutionSessionStatus, Interaction, InteractionKind, InteractionRequest,
+    InteractionStatus, Intervention, InterventionStatus, SessionOutcome,
+};
+pub use watch::{LifecycleState, WatchEvent, WatchHandle, WatchListener};

@@ -1,0 +1,152 @@
+"""Fixtures for the Python binding tests: a live `gatehouse serve` on an ephemeral port.
+
+The server binary is $GATEHOUSE_BIN (default: target/debug/gatehouse in the workspace).
+The native library must sit next to gatehouse/gatehouse_ffi.py (bindings/run-tests.sh
+copies it there); the tests fail, not skip, when either is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.request
+import uuid
+
+import pytest
+
+PYTHON_DIR = pathlib.Path(__file__).resolve().parent.parent
+WORKSPACE = PYTHON_DIR.parent.parent
+sys.path.insert(0, str(PYTHON_DIR))
+
+API_KEY = "py-binding-secret"
+STARTUP_TIMEOUT_S = 30
+
+
+class Server:
+    """One `gatehouse serve` process with its own SQLite file."""
+
+    def __init__(self, no_execution: bool = False):
+        binary = os.environ.get("GATEHOUSE_BIN", str(WORKSPACE / "target" / "debug" / "gatehouse"))
+        if not os.path.isfile(binary):
+            raise RuntimeError(
+                f"server binary {binary} not found: build it (cargo build -p gatehouse-cli) "
+                "or set GATEHOUSE_BIN"
+            )
+        self._dir = tempfile.TemporaryDirectory(prefix="gatehouse-py-")
+        args = [
+            binary,
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            f"sqlite://{self._dir.name}/gatehouse.db",
+            "--api-key",
+            f"phone={API_KEY}",
+        ]
+        if no_execution:
+            args.append("--no-execution")
+        self.stderr = open(os.path.join(self._dir.name, "server.log"), "wb")
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=self.stderr, stdin=subprocess.DEVNULL
+        )
+        self.url = self._read_listening_line()
+
+    def _read_listening_line(self) -> str:
+        found: list[str] = []
+
+        def read() -> None:
+            assert self.process.stdout is not None
+            for raw in self.process.stdout:
+                line = raw.decode("utf-8", "replace").strip()
+                if line.startswith("listening on "):
+                    found.append(line[len("listening on ") :])
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(STARTUP_TIMEOUT_S)
+        if not found:
+            self.stop()
+            log = pathlib.Path(self.stderr.name).read_text(errors="replace")
+            raise RuntimeError(f"gatehouse serve printed no 'listening on' line; its log:\n{log}")
+        return found[0]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.stderr.close()
+        self._dir.cleanup()
+
+    # --- the runner/operator side, over plain HTTP (not part of the mobile API) ---
+
+    def post(self, path: str, project_id: str, body: dict) -> dict:
+        request = urllib.request.Request(
+            f"{self.url}{path}?project_id={project_id}",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def open_gate(self, project_id: str, session_id: str | None = None, prompt: str = "list files") -> dict:
+        """Invoke the deterministic agent with `ask` permissions: its Bash step parks the
+        turn at an approval gate. Returns the invoke answer (`interaction_ids`, ...)."""
+        body = {
+            "data": {
+                "inputs": {"messages": [{"role": "user", "content": prompt}]},
+                "parameters": {
+                    "agent": {
+                        "llm": {"model": "py-model-1"},
+                        "runner": {"permissions": {"default": "ask"}},
+                    }
+                },
+            }
+        }
+        if session_id is not None:
+            body["session_id"] = session_id
+        answer = self.post("/api/invoke", project_id, body)
+        assert answer["status"] == "parked", answer
+        assert len(answer["interaction_ids"]) == 1, answer
+        return answer
+
+
+@pytest.fixture(scope="session")
+def server():
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def server_without_execution():
+    srv = Server(no_execution=True)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def project_id() -> str:
+    """A fresh project per test, so tests never see each other's gates."""
+    return str(uuid.uuid4())
+
+
+@pytest.fixture
+def client(server, project_id):
+    import gatehouse
+
+    return gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(
+            base_url=server.url, api_key=API_KEY, project_id=project_id, timeout_ms=10_000
+        )
+    )

@@ -1,0 +1,159 @@
+"""The Python bindings against a live `gatehouse serve`: the same scenarios as Kotlin."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+
+import pytest
+
+import gatehouse
+from gatehouse import GatehouseError, GatehouseErrorKind, InteractionStatus
+
+from conftest import API_KEY
+
+
+def test_list_pending_shows_the_gate_with_its_request_and_stamped_config(server, client, project_id):
+    answer = server.open_gate(project_id, prompt="list files")
+    gates = asyncio.run(client.list_pending_interactions(answer["session_id"]))
+    assert [g.id for g in gates] == answer["interaction_ids"]
+    gate = gates[0]
+    assert gate.session_id == answer["session_id"]
+    assert gate.kind == gatehouse.InteractionKind.USER_APPROVAL
+    assert gate.status == InteractionStatus.PENDING
+    assert gate.request is not None and gate.request.tool == "Bash"
+    assert json.loads(gate.request.args) == {"command": "echo hi"}
+    # The config the gated turn runs under crosses as JSON text.
+    assert json.loads(gate.parameters)["agent"]["llm"]["model"] == "py-model-1"
+    # The whole project lists it too; get_interaction reads the same row.
+    assert answer["interaction_ids"][0] in [g.id for g in asyncio.run(client.list_pending_interactions(None))]
+    assert asyncio.run(client.get_interaction(gate.id)) == gate
+
+
+def test_respond_then_a_second_respond_is_already_answered(server, client, project_id):
+    gate_id = server.open_gate(project_id)["interaction_ids"][0]
+
+    answered = asyncio.run(client.respond_to_interaction(gate_id, True, "go ahead", None))
+    assert answered.id == gate_id
+    assert answered.status != InteractionStatus.PENDING
+    assert json.loads(answered.resolution)["answer"]["approved"] is True
+
+    with pytest.raises(GatehouseError.AlreadyAnswered) as caught:
+        asyncio.run(client.respond_to_interaction(gate_id, False, None, None))
+    error = caught.value
+    assert error.is_retryable() is False
+    assert error.error_kind() == GatehouseErrorKind.ALREADY_ANSWERED
+    assert "respond_interaction" in error.msg
+    assert error.details  # the server's text
+    assert asyncio.run(client.list_pending_interactions(None)) == []
+
+
+def test_approve_all_reports_every_target(server, client, project_id):
+    fresh = server.open_gate(project_id)["interaction_ids"][0]
+    settled = server.open_gate(project_id)["interaction_ids"][0]
+    asyncio.run(client.respond_to_interaction(settled, False, "no", None))
+    unknown = str(uuid.uuid4())
+
+    report = asyncio.run(client.approve_all([fresh, settled, unknown], True))
+    assert [row.id for row in report.answered] == [fresh]
+    assert report.already_answered == [settled]
+    assert [f.interaction_id for f in report.failed] == [unknown]
+    failure = report.failed[0]
+    assert failure.kind == GatehouseErrorKind.NOT_FOUND
+    assert failure.retryable is False
+    assert failure.msg
+    assert report.all_already_answered is False
+
+    # Everything settled elsewhere: the screen can go idle at once.
+    again = asyncio.run(client.approve_all([fresh, settled], True))
+    assert again.answered == [] and again.failed == []
+    assert sorted(again.already_answered) == sorted([fresh, settled])
+    assert again.all_already_answered is True
+
+
+class RecordingListener(gatehouse.WatchListener):
+    """Collects callbacks; `gate_opened` is set when a pending interaction event arrives."""
+
+    def __init__(self):
+        self.connected = threading.Event()
+        self.gate_opened = threading.Event()
+        self.events: list = []
+        self.closed: list = []
+
+    def on_connected(self):
+        self.connected.set()
+
+    def on_event(self, event):
+        self.events.append(event)
+        if event.is_INTERACTION() and event.status == InteractionStatus.PENDING:
+            self.gate_opened.set()
+
+    def on_reconnecting(self, attempt, error):
+        pass
+
+    def on_closed(self, error):
+        self.closed.append(error)
+
+
+def test_a_watch_listener_sees_a_gate_open_and_cancel_stops_it(server, client, project_id):
+    session_id = str(uuid.uuid4())
+    listener = RecordingListener()
+    handle = client.watch_session(session_id, listener)
+    try:
+        assert listener.connected.wait(15), "the watch never connected"
+        answer = server.open_gate(project_id, session_id=session_id)
+        assert listener.gate_opened.wait(15), f"no pending interaction event; saw {listener.events}"
+        opened = [e for e in listener.events if e.is_INTERACTION() and e.status == InteractionStatus.PENDING]
+        assert opened[0].session_id == session_id
+        if opened[0].interaction_id is not None:
+            assert opened[0].interaction_id == answer["interaction_ids"][0]
+    finally:
+        handle.cancel()
+    assert handle.is_finished() is True
+    handle.cancel()  # twice is harmless
+    seen = len(listener.events)
+    # After cancel, no callback runs: answering the gate produces no new event here.
+    asyncio.run(client.respond_to_interaction(answer["interaction_ids"][0], True, None, None))
+    assert len(listener.events) == seen
+    assert listener.closed == []
+
+
+def test_capabilities_and_capability_unavailable_without_execution(server_without_execution, project_id):
+    client = gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(
+            base_url=server_without_execution.url, api_key=API_KEY, project_id=project_id, timeout_ms=10_000
+        )
+    )
+    caps = asyncio.run(client.capabilities())
+    assert caps.service == "gatehouse"
+    assert gatehouse.Capability.INTERACTIONS in caps.capabilities
+    assert gatehouse.Capability.EXECUTION not in caps.capabilities
+
+
+def test_bad_configuration_and_unreachable_hosts_are_typed_errors():
+    with pytest.raises(GatehouseError.Config) as caught:
+        gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="not a url"))
+    assert caught.value.is_retryable() is False
+
+    with pytest.raises(GatehouseError.Invalid):
+        gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="http://127.0.0.1:9", timeout_ms=0))
+
+    # Port 9 (discard) on loopback: nothing listens, the connection is refused.
+    offline = gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(base_url="http://127.0.0.1:9", project_id=str(uuid.uuid4()), timeout_ms=2_000)
+    )
+    with pytest.raises(GatehouseError) as caught:
+        asyncio.run(offline.get_interaction(str(uuid.uuid4())))
+    assert caught.value.error_kind() in (GatehouseErrorKind.TRANSPORT, GatehouseErrorKind.TIMEOUT)
+    assert caught.value.is_retryable() is True
+
+
+def test_a_wrong_api_key_is_unauthorized(server, project_id):
+    client = gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(base_url=server.url, api_key="wrong", project_id=project_id)
+    )
+    with pytest.raises(GatehouseError.Unauthorized) as caught:
+        asyncio.run(client.list_pending_interactions(None))
+    assert caught.value.is_retryable() is False

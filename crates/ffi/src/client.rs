@@ -1,0 +1,225 @@
+//! `GatehouseClient`: the object a phone app holds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatehouse_client::{Answer, Client};
+
+use crate::error::GatehouseError;
+use crate::records::{self, Capabilities, Interaction};
+use crate::runtime;
+use crate::watch::{self, WatchHandle, WatchListener};
+
+/// How to reach a Gatehouse-compatible control plane.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ClientConfig {
+    /// Base URL of the control plane, e.g. `https://gatehouse.example.com`.
+    pub base_url: String,
+    /// API key, sent as `Authorization: Bearer <key>`.
+    #[uniffi(default = None)]
+    pub api_key: Option<String>,
+    /// Project id sent as `?project_id=` on every interaction call.
+    #[uniffi(default = None)]
+    pub project_id: Option<String>,
+    /// Per-call timeout in milliseconds (the client's default when absent).
+    #[uniffi(default = None)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// One approve-all target that failed for a reason other than "already answered".
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ApproveAllFailure {
+    /// The interaction that could not be answered.
+    pub interaction_id: String,
+    /// What kind of failure.
+    pub kind: crate::error::GatehouseErrorKind,
+    /// The error's sentence.
+    pub msg: String,
+    /// The error's detail.
+    pub details: Option<String>,
+    /// True when answering it again later may succeed.
+    pub retryable: bool,
+}
+
+/// The per-target outcome of [`GatehouseClient::approve_all`]. One failing target never
+/// hides another's result.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ApproveAllReport {
+    /// Interactions this call answered, as they are after the answer.
+    pub answered: Vec<Interaction>,
+    /// Ids that were no longer pending: settled elsewhere, not a failure.
+    pub already_answered: Vec<String>,
+    /// Ids whose answer failed otherwise, each with its error.
+    pub failed: Vec<ApproveAllFailure>,
+    /// True when there was at least one target and every one was already answered:
+    /// the screen can go back to idle at once.
+    pub all_already_answered: bool,
+}
+
+impl ApproveAllReport {
+    fn from_client(report: gatehouse_client::ApproveAllReport) -> Result<Self, GatehouseError> {
+        let all_already_answered = report.all_already_answered();
+        Ok(Self {
+            answered: records::interactions(&report.answered)?,
+            already_answered: report.already_answered,
+            failed: report
+                .failed
+                .into_iter()
+                .map(|(interaction_id, error)| {
+                    let error = GatehouseError::from(error);
+                    ApproveAllFailure {
+                        interaction_id,
+                        kind: error.kind(),
+                        msg: error.msg().to_string(),
+                        details: error.details().map(str::to_string),
+                        retryable: error.retryable(),
+                    }
+                })
+                .collect(),
+            all_already_answered,
+        })
+    }
+}
+
+/// A client for one control plane and project. Cheap to share between threads; every
+/// network call is async and throws [`GatehouseError`].
+#[derive(Debug, uniffi::Object)]
+pub struct GatehouseClient {
+    pub(crate) inner: Client,
+}
+
+/// Build the underlying client from a config (no network).
+fn build_client(config: &ClientConfig) -> Result<Client, GatehouseError> {
+    let mut builder = Client::builder(config.base_url.clone());
+    if let Some(key) = &config.api_key {
+        builder = builder.api_key(key.clone());
+    }
+    if let Some(project_id) = &config.project_id {
+        builder = builder.project_id(project_id.clone());
+    }
+    if let Some(ms) = config.timeout_ms {
+        if ms == 0 {
+            return Err(GatehouseError::Invalid {
+                msg: "timeout_ms must be greater than zero".to_string(),
+                details: None,
+            });
+        }
+        builder = builder.timeout(Duration::from_millis(ms));
+    }
+    Ok(builder.build()?)
+}
+
+#[uniffi::export(async_runtime = "tokio")]
+impl GatehouseClient {
+    /// Build a client. Nothing is sent until the first call; a malformed base URL or
+    /// API key fails here with [`GatehouseError::Config`].
+    #[uniffi::constructor]
+    pub fn new(config: ClientConfig) -> Result<Arc<Self>, GatehouseError> {
+        runtime::guard("build_client", || {
+            let handle = runtime::handle()?;
+            let _entered = handle.enter();
+            Ok(Arc::new(Self {
+                inner: build_client(&config)?,
+            }))
+        })
+    }
+
+    /// The base URL this client talks to.
+    pub fn base_url(&self) -> Result<String, GatehouseError> {
+        runtime::guard("base_url", || Ok(self.inner.base_url().to_string()))
+    }
+
+    /// Every pending interaction of the project (all pages), or of one session.
+    pub async fn list_pending_interactions(
+        &self,
+        session_id: Option<String>,
+    ) -> Result<Vec<Interaction>, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("list_pending_interactions", async move {
+            let rows = client
+                .interactions()
+                .list_pending(session_id.as_deref())
+                .await?;
+            records::interactions(&rows)
+        })
+        .await
+    }
+
+    /// One interaction by id.
+    pub async fn get_interaction(&self, id: String) -> Result<Interaction, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("get_interaction", async move {
+            let row = client.interactions().get(&id).await?;
+            Interaction::try_from(&row)
+        })
+        .await
+    }
+
+    /// Answer an approval gate: approve or deny, with an optional message for the agent
+    /// and the tool call being answered. Throws `AlreadyAnswered` when another device
+    /// answered first (benign: refresh). Safe to retry after a transport error: the
+    /// client carries an idempotency key and never reports its own landed answer as
+    /// already answered.
+    pub async fn respond_to_interaction(
+        &self,
+        id: String,
+        approved: bool,
+        message: Option<String>,
+        tool_call_id: Option<String>,
+    ) -> Result<Interaction, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("respond_to_interaction", async move {
+            let mut answer = Answer::approval(approved);
+            if let Some(message) = message {
+                answer = answer.message(message);
+            }
+            if let Some(tool_call_id) = tool_call_id {
+                answer = answer.tool_call_id(tool_call_id);
+            }
+            let row = client.interactions().respond(&id, &answer).await?;
+            Interaction::try_from(&row)
+        })
+        .await
+    }
+
+    /// Answer many gates at once (in parallel, under a bound) with the same verdict.
+    /// Never throws for a single target: each one's outcome is in the report.
+    pub async fn approve_all(
+        &self,
+        ids: Vec<String>,
+        approved: bool,
+    ) -> Result<ApproveAllReport, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("approve_all", async move {
+            let report = client
+                .interactions()
+                .approve_all(&ids, &Answer::approval(approved))
+                .await;
+            ApproveAllReport::from_client(report)
+        })
+        .await
+    }
+
+    /// What the host serves (read once, then cached by the client).
+    pub async fn capabilities(&self) -> Result<Capabilities, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("capabilities", async move {
+            let response = client.capabilities().get().await?;
+            Ok(Capabilities::from(&response))
+        })
+        .await
+    }
+
+    /// Watch a session's gates: `listener` hears every (re)connect (revalidate then),
+    /// every event, every reconnect attempt, and the end of the stream. The returned
+    /// handle's `cancel()` (or dropping/closing it) stops the watch.
+    pub fn watch_session(
+        &self,
+        session_id: String,
+        listener: Arc<dyn WatchListener>,
+    ) -> Result<Arc<WatchHandle>, GatehouseError> {
+        runtime::guard("watch_session", || {
+            watch::start(&self.inner, session_id, listener)
+        })
+    }
+}

@@ -1,0 +1,496 @@
+//! Records and enums for every value that crosses the FFI, converted from the wire types.
+//!
+//! Free-form JSON (tool arguments, references, stamped parameters, resolutions, event
+//! details) crosses as [`JsonText`]; everything a phone app branches on is typed.
+
+use gatehouse_wire::capabilities as wcap;
+use gatehouse_wire::execution as wexec;
+use gatehouse_wire::interaction as wint;
+
+use crate::error::GatehouseError;
+use crate::json::JsonText;
+
+/// What kind of gate an interaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum InteractionKind {
+    /// "May I run this tool?": answered with approve or deny.
+    UserApproval,
+    /// A free-form question to the user.
+    UserInput,
+    /// A tool the client executes itself.
+    ClientTool,
+}
+
+impl From<wint::InteractionKind> for InteractionKind {
+    fn from(kind: wint::InteractionKind) -> Self {
+        match kind {
+            wint::InteractionKind::UserApproval => Self::UserApproval,
+            wint::InteractionKind::UserInput => Self::UserInput,
+            wint::InteractionKind::ClientTool => Self::ClientTool,
+        }
+    }
+}
+
+/// The lifecycle of an interaction (not its verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum InteractionStatus {
+    /// Waiting for an answer.
+    Pending,
+    /// Answered through the API; the resume is queued.
+    Responded,
+    /// The runner consumed the answer.
+    Resolved,
+    /// The gate went away unanswered.
+    Cancelled,
+}
+
+impl From<wint::InteractionStatus> for InteractionStatus {
+    fn from(status: wint::InteractionStatus) -> Self {
+        match status {
+            wint::InteractionStatus::Pending => Self::Pending,
+            wint::InteractionStatus::Responded => Self::Responded,
+            wint::InteractionStatus::Resolved => Self::Resolved,
+            wint::InteractionStatus::Cancelled => Self::Cancelled,
+        }
+    }
+}
+
+/// What the gated tool call wanted to do.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct InteractionRequest {
+    /// Tool name, e.g. `Bash`.
+    pub tool: Option<String>,
+    /// Tool arguments as JSON text.
+    pub args: Option<JsonText>,
+    /// The model's tool call id.
+    pub tool_call_id: Option<String>,
+}
+
+/// One session interaction (a gate), as a phone shows it.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct Interaction {
+    /// Row id: what `respond_to_interaction` takes.
+    pub id: String,
+    /// Owning project.
+    pub project_id: Option<String>,
+    /// The agent session.
+    pub session_id: String,
+    /// The turn that gated.
+    pub turn_id: Option<String>,
+    /// The runner's token for this gate.
+    pub token: String,
+    /// What kind of gate.
+    pub kind: InteractionKind,
+    /// Lifecycle status (absent only when the server did not say).
+    pub status: Option<InteractionStatus>,
+    /// What the gate asks about.
+    pub request: Option<InteractionRequest>,
+    /// The turn's workflow references as JSON text (`workflow`, `workflow_variant`,
+    /// `workflow_revision`).
+    pub references: Option<JsonText>,
+    /// The config the gated turn runs under (stamped `effectiveParameters`) as JSON text;
+    /// absent for a legacy row.
+    pub parameters: Option<JsonText>,
+    /// The recorded answer and, once resolved, the verdict, as JSON text.
+    pub resolution: Option<JsonText>,
+    /// The runner delivered the gate in band.
+    pub delivered_in_band: bool,
+    /// The gate was delivered by webhook.
+    pub delivered_webhook: bool,
+    /// RFC 3339 creation time.
+    pub created_at: Option<String>,
+    /// RFC 3339 last update time.
+    pub updated_at: Option<String>,
+}
+
+fn optional_json<T: serde::Serialize>(
+    value: Option<&T>,
+) -> Result<Option<JsonText>, GatehouseError> {
+    value.map(JsonText::from_serialize).transpose()
+}
+
+impl TryFrom<&wint::SessionInteraction> for Interaction {
+    type Error = GatehouseError;
+
+    fn try_from(row: &wint::SessionInteraction) -> Result<Self, GatehouseError> {
+        let id = row.id.clone().ok_or_else(|| GatehouseError::Decode {
+            msg: format!(
+                "the server sent an interaction without an id (session {}, token {})",
+                row.session_id, row.token
+            ),
+            details: None,
+        })?;
+        let data = row.data.as_ref();
+        let request = data
+            .and_then(|d| d.request.as_ref())
+            .map(|r| -> Result<InteractionRequest, GatehouseError> {
+                Ok(InteractionRequest {
+                    tool: r.tool.clone(),
+                    args: r.args.as_ref().map(JsonText::from_value),
+                    tool_call_id: r.tool_call_id.clone(),
+                })
+            })
+            .transpose()?;
+        Ok(Self {
+            id,
+            project_id: row.project_id.clone(),
+            session_id: row.session_id.clone(),
+            turn_id: row.turn_id.clone(),
+            token: row.token.clone(),
+            kind: row.kind.into(),
+            status: row.status.map(Into::into),
+            request,
+            references: optional_json(data.and_then(|d| d.references.as_ref()))?,
+            parameters: optional_json(data.and_then(|d| d.parameters.as_ref()))?,
+            resolution: optional_json(data.and_then(|d| d.resolution.as_ref()))?,
+            delivered_in_band: row.flags.delivered_in_band,
+            delivered_webhook: row.flags.delivered_webhook,
+            created_at: row.created_at.clone(),
+            updated_at: row.updated_at.clone(),
+        })
+    }
+}
+
+/// Convert a page of rows.
+pub(crate) fn interactions(
+    rows: &[wint::SessionInteraction],
+) -> Result<Vec<Interaction>, GatehouseError> {
+    rows.iter().map(Interaction::try_from).collect()
+}
+
+/// A capability a host may or may not serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum Capability {
+    /// The interaction endpoints.
+    Interactions,
+    /// The interaction watch stream.
+    InteractionWatch,
+    /// The service tier (invoke).
+    Invoke,
+    /// The runner tier (`/run`).
+    Runs,
+    /// Execution sessions and interventions.
+    Execution,
+    /// The execution event stream.
+    ExecutionEventStream,
+}
+
+impl From<wcap::Capability> for Capability {
+    fn from(capability: wcap::Capability) -> Self {
+        match capability {
+            wcap::Capability::Interactions => Self::Interactions,
+            wcap::Capability::InteractionWatch => Self::InteractionWatch,
+            wcap::Capability::Invoke => Self::Invoke,
+            wcap::Capability::Runs => Self::Runs,
+            wcap::Capability::Execution => Self::Execution,
+            wcap::Capability::ExecutionEventStream => Self::ExecutionEventStream,
+        }
+    }
+}
+
+/// What a host serves.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct Capabilities {
+    /// The serving product, e.g. `gatehouse`.
+    pub service: String,
+    /// Its version.
+    pub version: String,
+    /// What it serves.
+    pub capabilities: Vec<Capability>,
+}
+
+impl From<&wcap::CapabilitiesResponse> for Capabilities {
+    fn from(response: &wcap::CapabilitiesResponse) -> Self {
+        Self {
+            service: response.service.clone(),
+            version: response.version.clone(),
+            capabilities: response.capabilities.iter().map(|c| (*c).into()).collect(),
+        }
+    }
+}
+
+/// Status of an execution session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum ExecutionSessionStatus {
+    /// The run is going.
+    Active,
+    /// The run is parked (e.g. at an approval gate).
+    Paused,
+    /// The run finished.
+    Completed,
+    /// The run failed.
+    Failed,
+    /// The run was cancelled (including by a `stop` intervention).
+    Canceled,
+}
+
+impl From<wexec::ExecutionSessionStatus> for ExecutionSessionStatus {
+    fn from(status: wexec::ExecutionSessionStatus) -> Self {
+        match status {
+            wexec::ExecutionSessionStatus::Active => Self::Active,
+            wexec::ExecutionSessionStatus::Paused => Self::Paused,
+            wexec::ExecutionSessionStatus::Completed => Self::Completed,
+            wexec::ExecutionSessionStatus::Failed => Self::Failed,
+            wexec::ExecutionSessionStatus::Canceled => Self::Canceled,
+        }
+    }
+}
+
+/// Where in a run an intervention may be applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum Checkpoint {
+    /// Before the next inference step.
+    PreStep,
+    /// After model output, before continuation.
+    PostOutput,
+    /// Before a protected external action.
+    PreAction,
+}
+
+impl From<wexec::Checkpoint> for Checkpoint {
+    fn from(checkpoint: wexec::Checkpoint) -> Self {
+        match checkpoint {
+            wexec::Checkpoint::PreStep => Self::PreStep,
+            wexec::Checkpoint::PostOutput => Self::PostOutput,
+            wexec::Checkpoint::PreAction => Self::PreAction,
+        }
+    }
+}
+
+impl From<Checkpoint> for wexec::Checkpoint {
+    fn from(checkpoint: Checkpoint) -> Self {
+        match checkpoint {
+            Checkpoint::PreStep => Self::PreStep,
+            Checkpoint::PostOutput => Self::PostOutput,
+            Checkpoint::PreAction => Self::PreAction,
+        }
+    }
+}
+
+/// Status of an intervention. `Pending` means requested, nothing more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum InterventionStatus {
+    /// Requested, not yet claimed.
+    Pending,
+    /// Claimed by a dispatcher under a lease.
+    Dispatching,
+    /// Applied at its checkpoint.
+    Applied,
+    /// Not applied, with a reason.
+    Rejected,
+}
+
+impl From<wexec::InterventionStatus> for InterventionStatus {
+    fn from(status: wexec::InterventionStatus) -> Self {
+        match status {
+            wexec::InterventionStatus::Pending => Self::Pending,
+            wexec::InterventionStatus::Dispatching => Self::Dispatching,
+            wexec::InterventionStatus::Applied => Self::Applied,
+            wexec::InterventionStatus::Rejected => Self::Rejected,
+        }
+    }
+}
+
+/// One run intervention on an execution session.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct Intervention {
+    /// The idempotency id.
+    pub operation_id: String,
+    /// Who asked (the authenticated actor).
+    pub requested_by_participant_id: String,
+    /// What to do.
+    pub instruction: String,
+    /// Where to apply it.
+    pub checkpoint: Checkpoint,
+    /// Lifecycle.
+    pub status: InterventionStatus,
+    /// How many claims it has had.
+    pub attempts: u32,
+    /// When it was requested (RFC 3339).
+    pub requested_at: String,
+    /// When it was applied or rejected (RFC 3339).
+    pub resolved_at: Option<String>,
+    /// Why it was applied or rejected.
+    pub resolution_reason: Option<String>,
+}
+
+impl From<&wexec::Intervention> for Intervention {
+    fn from(i: &wexec::Intervention) -> Self {
+        Self {
+            operation_id: i.operation_id.clone(),
+            requested_by_participant_id: i.requested_by_participant_id.clone(),
+            instruction: i.instruction.clone(),
+            checkpoint: i.checkpoint.into(),
+            status: i.status.into(),
+            attempts: i.attempts,
+            requested_at: i.requested_at.clone(),
+            resolved_at: i.resolved_at.clone(),
+            resolution_reason: i.resolution_reason.clone(),
+        }
+    }
+}
+
+/// Kinds of execution-session event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum ExecutionEventType {
+    /// The session was opened for a run.
+    SessionOpened,
+    /// An intervention was requested.
+    InterventionRequested,
+    /// A dispatcher claimed an intervention.
+    InterventionClaimed,
+    /// An intervention was applied: the evidence.
+    InterventionApplied,
+    /// An intervention was rejected.
+    InterventionRejected,
+    /// The run ended and the session was reconciled.
+    SessionReconciled,
+}
+
+impl From<wexec::ExecutionEventType> for ExecutionEventType {
+    fn from(t: wexec::ExecutionEventType) -> Self {
+        match t {
+            wexec::ExecutionEventType::SessionOpened => Self::SessionOpened,
+            wexec::ExecutionEventType::InterventionRequested => Self::InterventionRequested,
+            wexec::ExecutionEventType::InterventionClaimed => Self::InterventionClaimed,
+            wexec::ExecutionEventType::InterventionApplied => Self::InterventionApplied,
+            wexec::ExecutionEventType::InterventionRejected => Self::InterventionRejected,
+            wexec::ExecutionEventType::SessionReconciled => Self::SessionReconciled,
+        }
+    }
+}
+
+/// One persisted event of an execution session.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ExecutionEvent {
+    /// Position in the session's log, from 1.
+    pub sequence: u64,
+    /// What happened.
+    pub event_type: ExecutionEventType,
+    /// When (RFC 3339).
+    pub occurred_at: String,
+    /// The intervention it concerns.
+    pub operation_id: Option<String>,
+    /// The checkpoint it concerns.
+    pub checkpoint: Option<Checkpoint>,
+    /// Structured detail as JSON text.
+    pub details: Option<JsonText>,
+}
+
+impl From<&wexec::ExecutionEvent> for ExecutionEvent {
+    fn from(e: &wexec::ExecutionEvent) -> Self {
+        Self {
+            sequence: e.sequence,
+            event_type: e.event_type.into(),
+            occurred_at: e.occurred_at.clone(),
+            operation_id: e.operation_id.clone(),
+            checkpoint: e.checkpoint.map(Into::into),
+            details: e.details.as_ref().map(JsonText::from_value),
+        }
+    }
+}
+
+/// How far a run got through its checkpoints.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct CheckpointProgress {
+    /// `pre_step` checkpoints reached.
+    pub pre_step: u64,
+    /// `post_output` checkpoints reached.
+    pub post_output: u64,
+    /// `pre_action` checkpoints reached.
+    pub pre_action: u64,
+    /// The last checkpoint reached.
+    pub last: Option<Checkpoint>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct SessionOutcome {
+    /// The terminal status.
+    pub status: ExecutionSessionStatus,
+    /// Why.
+    pub reason: Option<String>,
+    /// When (RFC 3339).
+    pub ended_at: Option<String>,
+}
+
+/// An execution session: one run bound to a room, task, participant and agent revision.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ExecutionSession {
+    /// Tenant (the project id).
+    pub tenant_id: String,
+    /// The room.
+    pub room_id: String,
+    /// This session's id.
+    pub session_id: String,
+    /// The bound run.
+    pub run_id: String,
+    /// The task.
+    pub task_id: String,
+    /// The agent participant.
+    pub participant_id: String,
+    /// The exact agent revision.
+    pub agent_revision_id: String,
+    /// Digest of that revision.
+    pub agent_revision_digest: String,
+    /// The failed session this one recovers, when it is a retry.
+    pub predecessor_session_id: Option<String>,
+    /// The runtime profile.
+    pub runtime_profile: Option<String>,
+    /// The authority revision in force.
+    pub authority_revision: Option<String>,
+    /// The role revision in force.
+    pub role_revision: Option<String>,
+    /// Compare-and-set revision: pass it to `request_intervention`.
+    pub revision: u64,
+    /// Lifecycle.
+    pub status: ExecutionSessionStatus,
+    /// Checkpoints reached so far.
+    pub checkpoint_progress: Option<CheckpointProgress>,
+    /// How the run ended.
+    pub outcome: Option<SessionOutcome>,
+    /// Interventions, oldest first.
+    pub interventions: Vec<Intervention>,
+    /// Events, by sequence.
+    pub events: Vec<ExecutionEvent>,
+    /// RFC 3339.
+    pub created_at: Option<String>,
+    /// RFC 3339.
+    pub updated_at: Option<String>,
+}
+
+impl From<&wexec::ExecutionSession> for ExecutionSession {
+    fn from(s: &wexec::ExecutionSession) -> Self {
+        Self {
+            tenant_id: s.tenant_id.clone(),
+            room_id: s.room_id.clone(),
+            session_id: s.session_id.clone(),
+            run_id: s.run_id.clone(),
+            task_id: s.task_id.clone(),
+            participant_id: s.participant_id.clone(),
+            agent_revision_id: s.agent_revision_id.clone(),
+            agent_revision_digest: s.agent_revision_digest.clone(),
+            predecessor_session_id: s.predecessor_session_id.clone(),
+            runtime_profile: s.runtime_profile.clone(),
+            authority_revision: s.authority_revision.clone(),
+            role_revision: s.role_revision.clone(),
+            revision: s.revision,
+            status: s.status.into(),
+            checkpoint_progress: s.checkpoint_progress.as_ref().map(|p| CheckpointProgress {
+                pre_step: p.pre_step,
+                post_output: p.post_output,
+                pre_action: p.pre_action,
+                last: p.last.map(Into::into),
+            }),
+            outcome: s.outcome.as_ref().map(|o| SessionOutcome {
+                status: o.status.into(),
+                reason: o.reason.clone(),
+                ended_at: o.ended_at.clone(),
+            }),
+            interventions: s.interventions.iter().map(Into::into).collect(),
+            events: s.events.iter().map(Into::into).collect(),
+            created_at: s.created_at.clone(),
+            updated_at: s.updated_at.clone(),
+        }
+    }
+}

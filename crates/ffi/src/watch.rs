@@ -1,0 +1,228 @@
+//! Watching a session: a foreign [`WatchListener`] fed by a task on the shared runtime.
+
+use std::cell::Cell;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use gatehouse_client::{Client, WatchUpdate};
+use gatehouse_wire::interaction as wint;
+use tokio::task::AbortHandle;
+
+use crate::error::GatehouseError;
+use crate::records::InteractionStatus;
+use crate::runtime;
+
+/// A turn started or ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum LifecycleState {
+    /// A turn is running.
+    Running,
+    /// The turn ended (completed, parked at a gate, or failed).
+    Ended,
+}
+
+/// One event of a session's watch stream.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
+pub enum WatchEvent {
+    /// The server says the stream is live.
+    Ready {
+        /// The watched session.
+        session_id: Option<String>,
+    },
+    /// An interaction of the session changed status: a gate opened (`Pending`) or closed.
+    Interaction {
+        /// The watched session.
+        session_id: String,
+        /// Its new status.
+        status: InteractionStatus,
+        /// Which interaction, when the server says.
+        interaction_id: Option<String>,
+    },
+    /// The session's transcript changed.
+    RecordsChanged {
+        /// The watched session.
+        session_id: String,
+    },
+    /// A turn started or ended.
+    Lifecycle {
+        /// The watched session.
+        session_id: String,
+        /// Running or ended.
+        state: LifecycleState,
+    },
+}
+
+impl From<wint::WatchEvent> for WatchEvent {
+    fn from(event: wint::WatchEvent) -> Self {
+        match event {
+            wint::WatchEvent::Ready { session_id } => Self::Ready { session_id },
+            wint::WatchEvent::Interaction {
+                session_id,
+                status,
+                interaction_id,
+            } => Self::Interaction {
+                session_id,
+                status: status.into(),
+                interaction_id,
+            },
+            wint::WatchEvent::RecordsChanged { session_id } => Self::RecordsChanged { session_id },
+            wint::WatchEvent::Lifecycle { session_id, state } => Self::Lifecycle {
+                session_id,
+                state: match state {
+                    wint::LifecycleState::Running => LifecycleState::Running,
+                    wint::LifecycleState::Ended => LifecycleState::Ended,
+                },
+            },
+        }
+    }
+}
+
+/// Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
+///
+/// Methods are called from a background thread, one at a time, in stream order. They
+/// should return quickly (post to the UI thread). An exception thrown by a method is
+/// caught and ignored; the watch goes on.
+#[uniffi::export(with_foreign)]
+pub trait WatchListener: Send + Sync {
+    /// The stream (re)connected. Re-query the session's gates now: events are
+    /// notifications, not a log, and some may have been missed while disconnected.
+    fn on_connected(&self);
+    /// An event from the server.
+    fn on_event(&self, event: WatchEvent);
+    /// The connection failed or dropped; the watch reconnects with backoff.
+    /// `attempt` counts consecutive failures.
+    fn on_reconnecting(&self, attempt: u32, error: GatehouseError);
+    /// The watch ended by itself: `error` is set when it hit a failure a retry cannot
+    /// fix (unauthorized, bad session id, no watch capability). Not called after
+    /// `cancel()`.
+    fn on_closed(&self, error: Option<GatehouseError>);
+}
+
+thread_local! {
+    /// True while this thread is inside a listener method (so `cancel()` from a
+    /// callback does not wait for itself).
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+struct Shared {
+    cancelled: AtomicBool,
+    /// Held while a listener method runs; `cancel()` takes it so that no callback is
+    /// running or starts once it returns.
+    delivering: Mutex<()>,
+}
+
+impl Shared {
+    /// Call the listener unless cancelled; a foreign exception (surfacing as a panic)
+    /// is swallowed. Returns false once cancelled.
+    fn deliver(&self, call: impl FnOnce()) -> bool {
+        let _lock = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        if self.cancelled.load(Ordering::SeqCst) {
+            return false;
+        }
+        IN_CALLBACK.with(|flag| flag.set(true));
+        let _ = std::panic::catch_unwind(AssertUnwindSafe(call));
+        IN_CALLBACK.with(|flag| flag.set(false));
+        true
+    }
+
+    fn cancel(&self) {
+        if IN_CALLBACK.with(Cell::get) {
+            self.cancelled.store(true, Ordering::SeqCst);
+        } else {
+            let _lock = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+            self.cancelled.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A running watch. `cancel()`, or dropping the handle (Kotlin `close()`, Swift
+/// deinit, Python garbage collection), stops it and closes the connection.
+#[derive(uniffi::Object)]
+pub struct WatchHandle {
+    shared: Arc<Shared>,
+    task: AbortHandle,
+}
+
+impl std::fmt::Debug for WatchHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchHandle")
+            .field("cancelled", &self.shared.cancelled.load(Ordering::SeqCst))
+            .finish_non_exhaustive()
+    }
+}
+
+#[uniffi::export]
+impl WatchHandle {
+    /// Stop the watch. When it returns, no listener method is running or will be
+    /// called again (unless called from inside a listener method, which then finishes).
+    /// Calling it twice is harmless.
+    pub fn cancel(&self) -> Result<(), GatehouseError> {
+        runtime::guard("cancel_watch", || {
+            self.shared.cancel();
+            self.task.abort();
+            Ok(())
+        })
+    }
+
+    /// True once `cancel()` was called or the watch ended by itself.
+    pub fn is_finished(&self) -> Result<bool, GatehouseError> {
+        runtime::guard("watch_is_finished", || {
+            Ok(self.shared.cancelled.load(Ordering::SeqCst) || self.task.is_finished())
+        })
+    }
+}
+
+impl Drop for WatchHandle {
+    fn drop(&mut self) {
+        self.shared.cancel();
+        self.task.abort();
+    }
+}
+
+/// Start watching `session_id` on the shared runtime.
+pub(crate) fn start(
+    client: &Client,
+    session_id: String,
+    listener: Arc<dyn WatchListener>,
+) -> Result<Arc<WatchHandle>, GatehouseError> {
+    let shared = Arc::new(Shared {
+        cancelled: AtomicBool::new(false),
+        delivering: Mutex::new(()),
+    });
+    let client = client.clone();
+    let task_shared = Arc::clone(&shared);
+    let task = runtime::handle()?.spawn(async move {
+        let mut stream = client.interactions().watch(&session_id);
+        loop {
+            let delivered = match stream.next().await {
+                Some(Ok(WatchUpdate::Connected)) => task_shared.deliver(|| listener.on_connected()),
+                Some(Ok(WatchUpdate::Event(event))) => {
+                    let event = WatchEvent::from(event);
+                    task_shared.deliver(|| listener.on_event(event))
+                }
+                Some(Ok(WatchUpdate::Reconnecting { attempt, error })) => {
+                    let error = GatehouseError::from(error);
+                    task_shared.deliver(|| listener.on_reconnecting(attempt, error))
+                }
+                Some(Err(error)) => {
+                    let error = GatehouseError::from(error);
+                    task_shared.deliver(|| listener.on_closed(Some(error)));
+                    break;
+                }
+                None => {
+                    task_shared.deliver(|| listener.on_closed(None));
+                    break;
+                }
+            };
+            if !delivered {
+                break;
+            }
+        }
+    });
+    Ok(Arc::new(WatchHandle {
+        shared,
+        task: task.abort_handle(),
+    }))
+}
