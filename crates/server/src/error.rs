@@ -69,6 +69,11 @@ impl ApiError {
             .iter()
             .map(|part| serde_json::Value::String((*part).to_string()))
             .collect();
+        Self::validation_at(loc, msg, kind)
+    }
+
+    /// 422 at a location given as FastAPI `loc` parts (strings and list indices).
+    pub fn validation_at(loc: Vec<serde_json::Value>, msg: impl Into<String>, kind: &str) -> Self {
         Self {
             code: GatehouseCode::ValidationError,
             detail: serde_json::json!([{ "loc": loc, "msg": msg.into(), "type": kind }]),
@@ -76,20 +81,25 @@ impl ApiError {
         }
     }
 
-    /// 422 for a body that decoded as JSON but has the wrong shape: names the path.
+    /// 422 for a body that decoded as JSON but has the wrong shape: names the path
+    /// (`data.inputs.messages[0].role` becomes `["body","data","inputs","messages",0,"role"]`).
     pub fn from_decode(err: &WireDecodeError) -> Self {
-        let mut loc: Vec<&str> = vec!["body"];
-        loc.extend(err.path.split('.').filter(|p| !p.is_empty() && *p != "."));
-        let mut error = Self::validation(&loc, err.reason.clone(), "value_error");
-        // Keep a readable sentence as well, for clients that only print `detail[0].msg`.
-        if let Some(first) = error.detail.get_mut(0) {
-            first["msg"] = serde_json::Value::String(format!(
-                "{} (at {})",
-                err.reason,
-                if err.path.is_empty() { "." } else { &err.path }
-            ));
+        let mut loc = vec![serde_json::Value::String("body".to_string())];
+        for segment in err.path.split('.').filter(|p| !p.is_empty()) {
+            let mut parts = segment.split('[');
+            if let Some(name) = parts.next().filter(|n| !n.is_empty()) {
+                loc.push(serde_json::Value::String(name.to_string()));
+            }
+            for index in parts {
+                let index = index.trim_end_matches(']');
+                match index.parse::<u64>() {
+                    Ok(i) => loc.push(serde_json::Value::from(i)),
+                    Err(_) => loc.push(serde_json::Value::String(index.to_string())),
+                }
+            }
         }
-        error
+        let path = if err.path.is_empty() { "." } else { &err.path };
+        Self::validation_at(loc, format!("{} (at {path})", err.reason), "value_error")
     }
 
     /// 500 for a storage failure (logged; the body does not leak SQL).

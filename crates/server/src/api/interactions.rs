@@ -378,7 +378,7 @@ async fn watch(
     let stream = watch_stream(state.clone(), project_id, session_id);
     let keep_alive = KeepAlive::new()
         .interval(state.config.heartbeat)
-        .text(" heartbeat");
+        .text("heartbeat");
     Ok(Sse::new(stream).keep_alive(keep_alive).into_response())
 }
 

@@ -1,0 +1,63 @@
+//! Durability: a server restarted between gate and answer still answers and resumes once.
+
+mod common;
+
+use common::{config, user, Harness};
+use gatehouse_server::testing::TestServerOptions;
+use serde_json::json;
+
+#[tokio::test]
+async fn restart_between_gate_and_answer_resumes_once() {
+    let h = Harness::start().await;
+    let parked = h
+        .invoke(json!({
+            "session_id": "durable",
+            "data": {"inputs": {"messages": user("go")}, "parameters": config("m-durable", "ask")}
+        }))
+        .await;
+    let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
+
+    let h = h.restart().await;
+    let row = h.interaction(&id).await;
+    assert_eq!(row["status"], "pending");
+    assert_eq!(row["data"]["parameters"]["agent"]["llm"]["model"], "m-durable");
+    let (status, body) = h
+        .post(&format!("/api/sessions/interactions/{id}/respond"), json!({"answer": {"approved": true}}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    h.wait_resolved(&id).await;
+    let turns = h.turns("durable").await;
+    assert_eq!(turns["count"], 2, "{turns}");
+    assert_eq!(turns["turns"][1]["model"], "m-durable");
+}
+
+/// An answer queued while no dispatcher runs is picked up by the next server's
+/// dispatcher at startup.
+#[tokio::test]
+async fn queued_resume_survives_a_restart() {
+    let h = Harness::with(TestServerOptions {
+        run_dispatcher: false,
+        ..Default::default()
+    })
+    .await;
+    let parked = h
+        .invoke(json!({
+            "session_id": "queued",
+            "data": {"inputs": {"messages": user("go")}, "parameters": config("m-queued", "ask")}
+        }))
+        .await;
+    let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
+    let (status, _) = h
+        .post(&format!("/api/sessions/interactions/{id}/respond"), json!({"answer": {"approved": true}}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(h.interaction(&id).await["status"], "responded");
+    let mut h = h;
+    h.server.options.run_dispatcher = true;
+    let h = h.restart().await;
+    h.wait_resolved(&id).await;
+    let turns = h.turns("queued").await;
+    assert_eq!(turns["count"], 2, "{turns}");
+    let h = h.restart().await;
+    assert_eq!(h.turns("queued").await["count"], 2, "no second resume after another restart");
+}
