@@ -499,7 +499,7 @@ pub enum LifecycleState {
 /// The `data` of one event on `GET /sessions/streams/watch` (SSE). The SSE event name
 /// equals `type`. A client must revalidate (re-query) after every (re)connect, since
 /// events are notifications, not a log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type")]
 pub enum WatchEvent {
     /// The stream is live (newer servers send it first).
@@ -534,6 +534,91 @@ pub enum WatchEvent {
         /// Running or ended.
         state: LifecycleState,
     },
+}
+
+// Deserialized by hand (same shape as the derive) so that an error names the field's
+// path: serde's internally tagged enums lose it.
+#[derive(Deserialize)]
+struct WatchReady {
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WatchInteraction {
+    session_id: String,
+    status: InteractionStatus,
+    #[serde(default)]
+    interaction_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WatchRecordsChanged {
+    session_id: String,
+}
+
+#[derive(Deserialize)]
+struct WatchLifecycle {
+    session_id: String,
+    state: LifecycleState,
+}
+
+fn watch_variant<T, E>(event: JsonObject) -> Result<T, E>
+where
+    T: serde::de::DeserializeOwned,
+    E: serde::de::Error,
+{
+    serde_path_to_error::deserialize(serde_json::Value::Object(event)).map_err(|err| {
+        let path = err.path().to_string();
+        E::custom(format!("at {path}: {}", err.into_inner()))
+    })
+}
+
+impl<'de> Deserialize<'de> for WatchEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let event = JsonObject::deserialize(deserializer)?;
+        let event_type = match event.get("type") {
+            Some(serde_json::Value::String(t)) => t.clone(),
+            Some(other) => {
+                return Err(serde::de::Error::custom(format!(
+                    "`type` must be a string, got {other}"
+                )))
+            }
+            None => return Err(serde::de::Error::custom("missing field `type`")),
+        };
+        match event_type.as_str() {
+            "ready" => {
+                let v: WatchReady = watch_variant(event)?;
+                Ok(Self::Ready {
+                    session_id: v.session_id,
+                })
+            }
+            "interaction" => {
+                let v: WatchInteraction = watch_variant(event)?;
+                Ok(Self::Interaction {
+                    session_id: v.session_id,
+                    status: v.status,
+                    interaction_id: v.interaction_id,
+                })
+            }
+            "records-changed" => {
+                let v: WatchRecordsChanged = watch_variant(event)?;
+                Ok(Self::RecordsChanged {
+                    session_id: v.session_id,
+                })
+            }
+            "lifecycle" => {
+                let v: WatchLifecycle = watch_variant(event)?;
+                Ok(Self::Lifecycle {
+                    session_id: v.session_id,
+                    state: v.state,
+                })
+            }
+            other => Err(serde::de::Error::custom(format!(
+                "unknown watch event `type` \"{other}\", expected ready, interaction, records-changed or lifecycle"
+            ))),
+        }
+    }
 }
 
 impl WatchEvent {

@@ -190,6 +190,24 @@ pub(crate) mod serde_helpers {
 
 use serde_helpers::{non_empty_object, null_as_default, required_nullable};
 
+/// Schema-only marker: a key that is required but may be `null` (`anyOf [T, null]`).
+/// schemars' `required` alone would drop the `null`.
+struct Nullable<T>(std::marker::PhantomData<T>);
+
+impl<T: JsonSchema> JsonSchema for Nullable<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Nullable_{}", T::schema_name()).into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Option<T> as JsonSchema>::json_schema(generator)
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Enumerations
 // ---------------------------------------------------------------------------------------
@@ -340,11 +358,11 @@ pub struct RequestContext {
 pub struct Propagation {
     /// W3C `traceparent`.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<String>")]
     pub traceparent: Option<String>,
     /// W3C `baggage`.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<String>")]
     pub baggage: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -1095,25 +1113,25 @@ pub struct RunRequest {
     pub sandbox: Sandbox,
     /// A1 #3: The agent session (`null` on a non-session run).
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<String>")]
     pub session_id: Option<String>,
     /// A1 #4: The AGENTS.md text (the agent's instructions).
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<String>")]
     pub agents_md: Option<String>,
     /// A1 #5: The model id.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<String>")]
     pub model: Option<String>,
     /// A1 #6: The conversation.
     pub messages: Vec<ChatMessage>,
     /// A1 #7: Trace propagation.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<RequestContext>")]
     pub context: Option<RequestContext>,
     /// A1 #8: Telemetry export config.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<Telemetry>")]
     pub telemetry: Option<Telemetry>,
     /// A1 #9: Built-in tool names (deprecated, still written).
     pub tools: Vec<String>,
@@ -1121,7 +1139,7 @@ pub struct RunRequest {
     pub custom_tools: Vec<ResolvedToolSpec>,
     /// A1 #11: The callback gateway.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required)]
+    #[schemars(required, with = "Nullable<ToolCallback>")]
     pub tool_callback: Option<ToolCallback>,
     /// A1 #12: Permission policy.
     pub permissions: Permissions,
@@ -1179,13 +1197,15 @@ pub struct RunRequest {
     /// A1 #25: The project id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
-    /// A1 #26: `effectiveParameters`: the config this turn actually runs under (after
-    /// reference hydration or the caller's inline config), redacted and size-capped
-    /// (see [`crate::effective`]). Opaque to the runner, which echoes it verbatim onto
-    /// the interaction row a gate writes (`data.parameters`), so a resume replays the
-    /// same config. Present only on a session run (`sessionId` a non-empty string) whose
-    /// stamp is a non-empty object within the cap; otherwise the key is absent (never
-    /// `null`, never `{}`).
+    /// A1 #26: `effectiveParameters`, the turn's effective config: the agent config this
+    /// turn actually runs under (after reference hydration, or the caller's inline config),
+    /// with credential-shaped fields (`headers`, `authorization` on `mcps`/`tools` entries
+    /// and their `connection`/`call`) stripped, and at most the stamp cap in size (64 KiB by
+    /// default, measured as Python's `json.dumps`). Opaque to the runner, which echoes it
+    /// verbatim onto the interaction row a gate writes (`data.parameters`) so a resume runs
+    /// under the same config. Optional: present only on a session run (`sessionId` a
+    /// non-empty string) whose stamp is a non-empty object within the cap; otherwise the
+    /// key is absent (never `null`, never `{}`).
     #[serde(
         default,
         deserialize_with = "non_empty_object",
@@ -1756,7 +1776,7 @@ impl RunResult {
 
 /// One line of the NDJSON `/run` stream (`Accept: application/x-ndjson`): any number of
 /// `{"kind":"event","event":{...}}` then exactly one `{"kind":"result","result":{...}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RunStreamRecord {
     /// A run event.
@@ -1769,6 +1789,53 @@ pub enum RunStreamRecord {
         /// The result (boxed: it is much larger than an event).
         result: Box<RunResult>,
     },
+}
+
+/// Decode the inner `event`/`result` value, naming its path in the error (serde's
+/// internally tagged enums lose the path of the inner field).
+fn stream_record_field<T, E>(record: &mut JsonObject, field: &str) -> Result<T, E>
+where
+    T: serde::de::DeserializeOwned,
+    E: serde::de::Error,
+{
+    let value = record
+        .remove(field)
+        .ok_or_else(|| E::custom(format!("missing field `{field}`")))?;
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        let at = if path == "." {
+            field.to_string()
+        } else {
+            format!("{field}.{path}")
+        };
+        E::custom(format!("at {at}: {}", err.into_inner()))
+    })
+}
+
+impl<'de> Deserialize<'de> for RunStreamRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut record = JsonObject::deserialize(deserializer)?;
+        let kind = match record.get("kind") {
+            Some(serde_json::Value::String(kind)) => kind.clone(),
+            Some(other) => {
+                return Err(serde::de::Error::custom(format!(
+                    "`kind` must be \"event\" or \"result\", got {other}"
+                )))
+            }
+            None => return Err(serde::de::Error::custom("missing field `kind`")),
+        };
+        match kind.as_str() {
+            "event" => Ok(Self::Event {
+                event: stream_record_field(&mut record, "event")?,
+            }),
+            "result" => Ok(Self::Result {
+                result: stream_record_field(&mut record, "result")?,
+            }),
+            other => Err(serde::de::Error::custom(format!(
+                "unknown `kind` \"{other}\", expected \"event\" or \"result\""
+            ))),
+        }
+    }
 }
 
 impl RunStreamRecord {

@@ -1,1 +1,274 @@
-//! TODO(wire-contract): see CONTRACT.md.
+//! The JSON Schema registry: one draft 2020-12 schema per top-level wire type, generated
+//! from the Rust types (schemars), committed under `schema/` with an `index.json`.
+//!
+//! `cargo xtask schema` writes [`files`]; `cargo xtask schema --check` (and a contract
+//! test) fails when a committed file differs from what the types generate. This module
+//! does no I/O itself.
+//!
+//! ```
+//! let entry = gatehouse_wire::schema::by_name("RunRequest").unwrap();
+//! assert_eq!(entry.file_name, "run_request.schema.json");
+//! assert_eq!(entry.schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+//! assert_eq!(entry.schema["properties"]["effectiveParameters"]["minProperties"], 1);
+//! ```
+
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde_json::Value;
+
+use crate::capabilities::CapabilitiesResponse;
+use crate::error::{AgentPlatErrorEnvelope, FastApiErrorBody};
+use crate::execution::{
+    DataEnvelope, ExecutionEvent, ExecutionSession, Intervention, RequestInterventionBody,
+};
+use crate::interaction::{
+    ApprovalAnswer, CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest,
+    InteractionQueryRequest, InteractionResponse, InteractionsResponse, RespondRequest,
+    SessionInteraction, TransitionRequest, WatchEvent,
+};
+use crate::invoke::{
+    CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
+};
+use crate::run::{RunRequest, RunResult, RunStreamRecord};
+use crate::JsonObject;
+
+/// The `$schema` every generated schema declares.
+pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// The base of every schema's `$id` (the file name is appended).
+pub const ID_BASE: &str = "https://gatehouse.example.invalid/schema/";
+
+/// The name of the index file in `schema/`.
+pub const INDEX_FILE_NAME: &str = "index.json";
+
+/// One registered wire type and its generated schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaEntry {
+    /// The type's contract name, e.g. `RunRequest`.
+    pub name: &'static str,
+    /// Its file in `schema/`, e.g. `run_request.schema.json`.
+    pub file_name: &'static str,
+    /// What it is (also the schema's root `description`).
+    pub description: &'static str,
+    /// The schema: `$schema`, `$id`, `title`, `description`, then the generated body.
+    pub schema: Value,
+}
+
+impl SchemaEntry {
+    /// The file content: pretty-printed JSON with a trailing newline.
+    pub fn to_file_contents(&self) -> String {
+        pretty(&self.schema)
+    }
+}
+
+fn pretty(value: &Value) -> String {
+    // Serializing a Value cannot fail.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn generate<T: JsonSchema>(
+    name: &'static str,
+    file_name: &'static str,
+    description: &'static str,
+) -> SchemaEntry {
+    let generator = SchemaSettings::draft2020_12().into_generator();
+    let body = generator.into_root_schema_for::<T>().to_value();
+    let mut root = JsonObject::new();
+    root.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));
+    root.insert("$id".into(), Value::String(format!("{ID_BASE}{file_name}")));
+    root.insert("title".into(), Value::String(name.into()));
+    root.insert("description".into(), Value::String(description.into()));
+    if let Value::Object(map) = body {
+        for (key, value) in map {
+            if !matches!(key.as_str(), "$schema" | "$id" | "title" | "description") {
+                root.insert(key, value);
+            }
+        }
+    }
+    SchemaEntry {
+        name,
+        file_name,
+        description,
+        schema: Value::Object(root),
+    }
+}
+
+/// Every registered wire type, in a stable order.
+pub fn all() -> Vec<SchemaEntry> {
+    vec![
+        generate::<RunRequest>(
+            "RunRequest",
+            "run_request.schema.json",
+            "A1: the /run request the SDK sends a runner (26 keys, camelCase; runContext inner keys snake_case). effectiveParameters is optional: a non-empty object, present only on a session run.",
+        ),
+        generate::<RunResult>(
+            "RunResult",
+            "run_result.schema.json",
+            "A1: the /run result. An event without a type is accepted here and dropped on parse.",
+        ),
+        generate::<RunStreamRecord>(
+            "RunStreamRecord",
+            "run_stream_record.schema.json",
+            "A1: one NDJSON line of a streaming /run: {\"kind\":\"event\",\"event\":{...}} or, last, {\"kind\":\"result\",\"result\":{...}}.",
+        ),
+        generate::<SessionInteraction>(
+            "SessionInteraction",
+            "session_interaction.schema.json",
+            "A4: the session-interaction row a gate writes; data.parameters is the stamped effectiveParameters, absent on a legacy row.",
+        ),
+        generate::<InteractionResponse>(
+            "InteractionResponse",
+            "interaction_response.schema.json",
+            "A5: {count, interaction}: the answer of get, respond, create and transition.",
+        ),
+        generate::<InteractionsResponse>(
+            "InteractionsResponse",
+            "interactions_response.schema.json",
+            "A5: {count, interactions}: the answer of query.",
+        ),
+        generate::<InteractionQueryRequest>(
+            "InteractionQueryRequest",
+            "interaction_query_request.schema.json",
+            "A5: POST /sessions/interactions/query body.",
+        ),
+        generate::<RespondRequest>(
+            "RespondRequest",
+            "respond_request.schema.json",
+            "A5: POST /sessions/interactions/{id}/respond body: {answer}.",
+        ),
+        generate::<ApprovalAnswer>(
+            "ApprovalAnswer",
+            "approval_answer.schema.json",
+            "A5: the answer to a user_approval gate: {approved, tool_call_id?, message?}.",
+        ),
+        generate::<CreateInteractionRequest>(
+            "CreateInteractionRequest",
+            "create_interaction_request.schema.json",
+            "A5: POST /sessions/interactions/ body (idempotent on project, session_id, token).",
+        ),
+        generate::<TransitionRequest>(
+            "TransitionRequest",
+            "transition_request.schema.json",
+            "A5: POST /sessions/interactions/transition body.",
+        ),
+        generate::<CancelStaleRequest>(
+            "CancelStaleRequest",
+            "cancel_stale_request.schema.json",
+            "A5: POST /sessions/interactions/cancel-stale body.",
+        ),
+        generate::<CancelStaleResponse>(
+            "CancelStaleResponse",
+            "cancel_stale_response.schema.json",
+            "A5: {cancelled}: the answer of cancel-stale.",
+        ),
+        generate::<WatchEvent>(
+            "WatchEvent",
+            "watch_event.schema.json",
+            "A5: the data of one event on GET /sessions/streams/watch (SSE).",
+        ),
+        generate::<ExecutionSession>(
+            "ExecutionSession",
+            "execution_session.schema.json",
+            "B1: an AgentPlat execution session.",
+        ),
+        generate::<DataEnvelope<ExecutionSession>>(
+            "ExecutionSessionResponse",
+            "execution_session_response.schema.json",
+            "B2: {data: session}: the answer of GET and of request-intervention (202).",
+        ),
+        generate::<Intervention>(
+            "Intervention",
+            "intervention.schema.json",
+            "B1: one run intervention of an execution session.",
+        ),
+        generate::<ExecutionEvent>(
+            "ExecutionEvent",
+            "execution_event.schema.json",
+            "B1: one append-only execution session event.",
+        ),
+        generate::<DataEnvelope<Vec<ExecutionEvent>>>(
+            "ExecutionEventsResponse",
+            "execution_events_response.schema.json",
+            "B2: {data: [event...]}: the answer of GET .../events.",
+        ),
+        generate::<RequestInterventionBody>(
+            "RequestInterventionBody",
+            "request_intervention_body.schema.json",
+            "B2: POST /rooms/{roomId}/execution-sessions/{sessionId}/interventions body.",
+        ),
+        generate::<FastApiErrorBody>(
+            "FastApiErrorBody",
+            "fastapi_error_body.schema.json",
+            "Agenta's error body {detail} (Gatehouse adds code).",
+        ),
+        generate::<AgentPlatErrorEnvelope>(
+            "AgentPlatErrorEnvelope",
+            "agentplat_error_envelope.schema.json",
+            "AgentPlat's error envelope {error: {code, message, details?}} (Gatehouse adds gatehouseCode).",
+        ),
+        generate::<InvokeRequest>(
+            "InvokeRequest",
+            "invoke_request.schema.json",
+            "A6: POST /api/invoke body (also the resume body).",
+        ),
+        generate::<InvokeResponse>(
+            "InvokeResponse",
+            "invoke_response.schema.json",
+            "The answer of POST /api/invoke.",
+        ),
+        generate::<TurnsResponse>(
+            "TurnsResponse",
+            "turns_response.schema.json",
+            "GET /api/sessions/{session_id}/turns.",
+        ),
+        generate::<CommitRevisionRequest>(
+            "CommitRevisionRequest",
+            "commit_revision_request.schema.json",
+            "POST /api/workflows/revisions/commit body.",
+        ),
+        generate::<CommitRevisionResponse>(
+            "CommitRevisionResponse",
+            "commit_revision_response.schema.json",
+            "The answer of a revision commit.",
+        ),
+        generate::<CapabilitiesResponse>(
+            "CapabilitiesResponse",
+            "capabilities_response.schema.json",
+            "C5: GET /api/capabilities.",
+        ),
+    ]
+}
+
+/// The entry named `name` (e.g. `RunRequest`), if registered.
+pub fn by_name(name: &str) -> Option<SchemaEntry> {
+    all().into_iter().find(|entry| entry.name == name)
+}
+
+/// `schema/index.json`: `{name: {"file": ..., "description": ...}}` in registry order.
+pub fn index(entries: &[SchemaEntry]) -> Value {
+    let mut index = JsonObject::new();
+    for entry in entries {
+        let mut item = JsonObject::new();
+        item.insert("file".into(), Value::String(entry.file_name.into()));
+        item.insert(
+            "description".into(),
+            Value::String(entry.description.into()),
+        );
+        index.insert(entry.name.into(), Value::Object(item));
+    }
+    Value::Object(index)
+}
+
+/// Every file `schema/` must hold, as `(file name, contents)`: one per entry, then
+/// `index.json`.
+pub fn files() -> Vec<(String, String)> {
+    let entries = all();
+    let mut files: Vec<(String, String)> = entries
+        .iter()
+        .map(|entry| (entry.file_name.to_string(), entry.to_file_contents()))
+        .collect();
+    files.push((INDEX_FILE_NAME.to_string(), pretty(&index(&entries))));
+    files
+}
