@@ -81,3 +81,28 @@ impl std::error::Error for CliError {}
 
 /// The result type of every command.
 pub type CliResult<T = ()> = Result<T, CliError>;
+
+/// Map a client error onto an exit code and a message: the ONE place that decides
+/// which failure gets which code.
+pub fn client_error(err: gatehouse_client::Error) -> CliError {
+    use gatehouse_client::Error as E;
+    let exit = match &err {
+        E::AlreadyAnswered { .. }
+        | E::RevisionConflict { .. }
+        | E::OperationConflict { .. }
+        | E::DispatchOwnershipLost { .. }
+        | E::ResolvedDifferently { .. }
+        | E::Conflict { .. } => Exit::Conflict,
+        E::NotFound { .. } => Exit::NotFound,
+        E::CapabilityUnavailable { .. } => Exit::Unavailable,
+        _ => Exit::Other,
+    };
+    let message = match &err {
+        E::Transport { .. } | E::Timeout { .. } => {
+            format!("cannot reach the server: {err}")
+        }
+        E::AlreadyAnswered { .. } => format!("already answered: {err}"),
+        _ => err.to_string(),
+    };
+    CliError::new(exit, message)
+}

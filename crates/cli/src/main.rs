@@ -4,14 +4,19 @@
 //! Exit codes (see [`exit`]): 0 ok, 1 other error, 2 usage, 3 already answered or
 //! conflict, 4 not found, 5 capability unavailable.
 
+mod connect;
 mod exit;
+mod interactions;
 mod output;
+mod schema;
+mod serve;
+mod wire;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::exit::CliResult;
+use crate::exit::{CliError, CliResult, Exit};
 
 /// Gatehouse: steer and approve running AI agents.
 #[derive(Debug, Parser)]
@@ -22,12 +27,21 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Run the reference control plane (prints `listening on http://ADDR` once bound).
+    Serve(serve::ServeArgs),
+    /// Approval gates: list, get, respond, approve-all, watch.
+    Interactions(interactions::InteractionsArgs),
+    /// Offline wire tools: stamp, validate, fingerprint.
+    Wire(wire::WireArgs),
+    /// The JSON Schema of every wire type: list, print.
+    Schema(schema::SchemaArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(Exit::Ok.code()),
         Err(err) => {
             eprintln!("error: {}", err.message);
             ExitCode::from(err.exit.code())
@@ -36,5 +50,17 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> CliResult {
-    match cli.command {}
+    match cli.command {
+        Command::Wire(args) => wire::run(args),
+        Command::Schema(args) => schema::run(args),
+        Command::Serve(args) => runtime()?.block_on(serve::run(args)),
+        Command::Interactions(args) => runtime()?.block_on(interactions::run(args)),
+    }
+}
+
+fn runtime() -> CliResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| CliError::other(format!("cannot start the async runtime: {err}")))
 }

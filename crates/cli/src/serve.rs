@@ -1,0 +1,114 @@
+//! `gatehouse serve`: run the reference control plane until Ctrl-C or SIGTERM.
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+
+use clap::Args;
+use gatehouse_server::{ApiKey, ServerConfig};
+
+use crate::exit::{CliError, CliResult};
+
+/// `gatehouse serve` flags.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port (the listening line names it).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    bind: SocketAddr,
+    /// Database URL: `sqlite://FILE` (created if missing) or `postgres://...`.
+    #[arg(
+        long,
+        env = "GATEHOUSE_DATABASE_URL",
+        default_value = "sqlite://gatehouse.db"
+    )]
+    database_url: String,
+    /// API key, `actor=secret` or `secret` (repeatable). Also GATEHOUSE_API_KEYS,
+    /// comma separated.
+    #[arg(
+        long = "api-key",
+        value_name = "KEY",
+        env = "GATEHOUSE_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    api_keys: Vec<String>,
+    /// Leave the execution service (sessions and interventions) out; `/api/capabilities`
+    /// then says so and its routes answer 404.
+    #[arg(long)]
+    no_execution: bool,
+}
+
+/// Run the server until Ctrl-C or SIGTERM.
+pub async fn run(args: ServeArgs) -> CliResult {
+    init_logging();
+    let mut api_keys = Vec::with_capacity(args.api_keys.len());
+    for raw in &args.api_keys {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let key = ApiKey::parse(raw);
+        if key.secret.is_empty() {
+            return Err(CliError::usage(format!(
+                "invalid --api-key for actor '{}': the secret is empty (expected actor=secret or secret)",
+                key.actor
+            )));
+        }
+        api_keys.push(key);
+    }
+    let mut config = ServerConfig::new(args.database_url.clone());
+    config.bind = args.bind;
+    config.api_keys = api_keys;
+    config.execution = !args.no_execution;
+
+    let server = gatehouse_server::start(config).await.map_err(|err| {
+        CliError::other(format!(
+            "cannot start the server on {} with {}: {err}",
+            args.bind, args.database_url
+        ))
+    })?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on {}", server.base_url())
+            .and_then(|()| out.flush())
+            .map_err(|err| CliError::other(format!("cannot write to stdout: {err}")))?;
+    }
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    server.shutdown().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// One line per event on stderr; `RUST_LOG` overrides the default `info` level.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// Resolve on Ctrl-C or (on Unix) SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,186 @@
+//! `gatehouse wire stamp|validate|fingerprint`: check wire documents offline.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, StampPolicy};
+use serde_json::Value;
+
+use crate::exit::{CliError, CliResult, Exit};
+use crate::output::print_json;
+
+/// `gatehouse wire ...`
+#[derive(Debug, Args)]
+pub struct WireArgs {
+    #[command(subcommand)]
+    command: WireCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum WireCommand {
+    /// Stamp a config as `effectiveParameters` (A2): redact credentials, apply the size cap.
+    ///
+    /// Prints the stamped JSON on stdout. When nothing would be stamped (empty, not an
+    /// object, over the cap) it says why on stderr and exits 3.
+    Stamp {
+        /// The size cap in bytes (Python `json.dumps` measure, after redaction).
+        #[arg(long, value_name = "N")]
+        max_bytes: Option<usize>,
+        /// List the stripped fields (labels only, never their values) and the measured size on stderr.
+        #[arg(long)]
+        explain: bool,
+        /// The parameters JSON file; `-` or absent reads stdin.
+        file: Option<PathBuf>,
+    },
+    /// Validate a document against Gatehouse's JSON Schema for a wire type.
+    ///
+    /// Prints each error with its JSON path; exits 1 when the document is invalid.
+    Validate {
+        /// The wire type (see `gatehouse schema list`).
+        #[arg(long = "type", short = 't', value_name = "T")]
+        type_name: String,
+        /// The document; `-` reads stdin.
+        file: PathBuf,
+    },
+    /// Print the `configFingerprint` (A3) of a `/run` request.
+    Fingerprint {
+        /// The run request JSON file; `-` or absent reads stdin.
+        file: Option<PathBuf>,
+    },
+}
+
+/// Run a `wire` subcommand.
+pub fn run(args: WireArgs) -> CliResult {
+    match args.command {
+        WireCommand::Stamp {
+            max_bytes,
+            explain,
+            file,
+        } => stamp(file.as_deref(), max_bytes, explain),
+        WireCommand::Validate { type_name, file } => validate(&type_name, &file),
+        WireCommand::Fingerprint { file } => fingerprint(file.as_deref()),
+    }
+}
+
+/// Read a file, or stdin for `None` / `-`.
+pub fn read_input(file: Option<&Path>) -> CliResult<Vec<u8>> {
+    match file {
+        None => read_stdin(),
+        Some(path) if path == Path::new("-") => read_stdin(),
+        Some(path) => std::fs::read(path)
+            .map_err(|err| CliError::other(format!("cannot read {}: {err}", path.display()))),
+    }
+}
+
+fn read_stdin() -> CliResult<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|err| CliError::other(format!("cannot read stdin: {err}")))?;
+    Ok(bytes)
+}
+
+fn source_name(file: Option<&Path>) -> String {
+    match file {
+        None => "stdin".to_string(),
+        Some(path) if path == Path::new("-") => "stdin".to_string(),
+        Some(path) => path.display().to_string(),
+    }
+}
+
+/// Parse JSON, naming the source, line and column on error.
+pub fn parse_json(bytes: &[u8], source: &str) -> CliResult<Value> {
+    serde_json::from_slice(bytes)
+        .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))
+}
+
+fn stamp(file: Option<&Path>, max_bytes: Option<usize>, explain: bool) -> CliResult {
+    let source = source_name(file);
+    let value = parse_json(&read_input(file)?, &source)?;
+    let mut policy = StampPolicy::default();
+    if let Some(max) = max_bytes {
+        policy.max_bytes = max;
+    }
+    match stamp_effective_parameters(&value, &policy) {
+        Ok(stamped) => {
+            if explain {
+                if stamped.stripped.is_empty() {
+                    eprintln!("stripped: nothing");
+                } else {
+                    for label in &stamped.stripped {
+                        eprintln!("stripped: {label}");
+                    }
+                }
+                eprintln!(
+                    "measured: {} bytes (cap {})",
+                    stamped.measured_bytes, policy.max_bytes
+                );
+            }
+            print_json(&stamped.parameters)
+        }
+        Err(why) => {
+            let message = match why {
+                NotStamped::Empty => "not stamped: the parameters are empty".to_string(),
+                NotStamped::NotAnObject => {
+                    "not stamped: the parameters are not a JSON object".to_string()
+                }
+                NotStamped::OverCap {
+                    measured_bytes,
+                    max_bytes,
+                } => format!(
+                    "not stamped: {measured_bytes} bytes after redaction is over the cap of {max_bytes} bytes (dropped whole, never truncated)"
+                ),
+            };
+            Err(CliError::new(Exit::Conflict, message))
+        }
+    }
+}
+
+fn validate(type_name: &str, file: &Path) -> CliResult {
+    let entry = crate::schema::entry(type_name)?;
+    let source = source_name(Some(file));
+    let document = parse_json(&read_input(Some(file))?, &source)?;
+    let validator = jsonschema::validator_for(&entry.schema).map_err(|err| {
+        CliError::other(format!(
+            "the schema for {type_name} does not compile: {err}"
+        ))
+    })?;
+    let errors: Vec<String> = validator
+        .iter_errors(&document)
+        .map(|err| {
+            let path = err.instance_path().to_string();
+            let path = if path.is_empty() {
+                "/".to_string()
+            } else {
+                path
+            };
+            format!("{path}: {err}")
+        })
+        .collect();
+    if errors.is_empty() {
+        println!("valid: {source} is a valid {type_name}");
+        Ok(())
+    } else {
+        for line in &errors {
+            println!("{line}");
+        }
+        Err(CliError::other(format!(
+            "invalid: {source} has {} error(s) against {type_name}",
+            errors.len()
+        )))
+    }
+}
+
+fn fingerprint(file: Option<&Path>) -> CliResult {
+    let source = source_name(file);
+    let bytes = read_input(file)?;
+    let _ = parse_json(&bytes, &source)?;
+    let request: gatehouse_wire::run::RunRequest = gatehouse_wire::from_json_slice(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not a /run request: {err}")))?;
+    println!(
+        "{}",
+        gatehouse_wire::fingerprint::config_fingerprint(&request)
+    );
+    Ok(())
+}

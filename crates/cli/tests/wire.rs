@@ -1,0 +1,288 @@
+//! `gatehouse wire ...` and `gatehouse schema ...`: output and exit codes, bad input included.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/agenta")
+        .join(name)
+}
+
+fn run(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut input = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            input.write_all(text.as_bytes()).unwrap();
+        }
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const WITH_SECRET: &str = r#"{"agent":{"llm":{"model":"anthropic/claude-sonnet-4-5"},
+ "mcps":[{"name":"notion","connection":{"type":"http","url":"https://mcp.example/sse",
+  "headers":{"Authorization":"Bearer sk-live-1234"},
+  "credentials":{"type":"header_secret_refs","headers":{"authorization":"NOTION_TOKEN"}}}}],
+ "tools":[{"name":"t","call":{"method":"POST","path":"/x","authorization":"Bearer tok-5678"}}]}}"#;
+
+#[test]
+fn stamp_strips_credentials_and_keeps_secret_refs() {
+    let out = run(&["wire", "stamp"], Some(WITH_SECRET));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stamped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let connection = &stamped["agent"]["mcps"][0]["connection"];
+    assert!(connection.get("headers").is_none());
+    assert_eq!(
+        connection["credentials"]["headers"]["authorization"],
+        "NOTION_TOKEN"
+    );
+    assert!(stamped["agent"]["tools"][0]["call"]
+        .get("authorization")
+        .is_none());
+    assert_eq!(
+        stamped["agent"]["llm"]["model"],
+        "anthropic/claude-sonnet-4-5"
+    );
+    let text = stdout(&out);
+    assert!(!text.contains("sk-live-1234") && !text.contains("tok-5678"));
+    // Without --explain, nothing on stderr.
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn stamp_explain_lists_labels_never_values() {
+    let out = run(&["wire", "stamp", "--explain"], Some(WITH_SECRET));
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains("stripped: connection.headers"), "{err}");
+    assert!(err.contains("stripped: call.authorization"), "{err}");
+    assert!(err.contains("measured: "), "{err}");
+    assert!(!err.contains("sk-live-1234") && !err.contains("tok-5678"));
+}
+
+#[test]
+fn stamp_reads_a_file_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("params.json");
+    std::fs::write(&path, r#"{"agent":{"llm":{"model":"m"}}}"#).unwrap();
+    let out = run(&["wire", "stamp", path.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stamped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stamped, serde_json::json!({"agent":{"llm":{"model":"m"}}}));
+}
+
+#[test]
+fn stamp_says_why_nothing_is_stamped_and_exits_3() {
+    let empty = run(&["wire", "stamp"], Some("{}"));
+    assert_eq!(empty.status.code(), Some(3));
+    assert!(stderr(&empty).contains("empty"), "{}", stderr(&empty));
+    assert_eq!(stdout(&empty), "");
+
+    let null = run(&["wire", "stamp"], Some("null"));
+    assert_eq!(null.status.code(), Some(3));
+    assert!(stderr(&null).contains("empty"));
+
+    let array = run(&["wire", "stamp"], Some("[1, 2]"));
+    assert_eq!(array.status.code(), Some(3));
+    assert!(stderr(&array).contains("not a JSON object"));
+
+    // {"a": "xxxxxxxxxx"} measures 19 bytes in Python's json.dumps.
+    let over = run(
+        &["wire", "stamp", "--max-bytes", "18"],
+        Some(r#"{"a":"xxxxxxxxxx"}"#),
+    );
+    assert_eq!(over.status.code(), Some(3));
+    let err = stderr(&over);
+    assert!(
+        err.contains("19 bytes") && err.contains("cap of 18 bytes"),
+        "{err}"
+    );
+    assert_eq!(stdout(&over), "");
+
+    let at_cap = run(
+        &["wire", "stamp", "--max-bytes", "19"],
+        Some(r#"{"a":"xxxxxxxxxx"}"#),
+    );
+    assert_eq!(at_cap.status.code(), Some(0), "{}", stderr(&at_cap));
+}
+
+#[test]
+fn stamp_bad_input_exits_1() {
+    let invalid = run(&["wire", "stamp"], Some("{not json"));
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(stderr(&invalid).contains("stdin is not valid JSON"));
+
+    let missing = run(&["wire", "stamp", "/definitely/not/here.json"], None);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("cannot read /definitely/not/here.json"));
+
+    let usage = run(&["wire", "stamp", "--max-bytes", "lots"], Some("{}"));
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn validate_accepts_the_upstream_goldens() {
+    for name in [
+        "run_request.pi_core.json",
+        "run_request.claude.json",
+        "run_request.codex.json",
+    ] {
+        let path = fixture(name);
+        let out = run(
+            &[
+                "wire",
+                "validate",
+                "--type",
+                "RunRequest",
+                path.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stdout(&out));
+        assert!(stdout(&out).starts_with("valid: "));
+    }
+}
+
+#[test]
+fn validate_prints_each_error_with_its_json_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("row.json");
+    std::fs::write(
+        &path,
+        r#"{"session_id": 7, "token": "t", "kind": "user_approval", "flags": {}}"#,
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "wire",
+            "validate",
+            "--type",
+            "SessionInteraction",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.lines().any(|l| l.starts_with("/session_id: ")),
+        "{text}"
+    );
+    assert!(stderr(&out).contains("invalid: "));
+}
+
+#[test]
+fn validate_bad_input() {
+    let unknown = run(&["wire", "validate", "--type", "Nope", "x.json"], None);
+    assert_eq!(unknown.status.code(), Some(2));
+    let err = stderr(&unknown);
+    assert!(err.contains("unknown type name 'Nope'"), "{err}");
+    assert!(
+        err.contains("RunRequest") && err.contains("SessionInteraction"),
+        "{err}"
+    );
+
+    let missing = run(
+        &[
+            "wire",
+            "validate",
+            "--type",
+            "RunRequest",
+            "/definitely/not/here.json",
+        ],
+        None,
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("cannot read"));
+
+    let invalid = run(
+        &["wire", "validate", "--type", "RunRequest", "-"],
+        Some("[1,"),
+    );
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(stderr(&invalid).contains("not valid JSON"));
+
+    let no_type = run(&["wire", "validate", "x.json"], None);
+    assert_eq!(no_type.status.code(), Some(2));
+}
+
+#[test]
+fn fingerprint_ignores_effective_parameters_and_follows_the_model() {
+    let golden = std::fs::read_to_string(fixture("run_request.pi_core.json")).unwrap();
+    let base = run(&["wire", "fingerprint"], Some(&golden));
+    assert_eq!(base.status.code(), Some(0), "{}", stderr(&base));
+    let print = stdout(&base);
+    let print = print.trim();
+    assert_eq!(print.len(), 64);
+    assert!(print
+        .chars()
+        .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+
+    let mut value: serde_json::Value = serde_json::from_str(&golden).unwrap();
+    value.as_object_mut().unwrap().remove("effectiveParameters");
+    let without = run(&["wire", "fingerprint"], Some(&value.to_string()));
+    assert_eq!(stdout(&without).trim(), print);
+
+    value["model"] = serde_json::json!("some/other-model");
+    let other = run(&["wire", "fingerprint"], Some(&value.to_string()));
+    assert_ne!(stdout(&other).trim(), print);
+}
+
+#[test]
+fn fingerprint_bad_input() {
+    let invalid = run(&["wire", "fingerprint"], Some("nope"));
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(stderr(&invalid).contains("not valid JSON"));
+
+    let wrong = run(&["wire", "fingerprint"], Some(r#"{"x": 1}"#));
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(stderr(&wrong).contains("not a /run request"));
+
+    let missing = run(&["wire", "fingerprint", "/definitely/not/here.json"], None);
+    assert_eq!(missing.status.code(), Some(1));
+}
+
+#[test]
+fn schema_list_and_print() {
+    let list = run(&["schema", "list"], None);
+    assert_eq!(list.status.code(), Some(0));
+    let text = stdout(&list);
+    assert!(text.starts_with("NAME"));
+    assert!(
+        text.contains("SessionInteraction") && text.contains("session_interaction.schema.json")
+    );
+
+    let json = run(&["schema", "list", "--json"], None);
+    let names: Vec<String> = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(names.iter().any(|n| n == "RunRequest"));
+
+    let print = run(&["schema", "print", "SessionInteraction"], None);
+    assert_eq!(print.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&print.stdout).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+
+    let unknown = run(&["schema", "print", "Nope"], None);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("valid names: "));
+}
