@@ -19,6 +19,19 @@
 //! Reading types keep unknown fields in an `extra` map and write them back, so a
 //! newer peer's fields survive a round trip. Optional fields accept both `null`
 //! and an absent key.
+//!
+//! Main entry points:
+//!
+//! - [`run::RunRequest::new`] and its `with_*` setters build a `/run` request;
+//!   [`run::RunRequest::for_session`] (or [`run::RunRequest::with_effective_parameters`])
+//!   stamps `effectiveParameters` on a session run and never on a non-session run;
+//! - [`effective::stamp_effective_parameters`] redacts and measures a config
+//!   ([`effective::python_json_dumps_len`] is the size measure);
+//! - [`fingerprint::config_fingerprint`] hashes the config-bearing part of a request;
+//! - [`resume::build_resume_request`] builds the resume invoke body from an answered row,
+//!   and [`resume::should_hydrate_from_references`] is the resolver's rule;
+//! - [`schema::all`] lists the JSON Schema of every top-level wire type;
+//! - [`from_json_slice`] / [`from_json_value`] decode with errors that name the field path.
 
 pub mod capabilities;
 pub mod effective;
