@@ -19,6 +19,7 @@ use crate::capabilities::Capabilities;
 use crate::error::{self, Error, Operation, Result};
 use crate::interactions::Interactions;
 use crate::runs::Runs;
+use crate::service::Service;
 
 /// Default per-call timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -506,6 +507,18 @@ impl Client {
     /// ```
     pub fn runs(&self) -> Runs {
         Runs::new(self.clone())
+    }
+
+    /// The service tier (the reference control plane's own routes): invoke a turn, list
+    /// a session's turns, commit a workflow revision.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let turns = client.service().turns("48268312-0000-7000-8000-000000000000").await?;
+    /// # let _ = turns; Ok(()) }
+    /// ```
+    pub fn service(&self) -> Service {
+        Service::new(self.clone())
     }
 
     /// Capability discovery (C5).

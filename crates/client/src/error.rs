@@ -56,6 +56,12 @@ pub enum Operation {
     ListExecutionEvents,
     /// `GET /rooms/{room}/execution-sessions/{session}/events/stream` (SSE).
     WatchExecutionEvents,
+    /// `POST /api/invoke` (the service tier).
+    Invoke,
+    /// `GET /api/sessions/{session_id}/turns`.
+    ListTurns,
+    /// `POST /api/workflows/revisions/commit`.
+    CommitRevision,
 }
 
 impl Operation {
@@ -82,6 +88,9 @@ impl Operation {
             Self::RequestIntervention => "request_intervention",
             Self::ListExecutionEvents => "list_execution_events",
             Self::WatchExecutionEvents => "watch_execution_events",
+            Self::Invoke => "invoke",
+            Self::ListTurns => "list_turns",
+            Self::CommitRevision => "commit_revision",
         }
     }
 
@@ -103,6 +112,7 @@ impl Operation {
                 | Self::GetExecutionSession
                 | Self::ListExecutionEvents
                 | Self::WatchExecutionEvents
+                | Self::ListTurns
         )
     }
 
@@ -129,6 +139,7 @@ impl Operation {
                 Some(Capability::Execution)
             }
             Self::WatchExecutionEvents => Some(Capability::ExecutionEventStream),
+            Self::Invoke | Self::ListTurns | Self::CommitRevision => Some(Capability::Invoke),
         }
     }
 }

@@ -37,6 +37,7 @@ mod client;
 mod error;
 mod interactions;
 mod runs;
+mod service;
 mod sse;
 mod watch;
 
@@ -50,6 +51,7 @@ pub use interactions::{
     Answer, ApproveAllReport, Interactions, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
 };
 pub use runs::{RunStream, Runs, NDJSON};
+pub use service::Service;
 pub use watch::{WatchStream, WatchUpdate, MAX_WATCH_RECONNECT_DELAY};
 
 /// The wire types this client speaks, re-exported for convenience.

@@ -1,0 +1,103 @@
+//! The service tier of a Gatehouse control plane: invoke a turn (Agenta's invoke body),
+//! list a session's turns, and commit a workflow revision. These are the reference
+//! control plane's own routes (capability [`Capability::Invoke`](gatehouse_wire::capabilities::Capability::Invoke)).
+
+use gatehouse_wire::invoke::{
+    CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
+};
+use reqwest::Method;
+
+use crate::client::{Call, Client};
+use crate::error::{Operation, Result};
+
+/// The service-tier endpoints. Obtain with [`Client::service`]; cheap to create.
+///
+/// ```no_run
+/// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+/// let turns = client.service().turns("48268312-0000-7000-8000-000000000000").await?;
+/// println!("{} turns", turns.count);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Service {
+    client: Client,
+}
+
+impl Service {
+    pub(crate) fn new(client: Client) -> Self {
+        Self { client }
+    }
+
+    /// Run a turn (`POST /api/invoke`). A turn that stops at an approval gate answers
+    /// `status: parked` with the ids of the gates it opened. Never replayed on failure
+    /// (an invoke is not idempotent).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::invoke::{InvokeData, InvokeInputs, InvokeRequest};
+    /// use gatehouse_wire::run::ChatMessage;
+    /// let request = InvokeRequest {
+    ///     session_id: Some("48268312-0000-7000-8000-000000000000".into()),
+    ///     references: None,
+    ///     data: InvokeData {
+    ///         inputs: InvokeInputs { messages: vec![ChatMessage::text("user", "hi")], ..Default::default() },
+    ///         ..Default::default()
+    ///     },
+    /// };
+    /// let answer = client.service().invoke(&request).await?;
+    /// println!("{:?} under {:?}", answer.status, answer.model);
+    /// # Ok(()) }
+    /// ```
+    pub async fn invoke(&self, request: &InvokeRequest) -> Result<InvokeResponse> {
+        let call = Call::new(Operation::Invoke, Method::POST, &["api", "invoke"]).json_body(request)?;
+        self.client.call_json(&call).await
+    }
+
+    /// A session's turns, oldest first (`GET /api/sessions/{session_id}/turns`), each
+    /// with the model it ran under and whether it was a resume.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// for turn in client.service().turns("48268312-0000-7000-8000-000000000000").await?.turns {
+    ///     println!("{} {:?} resumed={}", turn.turn_id, turn.model, turn.resumed);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn turns(&self, session_id: &str) -> Result<TurnsResponse> {
+        let call = Call::new(
+            Operation::ListTurns,
+            Method::GET,
+            &["api", "sessions", session_id, "turns"],
+        );
+        self.client.call_json(&call).await
+    }
+
+    /// Commit a workflow revision (`POST /api/workflows/revisions/commit`): creates the
+    /// workflow and variant when missing and moves the variant's HEAD to the new revision.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::invoke::{CommitRevisionRequest, SlugRef};
+    /// let mut parameters = serde_json::Map::new();
+    /// parameters.insert("agent".into(), serde_json::json!({"llm": {"model": "openai/gpt-5"}}));
+    /// let committed = client.service().commit_revision(&CommitRevisionRequest {
+    ///     workflow: SlugRef { slug: "support-agent".into() },
+    ///     variant: SlugRef { slug: "support-agent.default".into() },
+    ///     parameters,
+    /// }).await?;
+    /// println!("HEAD is now v{}", committed.revision.version);
+    /// # Ok(()) }
+    /// ```
+    pub async fn commit_revision(
+        &self,
+        request: &CommitRevisionRequest,
+    ) -> Result<CommitRevisionResponse> {
+        let call = Call::new(
+            Operation::CommitRevision,
+            Method::POST,
+            &["api", "workflows", "revisions", "commit"],
+        )
+        .json_body(request)?;
+        self.client.call_json(&call).await
+    }
+}
