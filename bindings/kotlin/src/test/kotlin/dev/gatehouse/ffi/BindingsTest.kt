@@ -1,0 +1,165 @@
+package dev.gatehouse.ffi
+
+import java.util.UUID
+import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.runBlocking
+import org.json.JSONObject
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.assertThrows
+
+/** The Kotlin bindings against a live `gatehouse serve` (one server for the class). */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class BindingsTest {
+    private val server = GatehouseServer()
+
+    @AfterAll
+    fun stopServer() = server.close()
+
+    private fun newProject(): String = UUID.randomUUID().toString()
+
+    private fun clientFor(baseUrl: String, projectId: String, apiKey: String = API_KEY) =
+        GatehouseClient(ClientConfig(baseUrl = baseUrl, apiKey = apiKey, projectId = projectId, timeoutMs = 10_000uL))
+
+    private fun gateId(answer: JSONObject): String = answer.getJSONArray("interaction_ids").getString(0)
+
+    @Test
+    fun `list pending shows the gate with its request and stamped config`() = runBlocking {
+        val project = newProject()
+        val answer = server.openGate(project)
+        clientFor(server.url, project).use { client ->
+            val gates = client.listPendingInteractions(answer.getString("session_id"))
+            assertEquals(listOf(gateId(answer)), gates.map { it.id })
+            val gate = gates.single()
+            assertEquals(InteractionKind.USER_APPROVAL, gate.kind)
+            assertEquals(InteractionStatus.PENDING, gate.status)
+            assertEquals("Bash", gate.request?.tool)
+            assertEquals("echo hi", JSONObject(gate.request?.args!!).getString("command"))
+            val model = JSONObject(gate.parameters!!).getJSONObject("agent").getJSONObject("llm").getString("model")
+            assertEquals("kt-model-1", model)
+            assertEquals(gate, client.getInteraction(gate.id))
+        }
+    }
+
+    @Test
+    fun `respond, then a second respond throws AlreadyAnswered`() = runBlocking {
+        val project = newProject()
+        val id = gateId(server.openGate(project))
+        clientFor(server.url, project).use { client ->
+            val answered = client.respondToInteraction(id, true, "go ahead", null)
+            assertEquals(id, answered.id)
+            assertTrue(answered.status != InteractionStatus.PENDING)
+
+            val error = assertThrows<GatehouseException.AlreadyAnswered> {
+                runBlocking { client.respondToInteraction(id, false, null, null) }
+            }
+            assertFalse(error.isRetryable())
+            assertEquals(GatehouseErrorKind.ALREADY_ANSWERED, error.errorKind())
+            assertTrue(error.msg.contains("respond_interaction"), error.msg)
+            assertEquals(error.msg, error.toString()) // Display is exported
+            assertTrue(client.listPendingInteractions(null).isEmpty())
+        }
+    }
+
+    @Test
+    fun `approve all reports answered, already answered and failed targets`() = runBlocking {
+        val project = newProject()
+        val fresh = gateId(server.openGate(project))
+        val settled = gateId(server.openGate(project))
+        val unknown = UUID.randomUUID().toString()
+        clientFor(server.url, project).use { client ->
+            client.respondToInteraction(settled, false, "no", null)
+
+            val report = client.approveAll(listOf(fresh, settled, unknown), true)
+            assertEquals(listOf(fresh), report.answered.map { it.id })
+            assertEquals(listOf(settled), report.alreadyAnswered)
+            assertEquals(listOf(unknown), report.failed.map { it.interactionId })
+            assertEquals(GatehouseErrorKind.NOT_FOUND, report.failed.single().kind)
+            assertFalse(report.failed.single().retryable)
+            assertFalse(report.allAlreadyAnswered)
+
+            val again = client.approveAll(listOf(fresh, settled), true)
+            assertTrue(again.answered.isEmpty() && again.failed.isEmpty())
+            assertEquals(setOf(fresh, settled), again.alreadyAnswered.toSet())
+            assertTrue(again.allAlreadyAnswered)
+        }
+    }
+
+    private class RecordingListener : WatchListener {
+        val connected = CountDownLatch(1)
+        val gateOpened = CountDownLatch(1)
+        val events = CopyOnWriteArrayList<WatchEvent>()
+        val closed = CopyOnWriteArrayList<GatehouseException?>()
+
+        override fun onConnected() = connected.countDown()
+
+        override fun onEvent(event: WatchEvent) {
+            events += event
+            if (event is WatchEvent.Interaction && event.status == InteractionStatus.PENDING) gateOpened.countDown()
+        }
+
+        override fun onReconnecting(attempt: UInt, error: GatehouseException) {}
+
+        override fun onClosed(error: GatehouseException?) {
+            closed += error
+        }
+    }
+
+    @Test
+    fun `a watch listener sees a gate open, and cancel stops it`() = runBlocking {
+        val project = newProject()
+        val session = UUID.randomUUID().toString()
+        clientFor(server.url, project).use { client ->
+            val listener = RecordingListener()
+            val handle = client.watchSession(session, listener)
+            val answer: JSONObject
+            try {
+                assertTrue(listener.connected.await(15, TimeUnit.SECONDS), "the watch never connected")
+                answer = server.openGate(project, session)
+                assertTrue(listener.gateOpened.await(15, TimeUnit.SECONDS), "no gate event: ${listener.events}")
+                val opened = listener.events.filterIsInstance<WatchEvent.Interaction>().first()
+                assertEquals(session, opened.sessionId)
+            } finally {
+                handle.cancel()
+            }
+            assertTrue(handle.isFinished())
+            val seen = listener.events.size
+            client.respondToInteraction(gateId(answer), true, null, null)
+            assertEquals(seen, listener.events.size, "a callback ran after cancel()")
+            assertTrue(listener.closed.isEmpty())
+            handle.close()
+        }
+    }
+
+    @Test
+    fun `capabilities, and capability unavailable against a no-execution server`() = runBlocking {
+        GatehouseServer(noExecution = true).use { bare ->
+            clientFor(bare.url, newProject()).use { client ->
+                val caps = client.capabilities()
+                assertEquals("gatehouse", caps.service)
+                assertTrue(Capability.INTERACTIONS in caps.capabilities)
+                assertFalse(Capability.EXECUTION in caps.capabilities)
+            }
+        }
+    }
+
+    @Test
+    fun `bad configuration, a wrong key and an unreachable host are typed errors`() = runBlocking {
+        assertThrows<GatehouseException.Config> { GatehouseClient(ClientConfig(baseUrl = "not a url")) }
+        val unauthorized = assertThrows<GatehouseException.Unauthorized> {
+            runBlocking { clientFor(server.url, newProject(), apiKey = "wrong").use { it.listPendingInteractions(null) } }
+        }
+        assertFalse(unauthorized.isRetryable())
+        val offline = GatehouseClient(ClientConfig(baseUrl = "http://127.0.0.1:9", projectId = newProject(), timeoutMs = 2_000uL))
+        val error = assertThrows<GatehouseException> { runBlocking { offline.getInteraction(UUID.randomUUID().toString()) } }
+        assertTrue(error.errorKind() in setOf(GatehouseErrorKind.TRANSPORT, GatehouseErrorKind.TIMEOUT), error.toString())
+        assertTrue(error.isRetryable(), error.toString())
+        offline.close()
+    }
+}
