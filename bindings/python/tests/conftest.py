@@ -59,17 +59,21 @@ class Server:
     def _read_listening_line(self) -> str:
         found: list[str] = []
 
+        listening = threading.Event()
+
         def read() -> None:
+            # Keeps draining stdout after the listening line, so the server never blocks
+            # on a full pipe.
             assert self.process.stdout is not None
             for raw in self.process.stdout:
                 line = raw.decode("utf-8", "replace").strip()
-                if line.startswith("listening on "):
+                if not found and line.startswith("listening on "):
                     found.append(line[len("listening on ") :])
-                    return
+                    listening.set()
+            listening.set()
 
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        reader.join(STARTUP_TIMEOUT_S)
+        threading.Thread(target=read, daemon=True).start()
+        listening.wait(STARTUP_TIMEOUT_S)
         if not found:
             self.stop()
             log = pathlib.Path(self.stderr.name).read_text(errors="replace")

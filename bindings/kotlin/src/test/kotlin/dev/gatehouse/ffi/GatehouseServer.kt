@@ -46,12 +46,20 @@ class GatehouseServer(noExecution: Boolean = false) : AutoCloseable {
             .redirectError(log)
             .redirectInput(ProcessBuilder.Redirect.from(File("/dev/null")))
             .start()
-        val line = CompletableFuture.supplyAsync {
-            process.inputStream.bufferedReader().lineSequence().firstOrNull { it.startsWith("listening on ") }
-        }
+        val line = CompletableFuture<String?>()
+        // Reads the listening line, then keeps draining stdout so the server never blocks
+        // on a full pipe.
+        Thread {
+            process.inputStream.bufferedReader().useLines { lines ->
+                for (text in lines) {
+                    if (!line.isDone && text.startsWith("listening on ")) line.complete(text)
+                }
+            }
+            line.complete(null)
+        }.apply { isDaemon = true }.start()
         val found = try {
             line.get(30, TimeUnit.SECONDS)
-        } catch (e: Exception) {
+        } catch (e: java.util.concurrent.TimeoutException) {
             null
         }
         if (found == null) {
