@@ -323,6 +323,12 @@ fn run_result_ok_drops_its_typeless_event() {
     let types: Vec<&str> = events.iter().map(|e| e.event_type()).collect();
     assert_eq!(types, ["message", "usage", "done"]);
     assert_eq!(events[1].get("cost"), Some(&json!(0.001)));
+
+    // A `type` that is there but not a string is an error, in the schema and the type.
+    let mut bad = agenta_fixture("run_result.ok.json");
+    bad["events"][0]["type"] = json!(7);
+    let err = assert_both_reject("RunResult", &bad, "events");
+    assert!(err.reason.contains("events[0].type"), "{err}");
 }
 
 #[test]

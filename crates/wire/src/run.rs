@@ -1590,13 +1590,24 @@ fn events_dropping_typeless<'de, D>(deserializer: D) -> Result<Option<Vec<RunEve
 where
     D: serde::Deserializer<'de>,
 {
-    let raw = Option::<Vec<JsonObject>>::deserialize(deserializer)?;
-    Ok(raw.map(|items| {
-        items
-            .into_iter()
-            .filter_map(RunEvent::from_object)
-            .collect()
-    }))
+    let Some(items) = Option::<Vec<JsonObject>>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let mut events = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        match item.get("type") {
+            None | Some(serde_json::Value::Null) => continue,
+            Some(serde_json::Value::String(t)) if t.is_empty() => continue,
+            Some(serde_json::Value::String(_)) => {}
+            Some(other) => {
+                return Err(serde::de::Error::custom(format!(
+                    "events[{index}].type must be a string, got {other}"
+                )))
+            }
+        }
+        events.extend(RunEvent::from_object(item));
+    }
+    Ok(Some(events))
 }
 
 /// The schema of `RunResult.events`: objects whose `type`, when present, is a string
