@@ -20,6 +20,7 @@ pub mod config;
 pub mod dispatch;
 pub mod error;
 pub mod events;
+pub mod execution;
 pub mod runner;
 pub mod service;
 pub mod store;
@@ -188,7 +189,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     })?;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let capabilities = api::capabilities_for(&config);
-    let hooks: Arc<dyn HookProvider> = Arc::new(NoopHookProvider);
+    let hooks: Arc<dyn HookProvider> = if config.execution {
+        Arc::new(execution::ExecutionHookProvider::with_default_lease(
+            store.clone(),
+        ))
+    } else {
+        Arc::new(NoopHookProvider)
+    };
     let state = AppState::new(config, store, hooks, capabilities, shutdown_rx.clone());
     let router = api::router(state.clone());
     let mut signal = shutdown_rx.clone();

@@ -487,6 +487,19 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
     if model.is_none() {
         request.model = None;
     }
+    // The harness's misbehaviour switch for protected-action tests (see runner).
+    if resolved
+        .parameters
+        .get("agent")
+        .and_then(|a| a.get("runner"))
+        .and_then(|r| r.get("skip_pre_action"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        request
+            .extra
+            .insert(runner::SKIP_PRE_ACTION_KEY.to_string(), Value::Bool(true));
+    }
 
     let script_and_start = match &resume {
         Some(point) => Ok((
@@ -505,8 +518,18 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         resumed_from_interaction_id: resume.as_ref().map(|r| r.interaction_id.clone()),
         model: model.clone(),
         actor: actor.clone(),
+        parameters: Some(resolved.parameters.clone()),
+        references: Some(resolved.references.clone()),
+        predecessor_session_id: invoke
+            .data
+            .extra
+            .get("execution")
+            .and_then(|e| e.get("predecessorSessionId"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
     };
     let hook = state.hooks.hook_for(&ctx);
+    hook.turn_started().await?;
 
     let outcome = match (script_and_start, permissions) {
         (Ok((script, start)), Ok(permissions)) => {

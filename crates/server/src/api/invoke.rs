@@ -106,6 +106,7 @@ async fn invoke(
         .events
         .lifecycle(&project_id, &session_id, LifecycleState::Ended);
     executed.hook.turn_ended(&turn_end(&executed.end)).await;
+    let execution = executed.hook.execution().await;
     Ok(json(&InvokeResponse {
         status: executed.status,
         session_id,
@@ -113,7 +114,7 @@ async fn invoke(
         model: executed.model,
         output: Some(executed.output),
         interaction_ids: gate.into_iter().map(|g| g.id).collect(),
-        execution: None,
+        execution,
         extra: JsonObject::new(),
     }))
 }

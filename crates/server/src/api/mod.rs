@@ -36,13 +36,16 @@ pub use extract::{JsonBody, ProjectId};
 /// What a host with `config` serves. The execution capabilities are added by the
 /// execution service when it mounts its routes.
 pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
-    let _ = config;
-    vec![
+    let mut capabilities = vec![
         Capability::Interactions,
         Capability::InteractionWatch,
         Capability::Invoke,
         Capability::Runs,
-    ]
+    ];
+    if config.execution {
+        capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);
+    }
+    capabilities
 }
 
 /// `{"count": 1, "interaction": row}` as JSON text.
@@ -120,9 +123,13 @@ fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// The whole application router over `state`.
 pub fn router(state: AppState) -> Router {
     let auth = middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
-    let protected = interactions::routes()
-        .merge(invoke::routes())
-        .route_layer(auth.clone());
+    let mut protected = interactions::routes().merge(invoke::routes());
+    if state.config.execution {
+        // B2: present only when the execution service is enabled; otherwise the
+        // fallback answers AgentPlat's route-not-found for /api/rooms/...
+        protected = protected.merge(crate::execution::api::routes());
+    }
+    let protected = protected.route_layer(auth.clone());
     let api = protected.merge(capabilities::routes());
     Router::new()
         .nest("/api", api)

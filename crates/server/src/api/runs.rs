@@ -61,6 +61,9 @@ async fn run(
         resumed_from_interaction_id: None,
         model: request.model.clone(),
         actor: actor.0,
+        parameters: None,
+        references: None,
+        predecessor_session_id: None,
     };
     let hook = state.hooks.hook_for(&ctx);
     let outcome =

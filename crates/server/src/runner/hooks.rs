@@ -3,7 +3,12 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use gatehouse_wire::execution::ExecutionRef;
+use gatehouse_wire::interaction::References;
+use gatehouse_wire::JsonObject;
 use serde_json::Value;
+
+use crate::error::ApiError;
 
 /// What a checkpoint decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +28,7 @@ pub enum CheckpointDecision {
 }
 
 /// Which turn a hook serves.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TurnContext {
     /// The project.
     pub project_id: String,
@@ -37,6 +42,12 @@ pub struct TurnContext {
     pub model: Option<String>,
     /// The authenticated actor that started the turn (or `dispatcher`).
     pub actor: String,
+    /// The config the turn runs under (service-tier turns; `None` on the stateless `/run`).
+    pub parameters: Option<JsonObject>,
+    /// The references the turn runs with.
+    pub references: Option<References>,
+    /// The failed execution session this run recovers (invoke `data.execution.predecessorSessionId`).
+    pub predecessor_session_id: Option<String>,
 }
 
 /// How a turn ended, as told to [`CheckpointHook::turn_ended`].
@@ -75,6 +86,25 @@ pub trait CheckpointHook: Send + Sync {
     fn turn_ended<'a>(&'a self, end: &'a TurnEnd) -> BoxFuture<'a, ()> {
         let _ = end;
         Box::pin(async {})
+    }
+    /// Before the first step: the execution service opens (or re-attaches to) the run's
+    /// session here. An error refuses the turn before it runs.
+    fn turn_started(&self) -> BoxFuture<'_, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// After a tool call ran (the runtime reports completed external work). A protected
+    /// task halts here when the call never passed `pre_action`.
+    fn action_completed<'a>(
+        &'a self,
+        step_index: usize,
+        tool: &'a str,
+    ) -> BoxFuture<'a, CheckpointDecision> {
+        let _ = (step_index, tool);
+        Box::pin(async { CheckpointDecision::Continue })
+    }
+    /// Where the turn's execution session is (for the invoke answer), if it has one.
+    fn execution(&self) -> BoxFuture<'_, Option<ExecutionRef>> {
+        Box::pin(async { None })
     }
 }
 

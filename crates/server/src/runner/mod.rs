@@ -207,7 +207,13 @@ struct Run<'a> {
     messages: Vec<ChatMessage>,
     events: Vec<serde_json::Map<String, Value>>,
     injection: Option<String>,
+    skip_pre_action: bool,
 }
+
+/// The request extension key (a Gatehouse extension kept in the request's unknown keys)
+/// that makes the harness skip `pre_action`: a misbehaving runtime, for tests of
+/// protected actions. The service tier sets it from `agent.runner.skip_pre_action`.
+pub const SKIP_PRE_ACTION_KEY: &str = "skipPreAction";
 
 impl Run<'_> {
     fn say(&mut self, index: usize, text: &str) -> String {
@@ -292,6 +298,11 @@ pub async fn run_harness(
         messages: request.messages.clone(),
         events: Vec::new(),
         injection: None,
+        skip_pre_action: request
+            .extra
+            .get(SKIP_PRE_ACTION_KEY)
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     };
     let mut index = 0;
     if let StartAt::Resume(gate) = start {
@@ -401,9 +412,11 @@ async fn execute_tool(
     call_id: &str,
     announce: bool,
 ) -> Option<String> {
-    let decision = run.hook.pre_action(index, tool, args).await;
-    if let Some(halt) = run.checkpoint("pre_action", index, decision) {
-        return Some(halt);
+    if !run.skip_pre_action {
+        let decision = run.hook.pre_action(index, tool, args).await;
+        if let Some(halt) = run.checkpoint("pre_action", index, decision) {
+            return Some(halt);
+        }
     }
     let args_text = serde_json::to_string(args).unwrap_or_default();
     let line = run.say(index, &format!("ran {tool} {args_text}: ok"));
@@ -420,6 +433,10 @@ async fn execute_tool(
         run.messages
             .push(tool_result_message(call_id, run_tool(tool, args), false));
         run.messages.push(assistant_text(&line));
+    }
+    let decision = run.hook.action_completed(index, tool).await;
+    if let Some(halt) = run.checkpoint("action_completed", index, decision) {
+        return Some(halt);
     }
     run.post_output(index, &line).await
 }

@@ -1,0 +1,44 @@
+//! Execution sessions and run interventions (CONTRACT.md B1-B3, C3, C6).
+//!
+//! | module | role |
+//! |---|---|
+//! | [`rules`] | B3 as pure functions: CAS request with replay first, the 256 limit, claim under a lease, resolve-once, reconciliation |
+//! | [`store`] | [`ExecutionStore`]: durable sessions (one CAS-written row each), opening and recovery rules, the dispatcher's claim/resolve |
+//! | [`hooks`] | [`ExecutionHookProvider`]: every service-tier turn opens its session, and the harness's checkpoints claim, apply and resolve interventions |
+//! | [`api`] | the B2 routes under `/api/rooms/...` and the SSE event stream |
+//!
+//! ## How a run is bound
+//!
+//! Every `POST /api/invoke` (a session run) opens one execution session:
+//!
+//! | field | value |
+//! |---|---|
+//! | `tenantId` | the project id |
+//! | `roomId` | `agent.execution.room_id` of the config, else `room-<agent session id>` |
+//! | `runId` | the invoke's turn id (a resume of a parked turn continues the same session) |
+//! | `taskId` | the agent session id |
+//! | `participantId` | `agent.execution.participant_id`, else the workflow slug, else `agent` |
+//! | `agentRevisionId` | the `workflow_revision` id the turn ran, else `draft:<hex digest>` |
+//! | `agentRevisionDigest` | `sha256:` + SHA-256 of the canonical JSON of the resolved config |
+//! | `predecessorSessionId` | the invoke's `data.execution.predecessorSessionId` (a recovery) |
+//! | `runtimeProfile` | `agent.execution.runtime_profile`, else [`hooks::DEFAULT_RUNTIME_PROFILE`] |
+//! | `authorityRevision`, `roleRevision` | `agent.execution.authority_revision`, `agent.execution.role_revision` |
+//!
+//! A task is protected with `agent.protected: true`: every tool call must pass
+//! `pre_action`, and a runtime that completes one without it fails the run with
+//! "Runtime completed protected work without invoking pre_action" (the harness skips
+//! `pre_action` when the config says `agent.runner.skip_pre_action: true`).
+//! `agent.execution.lease_ms` sets the claim lease (default 30 s).
+//!
+//! The session is `active` while a turn runs, `paused` while the turn is parked at an
+//! approval gate (its pending interventions wait for the resume), and reconciled when
+//! the run ends: `completed`, `failed`, or `canceled` when a `stop` halted it.
+
+pub mod api;
+pub mod hooks;
+pub mod rules;
+pub mod store;
+
+pub use hooks::{ExecutionHook, ExecutionHookProvider, STOP_INSTRUCTION};
+pub use rules::{Claim, ExecError, Resolution};
+pub use store::{ExecutionStore, OpenSession};

@@ -1,0 +1,596 @@
+//! The rules of B3 as pure functions over a session document: no I/O, no clock (the
+//! caller passes `now`). The store loads a session, applies one of these, and writes the
+//! result back with a compare-and-set on `revision`.
+
+use chrono::{DateTime, Utc};
+use gatehouse_wire::error::{messages, GatehouseCode};
+use gatehouse_wire::execution::{
+    Checkpoint, CheckpointProgress, ExecutionEvent, ExecutionEventType, ExecutionSession,
+    ExecutionSessionStatus, Intervention, InterventionStatus, SessionOutcome,
+    MAX_INTERVENTIONS_PER_SESSION, MAX_LEASE_MS, MIN_LEASE_MS,
+};
+use gatehouse_wire::JsonObject;
+use serde_json::Value;
+
+/// A refusal of an execution-session operation: a machine code and the upstream message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ExecError {
+    /// Gatehouse's machine code (decides the HTTP status).
+    pub code: GatehouseCode,
+    /// The message (AgentPlat's exact text where it has one).
+    pub message: String,
+}
+
+impl ExecError {
+    /// An error with `code` and `message`.
+    pub fn new(code: GatehouseCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 404 "Execution session not found".
+    pub fn not_found() -> Self {
+        Self::new(
+            GatehouseCode::NotFound,
+            messages::EXECUTION_SESSION_NOT_FOUND,
+        )
+    }
+
+    /// 409 "Execution session revision conflict".
+    pub fn revision_conflict() -> Self {
+        Self::new(GatehouseCode::RevisionConflict, messages::REVISION_CONFLICT)
+    }
+
+    /// 409 "Execution session changed concurrently" (a lost compare-and-set race).
+    pub fn changed_concurrently() -> Self {
+        Self::new(
+            GatehouseCode::RevisionConflict,
+            messages::CHANGED_CONCURRENTLY,
+        )
+    }
+
+    /// 409: the operation id is bound to another request.
+    pub fn operation_conflict() -> Self {
+        Self::new(
+            GatehouseCode::OperationConflict,
+            messages::OPERATION_CONFLICT,
+        )
+    }
+
+    /// 409: the dispatch token does not own the claim.
+    pub fn ownership_lost() -> Self {
+        Self::new(
+            GatehouseCode::DispatchOwnershipLost,
+            messages::DISPATCH_OWNERSHIP_LOST,
+        )
+    }
+
+    /// 409: already resolved to the other outcome.
+    pub fn resolved_differently() -> Self {
+        Self::new(
+            GatehouseCode::ResolvedDifferently,
+            messages::RESOLVED_DIFFERENTLY,
+        )
+    }
+
+    /// True for the lost-race conflict (internal writers retry it).
+    pub fn is_lost_race(&self) -> bool {
+        self.code == GatehouseCode::RevisionConflict
+            && self.message == messages::CHANGED_CONCURRENTLY
+    }
+}
+
+/// Now as the store renders times (RFC 3339, microseconds, `Z`).
+pub fn render_time(time: DateTime<Utc>) -> String {
+    time.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// Append an event with the next sequence number.
+pub fn push_event(
+    session: &mut ExecutionSession,
+    event_type: ExecutionEventType,
+    now: DateTime<Utc>,
+    operation_id: Option<&str>,
+    checkpoint: Option<Checkpoint>,
+    details: Option<Value>,
+) {
+    let sequence = session.events.last().map(|e| e.sequence).unwrap_or(0) + 1;
+    session.events.push(ExecutionEvent {
+        sequence,
+        event_type,
+        occurred_at: render_time(now),
+        operation_id: operation_id.map(str::to_string),
+        checkpoint,
+        details,
+        extra: JsonObject::new(),
+    });
+}
+
+/// What a write did: changed the document (store it, revision + 1), or nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied<T> {
+    /// The document changed.
+    Write(T),
+    /// Nothing changed (a replay, a no-op); nothing is written.
+    NoWrite(T),
+}
+
+/// `POST .../interventions`: the idempotent, compare-and-set request (B3), in this order:
+/// replay check (same operation id, instruction, checkpoint and requester returns the
+/// session unchanged, even with a stale revision), operation-id conflict, revision
+/// check, state check, the 256 limit.
+pub fn request_intervention(
+    session: &mut ExecutionSession,
+    expected_revision: u64,
+    operation_id: &str,
+    instruction: &str,
+    checkpoint: Checkpoint,
+    requester: &str,
+    now: DateTime<Utc>,
+) -> Result<Applied<()>, ExecError> {
+    if let Some(existing) = session.intervention(operation_id) {
+        let same = existing.instruction == instruction
+            && existing.checkpoint == checkpoint
+            && existing.requested_by_participant_id == requester;
+        return if same {
+            Ok(Applied::NoWrite(()))
+        } else {
+            Err(ExecError::operation_conflict())
+        };
+    }
+    if session.revision != expected_revision {
+        return Err(ExecError::revision_conflict());
+    }
+    if session.status.is_terminal() {
+        return Err(ExecError::new(
+            GatehouseCode::InvalidState,
+            format!(
+                "Execution session is {}; it accepts no more interventions",
+                session.status.as_str()
+            ),
+        ));
+    }
+    if session.interventions.len() >= MAX_INTERVENTIONS_PER_SESSION {
+        return Err(ExecError::new(
+            GatehouseCode::InterventionLimit,
+            format!(
+                "Execution session already holds the maximum of {MAX_INTERVENTIONS_PER_SESSION} interventions"
+            ),
+        ));
+    }
+    session.interventions.push(Intervention {
+        operation_id: operation_id.to_string(),
+        requested_by_participant_id: requester.to_string(),
+        instruction: instruction.to_string(),
+        checkpoint,
+        status: InterventionStatus::Pending,
+        attempts: 0,
+        dispatch_token: None,
+        dispatch_lease_expires_at: None,
+        requested_at: render_time(now),
+        resolved_at: None,
+        resolution_reason: None,
+        extra: JsonObject::new(),
+    });
+    push_event(
+        session,
+        ExecutionEventType::InterventionRequested,
+        now,
+        Some(operation_id),
+        Some(checkpoint),
+        Some(
+            serde_json::json!({ "instruction": instruction, "requestedByParticipantId": requester }),
+        ),
+    );
+    Ok(Applied::Write(()))
+}
+
+/// A claim a dispatcher holds: apply the instruction, then resolve with the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The execution session.
+    pub session_id: String,
+    /// The claimed intervention.
+    pub operation_id: String,
+    /// What to apply.
+    pub instruction: String,
+    /// Where.
+    pub checkpoint: Checkpoint,
+    /// The token that must accompany the resolve.
+    pub dispatch_token: String,
+    /// Claims so far, this one included.
+    pub attempts: u32,
+    /// When the lease runs out (RFC 3339).
+    pub lease_expires_at: String,
+}
+
+/// Check a lease length against B3's bounds (1 ms .. 300 s).
+pub fn check_lease_ms(lease_ms: u64) -> Result<u64, ExecError> {
+    if (MIN_LEASE_MS..=MAX_LEASE_MS).contains(&lease_ms) {
+        Ok(lease_ms)
+    } else {
+        Err(ExecError::new(
+            GatehouseCode::BadRequest,
+            format!(
+                "lease must be between {MIN_LEASE_MS} ms and {MAX_LEASE_MS} ms, not {lease_ms} ms"
+            ),
+        ))
+    }
+}
+
+/// True when `intervention` may be claimed now: `pending`, or `dispatching` with an
+/// expired (or unreadable) lease.
+fn claimable(intervention: &Intervention, now: DateTime<Utc>) -> bool {
+    match intervention.status {
+        InterventionStatus::Pending => true,
+        InterventionStatus::Dispatching => match intervention
+            .dispatch_lease_expires_at
+            .as_deref()
+            .and_then(parse_time)
+        {
+            Some(expires) => expires <= now,
+            None => true,
+        },
+        InterventionStatus::Applied | InterventionStatus::Rejected => false,
+    }
+}
+
+/// Claim the first claimable intervention for `checkpoint` under a lease of `lease_ms`:
+/// a fresh token, `attempts + 1`, an `intervention_claimed` event. `None` when there is
+/// nothing to claim (the session is untouched).
+pub fn claim(
+    session: &mut ExecutionSession,
+    checkpoint: Checkpoint,
+    lease_ms: u64,
+    now: DateTime<Utc>,
+) -> Result<Applied<Option<Claim>>, ExecError> {
+    let lease_ms = check_lease_ms(lease_ms)?;
+    let Some(index) = session
+        .interventions
+        .iter()
+        .position(|i| i.checkpoint == checkpoint && claimable(i, now))
+    else {
+        return Ok(Applied::NoWrite(None));
+    };
+    let token = uuid::Uuid::new_v4().to_string();
+    let expires = now + chrono::Duration::milliseconds(i64::try_from(lease_ms).unwrap_or(i64::MAX));
+    let session_id = session.session_id.clone();
+    let intervention = &mut session.interventions[index];
+    intervention.status = InterventionStatus::Dispatching;
+    intervention.attempts = intervention.attempts.saturating_add(1);
+    intervention.dispatch_token = Some(token.clone());
+    intervention.dispatch_lease_expires_at = Some(render_time(expires));
+    let claim = Claim {
+        session_id,
+        operation_id: intervention.operation_id.clone(),
+        instruction: intervention.instruction.clone(),
+        checkpoint,
+        dispatch_token: token,
+        attempts: intervention.attempts,
+        lease_expires_at: render_time(expires),
+    };
+    push_event(
+        session,
+        ExecutionEventType::InterventionClaimed,
+        now,
+        Some(&claim.operation_id),
+        Some(checkpoint),
+        Some(
+            serde_json::json!({ "attempts": claim.attempts, "leaseExpiresAt": claim.lease_expires_at }),
+        ),
+    );
+    Ok(Applied::Write(Some(claim)))
+}
+
+/// How a dispatcher resolves its claim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolution {
+    /// Applied at the checkpoint; `details` is the evidence (step, effect).
+    Applied {
+        /// What the runtime did (e.g. `{"effect": "halted", "step": 2}`).
+        details: Value,
+    },
+    /// Not applied.
+    Rejected {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Resolution {
+    fn status(&self) -> InterventionStatus {
+        match self {
+            Self::Applied { .. } => InterventionStatus::Applied,
+            Self::Rejected { .. } => InterventionStatus::Rejected,
+        }
+    }
+}
+
+/// Resolve a claimed intervention, once. Already resolved to the same outcome: a no-op;
+/// to the other outcome: 409 `RESOLVED_DIFFERENTLY`. Otherwise the token must be the
+/// current claim's, else 409 `DISPATCH_OWNERSHIP_LOST`.
+pub fn resolve(
+    session: &mut ExecutionSession,
+    operation_id: &str,
+    dispatch_token: &str,
+    resolution: &Resolution,
+    now: DateTime<Utc>,
+) -> Result<Applied<()>, ExecError> {
+    let Some(index) = session
+        .interventions
+        .iter()
+        .position(|i| i.operation_id == operation_id)
+    else {
+        return Err(ExecError::new(
+            GatehouseCode::NotFound,
+            format!("Run intervention {operation_id:?} not found"),
+        ));
+    };
+    let intervention = &mut session.interventions[index];
+    if intervention.status.is_final() {
+        return if intervention.status == resolution.status() {
+            Ok(Applied::NoWrite(()))
+        } else {
+            Err(ExecError::resolved_differently())
+        };
+    }
+    if intervention.status != InterventionStatus::Dispatching
+        || intervention.dispatch_token.as_deref() != Some(dispatch_token)
+    {
+        return Err(ExecError::ownership_lost());
+    }
+    let checkpoint = intervention.checkpoint;
+    intervention.status = resolution.status();
+    intervention.dispatch_token = None;
+    intervention.dispatch_lease_expires_at = None;
+    intervention.resolved_at = Some(render_time(now));
+    let (event_type, details) = match resolution {
+        Resolution::Applied { details } => {
+            intervention.resolution_reason = details
+                .get("effect")
+                .and_then(Value::as_str)
+                .map(|effect| format!("applied at {}: {effect}", checkpoint.as_str()));
+            (ExecutionEventType::InterventionApplied, details.clone())
+        }
+        Resolution::Rejected { reason } => {
+            intervention.resolution_reason = Some(reason.clone());
+            (
+                ExecutionEventType::InterventionRejected,
+                serde_json::json!({ "reason": reason }),
+            )
+        }
+    };
+    push_event(
+        session,
+        event_type,
+        now,
+        Some(operation_id),
+        Some(checkpoint),
+        Some(details),
+    );
+    Ok(Applied::Write(()))
+}
+
+/// Count a reached checkpoint in `checkpointProgress`.
+pub fn record_progress(session: &mut ExecutionSession, checkpoint: Checkpoint) {
+    let progress = session
+        .checkpoint_progress
+        .get_or_insert_with(CheckpointProgress::default);
+    match checkpoint {
+        Checkpoint::PreStep => progress.pre_step += 1,
+        Checkpoint::PostOutput => progress.post_output += 1,
+        Checkpoint::PreAction => progress.pre_action += 1,
+    }
+    progress.last = Some(checkpoint);
+}
+
+/// The reason an unreached intervention is rejected with when its run ends.
+pub fn unreached_reason(intervention: &Intervention, status: ExecutionSessionStatus) -> String {
+    let how = match status {
+        ExecutionSessionStatus::Completed => "completed",
+        ExecutionSessionStatus::Failed => "failed",
+        ExecutionSessionStatus::Canceled => "was canceled",
+        ExecutionSessionStatus::Active | ExecutionSessionStatus::Paused => "ended",
+    };
+    format!(
+        "the run {how} before reaching checkpoint {}",
+        intervention.checkpoint.as_str()
+    )
+}
+
+/// Terminal reconciliation: set the terminal status and outcome, reject every
+/// intervention that never reached its checkpoint (with a reason), append
+/// `session_reconciled`. A session already terminal is left alone.
+pub fn reconcile(
+    session: &mut ExecutionSession,
+    status: ExecutionSessionStatus,
+    reason: Option<&str>,
+    details: Option<Value>,
+    now: DateTime<Utc>,
+) -> Applied<()> {
+    if session.status.is_terminal() || !status.is_terminal() {
+        return Applied::NoWrite(());
+    }
+    let mut rejected = Vec::new();
+    for index in 0..session.interventions.len() {
+        let intervention = &session.interventions[index];
+        if intervention.status.is_final() {
+            continue;
+        }
+        let why = unreached_reason(intervention, status);
+        let operation_id = intervention.operation_id.clone();
+        let checkpoint = intervention.checkpoint;
+        let intervention = &mut session.interventions[index];
+        intervention.status = InterventionStatus::Rejected;
+        intervention.dispatch_token = None;
+        intervention.dispatch_lease_expires_at = None;
+        intervention.resolved_at = Some(render_time(now));
+        intervention.resolution_reason = Some(why.clone());
+        push_event(
+            session,
+            ExecutionEventType::InterventionRejected,
+            now,
+            Some(&operation_id),
+            Some(checkpoint),
+            Some(serde_json::json!({ "reason": why })),
+        );
+        rejected.push(Value::String(operation_id));
+    }
+    session.status = status;
+    session.outcome = Some(SessionOutcome {
+        status,
+        reason: reason.map(str::to_string),
+        ended_at: Some(render_time(now)),
+    });
+    let mut event_details = serde_json::json!({
+        "status": status.as_str(),
+        "rejectedOperationIds": rejected,
+    });
+    if let Some(reason) = reason {
+        event_details["reason"] = Value::String(reason.to_string());
+    }
+    if let Some(Value::Object(extra)) = details {
+        if let Value::Object(map) = &mut event_details {
+            map.extend(extra);
+        }
+    }
+    push_event(
+        session,
+        ExecutionEventType::SessionReconciled,
+        now,
+        None,
+        None,
+        Some(event_details),
+    );
+    Applied::Write(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> ExecutionSession {
+        ExecutionSession {
+            tenant_id: "t".into(),
+            room_id: "r".into(),
+            session_id: "s".into(),
+            run_id: "run".into(),
+            task_id: "task".into(),
+            participant_id: "agent".into(),
+            agent_revision_id: "rev".into(),
+            agent_revision_digest: "sha256:00".into(),
+            predecessor_session_id: None,
+            runtime_profile: None,
+            authority_revision: None,
+            role_revision: None,
+            revision: 1,
+            status: ExecutionSessionStatus::Active,
+            checkpoint_progress: None,
+            outcome: None,
+            interventions: Vec::new(),
+            events: Vec::new(),
+            created_at: None,
+            updated_at: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    #[test]
+    fn replay_comes_before_the_revision_check() {
+        let mut s = session();
+        let now = Utc::now();
+        let first = request_intervention(&mut s, 1, "op", "stop", Checkpoint::PreStep, "h", now);
+        assert_eq!(first, Ok(Applied::Write(())));
+        s.revision = 2;
+        let replay = request_intervention(&mut s, 1, "op", "stop", Checkpoint::PreStep, "h", now);
+        assert_eq!(replay, Ok(Applied::NoWrite(())));
+        let other = request_intervention(&mut s, 2, "op", "go", Checkpoint::PreStep, "h", now);
+        assert_eq!(other, Err(ExecError::operation_conflict()));
+        let other_requester =
+            request_intervention(&mut s, 2, "op", "stop", Checkpoint::PreStep, "x", now);
+        assert_eq!(other_requester, Err(ExecError::operation_conflict()));
+        let stale = request_intervention(&mut s, 1, "op2", "stop", Checkpoint::PreStep, "h", now);
+        assert_eq!(stale, Err(ExecError::revision_conflict()));
+    }
+
+    #[test]
+    fn claim_resolve_once_and_lease_expiry() {
+        let mut s = session();
+        let now = Utc::now();
+        let _ = request_intervention(&mut s, 1, "op", "hi", Checkpoint::PreAction, "h", now);
+        assert_eq!(
+            claim(&mut s, Checkpoint::PreStep, 50, now),
+            Ok(Applied::NoWrite(None))
+        );
+        let Ok(Applied::Write(Some(first))) = claim(&mut s, Checkpoint::PreAction, 50, now) else {
+            panic!("no claim")
+        };
+        assert_eq!(
+            claim(&mut s, Checkpoint::PreAction, 50, now),
+            Ok(Applied::NoWrite(None))
+        );
+        let later = now + chrono::Duration::milliseconds(51);
+        let Ok(Applied::Write(Some(second))) = claim(&mut s, Checkpoint::PreAction, 50, later)
+        else {
+            panic!("no reclaim")
+        };
+        assert_eq!(second.attempts, 2);
+        let applied = Resolution::Applied {
+            details: serde_json::json!({"effect": "injected"}),
+        };
+        assert_eq!(
+            resolve(&mut s, "op", &first.dispatch_token, &applied, later),
+            Err(ExecError::ownership_lost())
+        );
+        assert_eq!(
+            resolve(&mut s, "op", &second.dispatch_token, &applied, later),
+            Ok(Applied::Write(()))
+        );
+        assert_eq!(
+            resolve(&mut s, "op", &second.dispatch_token, &applied, later),
+            Ok(Applied::NoWrite(()))
+        );
+        let rejected = Resolution::Rejected {
+            reason: "no".into(),
+        };
+        assert_eq!(
+            resolve(&mut s, "op", &second.dispatch_token, &rejected, later),
+            Err(ExecError::resolved_differently())
+        );
+        assert_eq!(
+            check_lease_ms(0).map_err(|e| e.code),
+            Err(GatehouseCode::BadRequest)
+        );
+        assert!(check_lease_ms(300_001).is_err());
+    }
+
+    #[test]
+    fn reconcile_rejects_unreached_with_reason() {
+        let mut s = session();
+        let now = Utc::now();
+        let _ = request_intervention(&mut s, 1, "op", "hi", Checkpoint::PreAction, "h", now);
+        let out = reconcile(&mut s, ExecutionSessionStatus::Completed, None, None, now);
+        assert_eq!(out, Applied::Write(()));
+        let i = &s.interventions[0];
+        assert_eq!(i.status, InterventionStatus::Rejected);
+        assert_eq!(
+            i.resolution_reason.as_deref(),
+            Some("the run completed before reaching checkpoint pre_action")
+        );
+        assert_eq!(
+            s.events.last().map(|e| e.event_type),
+            Some(ExecutionEventType::SessionReconciled)
+        );
+        let again = reconcile(&mut s, ExecutionSessionStatus::Failed, None, None, now);
+        assert_eq!(again, Applied::NoWrite(()));
+    }
+}
