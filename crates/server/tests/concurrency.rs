@@ -30,7 +30,9 @@ async fn fifty_concurrent_responders_exactly_one_winner_one_resume() {
             let response = http
                 .post(&url)
                 .header("Authorization", auth)
-                .json(&json!({"answer": {"approved": i % 2 == 0, "message": format!("client {i}")}}))
+                .json(
+                    &json!({"answer": {"approved": i % 2 == 0, "message": format!("client {i}")}}),
+                )
                 .send()
                 .await
                 .unwrap();
@@ -60,7 +62,10 @@ async fn fifty_concurrent_responders_exactly_one_winner_one_resume() {
     let state = h.server.server.state();
     let (job_state, resume_turn, attempts) = state.store.job_state(&id).await.unwrap().unwrap();
     assert_eq!(job_state, "done");
-    assert_eq!(resume_turn.as_deref(), turns["turns"][1]["turn_id"].as_str());
+    assert_eq!(
+        resume_turn.as_deref(),
+        turns["turns"][1]["turn_id"].as_str()
+    );
     assert_eq!(attempts, 1);
 }
 

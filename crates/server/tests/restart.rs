@@ -20,9 +20,15 @@ async fn restart_between_gate_and_answer_resumes_once() {
     let h = h.restart().await;
     let row = h.interaction(&id).await;
     assert_eq!(row["status"], "pending");
-    assert_eq!(row["data"]["parameters"]["agent"]["llm"]["model"], "m-durable");
+    assert_eq!(
+        row["data"]["parameters"]["agent"]["llm"]["model"],
+        "m-durable"
+    );
     let (status, body) = h
-        .post(&format!("/api/sessions/interactions/{id}/respond"), json!({"answer": {"approved": true}}))
+        .post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            json!({"answer": {"approved": true}}),
+        )
         .await;
     assert_eq!(status, 200, "{body}");
     h.wait_resolved(&id).await;
@@ -48,7 +54,10 @@ async fn queued_resume_survives_a_restart() {
         .await;
     let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
     let (status, _) = h
-        .post(&format!("/api/sessions/interactions/{id}/respond"), json!({"answer": {"approved": true}}))
+        .post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            json!({"answer": {"approved": true}}),
+        )
         .await;
     assert_eq!(status, 200);
     assert_eq!(h.interaction(&id).await["status"], "responded");
@@ -59,5 +68,9 @@ async fn queued_resume_survives_a_restart() {
     let turns = h.turns("queued").await;
     assert_eq!(turns["count"], 2, "{turns}");
     let h = h.restart().await;
-    assert_eq!(h.turns("queued").await["count"], 2, "no second resume after another restart");
+    assert_eq!(
+        h.turns("queued").await["count"],
+        2,
+        "no second resume after another restart"
+    );
 }

@@ -32,7 +32,10 @@ async fn run_answers_json() {
     assert_eq!(result.stop_reason.as_deref(), Some("end_turn"));
     assert_eq!(result.model.as_deref(), Some("openai/m-run"));
     let output = result.output.unwrap();
-    assert!(output.contains("[model=openai/m-run] Working on: hello"), "{output}");
+    assert!(
+        output.contains("[model=openai/m-run] Working on: hello"),
+        "{output}"
+    );
     assert!(output.contains("ran Bash"), "{output}");
     let events = result.events.unwrap();
     assert_eq!(events.last().unwrap().event_type(), "done");
@@ -87,9 +90,15 @@ async fn run_streams_ndjson() {
         .collect();
     assert!(records.len() >= 3, "{text}");
     let (last, events) = records.split_last().unwrap();
-    assert!(events.iter().all(|r| matches!(r, RunStreamRecord::Event { .. })));
-    let RunStreamRecord::Result { result } = last else { panic!("last line is the result: {text}") };
+    assert!(events
+        .iter()
+        .all(|r| matches!(r, RunStreamRecord::Event { .. })));
+    let RunStreamRecord::Result { result } = last else {
+        panic!("last line is the result: {text}")
+    };
     assert!(result.ok);
     assert_eq!(result.stop_reason.as_deref(), Some("awaiting_approval"));
-    assert!(events.iter().any(|r| matches!(r, RunStreamRecord::Event { event } if event.event_type() == "gate")));
+    assert!(events
+        .iter()
+        .any(|r| matches!(r, RunStreamRecord::Event { event } if event.event_type() == "gate")));
 }

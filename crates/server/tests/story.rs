@@ -15,8 +15,13 @@ fn respond_body(approved: bool) -> Value {
 #[tokio::test]
 async fn upstream_story_resumes_under_the_gated_config() {
     let h = Harness::start().await;
-    h.commit("harness-agent", "harness-agent.default", "anthropic/model-b-0", "ask")
-        .await;
+    h.commit(
+        "harness-agent",
+        "harness-agent.default",
+        "anthropic/model-b-0",
+        "ask",
+    )
+    .await;
     let parked = h
         .invoke(json!({
             "session_id": "story-session",
@@ -32,7 +37,10 @@ async fn upstream_story_resumes_under_the_gated_config() {
         .await;
     assert_eq!(parked["status"], "parked", "{parked}");
     assert_eq!(parked["model"], "anthropic/model-a");
-    assert!(parked["output"].as_str().unwrap().contains("[model=anthropic/model-a]"));
+    assert!(parked["output"]
+        .as_str()
+        .unwrap()
+        .contains("[model=anthropic/model-a]"));
     let ids = parked["interaction_ids"].as_array().unwrap();
     assert_eq!(ids.len(), 1);
     let id = ids[0].as_str().unwrap().to_string();
@@ -42,18 +50,39 @@ async fn upstream_story_resumes_under_the_gated_config() {
     assert_eq!(row["kind"], "user_approval");
     assert_eq!(row["data"]["request"]["tool"], "Bash");
     assert!(row["data"]["request"]["tool_call_id"].is_string());
-    assert_eq!(row["data"]["parameters"]["agent"]["llm"]["model"], "anthropic/model-a");
+    assert_eq!(
+        row["data"]["parameters"]["agent"]["llm"]["model"],
+        "anthropic/model-a"
+    );
     let refs = &row["data"]["references"];
     assert_eq!(refs["workflow"]["slug"], "harness-agent");
     assert_eq!(refs["workflow_variant"]["slug"], "harness-agent.default");
-    assert!(refs.get("workflow_revision").is_none(), "a dirty draft has no revision: {refs}");
-    for key in ["selector", "resolution", "tags", "meta", "updated_at", "deleted_at"] {
-        assert!(row.get(key).is_some() || row["data"].get(key).is_some(), "{key} rendered");
+    assert!(
+        refs.get("workflow_revision").is_none(),
+        "a dirty draft has no revision: {refs}"
+    );
+    for key in [
+        "selector",
+        "resolution",
+        "tags",
+        "meta",
+        "updated_at",
+        "deleted_at",
+    ] {
+        assert!(
+            row.get(key).is_some() || row["data"].get(key).is_some(),
+            "{key} rendered"
+        );
     }
 
     // The variant's HEAD moves to model B while the gate waits.
-    h.commit("harness-agent", "harness-agent.default", "anthropic/model-b", "allow")
-        .await;
+    h.commit(
+        "harness-agent",
+        "harness-agent.default",
+        "anthropic/model-b",
+        "allow",
+    )
+    .await;
 
     // Another client answers.
     let other = reqwest::Client::new();
@@ -68,7 +97,10 @@ async fn upstream_story_resumes_under_the_gated_config() {
     let answered: Value = response.json().await.unwrap();
     assert_eq!(answered["count"], 1);
     assert_eq!(answered["interaction"]["status"], "responded");
-    assert_eq!(answered["interaction"]["data"]["resolution"]["answer"]["approved"], true);
+    assert_eq!(
+        answered["interaction"]["data"]["resolution"]["answer"]["approved"],
+        true
+    );
 
     let resolved = h.wait_resolved(&id).await;
     assert_eq!(resolved["data"]["resolution"]["verdict"], "approved");
@@ -86,9 +118,15 @@ async fn upstream_story_resumes_under_the_gated_config() {
     assert_eq!(second["resumed"], true);
     assert_eq!(second["resumed_from_interaction_id"], id.as_str());
     assert_eq!(second["status"], "completed");
-    assert_eq!(second["model"], "anthropic/model-a", "resumed under the gated config");
+    assert_eq!(
+        second["model"], "anthropic/model-a",
+        "resumed under the gated config"
+    );
     let output = second["output"].as_str().unwrap();
-    assert!(output.contains("[model=anthropic/model-a] ran Bash"), "{output}");
+    assert!(
+        output.contains("[model=anthropic/model-a] ran Bash"),
+        "{output}"
+    );
     assert!(output.contains("Done."), "{output}");
     assert!(!output.contains("model-b"), "{output}");
 }
@@ -114,12 +152,21 @@ async fn unstamped_row_from_a_saved_revision_resumes_under_that_revision() {
     assert_eq!(parked["model"], "model-head-1");
     let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
     let row = h.interaction(&id).await;
-    assert!(row["data"].get("parameters").is_none(), "over the cap: no stamp: {row}");
-    assert_eq!(row["data"]["references"]["workflow_revision"]["version"], "1");
+    assert!(
+        row["data"].get("parameters").is_none(),
+        "over the cap: no stamp: {row}"
+    );
+    assert_eq!(
+        row["data"]["references"]["workflow_revision"]["version"],
+        "1"
+    );
 
     h.commit("wf", "wf.default", "model-head-2", "allow").await;
     let (status, _) = h
-        .post(&format!("/api/sessions/interactions/{id}/respond"), respond_body(true))
+        .post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            respond_body(true),
+        )
         .await;
     assert_eq!(status, 200);
     h.wait_resolved(&id).await;
@@ -153,16 +200,23 @@ async fn unstamped_draft_row_resumes_under_head_at_answer_time() {
     assert!(row["data"].get("parameters").is_none(), "{row}");
     assert!(row["data"]["references"].get("workflow_revision").is_none());
 
-    h.commit("wf", "wf.default", "model-new-head", "allow").await;
+    h.commit("wf", "wf.default", "model-new-head", "allow")
+        .await;
     let (status, _) = h
-        .post(&format!("/api/sessions/interactions/{id}/respond"), respond_body(true))
+        .post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            respond_body(true),
+        )
         .await;
     assert_eq!(status, 200);
     h.wait_resolved(&id).await;
     let turns = h.turns("draft-legacy").await;
     let resumed = &turns["turns"][1];
     assert_eq!(resumed["model"], "model-new-head", "{turns}");
-    assert!(resumed["output"].as_str().unwrap().contains("[model=model-new-head] ran Bash"));
+    assert!(resumed["output"]
+        .as_str()
+        .unwrap()
+        .contains("[model=model-new-head] ran Bash"));
 }
 
 /// A pinned `workflow_revision` resumes under that revision even after HEAD moved.
@@ -186,11 +240,20 @@ async fn pinned_revision_resumes_under_that_revision() {
     assert_eq!(parked["model"], "model-pinned", "{parked}");
     let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
     let row = h.interaction(&id).await;
-    assert_eq!(row["data"]["references"]["workflow_revision"]["id"], revision_id);
-    assert_eq!(row["data"]["references"]["workflow_variant"]["slug"], "wf.default");
+    assert_eq!(
+        row["data"]["references"]["workflow_revision"]["id"],
+        revision_id
+    );
+    assert_eq!(
+        row["data"]["references"]["workflow_variant"]["slug"],
+        "wf.default"
+    );
     h.commit("wf", "wf.default", "model-latest", "allow").await;
     let (status, _) = h
-        .post(&format!("/api/sessions/interactions/{id}/respond"), respond_body(true))
+        .post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            respond_body(true),
+        )
         .await;
     assert_eq!(status, 200);
     h.wait_resolved(&id).await;
@@ -230,7 +293,10 @@ async fn denial_skips_the_tool_and_tells_the_agent() {
     assert_eq!(resolved["data"]["resolution"]["verdict"], "denied");
     let turns = h.turns("deny").await;
     let output = turns["turns"][1]["output"].as_str().unwrap();
-    assert!(output.contains("[model=m-deny] skipped Bash: denied by the user (not that one)"), "{output}");
+    assert!(
+        output.contains("[model=m-deny] skipped Bash: denied by the user (not that one)"),
+        "{output}"
+    );
     assert!(output.contains("after the tool"), "{output}");
     assert!(!output.contains("ran Bash"), "{output}");
 }
@@ -245,13 +311,19 @@ async fn scripts_and_permissions_shape_the_turn() {
         .await;
     assert_eq!(done["status"], "completed");
     assert!(done["interaction_ids"].as_array().unwrap().is_empty());
-    assert!(done["output"].as_str().unwrap().contains("[model=m-allow] ran Bash"));
+    assert!(done["output"]
+        .as_str()
+        .unwrap()
+        .contains("[model=m-allow] ran Bash"));
     assert!(done["session_id"].as_str().is_some_and(|s| !s.is_empty()));
 
     let denied = h
         .invoke(json!({"data": {"inputs": {"messages": user("x")}, "parameters": config("m-deny", "deny")}}))
         .await;
-    assert!(denied["output"].as_str().unwrap().contains("skipped Bash: denied by policy"));
+    assert!(denied["output"]
+        .as_str()
+        .unwrap()
+        .contains("skipped Bash: denied by policy"));
 
     let failed = h
         .invoke(json!({"data": {"inputs": {"messages": user("x")}, "parameters": {"agent": {
@@ -260,15 +332,23 @@ async fn scripts_and_permissions_shape_the_turn() {
         .await;
     assert_eq!(failed["status"], "failed");
     let output = failed["output"].as_str().unwrap();
-    assert!(output.contains("[model=m-fail] failed: boom") && !output.contains("never"), "{output}");
+    assert!(
+        output.contains("[model=m-fail] failed: boom") && !output.contains("never"),
+        "{output}"
+    );
 
     let bad = h
-        .invoke(json!({"data": {"inputs": {"messages": user("x")}, "parameters": {"agent": {
-            "llm": {"model": "m-bad"}, "script": [{"dance": 1}]
-        }}}}))
+        .invoke(
+            json!({"data": {"inputs": {"messages": user("x")}, "parameters": {"agent": {
+                "llm": {"model": "m-bad"}, "script": [{"dance": 1}]
+            }}}}),
+        )
         .await;
     assert_eq!(bad["status"], "failed");
-    assert!(bad["output"].as_str().unwrap().contains("agent.script[0]"), "{bad}");
+    assert!(
+        bad["output"].as_str().unwrap().contains("agent.script[0]"),
+        "{bad}"
+    );
 
     let twice = h
         .invoke(json!({"session_id": "twice", "data": {"inputs": {"messages": user("x")}, "parameters": {"agent": {
@@ -277,7 +357,11 @@ async fn scripts_and_permissions_shape_the_turn() {
         }}}}))
         .await;
     let first = twice["interaction_ids"][0].as_str().unwrap().to_string();
-    h.post(&format!("/api/sessions/interactions/{first}/respond"), respond_body(true)).await;
+    h.post(
+        &format!("/api/sessions/interactions/{first}/respond"),
+        respond_body(true),
+    )
+    .await;
     h.wait_resolved(&first).await;
     let (_, pending) = h
         .post(
@@ -288,13 +372,23 @@ async fn scripts_and_permissions_shape_the_turn() {
     assert_eq!(pending["count"], 1, "{pending}");
     let second = &pending["interactions"][0];
     assert_eq!(second["data"]["request"]["tool"], "Edit");
-    assert_eq!(second["data"]["parameters"]["agent"]["llm"]["model"], "m-twice");
+    assert_eq!(
+        second["data"]["parameters"]["agent"]["llm"]["model"],
+        "m-twice"
+    );
     let second_id = second["id"].as_str().unwrap().to_string();
-    h.post(&format!("/api/sessions/interactions/{second_id}/respond"), respond_body(true)).await;
+    h.post(
+        &format!("/api/sessions/interactions/{second_id}/respond"),
+        respond_body(true),
+    )
+    .await;
     h.wait_resolved(&second_id).await;
     let turns = h.turns("twice").await;
     assert_eq!(turns["count"], 3, "{turns}");
     assert_eq!(turns["turns"][1]["status"], "parked");
     assert_eq!(turns["turns"][2]["status"], "completed");
-    assert!(turns["turns"][2]["output"].as_str().unwrap().contains("end"));
+    assert!(turns["turns"][2]["output"]
+        .as_str()
+        .unwrap()
+        .contains("end"));
 }

@@ -25,7 +25,10 @@ struct Frame {
 
 impl Frames {
     fn new(response: reqwest::Response) -> Self {
-        Self { stream: response.bytes_stream().boxed(), buffer: String::new() }
+        Self {
+            stream: response.bytes_stream().boxed(),
+            buffer: String::new(),
+        }
     }
 
     async fn next(&mut self) -> Frame {
@@ -83,7 +86,10 @@ async fn watch_sees_pending_then_resolved() {
         .await
         .unwrap();
     assert_eq!(response.status().as_u16(), 200);
-    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
     let mut frames = Frames::new(response);
     let first = frames.next().await;
     assert_eq!(first.event.as_deref(), Some("ready"));
@@ -112,10 +118,16 @@ async fn watch_sees_pending_then_resolved() {
         }
     };
     assert_eq!(names.first().map(String::as_str), Some("lifecycle"));
-    assert_eq!(pending, json!({"type": "interaction", "session_id": "watched", "status": "pending", "interaction_id": id}));
+    assert_eq!(
+        pending,
+        json!({"type": "interaction", "session_id": "watched", "status": "pending", "interaction_id": id})
+    );
 
-    h.post(&format!("/api/sessions/interactions/{id}/respond"), json!({"answer": {"approved": true}}))
-        .await;
+    h.post(
+        &format!("/api/sessions/interactions/{id}/respond"),
+        json!({"answer": {"approved": true}}),
+    )
+    .await;
     assert_eq!(frames.next_interaction().await["status"], "responded");
     let resolved = frames.next_interaction().await;
     assert_eq!(resolved["status"], "resolved");
@@ -134,7 +146,10 @@ async fn watch_sees_pending_then_resolved() {
 #[tokio::test]
 async fn watch_needs_a_session_id() {
     let h = Harness::start().await;
-    for path in ["/api/sessions/streams/watch", "/api/sessions/streams/watch?session_id=%20"] {
+    for path in [
+        "/api/sessions/streams/watch",
+        "/api/sessions/streams/watch?session_id=%20",
+    ] {
         let (status, body) = h.get(path).await;
         assert_eq!(status, 400, "{body}");
         assert_eq!(body["code"], "BAD_REQUEST");

@@ -157,8 +157,11 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(30))
                 .foreign_keys(true);
+            // An in-memory database exists per connection: keep exactly one.
+            let in_memory =
+                database_url.contains(":memory:") || database_url.contains("mode=memory");
             let pool = SqlitePoolOptions::new()
-                .max_connections(8)
+                .max_connections(if in_memory { 1 } else { 8 })
                 .connect_with(options)
                 .await?;
             sqlx::migrate!("migrations/sqlite").run(&pool).await?;

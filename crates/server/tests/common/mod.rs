@@ -72,7 +72,13 @@ impl Harness {
     }
 
     /// Commit a revision of `workflow`/`variant` with `model` and `permission`.
-    pub async fn commit(&self, workflow: &str, variant: &str, model: &str, permission: &str) -> Value {
+    pub async fn commit(
+        &self,
+        workflow: &str,
+        variant: &str,
+        model: &str,
+        permission: &str,
+    ) -> Value {
         let (status, body) = self
             .post(
                 "/api/workflows/revisions/commit",
@@ -113,7 +119,10 @@ impl Harness {
             if last["status"] == "resolved" {
                 return last;
             }
-            assert!(Instant::now() < deadline, "interaction {id} never resolved: {last}");
+            assert!(
+                Instant::now() < deadline,
+                "interaction {id} never resolved: {last}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
