@@ -32,6 +32,8 @@
 //! - Each HTTP call runs in a `gatehouse_call` tracing span (operation, method,
 //!   status, attempts, duration); the API key and request contents are never logged.
 
+#![warn(missing_docs)]
+
 mod capabilities;
 mod client;
 mod error;

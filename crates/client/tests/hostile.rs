@@ -647,7 +647,11 @@ async fn approve_all_reports_every_target_even_when_some_fail() {
 
 #[tokio::test]
 async fn watch_types_events_and_reconnects_after_a_drop() {
-    let server = serve(|index, req, mut stream| async move {
+    // Fires when the second connection's writes fail: the client went away.
+    let (gone_tx, gone_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let server = serve(move |index, req, mut stream| {
+        let gone_tx = gone_tx.clone();
+        async move {
         assert_eq!(req.header("accept"), Some("text/event-stream"));
         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
         let _ = stream.write_all(head.as_bytes()).await;
@@ -660,10 +664,15 @@ async fn watch_types_events_and_reconnects_after_a_drop() {
         if index == 0 {
             let _ = stream.shutdown().await; // the server drops the stream
         } else {
-            tokio::time::sleep(Duration::from_secs(30)).await;
+            // Heartbeats until the client hangs up.
+            while stream.write_all(b": heartbeat\n\n").await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let _ = gone_tx.send(());
         }
-    })
+    }})
     .await;
+    let mut gone_rx = gone_rx;
     let c = client(&server.url, 3);
     let mut watch = c.interactions().watch("s-1");
     let mut seen = Vec::new();
@@ -709,7 +718,10 @@ async fn watch_types_events_and_reconnects_after_a_drop() {
         requests[0].target
     );
     drop(watch);
-    assert_eq!(server.connection_count(), 2);
+    tokio::time::timeout(Duration::from_secs(5), gone_rx.recv())
+        .await
+        .expect("dropping the watch closes its connection");
+    assert_eq!(server.connection_count(), 2, "and nothing reconnects");
 }
 
 #[tokio::test]

@@ -232,3 +232,122 @@ pub fn capture_subscriber(buffer: LogBuffer) -> impl tracing::Subscriber + Send 
         .with_writer(buffer)
         .finish()
 }
+
+// ---------------------------------------------------------------------------------
+// The reference server.
+// ---------------------------------------------------------------------------------
+
+use gatehouse_server::testing::{self, TestServer, TestServerOptions};
+
+pub async fn reference_server() -> TestServer {
+    testing::spawn(TestServerOptions::default()).await
+}
+
+pub async fn reference_server_with(opts: TestServerOptions) -> TestServer {
+    testing::spawn(opts).await
+}
+
+pub fn client_for(server: &TestServer) -> Client {
+    client_via(server, &server.base_url)
+}
+
+/// A client for `server`'s key and project that talks to `url` (e.g. a proxy).
+pub fn client_via(server: &TestServer, url: &str) -> Client {
+    Client::builder(url)
+        .api_key(&server.api_key)
+        .project_id(&server.project_id)
+        .timeout(Duration::from_secs(10))
+        .retry_policy(quick_retries(3))
+        .build()
+        .unwrap()
+}
+
+/// Invoke a turn whose config asks before `Bash`, and return the gate's id.
+pub async fn open_gate(server: &TestServer, session_id: &str, model: &str) -> String {
+    open_gate_with(
+        server,
+        session_id,
+        serde_json::json!({"agent": {
+            "llm": {"model": model},
+            "runner": {"permissions": {"default": "ask"}},
+            "script": [{"tool": "Bash", "args": {"command": "ls"}}, {"say": "done"}]
+        }}),
+    )
+    .await
+}
+
+pub async fn open_gate_with(
+    server: &TestServer,
+    session_id: &str,
+    parameters: serde_json::Value,
+) -> String {
+    let response = reqwest::Client::new()
+        .post(server.url("/api/invoke"))
+        .header("Authorization", server.authorization())
+        .json(&serde_json::json!({
+            "session_id": session_id,
+            "data": {"inputs": {"messages": [{"role": "user", "content": "list files"}]}, "parameters": parameters}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: gatehouse_wire::invoke::InvokeResponse = response.json().await.unwrap();
+    assert_eq!(
+        body.status,
+        gatehouse_wire::invoke::TurnStatus::Parked,
+        "{body:?}"
+    );
+    body.interaction_ids[0].clone()
+}
+
+/// What a proxy does with one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyAction {
+    /// Forward and relay the answer.
+    Forward,
+    /// Forward, wait for the server's answer, then drop the client connection
+    /// without replying: the request landed, the client cannot know.
+    ForwardThenDrop,
+    /// Forward without the `Idempotency-Key` header (a host that ignores it).
+    ForwardWithoutIdempotencyKey,
+}
+
+/// A one-request-per-connection HTTP proxy in front of `upstream` (http://host:port).
+pub async fn proxy<F>(upstream: &str, decide: F) -> RawServer
+where
+    F: Fn(&Req) -> ProxyAction + Send + Sync + 'static,
+{
+    let upstream = upstream.trim_start_matches("http://").to_string();
+    let decide = Arc::new(decide);
+    serve(move |_, req, mut client_stream| {
+        let upstream = upstream.clone();
+        let decide = decide.clone();
+        async move {
+            let action = decide(&req);
+            let mut head = format!("{} {} HTTP/1.1\r\n", req.method, req.target);
+            for (name, value) in &req.headers {
+                if name.eq_ignore_ascii_case("connection")
+                    || (action == ProxyAction::ForwardWithoutIdempotencyKey
+                        && name.eq_ignore_ascii_case("idempotency-key"))
+                {
+                    continue;
+                }
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("connection: close\r\n\r\n");
+            let mut upstream_stream = TcpStream::connect(&upstream).await.unwrap();
+            upstream_stream.write_all(head.as_bytes()).await.unwrap();
+            upstream_stream.write_all(&req.body).await.unwrap();
+            let mut answer = Vec::new();
+            upstream_stream.read_to_end(&mut answer).await.unwrap();
+            if action == ProxyAction::ForwardThenDrop {
+                drop(client_stream);
+                return;
+            }
+            let _ = client_stream.write_all(&answer).await;
+            let _ = client_stream.shutdown().await;
+        }
+    })
+    .await
+}
