@@ -331,6 +331,10 @@ async fn cancel_stale(
 ) -> ApiResult<Response> {
     let body = body.value;
     non_blank(&body.session_id, &["body", "session_id"])?;
+    if body.tokens.as_ref().is_some_and(Vec::is_empty) {
+        // "Only these tokens", and the list is empty: nothing to cancel.
+        return Ok(json(&CancelStaleResponse { cancelled: 0 }));
+    }
     let cancelled = state
         .store
         .cancel_stale(

@@ -440,3 +440,116 @@ async fn execute_tool(
     }
     run.post_output(index, &line).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gatehouse_wire::run::{Harness, PermissionRule, Permissions, Sandbox};
+
+    fn request(mode: PermissionMode) -> RunRequest {
+        let mut request = RunRequest::new(
+            Harness::PiCore,
+            Sandbox::Local,
+            "m-test",
+            vec![ChatMessage::text("user", "hi")],
+        );
+        request.permissions = Permissions {
+            default: mode,
+            rules: Vec::new(),
+            extra: Default::default(),
+        };
+        request
+    }
+
+    #[test]
+    fn rules_win_over_the_default() {
+        let mut req = request(PermissionMode::Ask);
+        req.permissions.rules = vec![PermissionRule {
+            pattern: "Bash(npm run:*)".into(),
+            permission: RulePermission::Allow,
+            extra: Default::default(),
+        }];
+        assert_eq!(permission_for(&req, "Bash"), RulePermission::Allow);
+        assert_eq!(permission_for(&req, "Edit"), RulePermission::Ask);
+        let reads = request(PermissionMode::AllowReads);
+        assert_eq!(permission_for(&reads, "Read"), RulePermission::Allow);
+        assert_eq!(permission_for(&reads, "Bash"), RulePermission::Ask);
+    }
+
+    /// A hook that halts at the second pre_step and injects at the first.
+    struct Scripted;
+    impl CheckpointHook for Scripted {
+        fn pre_step(
+            &self,
+            step_index: usize,
+        ) -> futures::future::BoxFuture<'_, CheckpointDecision> {
+            Box::pin(async move {
+                match step_index {
+                    0 => CheckpointDecision::Inject {
+                        text: "be brief".into(),
+                    },
+                    1 => CheckpointDecision::Halt {
+                        reason: "stop".into(),
+                    },
+                    _ => CheckpointDecision::Continue,
+                }
+            })
+        }
+        fn post_output<'a>(
+            &'a self,
+            _: usize,
+            _: &'a str,
+        ) -> futures::future::BoxFuture<'a, CheckpointDecision> {
+            Box::pin(async { CheckpointDecision::Continue })
+        }
+        fn pre_action<'a>(
+            &'a self,
+            _: usize,
+            _: &'a str,
+            _: &'a Value,
+        ) -> futures::future::BoxFuture<'a, CheckpointDecision> {
+            Box::pin(async { CheckpointDecision::Continue })
+        }
+    }
+
+    #[tokio::test]
+    async fn hooks_inject_and_halt() {
+        let req = request(PermissionMode::Allow);
+        let script = default_script(Some("hi"));
+        let outcome = run_harness(&req, &script, &StartAt::Fresh, "t1", &Scripted).await;
+        assert_eq!(
+            outcome.outputs[0],
+            "[model=m-test] (instruction: be brief) Working on: hi"
+        );
+        assert!(
+            matches!(outcome.end, HarnessEnd::Failed { ref reason } if reason == "halted at pre_step: stop")
+        );
+        assert!(!outcome.output().contains("ran Bash"));
+    }
+
+    #[tokio::test]
+    async fn resume_without_envelope_fails_the_turn() {
+        let req = request(PermissionMode::Ask);
+        let script = default_script(None);
+        let gate = GateRequest {
+            step_index: 1,
+            tool: "Bash".into(),
+            args: serde_json::json!({}),
+            tool_call_id: "toolu_x".into(),
+        };
+        let outcome = run_harness(&req, &script, &StartAt::Resume(gate), "t2", &NoopHooks).await;
+        assert!(matches!(outcome.end, HarnessEnd::Failed { .. }));
+        assert!(outcome.output().contains("no approval envelope"));
+    }
+
+    #[test]
+    fn scripts_parse_and_name_bad_steps() {
+        let steps =
+            parse_script(&serde_json::json!([{"say": "a"}, {"tool": "Bash"}, {"fail": "x"}]))
+                .unwrap();
+        assert_eq!(steps.len(), 3);
+        assert!(matches!(&steps[1], Step::Tool { args, .. } if args == &serde_json::json!({})));
+        let err = parse_script(&serde_json::json!([{"say": "a"}, {"say": 3}])).unwrap_err();
+        assert!(err.starts_with("agent.script[1]"), "{err}");
+    }
+}
