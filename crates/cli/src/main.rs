@@ -5,6 +5,7 @@
 //! conflict, 4 not found, 5 capability unavailable.
 
 mod connect;
+mod demo;
 mod exit;
 mod interactions;
 mod output;
@@ -28,6 +29,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Walk the whole story against an in-process control plane (finishes in seconds).
+    Demo,
     /// Run the reference control plane (prints `listening on http://ADDR` once bound).
     Serve(serve::ServeArgs),
     /// Approval gates: list, get, respond, approve-all, watch.
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> CliResult {
     match cli.command {
+        Command::Demo => runtime()?.block_on(demo::run()),
         Command::Wire(args) => wire::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Serve(args) => runtime()?.block_on(serve::run(args)),

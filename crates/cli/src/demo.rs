@@ -1,0 +1,559 @@
+//! `gatehouse demo`: the whole story, end to end, against an in-process control plane on a
+//! fresh SQLite file. Every call goes through `gatehouse-client` over HTTP, like a real
+//! app. Each step checks what it claims; the first failed check stops the demo with a
+//! non-zero exit naming the step.
+
+use std::fmt::Display;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use gatehouse_client::{Answer, Client, Error as ClientError, WatchUpdate};
+use gatehouse_server::{ApiKey, RunningServer, ServerConfig};
+use gatehouse_wire::capabilities::Capability;
+use gatehouse_wire::interaction::{InteractionStatus, Reference, References, SessionInteraction};
+use gatehouse_wire::invoke::{
+    CommitRevisionRequest, CommitRevisionResponse, InvokeData, InvokeInputs, InvokeRequest,
+    SlugRef, TurnStatus,
+};
+use gatehouse_wire::run::ChatMessage;
+use gatehouse_wire::JsonObject;
+use serde_json::{json, Value};
+
+use crate::exit::{CliError, CliResult};
+
+/// The saved revision v1.
+const MODEL_SAVED: &str = "openai/gpt-4.1";
+/// Model A: the unsaved draft the turn runs under.
+const MODEL_DRAFT: &str = "anthropic/claude-sonnet-4-5";
+/// Model B: the revision that becomes HEAD while the turn waits at its gate.
+const MODEL_HEAD: &str = "openai/gpt-5";
+/// A credential in the draft config that must never reach the interaction row.
+const SECRET: &str = "Bearer sk-demo-0000-never-stored";
+const WORKFLOW: &str = "support-agent";
+const VARIANT: &str = "support-agent.default";
+const LAPTOP_KEY: &str = "demo-laptop-key";
+const PHONE_KEY: &str = "demo-phone-key";
+/// How long a step may wait for the server's background work (the resume dispatcher).
+const STEP_WAIT: Duration = Duration::from_secs(15);
+
+/// The numbered narrative: prints steps and turns a failed check into an error naming it.
+struct Story {
+    step: u32,
+    title: String,
+}
+
+impl Story {
+    fn new() -> Self {
+        Self {
+            step: 0,
+            title: String::new(),
+        }
+    }
+
+    fn begin(&mut self, title: impl Into<String>) {
+        self.step += 1;
+        self.title = title.into();
+        println!();
+        println!("{:>2}. {}", self.step, self.title);
+    }
+
+    fn show(&self, label: &str, value: impl Display) {
+        println!("      {label}: {value}");
+    }
+
+    fn ok(&self, what: impl Display) {
+        println!("    ✓ {what}");
+    }
+
+    fn fail(&self, why: impl Display) -> CliError {
+        CliError::other(format!(
+            "demo failed at step {} ({}): {why}",
+            self.step, self.title
+        ))
+    }
+
+    fn check(&self, condition: bool, what: impl Display) -> CliResult {
+        if condition {
+            self.ok(what);
+            Ok(())
+        } else {
+            Err(self.fail(format!("expected {what}")))
+        }
+    }
+}
+
+/// Run the demo.
+pub async fn run() -> CliResult {
+    let started = Instant::now();
+    let dir = tempfile::Builder::new()
+        .prefix("gatehouse-demo-")
+        .tempdir()
+        .map_err(|err| CliError::other(format!("cannot create a temporary directory: {err}")))?;
+    let mut story = Story::new();
+    println!("Gatehouse demo: a gated agent turn, answered from another device, resumed under");
+    println!("the config it was gated with; an intervention that is only \"applied\" on evidence.");
+
+    story.begin("Start the reference control plane in-process on a fresh SQLite file");
+    let db_path = dir.path().join("gatehouse-demo.db");
+    let database_url = format!("sqlite://{}", db_path.display());
+    let server = start_server(&database_url, true)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show("url", server.base_url());
+    story.show("database", db_path.display());
+    let project = uuid::Uuid::new_v4().to_string();
+    let laptop = client(&server, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
+    let phone = client(&server, PHONE_KEY, &project).map_err(|err| story.fail(err))?;
+    let caps = laptop
+        .capabilities()
+        .get()
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.check(
+        caps.has(Capability::Interactions) && caps.has(Capability::Invoke),
+        "the host serves interactions and invoke",
+    )?;
+
+    let outcome = story_body(&mut story, &server, &laptop, &phone, dir.path()).await;
+    server.shutdown().await;
+    outcome?;
+
+    println!();
+    println!(
+        "All {} steps passed in {} ms.",
+        story.step,
+        started.elapsed().as_millis()
+    );
+    Ok(())
+}
+
+async fn story_body(
+    story: &mut Story,
+    _server: &RunningServer,
+    laptop: &Client,
+    phone: &Client,
+    dir: &std::path::Path,
+) -> CliResult {
+    // ------------------------------------------------------------------------------
+    story.begin(format!(
+        "Commit revision v1 of {WORKFLOW} / {VARIANT} (model {MODEL_SAVED})"
+    ));
+    let v1 = commit(laptop, MODEL_SAVED)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show(
+        "revision",
+        format!("v{} ({})", v1.revision.version, v1.revision.id),
+    );
+    story.check(v1.revision.version == "1", "the variant's HEAD is v1")?;
+
+    // ------------------------------------------------------------------------------
+    story.begin(format!(
+        "Invoke a turn with an unsaved draft config (model {MODEL_DRAFT}, permissions ask, a Notion MCP with an Authorization header)"
+    ));
+    let session_id = uuid::Uuid::new_v4().to_string();
+    let draft = draft_config(MODEL_DRAFT, "Refund order 1042 for the customer.");
+    let request = InvokeRequest {
+        session_id: Some(session_id.clone()),
+        references: Some(references(&v1)),
+        data: InvokeData {
+            inputs: InvokeInputs {
+                messages: vec![ChatMessage::text("user", "Please refund order 1042.")],
+                extra: JsonObject::new(),
+            },
+            parameters: Some(draft),
+            revision: None,
+            extra: JsonObject::new(),
+        },
+    };
+    let invoked = laptop
+        .service()
+        .invoke(&request)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show("session", &invoked.session_id);
+    story.show(
+        "turn",
+        format!("{} ({})", invoked.turn_id, turn_status(invoked.status)),
+    );
+    if let Some(output) = &invoked.output {
+        for line in output.lines() {
+            story.show("output", line);
+        }
+    }
+    story.check(
+        invoked.status == TurnStatus::Parked,
+        "the turn parked at an approval gate",
+    )?;
+    story.check(
+        invoked.model.as_deref() == Some(MODEL_DRAFT),
+        format!("the turn ran under the draft's model {MODEL_DRAFT}"),
+    )?;
+    let gate_id = match invoked.interaction_ids.as_slice() {
+        [one] => one.clone(),
+        other => return Err(story.fail(format!("expected one gate, got {}", other.len()))),
+    };
+
+    // ------------------------------------------------------------------------------
+    story.begin(
+        "The laptop lists pending gates; the row carries the stamped config, credentials stripped",
+    );
+    let pending = laptop
+        .interactions()
+        .list_pending(Some(&session_id))
+        .await
+        .map_err(|err| story.fail(err))?;
+    let row = pending
+        .iter()
+        .find(|row| row.id.as_deref() == Some(gate_id.as_str()))
+        .ok_or_else(|| story.fail(format!("gate {gate_id} is not listed as pending")))?;
+    show_row(story, row);
+    let stamped = row
+        .stamped_parameters()
+        .ok_or_else(|| story.fail("the row has no data.parameters (no stamped config)"))?;
+    let stamped = Value::Object(stamped.clone());
+    story.check(
+        stamped.pointer("/agent/llm/model") == Some(&json!(MODEL_DRAFT)),
+        format!("data.parameters names the draft's model {MODEL_DRAFT}"),
+    )?;
+    let connection = stamped.pointer("/agent/mcps/0/connection");
+    story.check(
+        connection.is_some_and(|c| c.get("headers").is_none()),
+        "the MCP connection's headers were stripped",
+    )?;
+    story.check(
+        stamped.pointer("/agent/mcps/0/connection/credentials/headers/authorization")
+            == Some(&json!("NOTION_TOKEN")),
+        "the vault key name (credentials) survived",
+    )?;
+    let row_text = serde_json::to_string(row).map_err(|err| story.fail(err))?;
+    story.check(
+        !row_text.contains(SECRET),
+        "the secret appears nowhere in the row",
+    )?;
+    story.check(
+        row.data
+            .as_ref()
+            .and_then(|d| d.references.as_ref())
+            .is_some_and(|r| r.workflow_revision.is_none()),
+        "the row has no workflow_revision (the config was unsaved)",
+    )?;
+
+    // ------------------------------------------------------------------------------
+    story.begin(format!(
+        "Commit revision v2 (model {MODEL_HEAD}) while the turn waits: the variant's HEAD moves"
+    ));
+    let v2 = commit(laptop, MODEL_HEAD)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show(
+        "revision",
+        format!("v{} ({})", v2.revision.version, v2.revision.id),
+    );
+    story.check(
+        v2.revision.version == "2" && v2.variant.id == v1.variant.id,
+        format!("HEAD of {VARIANT} is now v2 ({MODEL_HEAD})"),
+    )?;
+
+    // ------------------------------------------------------------------------------
+    story.begin("A second client (the phone, another API key) approves the gate");
+    let mut watch = laptop.interactions().watch(&session_id);
+    wait_connected(&mut watch)
+        .await
+        .map_err(|err| story.fail(err))?;
+    let answered = phone
+        .interactions()
+        .respond(&gate_id, &Answer::approve())
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show("status", status_of(&answered));
+    story.check(
+        matches!(
+            answered.status,
+            Some(InteractionStatus::Responded | InteractionStatus::Resolved)
+        ),
+        "the phone's answer won (pending -> responded)",
+    )?;
+
+    // ------------------------------------------------------------------------------
+    story.begin(format!(
+        "The turn resumes under the draft config (model {MODEL_DRAFT}), not HEAD ({MODEL_HEAD})"
+    ));
+    let resolved = wait_resolved(laptop, &mut watch, &gate_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    drop(watch);
+    story.show("gate", format!("{gate_id} {}", status_of(&resolved)));
+    let turns = laptop
+        .service()
+        .turns(&session_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    for turn in &turns.turns {
+        story.show(
+            "turn",
+            format!(
+                "{} {} model={} resumed={}",
+                turn.turn_id,
+                turn_status(turn.status),
+                turn.model.as_deref().unwrap_or("-"),
+                turn.resumed
+            ),
+        );
+    }
+    let resumed = turns
+        .turns
+        .iter()
+        .find(|t| t.resumed && t.resumed_from_interaction_id.as_deref() == Some(gate_id.as_str()))
+        .or_else(|| turns.turns.iter().rev().find(|t| t.resumed))
+        .ok_or_else(|| story.fail("no resumed turn is listed"))?;
+    if let Some(output) = &resumed.output {
+        for line in output.lines() {
+            story.show("output", line);
+        }
+    }
+    story.check(
+        resumed.model.as_deref() == Some(MODEL_DRAFT),
+        format!("the resumed turn ran under {MODEL_DRAFT}"),
+    )?;
+    story.check(
+        resumed.status == TurnStatus::Completed,
+        "the resumed turn completed (the approved tool ran)",
+    )?;
+
+    // ------------------------------------------------------------------------------
+    story.begin("The laptop answers the same gate too: reported as already answered");
+    match laptop
+        .interactions()
+        .respond(&gate_id, &Answer::deny("too late"))
+        .await
+    {
+        Err(ClientError::AlreadyAnswered { detail, .. }) => {
+            story.show("server said", detail);
+            story.ok("AlreadyAnswered (HTTP 409): benign, the gate is settled");
+        }
+        Ok(row) => {
+            return Err(story.fail(format!(
+                "the second answer was accepted (status {})",
+                status_of(&row)
+            )))
+        }
+        Err(other) => return Err(story.fail(format!("expected AlreadyAnswered, got: {other}"))),
+    }
+
+    // ------------------------------------------------------------------------------
+    story.begin(
+        "A host started without the execution service reports the capability as unavailable",
+    );
+    let bare_url = format!("sqlite://{}", dir.join("no-execution.db").display());
+    let bare = start_server(&bare_url, false)
+        .await
+        .map_err(|err| story.fail(err))?;
+    let outcome = no_execution_step(story, &bare).await;
+    bare.shutdown().await;
+    outcome
+}
+
+async fn no_execution_step(story: &Story, bare: &RunningServer) -> CliResult {
+    let project = uuid::Uuid::new_v4().to_string();
+    let client = client(bare, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
+    story.show("url", bare.base_url());
+    let caps = client
+        .capabilities()
+        .get()
+        .await
+        .map_err(|err| story.fail(err))?;
+    let names: Vec<&str> = caps.capabilities.iter().map(|c| c.as_str()).collect();
+    story.show("capabilities", names.join(", "));
+    story.check(
+        !caps.has(Capability::Execution),
+        "GET /api/capabilities does not list execution",
+    )?;
+    match client.capabilities().require(Capability::Execution).await {
+        Err(err @ ClientError::CapabilityUnavailable { .. }) => {
+            story.show("client said", &err);
+            story.ok("CapabilityUnavailable, known from discovery: no request sent, no retry");
+            Ok(())
+        }
+        Ok(()) => Err(story.fail("the client believes execution is available")),
+        Err(other) => Err(story.fail(format!("expected CapabilityUnavailable, got: {other}"))),
+    }
+}
+
+async fn start_server(database_url: &str, execution: bool) -> Result<RunningServer, String> {
+    let mut config = ServerConfig::new(database_url);
+    config.api_keys = vec![
+        ApiKey::new("laptop", LAPTOP_KEY),
+        ApiKey::new("phone", PHONE_KEY),
+    ];
+    config.execution = execution;
+    gatehouse_server::start(config)
+        .await
+        .map_err(|err| format!("cannot start the control plane: {err}"))
+}
+
+fn client(server: &RunningServer, key: &str, project: &str) -> Result<Client, ClientError> {
+    Client::builder(server.base_url())
+        .api_key(key)
+        .project_id(project)
+        .timeout(Duration::from_secs(10))
+        .build()
+}
+
+async fn commit(client: &Client, model: &str) -> Result<CommitRevisionResponse, ClientError> {
+    let mut parameters = JsonObject::new();
+    parameters.insert(
+        "agent".to_string(),
+        json!({
+            "instructions": "You are the support agent.",
+            "llm": {"model": model},
+            "runner": {"permissions": {"default": "ask"}},
+        }),
+    );
+    client
+        .service()
+        .commit_revision(&CommitRevisionRequest {
+            workflow: SlugRef {
+                slug: WORKFLOW.to_string(),
+            },
+            variant: SlugRef {
+                slug: VARIANT.to_string(),
+            },
+            parameters,
+        })
+        .await
+}
+
+/// Workflow and variant references (no revision: the draft is unsaved).
+fn references(committed: &CommitRevisionResponse) -> References {
+    let reference = |id: &str, slug: &str| Reference {
+        id: Some(id.to_string()),
+        slug: Some(slug.to_string()),
+        version: None,
+        extra: JsonObject::new(),
+    };
+    References {
+        workflow: Some(reference(&committed.workflow.id, &committed.workflow.slug)),
+        workflow_variant: Some(reference(&committed.variant.id, &committed.variant.slug)),
+        workflow_revision: None,
+        extra: JsonObject::new(),
+    }
+}
+
+/// The unsaved draft: model, `ask` permissions, a script with one gated tool call, and an
+/// MCP connection carrying a static Authorization header next to a vault key name.
+fn draft_config(model: &str, task: &str) -> JsonObject {
+    let mut parameters = JsonObject::new();
+    parameters.insert(
+        "agent".to_string(),
+        json!({
+            "instructions": "You are the support agent.",
+            "llm": {"model": model},
+            "runner": {"permissions": {"default": "ask"}},
+            "mcps": [{
+                "name": "notion",
+                "connection": {
+                    "type": "http",
+                    "url": "https://mcp.notion.example/sse",
+                    "headers": {"Authorization": SECRET},
+                    "credentials": {
+                        "type": "header_secret_refs",
+                        "headers": {"authorization": "NOTION_TOKEN"}
+                    }
+                }
+            }],
+            "script": [
+                {"say": task},
+                {"tool": "Bash", "args": {"command": "billing refund --order 1042"}},
+                {"say": "Refund issued."}
+            ]
+        }),
+    );
+    parameters
+}
+
+fn turn_status(status: TurnStatus) -> &'static str {
+    match status {
+        TurnStatus::Parked => "parked",
+        TurnStatus::Completed => "completed",
+        TurnStatus::Failed => "failed",
+    }
+}
+
+fn status_of(row: &SessionInteraction) -> &'static str {
+    row.status.map(|s| s.as_str()).unwrap_or("-")
+}
+
+fn show_row(story: &Story, row: &SessionInteraction) {
+    story.show(
+        "gate",
+        format!("{} ({})", row.id.as_deref().unwrap_or("-"), status_of(row)),
+    );
+    if let Some(request) = row.data.as_ref().and_then(|d| d.request.as_ref()) {
+        story.show(
+            "asks to run",
+            format!(
+                "{} {}",
+                request.tool.as_deref().unwrap_or("-"),
+                request
+                    .args
+                    .as_ref()
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+            ),
+        );
+    }
+    if let Some(parameters) = row.stamped_parameters() {
+        println!("      data.parameters (the stamped config):");
+        let text = serde_json::to_string_pretty(parameters).unwrap_or_default();
+        for line in text.lines() {
+            println!("        {line}");
+        }
+    }
+}
+
+/// Wait for the watch stream's first (re)connect, so no later event is missed.
+async fn wait_connected(watch: &mut gatehouse_client::WatchStream) -> Result<(), String> {
+    let connect = async {
+        while let Some(update) = watch.next().await {
+            match update {
+                Ok(WatchUpdate::Connected) => return Ok(()),
+                Ok(_) => continue,
+                Err(err) => return Err(format!("the watch stream failed: {err}")),
+            }
+        }
+        Err("the watch stream ended before connecting".to_string())
+    };
+    tokio::time::timeout(STEP_WAIT, connect)
+        .await
+        .map_err(|_| format!("the watch stream did not connect within {STEP_WAIT:?}"))?
+}
+
+/// Wait until the gate is `resolved` (the dispatcher resumed the turn): re-read the row
+/// after every watch event.
+async fn wait_resolved(
+    client: &Client,
+    watch: &mut gatehouse_client::WatchStream,
+    gate_id: &str,
+) -> Result<SessionInteraction, String> {
+    let wait = async {
+        loop {
+            let row = client
+                .interactions()
+                .get(gate_id)
+                .await
+                .map_err(|err| err.to_string())?;
+            if row.status == Some(InteractionStatus::Resolved) {
+                return Ok(row);
+            }
+            match watch.next().await {
+                Some(Ok(_)) => continue,
+                Some(Err(err)) => return Err(format!("the watch stream failed: {err}")),
+                None => return Err("the watch stream ended".to_string()),
+            }
+        }
+    };
+    tokio::time::timeout(STEP_WAIT, wait)
+        .await
+        .map_err(|_| format!("the gate was not resolved within {STEP_WAIT:?}"))?
+}

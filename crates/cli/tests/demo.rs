@@ -1,0 +1,43 @@
+//! `gatehouse demo` passes, quickly, and narrates every step.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[test]
+fn demo_passes_in_seconds() {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .arg("demo")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(
+        elapsed < Duration::from_secs(20),
+        "the demo took {elapsed:?}"
+    );
+    for needle in [
+        "the turn parked at an approval gate",
+        "the MCP connection's headers were stripped",
+        "the secret appears nowhere in the row",
+        "HEAD of support-agent.default is now v2",
+        "the resumed turn ran under anthropic/claude-sonnet-4-5",
+        "AlreadyAnswered",
+        "GET /api/capabilities does not list execution",
+        "CapabilityUnavailable",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains("sk-demo-0000-never-stored"));
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("All ") && last.contains(" steps passed in "),
+        "{last}"
+    );
+}
