@@ -1235,3 +1235,25 @@ fn every_watch_event_variant_round_trips_and_validates() {
         ".",
     );
 }
+
+#[test]
+fn python_json_dumps_len_matches_cpython_on_400_random_values() {
+    let path =
+        gatehouse_tests::workspace_root().join("tests/data/python_json_dumps_len.vectors.json");
+    let vectors: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cases = vectors["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 400);
+    let mismatches: Vec<String> = cases
+        .iter()
+        .filter(|c| python_json_dumps_len(&c["value"]) as u64 != c["python_len"].as_u64().unwrap())
+        .map(|c| {
+            format!(
+                "{} -> ours {} vs python {}",
+                c["value"],
+                python_json_dumps_len(&c["value"]),
+                c["python_len"]
+            )
+        })
+        .collect();
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+}

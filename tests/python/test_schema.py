@@ -174,3 +174,12 @@ def test_error_envelopes_validate():
     assert errors("FastApiErrorBody", {"detail": "Interaction is no longer pending"}) == []
     assert errors("AgentPlatErrorEnvelope", {"error": {"code": "NOT_FOUND", "message": "Route not found"}}) == []
     assert errors("AgentPlatErrorEnvelope", {"error": {"code": "NOT_FOUND"}}) != []
+
+
+def test_the_dumps_len_vectors_are_what_cpython_measures():
+    """The Rust size measure is checked against these vectors; they must stay true."""
+    path = ROOT / "tests" / "data" / "python_json_dumps_len.vectors.json"
+    cases = json.loads(path.read_text())["cases"]
+    assert len(cases) == 400
+    for case in cases:
+        assert len(json.dumps(case["value"]).encode("utf-8")) == case["python_len"]
