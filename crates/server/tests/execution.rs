@@ -492,7 +492,7 @@ async fn dead_dispatcher_lease_expires_and_another_applies_once() {
             break claim;
         }
         assert!(Instant::now() < deadline, "the lease never expired");
-        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
     };
     assert_eq!(second.operation_id, "op-dead");
     assert_eq!(second.attempts, 2);
@@ -540,7 +540,7 @@ async fn dead_dispatcher_lease_expires_and_another_applies_once() {
             break claim;
         }
         assert!(Instant::now() < deadline, "the lease never expired");
-        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
     };
     let lost = exec
         .resolve(&session, "op-dead-2", &a.dispatch_token, &applied)
