@@ -203,18 +203,17 @@ fn strip_credential_keys(
     }
 }
 
-fn redact_entry(entry: &Value, redaction: Redaction, stripped: &mut Vec<String>) -> Value {
-    let Value::Object(original) = entry else {
-        return entry.clone();
+/// Strip an entry in place (only an object entry is touched).
+fn redact_entry(entry: &mut Value, redaction: Redaction, stripped: &mut Vec<String>) {
+    let Value::Object(object) = entry else {
+        return;
     };
-    let mut cleaned = original.clone();
-    strip_credential_keys(&mut cleaned, None, redaction, stripped);
+    strip_credential_keys(object, None, redaction, stripped);
     for nested_key in NESTED_CONNECTION_KEYS {
-        if let Some(Value::Object(nested)) = cleaned.get_mut(nested_key) {
+        if let Some(Value::Object(nested)) = object.get_mut(nested_key) {
             strip_credential_keys(nested, Some(nested_key), redaction, stripped);
         }
     }
-    Value::Object(cleaned)
 }
 
 /// Redact the connection-bearing lists of `container` in place.
@@ -222,10 +221,36 @@ fn redact_lists(container: &mut JsonObject, redaction: Redaction, stripped: &mut
     for list_key in CONNECTION_BEARING_LISTS {
         if let Some(Value::Array(entries)) = container.get_mut(list_key) {
             for entry in entries.iter_mut() {
-                *entry = redact_entry(entry, redaction, stripped);
+                redact_entry(entry, redaction, stripped);
             }
         }
     }
+}
+
+/// True when `object` holds a credential key with a non-null value.
+fn holds_credential(object: &JsonObject, redaction: Redaction) -> bool {
+    object
+        .iter()
+        .any(|(key, value)| !value.is_null() && is_credential_key(key, redaction))
+}
+
+/// True when redacting `container`'s lists would strip something (a read-only pass, so
+/// the common case, nothing to strip, costs one copy instead of two).
+fn lists_need_redaction(container: &JsonObject, redaction: Redaction) -> bool {
+    CONNECTION_BEARING_LISTS.iter().any(|list_key| {
+        let Some(Value::Array(entries)) = container.get(*list_key) else {
+            return false;
+        };
+        entries.iter().any(|entry| {
+            let Value::Object(object) = entry else {
+                return false;
+            };
+            holds_credential(object, redaction)
+                || NESTED_CONNECTION_KEYS.iter().any(|nested_key| {
+                    matches!(object.get(*nested_key), Some(Value::Object(nested)) if holds_credential(nested, redaction))
+                })
+        })
+    })
 }
 
 /// Redact `params` (no size check): returns the redacted copy and the sorted,
@@ -241,6 +266,15 @@ pub fn redact_effective_parameters(
     params: &JsonObject,
     redaction: Redaction,
 ) -> (JsonObject, Vec<String>) {
+    let agent_needs = matches!(
+        params.get("agent"),
+        Some(Value::Object(agent)) if lists_need_redaction(agent, redaction)
+    );
+    let bare_needs = redaction == Redaction::Gatehouse && lists_need_redaction(params, redaction);
+    if !agent_needs && !bare_needs {
+        // Nothing non-null to strip: the input unchanged (`"headers": null` included).
+        return (params.clone(), Vec::new());
+    }
     let mut stripped = Vec::new();
     let mut cleaned = params.clone();
     if let Some(Value::Object(agent)) = cleaned.get_mut("agent") {
@@ -248,9 +282,6 @@ pub fn redact_effective_parameters(
     }
     if redaction == Redaction::Gatehouse {
         redact_lists(&mut cleaned, redaction, &mut stripped);
-    }
-    if stripped.is_empty() {
-        return (params.clone(), stripped);
     }
     stripped.sort();
     stripped.dedup();
