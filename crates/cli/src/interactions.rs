@@ -101,15 +101,14 @@ struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-#[group(id = "verdict", required = true, multiple = false)]
 struct RespondArgs {
     /// The interaction id.
     id: String,
     /// Approve the tool call.
-    #[arg(long, group = "verdict")]
+    #[arg(long, conflicts_with = "deny", required_unless_present = "deny")]
     approve: bool,
     /// Deny the tool call.
-    #[arg(long, group = "verdict")]
+    #[arg(long)]
     deny: bool,
     /// A message for the agent (becomes a trailing user message on resume).
     #[arg(long)]
