@@ -22,12 +22,28 @@ use crate::runs::Runs;
 use crate::service::Service;
 
 /// Default per-call timeout.
+///
+/// ```
+/// assert_eq!(gatehouse_client::DEFAULT_TIMEOUT.as_secs(), 30);
+/// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default connect timeout.
+///
+/// ```
+/// assert_eq!(gatehouse_client::DEFAULT_CONNECT_TIMEOUT.as_secs(), 10);
+/// ```
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default idle timeout of a streaming response (watch, run stream).
+///
+/// ```
+/// assert_eq!(gatehouse_client::DEFAULT_STREAM_IDLE_TIMEOUT.as_secs(), 90);
+/// ```
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// Default largest response body the client reads (success bodies).
+///
+/// ```
+/// assert_eq!(gatehouse_client::DEFAULT_MAX_RESPONSE_BYTES, 16 * 1024 * 1024);
+/// ```
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// Largest error body the client reads before classifying it.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;

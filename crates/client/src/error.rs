@@ -152,6 +152,11 @@ impl fmt::Display for Operation {
 
 /// The source of a [`Error::Transport`]: the underlying I/O or HTTP error, shared so
 /// that [`Error`] stays `Clone`.
+///
+/// ```
+/// let source: gatehouse_client::TransportSource = std::sync::Arc::new(std::io::Error::other("reset"));
+/// assert_eq!(source.to_string(), "reset");
+/// ```
 pub type TransportSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Everything that can go wrong in a client call. Flat, so a caller matches it
@@ -430,6 +435,11 @@ impl Error {
 }
 
 /// The client's result type.
+///
+/// ```
+/// fn check() -> gatehouse_client::Result<u32> { Ok(1) }
+/// assert_eq!(check().ok(), Some(1));
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 // ---------------------------------------------------------------------------------

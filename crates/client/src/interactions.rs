@@ -18,8 +18,16 @@ use crate::error::{Error, Operation, Result};
 use crate::watch::WatchStream;
 
 /// Page size [`Interactions::query_all`] asks for when walking pages.
+///
+/// ```
+/// assert_eq!(gatehouse_client::DEFAULT_PAGE_SIZE, 100);
+/// ```
 pub const DEFAULT_PAGE_SIZE: u32 = 100;
 /// Default number of responds [`Interactions::approve_all`] keeps in flight.
+///
+/// ```
+/// assert_eq!(gatehouse_client::DEFAULT_APPROVE_ALL_CONCURRENCY, 8);
+/// ```
 pub const DEFAULT_APPROVE_ALL_CONCURRENCY: usize = 8;
 /// Most pages [`Interactions::query_all`] reads before it stops as a safeguard.
 const MAX_PAGES: usize = 10_000;

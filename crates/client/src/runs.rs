@@ -19,6 +19,10 @@ use crate::client::{read_bounded, AnswerBody, Call, Client, Target};
 use crate::error::{self, Error, Operation, Result};
 
 /// The `Accept` value of a streaming run.
+///
+/// ```
+/// assert_eq!(gatehouse_client::NDJSON, "application/x-ndjson");
+/// ```
 pub const NDJSON: &str = "application/x-ndjson";
 
 /// The `/run` endpoint. Obtain with [`Client::runs`].

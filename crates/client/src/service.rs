@@ -49,7 +49,8 @@ impl Service {
     /// # Ok(()) }
     /// ```
     pub async fn invoke(&self, request: &InvokeRequest) -> Result<InvokeResponse> {
-        let call = Call::new(Operation::Invoke, Method::POST, &["api", "invoke"]).json_body(request)?;
+        let call =
+            Call::new(Operation::Invoke, Method::POST, &["api", "invoke"]).json_body(request)?;
         self.client.call_json(&call).await
     }
 

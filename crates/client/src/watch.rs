@@ -16,6 +16,10 @@ use crate::error::{self, Error, Operation, Result};
 use crate::sse::{SseEvent, SseParser};
 
 /// Longest wait between two reconnect attempts of a watch.
+///
+/// ```
+/// assert_eq!(gatehouse_client::MAX_WATCH_RECONNECT_DELAY.as_secs(), 30);
+/// ```
 pub const MAX_WATCH_RECONNECT_DELAY: Duration = Duration::from_secs(30);
 
 /// One item of a [`WatchStream`].
