@@ -549,6 +549,18 @@ impl Client {
         Capabilities::new(self.clone())
     }
 
+    /// Execution sessions and run interventions (B2, C6): read a run's session and
+    /// events, watch them, request an intervention and wait for the persisted evidence.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let session = client.execution().get_session("room-1", "es-1").await?;
+    /// # let _ = session; Ok(()) }
+    /// ```
+    pub fn execution(&self) -> crate::execution::Execution {
+        crate::execution::Execution::new(self.clone())
+    }
+
     /// The base URL the client talks to.
     ///
     /// ```

@@ -37,6 +37,7 @@
 mod capabilities;
 mod client;
 mod error;
+mod execution;
 mod interactions;
 mod runs;
 mod service;
@@ -49,6 +50,10 @@ pub use client::{
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
 };
 pub use error::{Error, Operation, Result, TransportSource};
+pub use execution::{
+    Execution, ExecutionEventStream, InterventionHandle, InterventionOutcome, InterventionRequest,
+    InterventionState,
+};
 pub use interactions::{
     Answer, ApproveAllReport, Interactions, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
 };

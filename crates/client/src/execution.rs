@@ -1,0 +1,681 @@
+//! Execution sessions and run interventions (CONTRACT.md B1-B3, C3, C5, C6): read a
+//! run's session and its event log, watch the log as SSE, and request interventions
+//! whose outcome is reported truthfully: "requested" from the create call, "applied"
+//! only on the server's persisted evidence (status `applied` AND the
+//! `intervention_applied` event).
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use gatehouse_wire::execution::{
+    Checkpoint, DataEnvelope, ExecutionEvent, ExecutionEventType, ExecutionSession,
+    ExecutionSessionStatus, InterventionStatus, RequestInterventionBody, EVENT_STREAM_EVENT_NAME,
+};
+use reqwest::Method;
+
+use crate::client::{error_kind, AnswerBody, Call, Client, Replay};
+use crate::error::{self, Error, Operation, Result};
+use crate::sse::SseParser;
+
+/// First poll interval of [`InterventionHandle::wait_applied`].
+const WAIT_POLL_INITIAL: Duration = Duration::from_millis(20);
+/// Longest poll interval of [`InterventionHandle::wait_applied`].
+const WAIT_POLL_MAX: Duration = Duration::from_millis(250);
+
+/// What to ask of a running agent. Build with [`InterventionRequest::new`].
+///
+/// ```
+/// use gatehouse_client::InterventionRequest;
+/// use gatehouse_wire::execution::Checkpoint;
+/// let stop = InterventionRequest::new(3, "stop", Checkpoint::PreAction).operation_id("op-1");
+/// assert_eq!(stop.operation_id.as_deref(), Some("op-1"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterventionRequest {
+    /// The session revision the caller last saw (compare-and-set).
+    pub expected_revision: u64,
+    /// `stop` halts the run at the checkpoint; anything else is injected into the next step.
+    pub instruction: String,
+    /// Where to apply it.
+    pub checkpoint: Checkpoint,
+    /// The idempotency id; `None`: the client generates a UUID v4 and reuses it for
+    /// its own retries, so a retry replays instead of duplicating.
+    pub operation_id: Option<String>,
+}
+
+impl InterventionRequest {
+    /// A request with a client-generated operation id.
+    ///
+    /// ```
+    /// use gatehouse_wire::execution::Checkpoint;
+    /// let r = gatehouse_client::InterventionRequest::new(1, "be brief", Checkpoint::PreStep);
+    /// assert!(r.operation_id.is_none());
+    /// ```
+    pub fn new(
+        expected_revision: u64,
+        instruction: impl Into<String>,
+        checkpoint: Checkpoint,
+    ) -> Self {
+        Self {
+            expected_revision,
+            instruction: instruction.into(),
+            checkpoint,
+            operation_id: None,
+        }
+    }
+
+    /// Use this operation id (e.g. to replay a request made before a crash).
+    ///
+    /// ```
+    /// use gatehouse_wire::execution::Checkpoint;
+    /// let r = gatehouse_client::InterventionRequest::new(1, "stop", Checkpoint::PreStep).operation_id("op-7");
+    /// assert_eq!(r.operation_id.as_deref(), Some("op-7"));
+    /// ```
+    pub fn operation_id(mut self, id: impl Into<String>) -> Self {
+        self.operation_id = Some(id.into());
+        self
+    }
+}
+
+/// Where an intervention stands, as far as the server's persisted state shows.
+///
+/// ```
+/// use gatehouse_client::InterventionState;
+/// assert!(!InterventionState::Requested.is_final());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum InterventionState {
+    /// Requested, nothing more: NOT evidence that anything stopped or changed.
+    Requested,
+    /// A dispatcher claimed it under a lease and is applying it.
+    Dispatching {
+        /// Claims so far.
+        attempts: u32,
+    },
+    /// Applied at its checkpoint; `evidence` is the persisted `intervention_applied` event.
+    Applied {
+        /// The server's event.
+        evidence: ExecutionEvent,
+    },
+    /// Not applied.
+    Rejected {
+        /// The server's reason.
+        reason: String,
+    },
+}
+
+impl InterventionState {
+    /// True for applied and rejected.
+    ///
+    /// ```
+    /// let r = gatehouse_client::InterventionState::Rejected { reason: "late".into() };
+    /// assert!(r.is_final());
+    /// ```
+    pub fn is_final(&self) -> bool {
+        matches!(self, Self::Applied { .. } | Self::Rejected { .. })
+    }
+
+    /// Read the state of `operation_id` from a session document. `None` when the
+    /// session holds no such intervention. `applied` without the persisted
+    /// `intervention_applied` event is NOT reported as applied (it stays `Dispatching`).
+    ///
+    /// ```
+    /// # fn demo(session: &gatehouse_wire::execution::ExecutionSession) {
+    /// if let Some(state) = gatehouse_client::InterventionState::of(session, "op-1") {
+    ///     println!("{state:?}");
+    /// }
+    /// # }
+    /// ```
+    pub fn of(session: &ExecutionSession, operation_id: &str) -> Option<Self> {
+        let intervention = session.intervention(operation_id)?;
+        Some(match intervention.status {
+            InterventionStatus::Pending => Self::Requested,
+            InterventionStatus::Dispatching => Self::Dispatching {
+                attempts: intervention.attempts,
+            },
+            InterventionStatus::Applied => match session.applied_evidence(operation_id) {
+                Some(evidence) => Self::Applied {
+                    evidence: evidence.clone(),
+                },
+                None => Self::Dispatching {
+                    attempts: intervention.attempts,
+                },
+            },
+            InterventionStatus::Rejected => Self::Rejected {
+                reason: intervention
+                    .resolution_reason
+                    .clone()
+                    .unwrap_or_else(|| "rejected without a reason".to_string()),
+            },
+        })
+    }
+}
+
+/// How [`InterventionHandle::wait_applied`] ended. Only `Applied` is a success, and it
+/// always carries the server's persisted evidence.
+///
+/// ```
+/// use gatehouse_client::InterventionOutcome;
+/// assert!(!InterventionOutcome::TimedOut.is_applied());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum InterventionOutcome {
+    /// Applied at its checkpoint.
+    Applied {
+        /// The persisted `intervention_applied` event.
+        evidence: ExecutionEvent,
+    },
+    /// Rejected by the server (e.g. the run ended before the checkpoint).
+    Rejected {
+        /// The server's reason.
+        reason: String,
+    },
+    /// The session ended while the intervention was still not resolved.
+    UnresolvedAtTerminal {
+        /// The session's terminal status.
+        status: ExecutionSessionStatus,
+    },
+    /// Neither happened within the timeout (the run may still reach the checkpoint).
+    TimedOut,
+}
+
+impl InterventionOutcome {
+    /// True only for `Applied`.
+    ///
+    /// ```
+    /// let r = gatehouse_client::InterventionOutcome::Rejected { reason: "x".into() };
+    /// assert!(!r.is_applied());
+    /// ```
+    pub fn is_applied(&self) -> bool {
+        matches!(self, Self::Applied { .. })
+    }
+}
+
+/// Execution sessions (B2). Obtain with [`Client::execution`](crate::Client::execution).
+///
+/// On a host without the execution service, the first call learns it from the
+/// route-not-found 404 (or from `GET /api/capabilities` if it was read) and fails with
+/// [`Error::CapabilityUnavailable`]; later calls fail the same way without any request.
+///
+/// ```no_run
+/// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+/// use std::time::Duration;
+/// use gatehouse_client::{InterventionOutcome, InterventionRequest};
+/// use gatehouse_wire::execution::Checkpoint;
+/// let session = client.execution().get_session("room-1", "es-1").await?;
+/// let handle = client
+///     .execution()
+///     .request_intervention("room-1", "es-1", InterventionRequest::new(session.revision, "stop", Checkpoint::PreAction))
+///     .await?;
+/// match handle.wait_applied(Duration::from_secs(30)).await? {
+///     InterventionOutcome::Applied { evidence } => println!("stopped (event {})", evidence.sequence),
+///     other => println!("not applied: {other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Execution {
+    client: Client,
+}
+
+fn session_segments<'a>(room_id: &'a str, session_id: &'a str) -> Vec<&'a str> {
+    vec!["api", "rooms", room_id, "execution-sessions", session_id]
+}
+
+impl Execution {
+    pub(crate) fn new(client: Client) -> Self {
+        Self { client }
+    }
+
+    /// `GET /api/rooms/{room}/execution-sessions/{session}`.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let session = client.execution().get_session("room-1", "es-1").await?;
+    /// println!("{} at revision {}", session.status.as_str(), session.revision);
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_session(&self, room_id: &str, session_id: &str) -> Result<ExecutionSession> {
+        let call = Call::new(
+            Operation::GetExecutionSession,
+            Method::GET,
+            &session_segments(room_id, session_id),
+        );
+        let envelope: DataEnvelope<ExecutionSession> = self.client.call_json(&call).await?;
+        Ok(envelope.data)
+    }
+
+    /// `GET .../events?after=N`: the events with a sequence above `after` (all when `None`).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// for event in client.execution().events("room-1", "es-1", Some(3)).await? {
+    ///     println!("{} {:?}", event.sequence, event.event_type);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn events(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        after: Option<u64>,
+    ) -> Result<Vec<ExecutionEvent>> {
+        let mut segments = session_segments(room_id, session_id);
+        segments.push("events");
+        let mut call = Call::new(Operation::ListExecutionEvents, Method::GET, &segments);
+        if let Some(after) = after {
+            call.query.push(("after", after.to_string()));
+        }
+        let envelope: DataEnvelope<Vec<ExecutionEvent>> = self.client.call_json(&call).await?;
+        Ok(envelope.data)
+    }
+
+    /// `GET .../events/stream?after=N` as a typed stream (see [`ExecutionEventStream`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use futures::StreamExt;
+    /// let mut events = client.execution().watch_events("room-1", "es-1", None);
+    /// while let Some(event) = events.next().await {
+    ///     println!("{:?}", event?.event_type);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn watch_events(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        after: Option<u64>,
+    ) -> ExecutionEventStream {
+        ExecutionEventStream::new(
+            self.client.clone(),
+            room_id.to_string(),
+            session_id.to_string(),
+            after.unwrap_or(0),
+        )
+    }
+
+    /// `POST .../interventions` (answers 202). The operation id is the request's, or a
+    /// fresh UUID v4 that the client's own retries reuse (a retry replays, the server
+    /// answers the current session). The returned handle's [`state`](InterventionHandle::state)
+    /// is `Requested`: nothing has been applied yet.
+    ///
+    /// Typed refusals: [`Error::RevisionConflict`] (stale `expected_revision`, or a lost
+    /// race), [`Error::OperationConflict`] (the id is bound to another request),
+    /// [`Error::Conflict`] with `INTERVENTION_LIMIT` or `INVALID_STATE`,
+    /// [`Error::NotFound`], [`Error::CapabilityUnavailable`].
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::execution::Checkpoint;
+    /// let req = gatehouse_client::InterventionRequest::new(4, "be brief", Checkpoint::PreStep);
+    /// let handle = client.execution().request_intervention("room-1", "es-1", req).await?;
+    /// println!("requested as {}", handle.operation_id());
+    /// # Ok(()) }
+    /// ```
+    pub async fn request_intervention(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        request: InterventionRequest,
+    ) -> Result<InterventionHandle> {
+        let operation_id = request
+            .operation_id
+            .clone()
+            .filter(|id| !id.trim().is_empty())
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let body = RequestInterventionBody {
+            expected_revision: request.expected_revision,
+            operation_id: operation_id.clone(),
+            instruction: request.instruction.clone(),
+            checkpoint: request.checkpoint,
+        };
+        let mut segments = session_segments(room_id, session_id);
+        segments.push("interventions");
+        let mut call =
+            Call::new(Operation::RequestIntervention, Method::POST, &segments).json_body(&body)?;
+        // Safe to re-send: the same operation id replays on the server.
+        call.replay = Replay::Safe;
+        let envelope: DataEnvelope<ExecutionSession> = self.client.call_json(&call).await?;
+        let session = envelope.data;
+        if session.intervention(&operation_id).is_none() {
+            return Err(Error::Decode {
+                operation: Operation::RequestIntervention,
+                status: 202,
+                path: "data.interventions".to_string(),
+                reason: format!("the answered session holds no intervention {operation_id:?}"),
+                snippet: String::new(),
+            });
+        }
+        Ok(InterventionHandle {
+            execution: self.clone(),
+            room_id: room_id.to_string(),
+            session_id: session_id.to_string(),
+            operation_id,
+            session,
+        })
+    }
+}
+
+/// A requested intervention. Its [`state`](Self::state) starts as `Requested`; only
+/// [`wait_applied`](Self::wait_applied) (or [`refresh`](Self::refresh)) reading the
+/// server's persisted evidence reports `Applied`.
+#[derive(Debug, Clone)]
+pub struct InterventionHandle {
+    execution: Execution,
+    room_id: String,
+    session_id: String,
+    operation_id: String,
+    session: ExecutionSession,
+}
+
+impl InterventionHandle {
+    /// The operation id (keep it to replay the request after a crash).
+    pub fn operation_id(&self) -> &str {
+        &self.operation_id
+    }
+
+    /// The room.
+    pub fn room_id(&self) -> &str {
+        &self.room_id
+    }
+
+    /// The execution session.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The session as the create call answered it.
+    pub fn session(&self) -> &ExecutionSession {
+        &self.session
+    }
+
+    /// The state the create call's answer shows: `Requested` for a new request (a
+    /// replay of an older one may show further progress).
+    pub fn state(&self) -> InterventionState {
+        InterventionState::of(&self.session, &self.operation_id)
+            .unwrap_or(InterventionState::Requested)
+    }
+
+    /// Read the session again and report the intervention's state.
+    pub async fn refresh(&self) -> Result<InterventionState> {
+        let session = self
+            .execution
+            .get_session(&self.room_id, &self.session_id)
+            .await?;
+        self.state_in(&session)
+    }
+
+    fn state_in(&self, session: &ExecutionSession) -> Result<InterventionState> {
+        InterventionState::of(session, &self.operation_id).ok_or_else(|| Error::Decode {
+            operation: Operation::GetExecutionSession,
+            status: 200,
+            path: "data.interventions".to_string(),
+            reason: format!(
+                "the session no longer holds intervention {:?}",
+                self.operation_id
+            ),
+            snippet: String::new(),
+        })
+    }
+
+    /// Poll the session until the intervention is applied (with its persisted
+    /// `intervention_applied` event), rejected, left unresolved by a terminal session,
+    /// or `timeout` passes. Never reports `Applied` without the evidence.
+    ///
+    /// ```no_run
+    /// # async fn demo(handle: gatehouse_client::InterventionHandle) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_client::InterventionOutcome;
+    /// match handle.wait_applied(std::time::Duration::from_secs(10)).await? {
+    ///     InterventionOutcome::Applied { evidence } => println!("applied at {:?}", evidence.checkpoint),
+    ///     InterventionOutcome::Rejected { reason } => println!("rejected: {reason}"),
+    ///     InterventionOutcome::UnresolvedAtTerminal { status } => println!("run ended ({}) first", status.as_str()),
+    ///     InterventionOutcome::TimedOut => println!("still waiting for the checkpoint"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_applied(&self, timeout: Duration) -> Result<InterventionOutcome> {
+        let deadline = Instant::now() + timeout;
+        let mut delay = WAIT_POLL_INITIAL;
+        loop {
+            let session = self
+                .execution
+                .get_session(&self.room_id, &self.session_id)
+                .await?;
+            match self.state_in(&session)? {
+                InterventionState::Applied { evidence } => {
+                    return Ok(InterventionOutcome::Applied { evidence })
+                }
+                InterventionState::Rejected { reason } => {
+                    return Ok(InterventionOutcome::Rejected { reason })
+                }
+                InterventionState::Requested | InterventionState::Dispatching { .. } => {}
+            }
+            if session.status.is_terminal() {
+                return Ok(InterventionOutcome::UnresolvedAtTerminal {
+                    status: session.status,
+                });
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(InterventionOutcome::TimedOut);
+            }
+            tokio::time::sleep(delay.min(deadline - now)).await;
+            delay = (delay * 2).min(WAIT_POLL_MAX);
+        }
+    }
+}
+
+type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+struct StreamState {
+    client: Client,
+    room_id: String,
+    session_id: String,
+    after: u64,
+    connection: Option<ByteStream>,
+    parser: SseParser,
+    queue: VecDeque<ExecutionEvent>,
+    failures: u32,
+    reconciled: bool,
+    finished: bool,
+}
+
+/// A `Stream` of a session's [`ExecutionEvent`]s, in sequence order, each once.
+///
+/// - Reconnects on transport errors, 5xx, an idle connection (the client's stream idle
+///   timeout) or a close before the session was reconciled, resuming after the last
+///   sequence seen; after as many consecutive failures as the retry policy's
+///   `max_attempts` it yields the error and ends.
+/// - Ends after the `session_reconciled` event (the log is complete).
+/// - Yields one `Err` and ends on a failure a retry cannot fix (404, 401, an absent
+///   capability).
+pub struct ExecutionEventStream {
+    inner: Pin<Box<dyn Stream<Item = Result<ExecutionEvent>> + Send>>,
+}
+
+impl std::fmt::Debug for ExecutionEventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutionEventStream")
+            .finish_non_exhaustive()
+    }
+}
+
+impl Stream for ExecutionEventStream {
+    type Item = Result<ExecutionEvent>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+impl ExecutionEventStream {
+    fn new(client: Client, room_id: String, session_id: String, after: u64) -> Self {
+        let state = StreamState {
+            client,
+            room_id,
+            session_id,
+            after,
+            connection: None,
+            parser: SseParser::default(),
+            queue: VecDeque::new(),
+            failures: 0,
+            reconciled: false,
+            finished: false,
+        };
+        Self {
+            inner: Box::pin(futures::stream::unfold(state, next_event)),
+        }
+    }
+}
+
+async fn connect(
+    client: &Client,
+    room_id: &str,
+    session_id: &str,
+    after: u64,
+) -> Result<ByteStream> {
+    let mut segments = session_segments(room_id, session_id);
+    segments.extend(["events", "stream"]);
+    let mut call = Call::new(Operation::WatchExecutionEvents, Method::GET, &segments);
+    call.query.push(("after", after.to_string()));
+    call.accept = "text/event-stream";
+    call.streaming = true;
+    call.replay = Replay::Never; // the stream reconnects itself
+    let answered = client.send(&call).await?;
+    match answered.body {
+        AnswerBody::Stream(response) => Ok(Box::pin(response.bytes_stream())),
+        AnswerBody::Full(bytes) => Ok(Box::pin(futures::stream::iter([Ok(bytes)]))),
+    }
+}
+
+impl StreamState {
+    /// Record a failure; `Some(err)` when the stream must give up with it.
+    fn fail(&mut self, err: Error) -> Option<Error> {
+        self.connection = None;
+        self.failures = self.failures.saturating_add(1);
+        tracing::debug!(
+            operation = %Operation::WatchExecutionEvents,
+            attempt = self.failures,
+            error = error_kind(&err),
+            "execution event stream disconnected"
+        );
+        if self.failures >= self.client.inner.retry.max_attempts.max(1) {
+            self.finished = true;
+            Some(err)
+        } else {
+            None
+        }
+    }
+
+    fn take(&mut self, data: &str) -> Result<()> {
+        let event: ExecutionEvent =
+            gatehouse_wire::from_json_slice(data.as_bytes()).map_err(|e| {
+                error::decode_error(
+                    Operation::WatchExecutionEvents,
+                    200,
+                    e,
+                    data.as_bytes(),
+                    self.client.secrets(),
+                )
+            })?;
+        if event.sequence <= self.after {
+            return Ok(()); // already delivered (a reconnect overlaps)
+        }
+        self.after = event.sequence;
+        if event.event_type == ExecutionEventType::SessionReconciled {
+            self.reconciled = true;
+        }
+        self.queue.push_back(event);
+        Ok(())
+    }
+}
+
+async fn next_event(mut st: StreamState) -> Option<(Result<ExecutionEvent>, StreamState)> {
+    loop {
+        if let Some(event) = st.queue.pop_front() {
+            return Some((Ok(event), st));
+        }
+        if st.finished || st.reconciled {
+            return None;
+        }
+        match st.connection.as_mut() {
+            None => {
+                if st.failures > 0 {
+                    let delay = st.client.inner.retry.backoff(st.failures, None);
+                    tokio::time::sleep(delay).await;
+                }
+                match connect(&st.client, &st.room_id, &st.session_id, st.after).await {
+                    Ok(bytes) => {
+                        st.connection = Some(bytes);
+                        st.parser = SseParser::default();
+                    }
+                    Err(err) if err.is_retryable() => {
+                        if let Some(err) = st.fail(err) {
+                            return Some((Err(err), st));
+                        }
+                    }
+                    Err(err) => {
+                        st.finished = true;
+                        return Some((Err(err), st));
+                    }
+                }
+            }
+            Some(connection) => {
+                let idle = st.client.inner.stream_idle_timeout;
+                match tokio::time::timeout(idle, connection.next()).await {
+                    Ok(Some(Ok(chunk))) => {
+                        st.failures = 0;
+                        for event in st.parser.feed(&chunk) {
+                            if event.event != EVENT_STREAM_EVENT_NAME {
+                                continue;
+                            }
+                            if let Err(err) = st.take(&event.data) {
+                                st.finished = true;
+                                return Some((Err(err), st));
+                            }
+                        }
+                    }
+                    Ok(Some(Err(err))) => {
+                        let timeout = st.client.inner.timeout;
+                        let err =
+                            error::transport_error(Operation::WatchExecutionEvents, err, timeout);
+                        if let Some(err) = st.fail(err) {
+                            return Some((Err(err), st));
+                        }
+                    }
+                    Ok(None) => {
+                        if st.reconciled {
+                            st.connection = None;
+                            continue;
+                        }
+                        let err = Error::Transport {
+                            operation: Operation::WatchExecutionEvents,
+                            detail: "the server closed the event stream before the session was reconciled".to_string(),
+                            source: std::sync::Arc::new(std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                "event stream closed by the server",
+                            )),
+                        };
+                        if let Some(err) = st.fail(err) {
+                            return Some((Err(err), st));
+                        }
+                    }
+                    Err(_) => {
+                        let err = Error::Timeout {
+                            operation: Operation::WatchExecutionEvents,
+                            after: idle,
+                        };
+                        if let Some(err) = st.fail(err) {
+                            return Some((Err(err), st));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
