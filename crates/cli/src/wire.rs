@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, StampPolicy};
+use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, Redaction, StampPolicy};
 use serde_json::Value;
 
 use crate::exit::{CliError, CliResult, Exit};
@@ -30,6 +30,10 @@ enum WireCommand {
         /// List the stripped fields (labels only, never their values) and the measured size on stderr.
         #[arg(long)]
         explain: bool,
+        /// Apply Agenta's redaction rule exactly (case-sensitive keys, only `agent.mcps` and
+        /// `agent.tools`) instead of Gatehouse's stricter one (CONTRACT.md C2).
+        #[arg(long)]
+        agenta_compatible: bool,
         /// The parameters JSON file; `-` or absent reads stdin.
         file: Option<PathBuf>,
     },
@@ -56,8 +60,18 @@ pub fn run(args: WireArgs) -> CliResult {
         WireCommand::Stamp {
             max_bytes,
             explain,
+            agenta_compatible,
             file,
-        } => stamp(file.as_deref(), max_bytes, explain),
+        } => {
+            let mut policy = StampPolicy::default();
+            if let Some(max) = max_bytes {
+                policy.max_bytes = max;
+            }
+            if agenta_compatible {
+                policy.redaction = Redaction::AgentaCompatible;
+            }
+            stamp(file.as_deref(), &policy, explain)
+        }
         WireCommand::Validate { type_name, file } => validate(&type_name, &file),
         WireCommand::Fingerprint { file } => fingerprint(file.as_deref()),
     }
@@ -95,14 +109,10 @@ pub fn parse_json(bytes: &[u8], source: &str) -> CliResult<Value> {
         .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))
 }
 
-fn stamp(file: Option<&Path>, max_bytes: Option<usize>, explain: bool) -> CliResult {
+fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult {
     let source = source_name(file);
     let value = parse_json(&read_input(file)?, &source)?;
-    let mut policy = StampPolicy::default();
-    if let Some(max) = max_bytes {
-        policy.max_bytes = max;
-    }
-    match stamp_effective_parameters(&value, &policy) {
+    match stamp_effective_parameters(&value, policy) {
         Ok(stamped) => {
             if explain {
                 if stamped.stripped.is_empty() {

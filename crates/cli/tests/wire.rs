@@ -79,6 +79,24 @@ fn stamp_explain_lists_labels_never_values() {
 }
 
 #[test]
+fn stamp_agenta_compatible_lets_a_capitalized_header_through() {
+    let input = r#"{"agent":{"mcps":[{"name":"n","connection":{"Headers":{"x":"1"},"headers":{"y":"2"}}}]}}"#;
+    let strict = run(&["wire", "stamp"], Some(input));
+    let strict: serde_json::Value = serde_json::from_slice(&strict.stdout).unwrap();
+    assert_eq!(
+        strict["agent"]["mcps"][0]["connection"],
+        serde_json::json!({})
+    );
+    let agenta = run(&["wire", "stamp", "--agenta-compatible"], Some(input));
+    assert_eq!(agenta.status.code(), Some(0));
+    let agenta: serde_json::Value = serde_json::from_slice(&agenta.stdout).unwrap();
+    assert_eq!(
+        agenta["agent"]["mcps"][0]["connection"],
+        serde_json::json!({"Headers": {"x": "1"}})
+    );
+}
+
+#[test]
 fn stamp_reads_a_file_argument() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("params.json");
