@@ -359,6 +359,40 @@ impl Execution {
             session,
         })
     }
+
+    /// A handle on an intervention requested earlier (by this process or another, e.g.
+    /// an operator's CLI), read from the session: [`Error::NotFound`] when the session
+    /// holds no intervention with `operation_id`. Its state is what the server has
+    /// persisted; `Applied` only with the `intervention_applied` event.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let handle = client.execution().intervention("room-1", "es-1", "op-1").await?;
+    /// let outcome = handle.wait_applied(std::time::Duration::from_secs(30)).await?;
+    /// println!("{outcome:?}");
+    /// # Ok(()) }
+    /// ```
+    pub async fn intervention(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        operation_id: &str,
+    ) -> Result<InterventionHandle> {
+        let session = self.get_session(room_id, session_id).await?;
+        if session.intervention(operation_id).is_none() {
+            return Err(Error::NotFound {
+                operation: Operation::GetExecutionSession,
+                detail: format!("the session holds no intervention {operation_id:?}"),
+            });
+        }
+        Ok(InterventionHandle {
+            execution: self.clone(),
+            room_id: room_id.to_string(),
+            session_id: session_id.to_string(),
+            operation_id: operation_id.to_string(),
+            session,
+        })
+    }
 }
 
 /// A requested intervention. Its [`state`](Self::state) starts as `Requested`; only
