@@ -23,6 +23,9 @@ pub struct TestServerOptions {
     pub execution: bool,
     /// Use this SQLite file (to restart on the same data); default: a temp dir.
     pub database_path: Option<PathBuf>,
+    /// Use this database URL instead of a SQLite file (e.g. `postgres://...`). Data is
+    /// scoped by project, so tests sharing one database stay apart.
+    pub database_url: Option<String>,
     /// The API key (actor `tester`); default: a random one.
     pub api_key: Option<String>,
     /// The project id tests use; default: a random UUID.
@@ -46,6 +49,7 @@ impl Default for TestServerOptions {
         Self {
             execution: true,
             database_path: None,
+            database_url: None,
             api_key: None,
             project_id: None,
             stamp_max_bytes: None,
@@ -69,7 +73,7 @@ pub struct TestServer {
     pub api_key: String,
     /// A project id to put in `?project_id=`.
     pub project_id: String,
-    /// The SQLite file.
+    /// The SQLite file (unused when `options.database_url` is set).
     pub database_path: PathBuf,
     /// The options it was started with (with the key, project and path filled in).
     pub options: TestServerOptions,
@@ -147,7 +151,11 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
         .project_id
         .clone()
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let mut config = ServerConfig::new(format!("sqlite://{}", database_path.display()));
+    let url = opts
+        .database_url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}", database_path.display()));
+    let mut config = ServerConfig::new(url);
     config.api_keys = vec![ApiKey::new("tester", api_key.clone())];
     config.execution = opts.execution;
     config.run_dispatcher = opts.run_dispatcher;

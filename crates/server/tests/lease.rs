@@ -7,14 +7,29 @@ use gatehouse_wire::interaction::{InteractionData, InteractionFlags, Interaction
 
 async fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("lease.db").display());
+    // `GATEHOUSE_TEST_DATABASE_URL=postgres://.../db` runs this on a fresh Postgres
+    // database of its own (the queue is global, so tests must not share one).
+    let url = match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
+        Ok(url) if url.starts_with("postgres") => {
+            let admin = sqlx::PgPool::connect(&url).await.unwrap();
+            let name = format!("gh_lease_{}", uuid::Uuid::new_v4().simple());
+            sqlx::query(&format!("CREATE DATABASE {name}"))
+                .execute(&admin)
+                .await
+                .unwrap();
+            admin.close().await;
+            let (base, _) = url.rsplit_once('/').unwrap();
+            format!("{base}/{name}")
+        }
+        _ => format!("sqlite://{}", dir.path().join("lease.db").display()),
+    };
     (dir, Store::connect(&url).await.unwrap())
 }
 
-async fn responded(store: &Store, token: &str) -> String {
+async fn responded(store: &Store, project: &str, token: &str) -> String {
     let created = store
         .create_interaction(&NewInteraction {
-            project_id: "p".into(),
+            project_id: project.into(),
             session_id: "s".into(),
             turn_id: None,
             token: token.into(),
@@ -41,7 +56,7 @@ async fn responded(store: &Store, token: &str) -> String {
 #[tokio::test]
 async fn expired_lease_is_reclaimed_and_stale_completion_refused() {
     let (_dir, store) = store().await;
-    let id = responded(&store, "tok").await;
+    let id = responded(&store, "p", "tok").await;
 
     // Worker A claims with a lease that is already over (a crashed or stalled worker).
     let a = store.claim_job(-1).await.unwrap().expect("a job");
@@ -90,7 +105,7 @@ async fn expired_lease_is_reclaimed_and_stale_completion_refused() {
 #[tokio::test]
 async fn failed_attempts_retry_then_give_up() {
     let (_dir, store) = store().await;
-    let id = responded(&store, "tok-fail").await;
+    let id = responded(&store, "p", "tok-fail").await;
     for attempt in 1..=gatehouse_server::store::MAX_ATTEMPTS {
         let job = store
             .claim_job(-1)

@@ -17,7 +17,14 @@ impl Harness {
         Self::with(TestServerOptions::default()).await
     }
 
-    pub async fn with(opts: TestServerOptions) -> Self {
+    /// `GATEHOUSE_TEST_DATABASE_URL` (e.g. a `postgres://` URL) runs the suite on that
+    /// database instead of a temporary SQLite file.
+    pub async fn with(mut opts: TestServerOptions) -> Self {
+        if opts.database_url.is_none() {
+            opts.database_url = std::env::var("GATEHOUSE_TEST_DATABASE_URL")
+                .ok()
+                .filter(|u| !u.is_empty());
+        }
         Self {
             server: testing::spawn(opts).await,
             http: reqwest::Client::new(),
