@@ -108,6 +108,8 @@ thread_local! {
 
 struct Shared {
     cancelled: AtomicBool,
+    /// Set just before `on_closed` is delivered: the stream ended by itself.
+    ended: AtomicBool,
     /// Held while a listener method runs; `cancel()` takes it so that no callback is
     /// running or starts once it returns.
     delivering: Mutex<()>,
@@ -169,7 +171,9 @@ impl WatchHandle {
     /// True once `cancel()` was called or the watch ended by itself.
     pub fn is_finished(&self) -> Result<bool, GatehouseError> {
         runtime::guard("watch_is_finished", || {
-            Ok(self.shared.cancelled.load(Ordering::SeqCst) || self.task.is_finished())
+            Ok(self.shared.cancelled.load(Ordering::SeqCst)
+                || self.shared.ended.load(Ordering::SeqCst)
+                || self.task.is_finished())
         })
     }
 }
@@ -189,6 +193,7 @@ pub(crate) fn start(
 ) -> Result<Arc<WatchHandle>, GatehouseError> {
     let shared = Arc::new(Shared {
         cancelled: AtomicBool::new(false),
+        ended: AtomicBool::new(false),
         delivering: Mutex::new(()),
     });
     let client = client.clone();
@@ -208,10 +213,12 @@ pub(crate) fn start(
                 }
                 Some(Err(error)) => {
                     let error = GatehouseError::from(error);
+                    task_shared.ended.store(true, Ordering::SeqCst);
                     task_shared.deliver(|| listener.on_closed(Some(error)));
                     break;
                 }
                 None => {
+                    task_shared.ended.store(true, Ordering::SeqCst);
                     task_shared.deliver(|| listener.on_closed(None));
                     break;
                 }

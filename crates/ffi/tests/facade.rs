@@ -1,0 +1,249 @@
+//! The facade from Rust, against the reference server in-process: the watch listener's
+//! delivery rules (cancel from inside a callback, a throwing listener, drop stops it), and
+//! records and errors as the bindings see them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gatehouse_ffi::{
+    ClientConfig, GatehouseClient, GatehouseError, InteractionStatus, WatchEvent, WatchListener,
+};
+use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
+use tokio::sync::mpsc;
+
+fn client_for(server: &TestServer) -> Arc<GatehouseClient> {
+    GatehouseClient::new(ClientConfig {
+        base_url: server.base_url.clone(),
+        api_key: Some(server.api_key.clone()),
+        project_id: Some(server.project_id.clone()),
+        timeout_ms: Some(10_000),
+    })
+    .unwrap()
+}
+
+/// Invoke the deterministic agent with `ask` permissions: it parks at one gate.
+async fn open_gate(server: &TestServer, session_id: &str) -> String {
+    let client = gatehouse_client::Client::builder(server.base_url.clone())
+        .api_key(server.api_key.clone())
+        .project_id(server.project_id.clone())
+        .build()
+        .unwrap();
+    let request = serde_json::from_value(serde_json::json!({
+        "session_id": session_id,
+        "data": {
+            "inputs": {"messages": [{"role": "user", "content": "list files"}]},
+            "parameters": {"agent": {
+                "llm": {"model": "rust-model"},
+                "runner": {"permissions": {"default": "ask"}}
+            }}
+        }
+    }))
+    .unwrap();
+    let answer = client.service().invoke(&request).await.unwrap();
+    answer.interaction_ids[0].clone()
+}
+
+#[derive(Debug)]
+enum Seen {
+    Connected,
+    Event(WatchEvent),
+    Closed(Option<GatehouseError>),
+}
+
+/// Forwards every callback to a channel; optionally panics on connect (a throwing
+/// foreign listener surfaces in Rust as a panic).
+struct ChannelListener {
+    tx: mpsc::UnboundedSender<Seen>,
+    panic_on_connect: bool,
+    calls: AtomicUsize,
+    cancel_on_event: Mutex<Option<Arc<gatehouse_ffi::WatchHandle>>>,
+}
+
+impl WatchListener for ChannelListener {
+    fn on_connected(&self) {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let _ = self.tx.send(Seen::Connected);
+        if self.panic_on_connect {
+            panic!("listener threw");
+        }
+    }
+
+    fn on_event(&self, event: WatchEvent) {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let gate_opened = matches!(
+            event,
+            WatchEvent::Interaction {
+                status: InteractionStatus::Pending,
+                ..
+            }
+        );
+        if gate_opened {
+            if let Some(handle) = self.cancel_on_event.lock().unwrap().take() {
+                // Cancelling from inside a callback must not deadlock.
+                handle.cancel().unwrap();
+            }
+        }
+        let _ = self.tx.send(Seen::Event(event));
+    }
+
+    fn on_reconnecting(&self, _attempt: u32, _error: GatehouseError) {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn on_closed(&self, error: Option<GatehouseError>) {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let _ = self.tx.send(Seen::Closed(error));
+    }
+}
+
+fn listener(panic_on_connect: bool) -> (Arc<ChannelListener>, mpsc::UnboundedReceiver<Seen>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (
+        Arc::new(ChannelListener {
+            tx,
+            panic_on_connect,
+            calls: AtomicUsize::new(0),
+            cancel_on_event: Mutex::new(None),
+        }),
+        rx,
+    )
+}
+
+async fn next(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
+    tokio::time::timeout(Duration::from_secs(15), rx.recv())
+        .await
+        .expect("a callback within 15 s")
+        .expect("the listener is alive")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throwing_listener_keeps_the_watch_alive_and_cancel_from_a_callback_stops_it() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = client_for(&server);
+    let session = uuid_like();
+    let (listener, mut rx) = listener(true);
+    let handle = client
+        .watch_session(session.clone(), listener.clone())
+        .unwrap();
+    *listener.cancel_on_event.lock().unwrap() = Some(handle.clone());
+
+    assert!(matches!(next(&mut rx).await, Seen::Connected));
+    let gate = open_gate(&server, &session).await;
+    // The watch survived the panic in on_connected; the gate's event cancels from inside.
+    let mut saw_gate = false;
+    while !saw_gate {
+        match next(&mut rx).await {
+            Seen::Event(WatchEvent::Interaction {
+                session_id, status, ..
+            }) => {
+                assert_eq!(session_id, session);
+                saw_gate = status == InteractionStatus::Pending;
+            }
+            Seen::Event(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(handle.is_finished().unwrap());
+    let calls = listener.calls.load(Ordering::SeqCst);
+    client
+        .respond_to_interaction(gate, true, None, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        listener.calls.load(Ordering::SeqCst),
+        calls,
+        "a callback after cancel"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_handle_stops_the_watch() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = client_for(&server);
+    let session = uuid_like();
+    let (listener, mut rx) = listener(false);
+    let handle = client
+        .watch_session(session.clone(), listener.clone())
+        .unwrap();
+    assert!(matches!(next(&mut rx).await, Seen::Connected));
+    drop(handle);
+    let calls = listener.calls.load(Ordering::SeqCst);
+    open_gate(&server, &session).await;
+    // The gate is open (the server published it); nothing reached the dropped watch.
+    let pending = client
+        .list_pending_interactions(Some(session.clone()))
+        .await
+        .unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(listener.calls.load(Ordering::SeqCst), calls);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_the_server_refuses_ends_with_a_typed_error() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = GatehouseClient::new(ClientConfig {
+        base_url: server.base_url.clone(),
+        api_key: Some("not-the-key".to_string()),
+        project_id: Some(server.project_id.clone()),
+        timeout_ms: Some(10_000),
+    })
+    .unwrap();
+    let (listener, mut rx) = listener(false);
+    let handle = client.watch_session(uuid_like(), listener).unwrap();
+    match next(&mut rx).await {
+        Seen::Closed(Some(GatehouseError::Unauthorized { msg, .. })) => {
+            assert!(msg.contains("unauthorized"), "{msg}")
+        }
+        other => panic!("expected a close with Unauthorized, got {other:?}"),
+    }
+    assert!(handle.is_finished().unwrap());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_carry_json_text_and_errors_keep_their_kind() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = client_for(&server);
+    let session = uuid_like();
+    let gate = open_gate(&server, &session).await;
+
+    let row = client.get_interaction(gate.clone()).await.unwrap();
+    let args: serde_json::Value =
+        serde_json::from_str(&row.request.as_ref().unwrap().args.as_ref().unwrap().0).unwrap();
+    assert_eq!(args, serde_json::json!({"command": "echo hi"}));
+    let parameters: serde_json::Value =
+        serde_json::from_str(&row.parameters.as_ref().unwrap().0).unwrap();
+    assert_eq!(parameters["agent"]["llm"]["model"], "rust-model");
+
+    let missing = client
+        .get_interaction("not-a-uuid".to_string())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            missing,
+            GatehouseError::Invalid { .. } | GatehouseError::NotFound { .. }
+        ),
+        "{missing:?}"
+    );
+    assert!(!missing.is_retryable().unwrap());
+    server.shutdown().await;
+}
+
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    format!(
+        "{:08x}-0000-7000-8000-{:012x}",
+        (nanos & 0xffff_ffff) as u32,
+        n as u64 + (nanos as u64 >> 32)
+    )
+}
