@@ -7,9 +7,13 @@ use std::fmt::Display;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use gatehouse_client::{Answer, Client, Error as ClientError, WatchUpdate};
+use gatehouse_client::{
+    Answer, Client, Error as ClientError, InterventionOutcome, InterventionRequest,
+    InterventionState, WatchUpdate,
+};
 use gatehouse_server::{ApiKey, RunningServer, ServerConfig};
 use gatehouse_wire::capabilities::Capability;
+use gatehouse_wire::execution::{Checkpoint, ExecutionEventType};
 use gatehouse_wire::interaction::{InteractionStatus, Reference, References, SessionInteraction};
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, InvokeData, InvokeInputs, InvokeRequest,
@@ -109,9 +113,13 @@ pub async fn run() -> CliResult {
         .get()
         .await
         .map_err(|err| story.fail(err))?;
+    let names: Vec<&str> = caps.capabilities.iter().map(|c| c.as_str()).collect();
+    story.show("capabilities", names.join(", "));
     story.check(
-        caps.has(Capability::Interactions) && caps.has(Capability::Invoke),
-        "the host serves interactions and invoke",
+        caps.has(Capability::Interactions)
+            && caps.has(Capability::Invoke)
+            && caps.has(Capability::Execution),
+        "the host serves interactions, invoke and execution",
     )?;
 
     let outcome = story_body(&mut story, &server, &laptop, &phone, dir.path()).await;
@@ -341,6 +349,8 @@ async fn story_body(
         Err(other) => return Err(story.fail(format!("expected AlreadyAnswered, got: {other}"))),
     }
 
+    interventions_story(story, laptop, phone, &session_id).await?;
+
     // ------------------------------------------------------------------------------
     story.begin(
         "A host started without the execution service reports the capability as unavailable",
@@ -354,10 +364,216 @@ async fn story_body(
     outcome
 }
 
+/// The execution half: an intervention is requested while a turn waits at its gate, is
+/// applied at the run's next checkpoint (with the server's evidence), and a request with a
+/// stale revision is refused.
+async fn interventions_story(
+    story: &mut Story,
+    laptop: &Client,
+    phone: &Client,
+    session_id: &str,
+) -> CliResult {
+    // ------------------------------------------------------------------------------
+    story.begin("Invoke a second turn on the session; while it waits at its gate, the laptop requests an intervention");
+    let mut parameters = draft_config(MODEL_DRAFT, "Emailing the customer a receipt.");
+    if let Some(Value::Object(agent)) = parameters.get_mut("agent") {
+        agent.insert(
+            "script".to_string(),
+            json!([
+                {"say": "Emailing the customer a receipt."},
+                {"tool": "Bash", "args": {"command": "mail --to customer@example.com receipt-1042.pdf"}},
+                {"say": "Receipt sent."}
+            ]),
+        );
+    }
+    let invoked = laptop
+        .service()
+        .invoke(&InvokeRequest {
+            session_id: Some(session_id.to_string()),
+            references: None,
+            data: InvokeData {
+                inputs: InvokeInputs {
+                    messages: vec![ChatMessage::text("user", "Please email me the receipt.")],
+                    extra: JsonObject::new(),
+                },
+                parameters: Some(parameters),
+                revision: None,
+                extra: JsonObject::new(),
+            },
+        })
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.check(
+        invoked.status == TurnStatus::Parked,
+        "the second turn parked at its gate",
+    )?;
+    let gate_id = invoked
+        .interaction_ids
+        .first()
+        .cloned()
+        .ok_or_else(|| story.fail("the second turn opened no gate"))?;
+    let execution_ref = invoked
+        .execution
+        .clone()
+        .ok_or_else(|| story.fail("the invoke answer carries no execution session"))?;
+    story.show(
+        "execution session",
+        format!(
+            "room {} session {} (revision {})",
+            execution_ref.room_id, execution_ref.session_id, execution_ref.revision
+        ),
+    );
+    let execution = laptop.execution();
+    let before = execution
+        .get_session(&execution_ref.room_id, &execution_ref.session_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show("session status", before.status.as_str());
+    let instruction = "Quote refund number RF-1042 in every message.";
+    let request = InterventionRequest::new(before.revision, instruction, Checkpoint::PreStep);
+    let handle = execution
+        .request_intervention(&execution_ref.room_id, &execution_ref.session_id, request)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show("operation", handle.operation_id());
+    story.show("instruction", format!("{instruction:?} at pre_step"));
+    story.show(
+        "state",
+        crate::interventions::describe_state(&handle.state()),
+    );
+    story.check(
+        handle.state() == InterventionState::Requested,
+        "the client reports it as requested, not applied",
+    )?;
+    story.check(
+        handle
+            .session()
+            .applied_evidence(handle.operation_id())
+            .is_none(),
+        "the session holds no intervention_applied event for it",
+    )?;
+    let stale_revision = before.revision;
+
+    // ------------------------------------------------------------------------------
+    story.begin(
+        "The phone approves; the run reaches its pre_step checkpoint and applies the intervention",
+    );
+    let mut watch = laptop.interactions().watch(session_id);
+    wait_connected(&mut watch)
+        .await
+        .map_err(|err| story.fail(err))?;
+    phone
+        .interactions()
+        .respond(&gate_id, &Answer::approve())
+        .await
+        .map_err(|err| story.fail(err))?;
+    let outcome = handle
+        .wait_applied(STEP_WAIT)
+        .await
+        .map_err(|err| story.fail(err))?;
+    let evidence = match outcome {
+        InterventionOutcome::Applied { evidence } => evidence,
+        other => return Err(story.fail(format!("expected applied, got {other:?}"))),
+    };
+    story.show(
+        "evidence",
+        format!(
+            "event #{} {} at {} (checkpoint {})",
+            evidence.sequence,
+            crate::interventions::event_type_name(&evidence),
+            evidence.occurred_at,
+            evidence.checkpoint.map(|c| c.as_str()).unwrap_or("-")
+        ),
+    );
+    story.check(
+        evidence.event_type == ExecutionEventType::InterventionApplied
+            && evidence.operation_id.as_deref() == Some(handle.operation_id()),
+        "applied, on the persisted intervention_applied event",
+    )?;
+    wait_resolved(laptop, &mut watch, &gate_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    drop(watch);
+    let turns = laptop
+        .service()
+        .turns(session_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    let resumed = turns
+        .turns
+        .iter()
+        .find(|t| t.resumed_from_interaction_id.as_deref() == Some(gate_id.as_str()))
+        .or_else(|| turns.turns.last())
+        .ok_or_else(|| story.fail("no turn is listed"))?;
+    let output = resumed.output.clone().unwrap_or_default();
+    for line in output.lines() {
+        story.show("output", line);
+    }
+    story.check(
+        output.contains("RF-1042"),
+        "the instruction shows in the run's next step",
+    )?;
+
+    // ------------------------------------------------------------------------------
+    story.begin(format!(
+        "Another request carrying the stale revision {stale_revision} is refused; nothing is added"
+    ));
+    let current = execution
+        .get_session(&execution_ref.room_id, &execution_ref.session_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show(
+        "session",
+        format!(
+            "{} at revision {}",
+            current.status.as_str(),
+            current.revision
+        ),
+    );
+    let stale = InterventionRequest::new(stale_revision, "stop", Checkpoint::PreStep);
+    match execution
+        .request_intervention(&execution_ref.room_id, &execution_ref.session_id, stale)
+        .await
+    {
+        Err(err @ ClientError::RevisionConflict { .. }) => {
+            story.show("client said", &err);
+            story.ok("RevisionConflict (HTTP 409, REVISION_CONFLICT)");
+        }
+        Ok(handle) => {
+            return Err(story.fail(format!(
+                "the stale request was accepted as {}",
+                handle.operation_id()
+            )))
+        }
+        Err(other) => return Err(story.fail(format!("expected RevisionConflict, got: {other}"))),
+    }
+    let after = execution
+        .get_session(&execution_ref.room_id, &execution_ref.session_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.check(
+        after.revision == current.revision
+            && after.interventions.len() == current.interventions.len(),
+        "the session is unchanged (same revision, same interventions)",
+    )
+}
+
 async fn no_execution_step(story: &Story, bare: &RunningServer) -> CliResult {
     let project = uuid::Uuid::new_v4().to_string();
     let client = client(bare, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
     story.show("url", bare.base_url());
+    for attempt in ["first call", "second call"] {
+        match client.execution().get_session("room-1", "es-1").await {
+            Err(err @ ClientError::CapabilityUnavailable { .. }) => {
+                story.show(attempt, &err);
+            }
+            Ok(_) => return Err(story.fail("the host answered an execution session")),
+            Err(other) => {
+                return Err(story.fail(format!("expected CapabilityUnavailable, got: {other}")))
+            }
+        }
+    }
+    story.ok("CapabilityUnavailable: a fact about the host, cached, never retried");
     let caps = client
         .capabilities()
         .get()
@@ -366,18 +582,9 @@ async fn no_execution_step(story: &Story, bare: &RunningServer) -> CliResult {
     let names: Vec<&str> = caps.capabilities.iter().map(|c| c.as_str()).collect();
     story.show("capabilities", names.join(", "));
     story.check(
-        !caps.has(Capability::Execution),
-        "GET /api/capabilities does not list execution",
-    )?;
-    match client.capabilities().require(Capability::Execution).await {
-        Err(err @ ClientError::CapabilityUnavailable { .. }) => {
-            story.show("client said", &err);
-            story.ok("CapabilityUnavailable, known from discovery: no request sent, no retry");
-            Ok(())
-        }
-        Ok(()) => Err(story.fail("the client believes execution is available")),
-        Err(other) => Err(story.fail(format!("expected CapabilityUnavailable, got: {other}"))),
-    }
+        !caps.has(Capability::Execution) && caps.has(Capability::Interactions),
+        "GET /api/capabilities lists interactions but not execution",
+    )
 }
 
 async fn start_server(database_url: &str, execution: bool) -> Result<RunningServer, String> {

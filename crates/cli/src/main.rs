@@ -8,6 +8,7 @@ mod connect;
 mod demo;
 mod exit;
 mod interactions;
+mod interventions;
 mod output;
 mod schema;
 mod serve;
@@ -35,6 +36,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Approval gates: list, get, respond, approve-all, watch.
     Interactions(interactions::InteractionsArgs),
+    /// Interventions on a run's execution session: request, get, wait, events.
+    Interventions(interventions::InterventionsArgs),
     /// Offline wire tools: stamp, validate, fingerprint.
     Wire(wire::WireArgs),
     /// The JSON Schema of every wire type: list, print.
@@ -59,6 +62,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Schema(args) => schema::run(args),
         Command::Serve(args) => runtime()?.block_on(serve::run(args)),
         Command::Interactions(args) => runtime()?.block_on(interactions::run(args)),
+        Command::Interventions(args) => runtime()?.block_on(interventions::run(args)),
     }
 }
 

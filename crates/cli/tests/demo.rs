@@ -29,7 +29,12 @@ fn demo_passes_in_seconds() {
         "HEAD of support-agent.default is now v2",
         "the resumed turn ran under anthropic/claude-sonnet-4-5",
         "AlreadyAnswered",
-        "GET /api/capabilities does not list execution",
+        "the client reports it as requested, not applied",
+        "applied, on the persisted intervention_applied event",
+        "the instruction shows in the run's next step",
+        "RevisionConflict",
+        "the session is unchanged",
+        "GET /api/capabilities lists interactions but not execution",
         "CapabilityUnavailable",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");

@@ -1,0 +1,450 @@
+//! `gatehouse interventions request|get|wait|events`: ask a running agent to stop or
+//! adjust, and learn truthfully whether the run honoured it ("requested" is not
+//! "applied": applied is reported only on the server's persisted evidence).
+
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use futures::StreamExt;
+use gatehouse_client::{InterventionOutcome, InterventionRequest, InterventionState};
+use gatehouse_wire::execution::{Checkpoint, ExecutionEvent, ExecutionSession};
+
+use crate::connect::ConnectArgs;
+use crate::exit::{client_error, CliError, CliResult};
+use crate::output::{or_dash, print_fields, print_json, print_json_line, truncate, Spinner, Table};
+
+/// `gatehouse interventions ...`
+#[derive(Debug, Args)]
+pub struct InterventionsArgs {
+    #[command(flatten)]
+    connect: ConnectArgs,
+    #[command(subcommand)]
+    command: InterventionsCommand,
+}
+
+/// Which execution session (room and session ids, as in the invoke answer's `execution`).
+#[derive(Debug, Clone, Args)]
+struct SessionRef {
+    /// The room id.
+    #[arg(long)]
+    room: String,
+    /// The execution session id.
+    #[arg(long)]
+    session: String,
+}
+
+#[derive(Debug, Subcommand)]
+enum InterventionsCommand {
+    /// Request an intervention (prints it as requested: nothing is applied yet).
+    Request {
+        #[command(flatten)]
+        target: SessionRef,
+        /// What to do: `stop` halts the run at the checkpoint; any other text is injected
+        /// into the next step.
+        #[arg(long)]
+        instruction: String,
+        /// Where the run should honour it.
+        #[arg(long, value_enum, default_value_t = CheckpointArg::PreStep)]
+        checkpoint: CheckpointArg,
+        /// The session revision you saw (compare-and-set); default: read it first.
+        #[arg(long)]
+        expected_revision: Option<u64>,
+        /// Idempotency: re-running with the same id replays instead of duplicating
+        /// (default: a fresh UUID).
+        #[arg(long)]
+        operation_id: Option<String>,
+        /// Then wait until it is applied or rejected (like `interventions wait`).
+        #[arg(long)]
+        wait: bool,
+        /// How long `--wait` waits, in seconds.
+        #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+        wait_timeout: u64,
+    },
+    /// Show an execution session: binding, status, interventions.
+    Get {
+        #[command(flatten)]
+        target: SessionRef,
+    },
+    /// Wait until an intervention is applied (exit 0, with its evidence), or report that
+    /// it was rejected, left unresolved at the run's end, or timed out (exit 1).
+    Wait {
+        #[command(flatten)]
+        target: SessionRef,
+        /// The intervention's operation id.
+        #[arg(long)]
+        operation_id: String,
+        /// Give up after this many seconds.
+        #[arg(long = "wait-timeout", default_value_t = 60, value_name = "SECONDS")]
+        wait_timeout: u64,
+    },
+    /// List a session's event log; `--follow` streams new events until the run is reconciled.
+    Events {
+        #[command(flatten)]
+        target: SessionRef,
+        /// Only events with a sequence above this.
+        #[arg(long)]
+        after: Option<u64>,
+        /// Keep streaming (SSE) until the session is reconciled or Ctrl-C.
+        #[arg(long)]
+        follow: bool,
+    },
+}
+
+/// A checkpoint name on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CheckpointArg {
+    /// Before the next inference step.
+    PreStep,
+    /// After model output, before continuation.
+    PostOutput,
+    /// Before a protected external action.
+    PreAction,
+}
+
+impl CheckpointArg {
+    fn checkpoint(self) -> Checkpoint {
+        match self {
+            CheckpointArg::PreStep => Checkpoint::PreStep,
+            CheckpointArg::PostOutput => Checkpoint::PostOutput,
+            CheckpointArg::PreAction => Checkpoint::PreAction,
+        }
+    }
+}
+
+/// Run an `interventions` subcommand.
+pub async fn run(args: InterventionsArgs) -> CliResult {
+    let connect = args.connect;
+    match args.command {
+        InterventionsCommand::Request {
+            target,
+            instruction,
+            checkpoint,
+            expected_revision,
+            operation_id,
+            wait,
+            wait_timeout,
+        } => {
+            let request = RequestArgs {
+                instruction,
+                checkpoint: checkpoint.checkpoint(),
+                expected_revision,
+                operation_id,
+                wait: wait.then(|| Duration::from_secs(wait_timeout)),
+            };
+            request_cmd(&connect, &target, request).await
+        }
+        InterventionsCommand::Get { target } => get_cmd(&connect, &target).await,
+        InterventionsCommand::Wait {
+            target,
+            operation_id,
+            wait_timeout,
+        } => {
+            wait_cmd(
+                &connect,
+                &target,
+                &operation_id,
+                Duration::from_secs(wait_timeout),
+            )
+            .await
+        }
+        InterventionsCommand::Events {
+            target,
+            after,
+            follow,
+        } => events_cmd(&connect, &target, after, follow).await,
+    }
+}
+
+struct RequestArgs {
+    instruction: String,
+    checkpoint: Checkpoint,
+    expected_revision: Option<u64>,
+    operation_id: Option<String>,
+    wait: Option<Duration>,
+}
+
+/// The snake_case name of an event type.
+pub fn event_type_name(event: &ExecutionEvent) -> String {
+    match serde_json::to_value(event.event_type) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => format!("{:?}", event.event_type),
+    }
+}
+
+/// One line describing an intervention's state.
+pub fn describe_state(state: &InterventionState) -> String {
+    match state {
+        InterventionState::Requested => {
+            "requested (pending: not applied yet, nothing has stopped)".to_string()
+        }
+        InterventionState::Dispatching { attempts } => {
+            format!("dispatching (claimed at a checkpoint, attempt {attempts}; not applied yet)")
+        }
+        InterventionState::Applied { evidence } => format!(
+            "applied (evidence: event #{} {} at {}{})",
+            evidence.sequence,
+            event_type_name(evidence),
+            evidence.occurred_at,
+            evidence
+                .checkpoint
+                .map(|c| format!(", checkpoint {}", c.as_str()))
+                .unwrap_or_default()
+        ),
+        InterventionState::Rejected { reason } => format!("rejected: {reason}"),
+    }
+}
+
+async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestArgs) -> CliResult {
+    let client = connect.client()?;
+    let execution = client.execution();
+    let expected_revision = match args.expected_revision {
+        Some(revision) => revision,
+        None => {
+            execution
+                .get_session(&target.room, &target.session)
+                .await
+                .map_err(client_error)?
+                .revision
+        }
+    };
+    let mut request =
+        InterventionRequest::new(expected_revision, args.instruction, args.checkpoint);
+    if let Some(id) = args.operation_id {
+        request = request.operation_id(id);
+    }
+    let handle = execution
+        .request_intervention(&target.room, &target.session, request)
+        .await
+        .map_err(client_error)?;
+    if connect.json && args.wait.is_none() {
+        let intervention = handle.session().intervention(handle.operation_id());
+        print_json(&serde_json::json!({
+            "operation_id": handle.operation_id(),
+            "state": "requested",
+            "session_revision": handle.session().revision,
+            "intervention": intervention,
+        }))?;
+    } else if !connect.json {
+        println!(
+            "operation {}: {}",
+            handle.operation_id(),
+            describe_state(&handle.state())
+        );
+        println!(
+            "session {} is at revision {} ({})",
+            handle.session_id(),
+            handle.session().revision,
+            handle.session().status.as_str()
+        );
+    }
+    match args.wait {
+        None => Ok(()),
+        Some(timeout) => {
+            let outcome = {
+                let _spinner = Spinner::start(format!(
+                    "waiting for {} to be applied",
+                    handle.operation_id()
+                ));
+                handle.wait_applied(timeout).await.map_err(client_error)?
+            };
+            report_outcome(connect.json, handle.operation_id(), &outcome)
+        }
+    }
+}
+
+async fn get_cmd(connect: &ConnectArgs, target: &SessionRef) -> CliResult {
+    let client = connect.client()?;
+    let session = client
+        .execution()
+        .get_session(&target.room, &target.session)
+        .await
+        .map_err(client_error)?;
+    if connect.json {
+        return print_json(&session);
+    }
+    print_session(&session);
+    Ok(())
+}
+
+fn print_session(session: &ExecutionSession) {
+    print_fields(&[
+        ("room", session.room_id.clone()),
+        ("session", session.session_id.clone()),
+        ("status", session.status.as_str().to_string()),
+        ("revision", session.revision.to_string()),
+        ("run", session.run_id.clone()),
+        ("task", session.task_id.clone()),
+        ("participant", session.participant_id.clone()),
+        (
+            "agent revision",
+            format!(
+                "{} ({})",
+                session.agent_revision_id, session.agent_revision_digest
+            ),
+        ),
+        (
+            "predecessor",
+            or_dash(session.predecessor_session_id.as_deref()),
+        ),
+        (
+            "runtime profile",
+            or_dash(session.runtime_profile.as_deref()),
+        ),
+        ("events", session.events.len().to_string()),
+    ]);
+    if session.interventions.is_empty() {
+        println!("no interventions");
+        return;
+    }
+    let mut table = Table::new([
+        "OPERATION",
+        "STATUS",
+        "CHECKPOINT",
+        "ATTEMPTS",
+        "BY",
+        "INSTRUCTION",
+        "REASON",
+    ]);
+    for intervention in &session.interventions {
+        table.row([
+            intervention.operation_id.clone(),
+            intervention.status.as_str().to_string(),
+            intervention.checkpoint.as_str().to_string(),
+            intervention.attempts.to_string(),
+            intervention.requested_by_participant_id.clone(),
+            truncate(&intervention.instruction, 40),
+            or_dash(intervention.resolution_reason.as_deref()),
+        ]);
+    }
+    table.print();
+}
+
+async fn wait_cmd(
+    connect: &ConnectArgs,
+    target: &SessionRef,
+    operation_id: &str,
+    timeout: Duration,
+) -> CliResult {
+    let client = connect.client()?;
+    let handle = client
+        .execution()
+        .intervention(&target.room, &target.session, operation_id)
+        .await
+        .map_err(client_error)?;
+    let outcome = {
+        let _spinner = Spinner::start(format!("waiting for {operation_id} to be applied"));
+        handle.wait_applied(timeout).await.map_err(client_error)?
+    };
+    report_outcome(connect.json, operation_id, &outcome)
+}
+
+fn report_outcome(json: bool, operation_id: &str, outcome: &InterventionOutcome) -> CliResult {
+    if json {
+        let value = match outcome {
+            InterventionOutcome::Applied { evidence } => {
+                serde_json::json!({"operation_id": operation_id, "outcome": "applied", "evidence": evidence})
+            }
+            InterventionOutcome::Rejected { reason } => {
+                serde_json::json!({"operation_id": operation_id, "outcome": "rejected", "reason": reason})
+            }
+            InterventionOutcome::UnresolvedAtTerminal { status } => serde_json::json!({
+                "operation_id": operation_id,
+                "outcome": "unresolved_at_terminal",
+                "session_status": status.as_str(),
+            }),
+            InterventionOutcome::TimedOut => {
+                serde_json::json!({"operation_id": operation_id, "outcome": "timed_out"})
+            }
+        };
+        print_json(&value)?;
+    }
+    match outcome {
+        InterventionOutcome::Applied { evidence } => {
+            if !json {
+                println!(
+                    "operation {operation_id}: {}",
+                    describe_state(&InterventionState::Applied {
+                        evidence: evidence.clone()
+                    })
+                );
+                if let Some(details) = &evidence.details {
+                    println!("details: {details}");
+                }
+            }
+            Ok(())
+        }
+        InterventionOutcome::Rejected { reason } => Err(CliError::other(format!(
+            "operation {operation_id} was rejected: {reason}"
+        ))),
+        InterventionOutcome::UnresolvedAtTerminal { status } => Err(CliError::other(format!(
+            "operation {operation_id} was not applied: the run ended ({}) before reaching its checkpoint",
+            status.as_str()
+        ))),
+        InterventionOutcome::TimedOut => Err(CliError::other(format!(
+            "operation {operation_id} is not applied yet: timed out waiting (it is still requested)"
+        ))),
+    }
+}
+
+fn event_row(event: &ExecutionEvent) -> [String; 5] {
+    [
+        event.sequence.to_string(),
+        event_type_name(event),
+        or_dash(event.operation_id.as_deref()),
+        event
+            .checkpoint
+            .map(|c| c.as_str().to_string())
+            .unwrap_or_else(|| "-".to_string()),
+        event.occurred_at.clone(),
+    ]
+}
+
+const EVENT_HEADERS: [&str; 5] = ["SEQ", "TYPE", "OPERATION", "CHECKPOINT", "OCCURRED"];
+
+async fn events_cmd(
+    connect: &ConnectArgs,
+    target: &SessionRef,
+    after: Option<u64>,
+    follow: bool,
+) -> CliResult {
+    let client = connect.client()?;
+    let execution = client.execution();
+    if !follow {
+        let events = execution
+            .events(&target.room, &target.session, after)
+            .await
+            .map_err(client_error)?;
+        if connect.json {
+            return print_json(&events);
+        }
+        if events.is_empty() {
+            println!("no events");
+            return Ok(());
+        }
+        let mut table = Table::new(EVENT_HEADERS);
+        for event in &events {
+            table.row(event_row(event));
+        }
+        table.print();
+        return Ok(());
+    }
+    let mut stream = execution.watch_events(&target.room, &target.session, after);
+    if !connect.json {
+        println!("{}", EVENT_HEADERS.join("  "));
+    }
+    loop {
+        let next = tokio::select! {
+            next = stream.next() => next,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let Some(event) = next else {
+            return Ok(());
+        };
+        let event = event.map_err(client_error)?;
+        if connect.json {
+            print_json_line(&event)?;
+        } else {
+            println!("{}", event_row(&event).join("  "));
+        }
+    }
+}
