@@ -865,3 +865,40 @@ async fn without_execution_the_routes_are_absent() {
     let caps = body["capabilities"].as_array().unwrap();
     assert!(caps.iter().any(|c| c == "execution"), "{body}");
 }
+
+/// A failed adapter call leaves the claim's lease to expire; a later claim applies the
+/// intervention, once (durable retry).
+#[tokio::test]
+async fn failed_adapter_is_retried_after_the_lease_expires() {
+    let h = Harness::start().await;
+    let mut parameters = config("m-flaky", "ask");
+    parameters["agent"]["execution"] = json!({"lease_ms": 1, "fail_apply_attempts": 1});
+    let mut script = vec![json!({"tool": "Bash", "args": {"command": "ls"}})];
+    script.extend((1..=30).map(|n| json!({"say": format!("step {n}")})));
+    parameters["agent"]["script"] = Value::Array(script);
+    let (_, room, session, revision, gate) = park(&h, "task-flaky", parameters).await;
+    let (status, _) = request(
+        &h, &room, &session, revision, "op-flaky", "be brief", "pre_step",
+    )
+    .await;
+    assert_eq!(status, 202);
+    approve(&h, &gate, true).await;
+    let doc = wait_terminal(&h, &room, &session).await;
+    assert_eq!(doc["status"], "completed", "{doc}");
+    let item = intervention(&doc, "op-flaky");
+    assert_eq!(item["status"], "applied");
+    assert_eq!(item["attempts"], 2, "one failed attempt, one retry: {doc}");
+    assert_eq!(events_of(&doc, "intervention_claimed").len(), 2);
+    let applied = events_of(&doc, "intervention_applied");
+    assert_eq!(applied.len(), 1);
+    assert_eq!(applied[0]["details"]["attempts"], 2);
+    let step = applied[0]["details"]["step"].as_u64().unwrap();
+    let turns = h.turns("task-flaky").await;
+    let output = turns["turns"][1]["output"].as_str().unwrap().to_string();
+    let injected: Vec<&str> = output
+        .lines()
+        .filter(|l| l.contains("(instruction: be brief)"))
+        .collect();
+    assert_eq!(injected.len(), 1, "{output}");
+    assert!(injected[0].ends_with(&format!("step {step}")), "{output}");
+}

@@ -114,6 +114,17 @@ fn config_lease(parameters: &JsonObject, default: Duration) -> Duration {
         .unwrap_or(default)
 }
 
+/// How many apply attempts the runtime adapter fails on purpose
+/// (`agent.execution.fail_apply_attempts`, for tests of the durable retry; default 0).
+fn config_failing_applies(parameters: &JsonObject) -> u64 {
+    parameters
+        .get("agent")
+        .and_then(|a| a.get("execution"))
+        .and_then(|e| e.get("fail_apply_attempts"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
 /// Hands every service-tier turn an [`ExecutionHook`]; turns without a resolved config
 /// (the stateless `/run` endpoint) get [`NoopHooks`].
 #[derive(Debug, Clone)]
@@ -152,7 +163,10 @@ impl HookProvider for ExecutionHookProvider {
             protected: config_protected(parameters),
             resumed_from: ctx.resumed_from_interaction_id.clone(),
             turn_id: ctx.turn_id.clone(),
-            state: Mutex::new(HookState::default()),
+            state: Mutex::new(HookState {
+                failing_applies: config_failing_applies(parameters),
+                ..HookState::default()
+            }),
         })
     }
 }
@@ -165,6 +179,8 @@ struct HookState {
     /// `(operation id, checkpoint, step)` of the stop that halted the run.
     halted_by: Option<(String, Checkpoint, usize)>,
     protected_violation: bool,
+    /// Apply attempts still to fail (the adapter-failure switch).
+    failing_applies: u64,
 }
 
 /// One turn's hook: the turn's side of its execution session.
@@ -254,6 +270,21 @@ impl ExecutionHook {
                     break;
                 }
             };
+            let adapter_failed = {
+                let mut state = self.state();
+                let fail = state.failing_applies > 0;
+                state.failing_applies = state.failing_applies.saturating_sub(1);
+                fail
+            };
+            if adapter_failed {
+                // The adapter call failed: nothing is applied or resolved; the claim's
+                // lease expires and a later claim retries it (durable retry).
+                tracing::warn!(
+                    %session_id, operation_id = %claim.operation_id, attempts = claim.attempts,
+                    "applying the intervention failed; its lease will expire and it is retried"
+                );
+                continue;
+            }
             let stop = claim
                 .instruction
                 .trim()

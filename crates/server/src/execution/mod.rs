@@ -28,7 +28,9 @@
 //! `pre_action`, and a runtime that completes one without it fails the run with
 //! "Runtime completed protected work without invoking pre_action" (the harness skips
 //! `pre_action` when the config says `agent.runner.skip_pre_action: true`).
-//! `agent.execution.lease_ms` sets the claim lease (default 30 s).
+//! `agent.execution.lease_ms` sets the claim lease (default 30 s);
+//! `agent.execution.fail_apply_attempts: N` makes the runtime adapter fail its first N
+//! applications (claimed, not resolved: the lease expires and a later claim retries).
 //!
 //! The session is `active` while a turn runs, `paused` while the turn is parked at an
 //! approval gate (its pending interventions wait for the resume), and reconciled when
