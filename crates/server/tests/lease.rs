@@ -3,6 +3,9 @@
 
 use gatehouse_server::store::{CompleteOutcome, JobCompletion, NewInteraction, RespondOutcome};
 use gatehouse_server::Store;
+
+mod common;
+use common::fresh_postgres_database;
 use gatehouse_wire::interaction::{InteractionData, InteractionFlags, InteractionKind};
 
 async fn store() -> (tempfile::TempDir, Store) {
@@ -10,17 +13,7 @@ async fn store() -> (tempfile::TempDir, Store) {
     // `GATEHOUSE_TEST_DATABASE_URL=postgres://.../db` runs this on a fresh Postgres
     // database of its own (the queue is global, so tests must not share one).
     let url = match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
-        Ok(url) if url.starts_with("postgres") => {
-            let admin = sqlx::PgPool::connect(&url).await.unwrap();
-            let name = format!("gh_lease_{}", uuid::Uuid::new_v4().simple());
-            sqlx::query(&format!("CREATE DATABASE {name}"))
-                .execute(&admin)
-                .await
-                .unwrap();
-            admin.close().await;
-            let (base, _) = url.rsplit_once('/').unwrap();
-            format!("{base}/{name}")
-        }
+        Ok(url) if url.starts_with("postgres") => fresh_postgres_database(&url).await,
         _ => format!("sqlite://{}", dir.path().join("lease.db").display()),
     };
     (dir, Store::connect(&url).await.unwrap())

@@ -65,17 +65,25 @@ impl Store {
         loop {
             let owner = uuid::Uuid::new_v4().to_string();
             let now = now_millis();
-            let sql = "UPDATE resume_jobs SET lease_owner = $1, lease_expires_ms = $2, \
+            // On Postgres the candidate row is locked and rows other workers hold are
+            // skipped; SQLite serializes writers (BEGIN IMMEDIATE), so no lock clause.
+            let lock = match self.backend {
+                super::Backend::Postgres(_) => " FOR UPDATE SKIP LOCKED",
+                super::Backend::Sqlite(_) => "",
+            };
+            let sql = format!(
+                "UPDATE resume_jobs SET lease_owner = $1, lease_expires_ms = $2, \
                  attempts = attempts + 1, updated_at = $3 \
                  WHERE interaction_id = (SELECT interaction_id FROM resume_jobs \
                      WHERE state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < $4) \
-                     ORDER BY created_at, interaction_id LIMIT 1) \
+                     ORDER BY created_at, interaction_id LIMIT 1{lock}) \
                  AND state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < $4) \
-                 RETURNING interaction_id, project_id, attempts";
+                 RETURNING interaction_id, project_id, attempts"
+            );
             let expires = now.saturating_add(lease_ms);
             let text_now = now_text();
             let claimed: Option<ClaimedJob> = in_tx!(self, tx => {
-                let row = sqlx::query(sql)
+                let row = sqlx::query(&sql)
                     .bind(&owner)
                     .bind(expires)
                     .bind(&text_now)

@@ -17,13 +17,16 @@ impl Harness {
         Self::with(TestServerOptions::default()).await
     }
 
-    /// `GATEHOUSE_TEST_DATABASE_URL` (e.g. a `postgres://` URL) runs the suite on that
-    /// database instead of a temporary SQLite file.
+    /// `GATEHOUSE_TEST_DATABASE_URL=postgres://HOST/DB` runs the suite on Postgres: each
+    /// server gets a fresh database of its own there (servers with different settings
+    /// must not share one resume queue).
     pub async fn with(mut opts: TestServerOptions) -> Self {
         if opts.database_url.is_none() {
-            opts.database_url = std::env::var("GATEHOUSE_TEST_DATABASE_URL")
-                .ok()
-                .filter(|u| !u.is_empty());
+            if let Ok(url) = std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
+                if url.starts_with("postgres") {
+                    opts.database_url = Some(fresh_postgres_database(&url).await);
+                }
+            }
         }
         Self {
             server: testing::spawn(opts).await,
@@ -133,6 +136,19 @@ impl Harness {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+/// Create an empty database next to the one `url` names and return its URL.
+pub async fn fresh_postgres_database(url: &str) -> String {
+    let admin = sqlx::PgPool::connect(url).await.unwrap();
+    let name = format!("gh_test_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
+    let (base, _) = url.rsplit_once('/').unwrap();
+    format!("{base}/{name}")
 }
 
 pub async fn decode(response: reqwest::Response) -> (u16, Value) {
