@@ -902,3 +902,76 @@ async fn failed_adapter_is_retried_after_the_lease_expires() {
     assert_eq!(injected.len(), 1, "{output}");
     assert!(injected[0].ends_with(&format!("step {step}")), "{output}");
 }
+
+/// Every error of the execution routes is in AgentPlat's envelope, the shared auth
+/// layer's 401 included.
+#[tokio::test]
+async fn execution_errors_are_agentplat_shaped() {
+    let h = Harness::start().await;
+    let answer = invoke(&h, "task-errors", config("m", "allow")).await;
+    let (room, session, _) = execution_of(&answer);
+    let response = h
+        .http
+        .get(h.url(&session_path(&room, &session)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{body}");
+    assert_eq!(body["error"]["gatehouseCode"], "UNAUTHORIZED");
+    let response = h
+        .http
+        .get(format!(
+            "{}{}",
+            h.server.base_url,
+            session_path(&room, &session)
+        ))
+        .header("Authorization", h.server.authorization())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "BAD_REQUEST", "{body}");
+    let (status, body) = h
+        .get(&format!(
+            "{}/events?after=soon",
+            session_path(&room, &session)
+        ))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], "BAD_REQUEST", "{body}");
+    let response = h
+        .http
+        .delete(h.url(&session_path(&room, &session)))
+        .header("Authorization", h.server.authorization())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 405);
+    let body: Value = response.json().await.unwrap();
+    assert!(body["error"]["message"].is_string(), "{body}");
+    let (status, body) = h
+        .post(
+            &format!("{}/interventions", session_path(&room, &session)),
+            json!({"expectedRevision": 1, "operationId": " ", "instruction": "stop", "checkpoint": "pre_step"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("operationId"),
+        "{body}"
+    );
+    let (status, body) = h
+        .post(
+            &format!("{}/interventions", session_path(&room, &session)),
+            json!({"expectedRevision": 1, "operationId": "x", "instruction": "stop", "checkpoint": "mid_step"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "BAD_REQUEST");
+}

@@ -123,14 +123,16 @@ fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// The whole application router over `state`.
 pub fn router(state: AppState) -> Router {
     let auth = middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
-    let mut protected = interactions::routes().merge(invoke::routes());
+    let protected = interactions::routes()
+        .merge(invoke::routes())
+        .route_layer(auth.clone());
+    let mut api = protected.merge(capabilities::routes());
     if state.config.execution {
-        // B2: present only when the execution service is enabled; otherwise the
-        // fallback answers AgentPlat's route-not-found for /api/rooms/...
-        protected = protected.merge(crate::execution::api::routes());
+        // B2: present only when the execution service is enabled (own auth, AgentPlat
+        // error envelope); otherwise the fallback answers AgentPlat's route-not-found
+        // for /api/rooms/...
+        api = api.merge(crate::execution::api::router(&state));
     }
-    let protected = protected.route_layer(auth.clone());
-    let api = protected.merge(capabilities::routes());
     Router::new()
         .nest("/api", api)
         .merge(runs::routes().route_layer(auth))

@@ -37,10 +37,82 @@ pub const MAX_INSTRUCTION_CHARS: usize = 4000;
 pub fn routes() -> Router<AppState> {
     let base = "/rooms/{room_id}/execution-sessions/{session_id}";
     Router::new()
-        .route(base, get(get_session))
-        .route(&format!("{base}/interventions"), post(request_intervention))
-        .route(&format!("{base}/events"), get(list_events))
-        .route(&format!("{base}/events/stream"), get(stream_events))
+        .route(base, get(get_session).fallback(method_not_allowed))
+        .route(
+            &format!("{base}/interventions"),
+            post(request_intervention).fallback(method_not_allowed),
+        )
+        .route(
+            &format!("{base}/events"),
+            get(list_events).fallback(method_not_allowed),
+        )
+        .route(
+            &format!("{base}/events/stream"),
+            get(stream_events).fallback(method_not_allowed),
+        )
+}
+
+async fn method_not_allowed() -> Response {
+    let mut response = agentplat(GatehouseCode::BadRequest, "Method Not Allowed").into_response();
+    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    response
+}
+
+/// The execution routes with API-key auth, every error answer in AgentPlat's envelope
+/// (including the auth layer's 401 and the method-not-allowed answer).
+pub fn router(state: &AppState) -> Router<AppState> {
+    let auth = axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
+    routes()
+        .route_layer(auth)
+        .layer(axum::middleware::map_response(agentplat_errors))
+}
+
+/// Largest error body re-wrapped into AgentPlat's envelope.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Re-wrap an Agenta-shaped error answer (`{"detail", "code"}`) produced by a shared
+/// layer into AgentPlat's envelope; other answers pass unchanged.
+async fn agentplat_errors(response: Response) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_ERROR_BODY).await {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            return reshape(ApiError::internal("reading an error answer", &err)).into_response()
+        }
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    };
+    if value.get("error").is_some() || value.get("detail").is_none() {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    }
+    let code = value
+        .get("code")
+        .and_then(|c| c.as_str())
+        .and_then(GatehouseCode::parse)
+        .unwrap_or(match status.as_u16() {
+            401 => GatehouseCode::Unauthorized,
+            403 => GatehouseCode::Forbidden,
+            404 => GatehouseCode::NotFound,
+            409 => GatehouseCode::Conflict,
+            413 => GatehouseCode::PayloadTooLarge,
+            400..=499 => GatehouseCode::BadRequest,
+            _ => GatehouseCode::InternalError,
+        });
+    let message = gatehouse_wire::error::FastApiErrorBody {
+        detail: value["detail"].clone(),
+        code: None,
+        extra: Default::default(),
+    }
+    .detail_text();
+    let mut answer = agentplat(code, message).into_response();
+    // Keep the original status (e.g. 405 for a wrong method).
+    *answer.status_mut() = status;
+    answer
 }
 
 /// An AgentPlat-shaped error answer.
