@@ -13,6 +13,35 @@
 //! | [`auth`], [`error`], [`events`] | API keys, error envelopes, the watch-stream event bus |
 //!
 //! Start one with [`start`]; tests use [`testing::spawn`].
+//!
+//! ## Routes
+//!
+//! Every route but `GET /api/capabilities` needs `Authorization: ApiKey <key>` (or
+//! `Bearer <key>`); every `/api` route but capabilities needs `?project_id=<uuid>`.
+//!
+//! | method, path | what |
+//! |---|---|
+//! | `POST /api/sessions/interactions/query` | filter + window rows (A5) |
+//! | `GET /api/sessions/interactions/{id}` | one row |
+//! | `POST /api/sessions/interactions/{id}/respond` | compare-and-set answer (C1); `Idempotency-Key` replays |
+//! | `POST /api/sessions/interactions/` | runner opens a gate (idempotent on session + token) |
+//! | `POST /api/sessions/interactions/transition` | runner resolves/cancels by token |
+//! | `POST /api/sessions/interactions/cancel-stale` | cancel other turns' pending gates |
+//! | `GET /api/sessions/streams/watch?session_id=` | SSE: `ready`, `interaction`, `records-changed`, `lifecycle`, heartbeats |
+//! | `POST /api/invoke` | run a turn (service tier) |
+//! | `GET /api/sessions/{session_id}/turns` | a session's turns, oldest first |
+//! | `POST /api/workflows/revisions/commit` | commit a revision, move the variant's HEAD |
+//! | `GET /api/capabilities` | what this host serves (C5), no auth |
+//! | `POST /run` | runner tier: `RunRequest` -> `RunResult` (JSON) or NDJSON records |
+//!
+//! Errors answer `{"detail": ..., "code": GatehouseCode}`; validation errors carry
+//! FastAPI's `[{loc, msg, type}]` list. Unknown routes answer 404 `ROUTE_NOT_FOUND`.
+//!
+//! ## Durability
+//!
+//! SQLite runs in WAL mode with `synchronous=NORMAL`: a process crash or restart loses
+//! nothing committed (an OS crash may lose the last transactions). Set a `postgres://`
+//! URL for a shared database; leases then lock rows (`FOR UPDATE SKIP LOCKED`).
 
 pub mod api;
 pub mod auth;
