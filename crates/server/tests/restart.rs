@@ -74,3 +74,60 @@ async fn queued_resume_survives_a_restart() {
         "no second resume after another restart"
     );
 }
+
+/// A worker that claimed the resume and died (its lease ran out) is replaced: the next
+/// dispatcher reclaims the job and resumes exactly once.
+#[tokio::test]
+async fn crashed_claim_is_retried_once() {
+    let h = Harness::with(TestServerOptions {
+        run_dispatcher: false,
+        ..Default::default()
+    })
+    .await;
+    let parked = h
+        .invoke(json!({
+            "session_id": "crashed",
+            "data": {"inputs": {"messages": user("go")}, "parameters": config("m-crash", "ask")}
+        }))
+        .await;
+    let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
+    let (status, _) = h
+        .post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            json!({"answer": {"approved": true}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    // The "crashed" worker: claims with a lease that has already run out, never completes.
+    let store = h.server.server.state().store.clone();
+    let dead = store
+        .claim_job(-1)
+        .await
+        .unwrap()
+        .expect("the queued resume");
+    assert_eq!(dead.interaction_id, id);
+
+    let mut h = h;
+    h.server.options.run_dispatcher = true;
+    let h = h.restart().await;
+    h.wait_resolved(&id).await;
+    let turns = h.turns("crashed").await;
+    assert_eq!(turns["count"], 2, "{turns}");
+    assert_eq!(turns["turns"][1]["model"], "m-crash");
+    let store = &h.server.server.state().store;
+    let (state, resume_turn, attempts) = store.job_state(&id).await.unwrap().unwrap();
+    assert_eq!((state.as_str(), attempts), ("done", 2));
+    assert_eq!(
+        resume_turn.as_deref(),
+        turns["turns"][1]["turn_id"].as_str()
+    );
+    // The dead worker's late completion is refused.
+    let late = store
+        .complete_job(&dead, &Default::default())
+        .await
+        .unwrap();
+    assert!(matches!(
+        late,
+        gatehouse_server::store::CompleteOutcome::LeaseLost
+    ));
+}
