@@ -16,20 +16,38 @@ pub struct ConnectArgs {
         long,
         env = "GATEHOUSE_URL",
         default_value = "http://127.0.0.1:8787",
-        global = true
+        global = true,
+        help_heading = "Connection"
     )]
     pub url: String,
     /// API key, sent as `Authorization: ApiKey <key>`.
-    #[arg(long, env = "GATEHOUSE_API_KEY", hide_env_values = true, global = true)]
+    #[arg(
+        long,
+        env = "GATEHOUSE_API_KEY",
+        hide_env_values = true,
+        global = true,
+        help_heading = "Connection"
+    )]
     pub api_key: Option<String>,
     /// Project id (UUID) sent as `?project_id=` on every call.
-    #[arg(long, env = "GATEHOUSE_PROJECT", global = true)]
+    #[arg(
+        long,
+        env = "GATEHOUSE_PROJECT",
+        global = true,
+        help_heading = "Connection"
+    )]
     pub project: Option<String>,
     /// Per-request timeout in seconds.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS", global = true)]
+    #[arg(
+        long,
+        default_value_t = 30,
+        value_name = "SECONDS",
+        global = true,
+        help_heading = "Connection"
+    )]
     pub timeout: u64,
     /// Print JSON instead of tables (one document, or one line per event for streams).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Output")]
     pub json: bool,
 }
 

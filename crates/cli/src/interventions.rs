@@ -94,10 +94,13 @@ enum InterventionsCommand {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CheckpointArg {
     /// Before the next inference step.
+    #[value(alias = "pre_step")]
     PreStep,
     /// After model output, before continuation.
+    #[value(alias = "post_output")]
     PostOutput,
     /// Before a protected external action.
+    #[value(alias = "pre_action")]
     PreAction,
 }
 
