@@ -637,6 +637,28 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
      */
     func watchSession(sessionId: String, listener: WatchListener) throws  -> WatchHandle
     
+    /**
+     * One execution session (the run it binds, its interventions and events). Throws
+     * `CapabilityUnavailable` on a host without the execution service.
+     */
+    func getExecutionSession(roomId: String, sessionId: String) async throws  -> ExecutionSession
+    
+    /**
+     * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
+     * into its next step, at `checkpoint`. `expected_revision` is the session revision
+     * you last saw (a stale one throws `RevisionConflict`). The answer means
+     * "requested", nothing more: call `wait_for_intervention` to learn whether it was
+     * applied. `operation_id` makes a retry replay instead of duplicating; the client
+     * generates one when absent.
+     */
+    func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String?) async throws  -> RequestedIntervention
+    
+    /**
+     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * persisted evidence), rejected, or left unresolved by the end of the run.
+     */
+    func waitForIntervention(roomId: String, sessionId: String, operationId: String, timeoutMs: UInt64) async throws  -> InterventionOutcome
+    
 }
 /**
  * A client for one control plane and project. Cheap to share between threads; every
@@ -834,6 +856,70 @@ open func watchSession(sessionId: String, listener: WatchListener)throws  -> Wat
         FfiConverterTypeWatchListener_lower(listener),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * One execution session (the run it binds, its interventions and events). Throws
+     * `CapabilityUnavailable` on a host without the execution service.
+     */
+open func getExecutionSession(roomId: String, sessionId: String)async throws  -> ExecutionSession  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeExecutionSession_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+    /**
+     * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
+     * into its next step, at `checkpoint`. `expected_revision` is the session revision
+     * you last saw (a stale one throws `RevisionConflict`). The answer means
+     * "requested", nothing more: call `wait_for_intervention` to learn whether it was
+     * applied. `operation_id` makes a retry replay instead of duplicating; the client
+     * generates one when absent.
+     */
+open func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String?)async throws  -> RequestedIntervention  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterUInt64.lower(expectedRevision),FfiConverterString.lower(instruction),FfiConverterTypeCheckpoint_lower(checkpoint),FfiConverterOptionString.lower(operationId)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeRequestedIntervention_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+    /**
+     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * persisted evidence), rejected, or left unresolved by the end of the run.
+     */
+open func waitForIntervention(roomId: String, sessionId: String, operationId: String, timeoutMs: UInt64)async throws  -> InterventionOutcome  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterString.lower(operationId),FfiConverterUInt64.lower(timeoutMs)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeInterventionOutcome_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
 }
     
 
@@ -2612,6 +2698,106 @@ public func FfiConverterTypeIntervention_lower(_ value: Intervention) -> RustBuf
 
 
 /**
+ * The answer to [`GatehouseClient::request_intervention`]: the request was recorded.
+ * Keep `operation_id` to wait for it (or to replay the request after a crash).
+ */
+public struct RequestedIntervention: Equatable, Hashable {
+    /**
+     * The room.
+     */
+    public var roomId: String
+    /**
+     * The execution session.
+     */
+    public var sessionId: String
+    /**
+     * The idempotency id (generated when the caller gave none).
+     */
+    public var operationId: String
+    /**
+     * `Requested` for a new request (a replay of an older one may show progress).
+     */
+    public var state: InterventionState
+    /**
+     * The session as the request's answer showed it.
+     */
+    public var session: ExecutionSession
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The room.
+         */roomId: String, 
+        /**
+         * The execution session.
+         */sessionId: String, 
+        /**
+         * The idempotency id (generated when the caller gave none).
+         */operationId: String, 
+        /**
+         * `Requested` for a new request (a replay of an older one may show progress).
+         */state: InterventionState, 
+        /**
+         * The session as the request's answer showed it.
+         */session: ExecutionSession) {
+        self.roomId = roomId
+        self.sessionId = sessionId
+        self.operationId = operationId
+        self.state = state
+        self.session = session
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RequestedIntervention: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRequestedIntervention: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RequestedIntervention {
+        return
+            try RequestedIntervention(
+                roomId: FfiConverterString.read(from: &buf), 
+                sessionId: FfiConverterString.read(from: &buf), 
+                operationId: FfiConverterString.read(from: &buf), 
+                state: FfiConverterTypeInterventionState.read(from: &buf), 
+                session: FfiConverterTypeExecutionSession.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RequestedIntervention, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.roomId, into: &buf)
+        FfiConverterString.write(value.sessionId, into: &buf)
+        FfiConverterString.write(value.operationId, into: &buf)
+        FfiConverterTypeInterventionState.write(value.state, into: &buf)
+        FfiConverterTypeExecutionSession.write(value.session, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRequestedIntervention_lift(_ buf: RustBuffer) throws -> RequestedIntervention {
+    return try FfiConverterTypeRequestedIntervention.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRequestedIntervention_lower(_ value: RequestedIntervention) -> RustBuffer {
+    return FfiConverterTypeRequestedIntervention.lower(value)
+}
+
+
+/**
  * How a run ended.
  */
 public struct SessionOutcome: Equatable, Hashable {
@@ -4051,6 +4237,233 @@ public func FfiConverterTypeInteractionStatus_lower(_ value: InteractionStatus) 
 
 
 /**
+ * How waiting for an intervention ended. Only `Applied` is a success, and it always
+ * carries the server's persisted evidence.
+ */
+
+public enum InterventionOutcome: Equatable, Hashable {
+    
+    /**
+     * Applied at its checkpoint.
+     */
+    case applied(
+        /**
+         * The persisted `intervention_applied` event.
+         */evidence: ExecutionEvent
+    )
+    /**
+     * Rejected by the server (e.g. the run ended before the checkpoint).
+     */
+    case rejected(
+        /**
+         * The server's reason.
+         */reason: String
+    )
+    /**
+     * The run ended while the intervention was still unresolved.
+     */
+    case unresolvedAtTerminal(
+        /**
+         * The session's terminal status.
+         */status: ExecutionSessionStatus
+    )
+    /**
+     * Neither happened within the timeout (the run may still reach the checkpoint).
+     */
+    case timedOut
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension InterventionOutcome: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInterventionOutcome: FfiConverterRustBuffer {
+    typealias SwiftType = InterventionOutcome
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InterventionOutcome {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .applied(evidence: try FfiConverterTypeExecutionEvent.read(from: &buf)
+        )
+        
+        case 2: return .rejected(reason: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 3: return .unresolvedAtTerminal(status: try FfiConverterTypeExecutionSessionStatus.read(from: &buf)
+        )
+        
+        case 4: return .timedOut
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: InterventionOutcome, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .applied(evidence):
+            writeInt(&buf, Int32(1))
+            FfiConverterTypeExecutionEvent.write(evidence, into: &buf)
+            
+        
+        case let .rejected(reason):
+            writeInt(&buf, Int32(2))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .unresolvedAtTerminal(status):
+            writeInt(&buf, Int32(3))
+            FfiConverterTypeExecutionSessionStatus.write(status, into: &buf)
+            
+        
+        case .timedOut:
+            writeInt(&buf, Int32(4))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInterventionOutcome_lift(_ buf: RustBuffer) throws -> InterventionOutcome {
+    return try FfiConverterTypeInterventionOutcome.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInterventionOutcome_lower(_ value: InterventionOutcome) -> RustBuffer {
+    return FfiConverterTypeInterventionOutcome.lower(value)
+}
+
+
+
+/**
+ * Where an intervention stands, as far as the server's persisted state shows.
+ */
+
+public enum InterventionState: Equatable, Hashable {
+    
+    /**
+     * Requested, nothing more: NOT evidence that anything stopped or changed.
+     */
+    case requested
+    /**
+     * A dispatcher claimed it and is applying it.
+     */
+    case dispatching(
+        /**
+         * Claims so far.
+         */attempts: UInt32
+    )
+    /**
+     * Applied at its checkpoint; `evidence` is the persisted `intervention_applied` event.
+     */
+    case applied(
+        /**
+         * The server's event.
+         */evidence: ExecutionEvent
+    )
+    /**
+     * Not applied.
+     */
+    case rejected(
+        /**
+         * The server's reason.
+         */reason: String
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension InterventionState: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInterventionState: FfiConverterRustBuffer {
+    typealias SwiftType = InterventionState
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InterventionState {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .requested
+        
+        case 2: return .dispatching(attempts: try FfiConverterUInt32.read(from: &buf)
+        )
+        
+        case 3: return .applied(evidence: try FfiConverterTypeExecutionEvent.read(from: &buf)
+        )
+        
+        case 4: return .rejected(reason: try FfiConverterString.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: InterventionState, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .requested:
+            writeInt(&buf, Int32(1))
+        
+        
+        case let .dispatching(attempts):
+            writeInt(&buf, Int32(2))
+            FfiConverterUInt32.write(attempts, into: &buf)
+            
+        
+        case let .applied(evidence):
+            writeInt(&buf, Int32(3))
+            FfiConverterTypeExecutionEvent.write(evidence, into: &buf)
+            
+        
+        case let .rejected(reason):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(reason, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInterventionState_lift(_ buf: RustBuffer) throws -> InterventionState {
+    return try FfiConverterTypeInterventionState.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInterventionState_lower(_ value: InterventionState) -> RustBuffer {
+    return FfiConverterTypeInterventionState.lower(value)
+}
+
+
+
+/**
  * Status of an intervention. `Pending` means requested, nothing more.
  */
 
@@ -4838,6 +5251,15 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() != 22139) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() != 48209) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 35933) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 1671) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel() != 46793) {

@@ -531,11 +531,17 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_capabilities() != 4554:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() != 48209:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction() != 52281:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 33939:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 35933:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 56001:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 1671:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() != 22139:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
@@ -591,15 +597,24 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_base_url.restype
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_capabilities.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_capabilities.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session.restype = ctypes.c_uint16
@@ -639,6 +654,12 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_capabilities.argtypes 
     ctypes.c_uint64,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_capabilities.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_interaction.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -649,6 +670,16 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_list_pending_interacti
     _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_list_pending_interactions.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -657,6 +688,14 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction
     _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    ctypes.c_uint64,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_watch_session.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -3051,6 +3090,274 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalString.write(value.created_at, buf)
         _UniffiFfiConverterOptionalString.write(value.updated_at, buf)
 
+
+
+
+
+
+class InterventionState:
+    """
+    Where an intervention stands, as far as the server's persisted state shows.
+"""
+    def __init__(self):
+        raise RuntimeError("InterventionState cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class REQUESTED:
+        """
+        Requested, nothing more: NOT evidence that anything stopped or changed.
+"""
+        
+        def __init__(self, ):
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionState.REQUESTED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InterventionState):
+                return NotImplemented
+            if not other.is_REQUESTED():
+                return False
+            return True
+
+    @dataclass
+    class DISPATCHING:
+        """
+        A dispatcher claimed it and is applying it.
+"""
+        
+        def __init__(self, attempts:int):
+            self.attempts = attempts
+            
+            """
+        Claims so far.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionState.DISPATCHING(attempts={})".format(self.attempts)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionState):
+                return NotImplemented
+            if not other.is_DISPATCHING():
+                return False
+            if self.attempts != other.attempts:
+                return False
+            return True
+
+    @dataclass
+    class APPLIED:
+        """
+        Applied at its checkpoint; `evidence` is the persisted `intervention_applied` event.
+"""
+        
+        def __init__(self, evidence:ExecutionEvent):
+            self.evidence = evidence
+            
+            """
+        The server's event.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionState.APPLIED(evidence={})".format(self.evidence)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionState):
+                return NotImplemented
+            if not other.is_APPLIED():
+                return False
+            if self.evidence != other.evidence:
+                return False
+            return True
+
+    @dataclass
+    class REJECTED:
+        """
+        Not applied.
+"""
+        
+        def __init__(self, reason:str):
+            self.reason = reason
+            
+            """
+        The server's reason.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionState.REJECTED(reason={})".format(self.reason)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionState):
+                return NotImplemented
+            if not other.is_REJECTED():
+                return False
+            if self.reason != other.reason:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_REQUESTED(self) -> bool:
+        return isinstance(self, InterventionState.REQUESTED)
+    def is_requested(self) -> bool:
+        return isinstance(self, InterventionState.REQUESTED)
+    def is_DISPATCHING(self) -> bool:
+        return isinstance(self, InterventionState.DISPATCHING)
+    def is_dispatching(self) -> bool:
+        return isinstance(self, InterventionState.DISPATCHING)
+    def is_APPLIED(self) -> bool:
+        return isinstance(self, InterventionState.APPLIED)
+    def is_applied(self) -> bool:
+        return isinstance(self, InterventionState.APPLIED)
+    def is_REJECTED(self) -> bool:
+        return isinstance(self, InterventionState.REJECTED)
+    def is_rejected(self) -> bool:
+        return isinstance(self, InterventionState.REJECTED)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+InterventionState.REQUESTED = type("InterventionState.REQUESTED", (InterventionState.REQUESTED, InterventionState,), {})  # type: ignore
+InterventionState.DISPATCHING = type("InterventionState.DISPATCHING", (InterventionState.DISPATCHING, InterventionState,), {})  # type: ignore
+InterventionState.APPLIED = type("InterventionState.APPLIED", (InterventionState.APPLIED, InterventionState,), {})  # type: ignore
+InterventionState.REJECTED = type("InterventionState.REJECTED", (InterventionState.REJECTED, InterventionState,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeInterventionState(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return InterventionState.REQUESTED(
+            )
+        if variant == 2:
+            return InterventionState.DISPATCHING(
+                _UniffiFfiConverterUInt32.read(buf),
+            )
+        if variant == 3:
+            return InterventionState.APPLIED(
+                _UniffiFfiConverterTypeExecutionEvent.read(buf),
+            )
+        if variant == 4:
+            return InterventionState.REJECTED(
+                _UniffiFfiConverterString.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_REQUESTED():
+            return
+        if value.is_DISPATCHING():
+            _UniffiFfiConverterUInt32.check_lower(value.attempts)
+            return
+        if value.is_APPLIED():
+            _UniffiFfiConverterTypeExecutionEvent.check_lower(value.evidence)
+            return
+        if value.is_REJECTED():
+            _UniffiFfiConverterString.check_lower(value.reason)
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_REQUESTED():
+            buf.write_i32(1)
+        if value.is_DISPATCHING():
+            buf.write_i32(2)
+            _UniffiFfiConverterUInt32.write(value.attempts, buf)
+        if value.is_APPLIED():
+            buf.write_i32(3)
+            _UniffiFfiConverterTypeExecutionEvent.write(value.evidence, buf)
+        if value.is_REJECTED():
+            buf.write_i32(4)
+            _UniffiFfiConverterString.write(value.reason, buf)
+
+
+
+@dataclass
+class RequestedIntervention:
+    """
+    The answer to [`GatehouseClient::request_intervention`]: the request was recorded.
+    Keep `operation_id` to wait for it (or to replay the request after a crash).
+"""
+    def __init__(self, *, room_id:str, session_id:str, operation_id:str, state:InterventionState, session:ExecutionSession):
+        self.room_id = room_id
+        self.session_id = session_id
+        self.operation_id = operation_id
+        self.state = state
+        self.session = session
+        
+        
+
+    
+    def __str__(self):
+        return "RequestedIntervention(room_id={}, session_id={}, operation_id={}, state={}, session={})".format(self.room_id, self.session_id, self.operation_id, self.state, self.session)
+    def __eq__(self, other):
+        if self.room_id != other.room_id:
+            return False
+        if self.session_id != other.session_id:
+            return False
+        if self.operation_id != other.operation_id:
+            return False
+        if self.state != other.state:
+            return False
+        if self.session != other.session:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeRequestedIntervention(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return RequestedIntervention(
+            room_id=_UniffiFfiConverterString.read(buf),
+            session_id=_UniffiFfiConverterString.read(buf),
+            operation_id=_UniffiFfiConverterString.read(buf),
+            state=_UniffiFfiConverterTypeInterventionState.read(buf),
+            session=_UniffiFfiConverterTypeExecutionSession.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterString.check_lower(value.room_id)
+        _UniffiFfiConverterString.check_lower(value.session_id)
+        _UniffiFfiConverterString.check_lower(value.operation_id)
+        _UniffiFfiConverterTypeInterventionState.check_lower(value.state)
+        _UniffiFfiConverterTypeExecutionSession.check_lower(value.session)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterString.write(value.room_id, buf)
+        _UniffiFfiConverterString.write(value.session_id, buf)
+        _UniffiFfiConverterString.write(value.operation_id, buf)
+        _UniffiFfiConverterTypeInterventionState.write(value.state, buf)
+        _UniffiFfiConverterTypeExecutionSession.write(value.session, buf)
+
 class _UniffiFfiConverterUInt16(_UniffiConverterPrimitiveInt):
     CLASS_NAME = "u16"
     VALUE_MIN = 0
@@ -4258,6 +4565,217 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
 
 
 
+class InterventionOutcome:
+    """
+    How waiting for an intervention ended. Only `Applied` is a success, and it always
+    carries the server's persisted evidence.
+"""
+    def __init__(self):
+        raise RuntimeError("InterventionOutcome cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class APPLIED:
+        """
+        Applied at its checkpoint.
+"""
+        
+        def __init__(self, evidence:ExecutionEvent):
+            self.evidence = evidence
+            
+            """
+        The persisted `intervention_applied` event.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionOutcome.APPLIED(evidence={})".format(self.evidence)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionOutcome):
+                return NotImplemented
+            if not other.is_APPLIED():
+                return False
+            if self.evidence != other.evidence:
+                return False
+            return True
+
+    @dataclass
+    class REJECTED:
+        """
+        Rejected by the server (e.g. the run ended before the checkpoint).
+"""
+        
+        def __init__(self, reason:str):
+            self.reason = reason
+            
+            """
+        The server's reason.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionOutcome.REJECTED(reason={})".format(self.reason)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionOutcome):
+                return NotImplemented
+            if not other.is_REJECTED():
+                return False
+            if self.reason != other.reason:
+                return False
+            return True
+
+    @dataclass
+    class UNRESOLVED_AT_TERMINAL:
+        """
+        The run ended while the intervention was still unresolved.
+"""
+        
+        def __init__(self, status:ExecutionSessionStatus):
+            self.status = status
+            
+            """
+        The session's terminal status.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionOutcome.UNRESOLVED_AT_TERMINAL(status={})".format(self.status)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionOutcome):
+                return NotImplemented
+            if not other.is_UNRESOLVED_AT_TERMINAL():
+                return False
+            if self.status != other.status:
+                return False
+            return True
+
+    @dataclass
+    class TIMED_OUT:
+        """
+        Neither happened within the timeout (the run may still reach the checkpoint).
+"""
+        
+        def __init__(self, ):
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionOutcome.TIMED_OUT()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InterventionOutcome):
+                return NotImplemented
+            if not other.is_TIMED_OUT():
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_APPLIED(self) -> bool:
+        return isinstance(self, InterventionOutcome.APPLIED)
+    def is_applied(self) -> bool:
+        return isinstance(self, InterventionOutcome.APPLIED)
+    def is_REJECTED(self) -> bool:
+        return isinstance(self, InterventionOutcome.REJECTED)
+    def is_rejected(self) -> bool:
+        return isinstance(self, InterventionOutcome.REJECTED)
+    def is_UNRESOLVED_AT_TERMINAL(self) -> bool:
+        return isinstance(self, InterventionOutcome.UNRESOLVED_AT_TERMINAL)
+    def is_unresolved_at_terminal(self) -> bool:
+        return isinstance(self, InterventionOutcome.UNRESOLVED_AT_TERMINAL)
+    def is_TIMED_OUT(self) -> bool:
+        return isinstance(self, InterventionOutcome.TIMED_OUT)
+    def is_timed_out(self) -> bool:
+        return isinstance(self, InterventionOutcome.TIMED_OUT)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+InterventionOutcome.APPLIED = type("InterventionOutcome.APPLIED", (InterventionOutcome.APPLIED, InterventionOutcome,), {})  # type: ignore
+InterventionOutcome.REJECTED = type("InterventionOutcome.REJECTED", (InterventionOutcome.REJECTED, InterventionOutcome,), {})  # type: ignore
+InterventionOutcome.UNRESOLVED_AT_TERMINAL = type("InterventionOutcome.UNRESOLVED_AT_TERMINAL", (InterventionOutcome.UNRESOLVED_AT_TERMINAL, InterventionOutcome,), {})  # type: ignore
+InterventionOutcome.TIMED_OUT = type("InterventionOutcome.TIMED_OUT", (InterventionOutcome.TIMED_OUT, InterventionOutcome,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeInterventionOutcome(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return InterventionOutcome.APPLIED(
+                _UniffiFfiConverterTypeExecutionEvent.read(buf),
+            )
+        if variant == 2:
+            return InterventionOutcome.REJECTED(
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 3:
+            return InterventionOutcome.UNRESOLVED_AT_TERMINAL(
+                _UniffiFfiConverterTypeExecutionSessionStatus.read(buf),
+            )
+        if variant == 4:
+            return InterventionOutcome.TIMED_OUT(
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_APPLIED():
+            _UniffiFfiConverterTypeExecutionEvent.check_lower(value.evidence)
+            return
+        if value.is_REJECTED():
+            _UniffiFfiConverterString.check_lower(value.reason)
+            return
+        if value.is_UNRESOLVED_AT_TERMINAL():
+            _UniffiFfiConverterTypeExecutionSessionStatus.check_lower(value.status)
+            return
+        if value.is_TIMED_OUT():
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_APPLIED():
+            buf.write_i32(1)
+            _UniffiFfiConverterTypeExecutionEvent.write(value.evidence, buf)
+        if value.is_REJECTED():
+            buf.write_i32(2)
+            _UniffiFfiConverterString.write(value.reason, buf)
+        if value.is_UNRESOLVED_AT_TERMINAL():
+            buf.write_i32(3)
+            _UniffiFfiConverterTypeExecutionSessionStatus.write(value.status, buf)
+        if value.is_TIMED_OUT():
+            buf.write_i32(4)
+
+
+
+
+
+
+
+
 class LifecycleState(enum.Enum):
     """
     A turn started or ended.
@@ -4999,6 +5517,12 @@ class GatehouseClientProtocol(typing.Protocol):
         What the host serves (read once, then cached by the client).
 """
         raise NotImplementedError
+    async def get_execution_session(self, room_id: str,session_id: str) -> ExecutionSession:
+        """
+        One execution session (the run it binds, its interventions and events). Throws
+        `CapabilityUnavailable` on a host without the execution service.
+"""
+        raise NotImplementedError
     async def get_interaction(self, id: str) -> Interaction:
         """
         One interaction by id.
@@ -5009,6 +5533,16 @@ class GatehouseClientProtocol(typing.Protocol):
         Every pending interaction of the project (all pages), or of one session.
 """
         raise NotImplementedError
+    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Optional[str]) -> RequestedIntervention:
+        """
+        Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
+        into its next step, at `checkpoint`. `expected_revision` is the session revision
+        you last saw (a stale one throws `RevisionConflict`). The answer means
+        "requested", nothing more: call `wait_for_intervention` to learn whether it was
+        applied. `operation_id` makes a retry replay instead of duplicating; the client
+        generates one when absent.
+"""
+        raise NotImplementedError
     async def respond_to_interaction(self, id: str,approved: bool,message: typing.Optional[str],tool_call_id: typing.Optional[str]) -> Interaction:
         """
         Answer an approval gate: approve or deny, with an optional message for the agent
@@ -5016,6 +5550,12 @@ class GatehouseClientProtocol(typing.Protocol):
         answered first (benign: refresh). Safe to retry after a transport error: the
         client carries an idempotency key and never reports its own landed answer as
         already answered.
+"""
+        raise NotImplementedError
+    async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout_ms: int) -> InterventionOutcome:
+        """
+        Wait up to `timeout_ms` for an intervention to be applied (with the server's
+        persisted evidence), rejected, or left unresolved by the end of the run.
 """
         raise NotImplementedError
     def watch_session(self, session_id: str,listener: WatchListener) -> WatchHandle:
@@ -5125,6 +5665,30 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
+    async def get_execution_session(self, room_id: str,session_id: str) -> ExecutionSession:
+        """
+        One execution session (the run it binds, its interventions and events). Throws
+        `CapabilityUnavailable` on a host without the execution service.
+"""
+        
+        _UniffiFfiConverterString.check_lower(room_id)
+
+        _UniffiFfiConverterString.check_lower(session_id)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(room_id),
+            _UniffiFfiConverterString.lower(session_id),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeExecutionSession.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
     async def get_interaction(self, id: str) -> Interaction:
         """
         One interaction by id.
@@ -5165,6 +5729,46 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
+    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Optional[str]) -> RequestedIntervention:
+        """
+        Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
+        into its next step, at `checkpoint`. `expected_revision` is the session revision
+        you last saw (a stale one throws `RevisionConflict`). The answer means
+        "requested", nothing more: call `wait_for_intervention` to learn whether it was
+        applied. `operation_id` makes a retry replay instead of duplicating; the client
+        generates one when absent.
+"""
+        
+        _UniffiFfiConverterString.check_lower(room_id)
+
+        _UniffiFfiConverterString.check_lower(session_id)
+
+        _UniffiFfiConverterUInt64.check_lower(expected_revision)
+
+        _UniffiFfiConverterString.check_lower(instruction)
+
+        _UniffiFfiConverterTypeCheckpoint.check_lower(checkpoint)
+
+        _UniffiFfiConverterOptionalString.check_lower(operation_id)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(room_id),
+            _UniffiFfiConverterString.lower(session_id),
+            _UniffiFfiConverterUInt64.lower(expected_revision),
+            _UniffiFfiConverterString.lower(instruction),
+            _UniffiFfiConverterTypeCheckpoint.lower(checkpoint),
+            _UniffiFfiConverterOptionalString.lower(operation_id),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeRequestedIntervention.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
     async def respond_to_interaction(self, id: str,approved: bool,message: typing.Optional[str],tool_call_id: typing.Optional[str]) -> Interaction:
         """
         Answer an approval gate: approve or deny, with an optional message for the agent
@@ -5192,6 +5796,36 @@ class GatehouseClient(GatehouseClientProtocol):
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
         return await _uniffi_rust_call_async(
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout_ms: int) -> InterventionOutcome:
+        """
+        Wait up to `timeout_ms` for an intervention to be applied (with the server's
+        persisted evidence), rejected, or left unresolved by the end of the run.
+"""
+        
+        _UniffiFfiConverterString.check_lower(room_id)
+
+        _UniffiFfiConverterString.check_lower(session_id)
+
+        _UniffiFfiConverterString.check_lower(operation_id)
+
+        _UniffiFfiConverterUInt64.check_lower(timeout_ms)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(room_id),
+            _UniffiFfiConverterString.lower(session_id),
+            _UniffiFfiConverterString.lower(operation_id),
+            _UniffiFfiConverterUInt64.lower(timeout_ms),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeInterventionOutcome.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(*_uniffi_lowered_args),
             _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
@@ -5261,7 +5895,9 @@ __all__ = [
     "ExecutionEventType",
     "ExecutionSessionStatus",
     "InterventionStatus",
+    "InterventionState",
     "GatehouseError",
+    "InterventionOutcome",
     "LifecycleState",
     "WatchEvent",
     "ApproveAllFailure",
@@ -5275,6 +5911,7 @@ __all__ = [
     "SessionOutcome",
     "Intervention",
     "ExecutionSession",
+    "RequestedIntervention",
     "WatchListenerImpl",
     "WatchListener",
     "WatchHandle",

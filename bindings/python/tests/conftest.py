@@ -105,7 +105,8 @@ class Server:
 
     def open_gate(self, project_id: str, session_id: str | None = None, prompt: str = "list files") -> dict:
         """Invoke the deterministic agent with `ask` permissions: its Bash step parks the
-        turn at an approval gate. Returns the invoke answer (`interaction_ids`, ...)."""
+        turn at an approval gate. Returns the invoke answer (`interaction_ids`, and
+        `execution` {room_id, session_id, revision} when the server runs execution)."""
         body = {
             "data": {
                 "inputs": {"messages": [{"role": "user", "content": prompt}]},

@@ -120,6 +120,41 @@ def test_a_watch_listener_sees_a_gate_open_and_cancel_stops_it(server, client, p
     assert listener.closed == []
 
 
+def test_an_intervention_goes_from_requested_to_applied(server, client, project_id):
+    answer = server.open_gate(project_id)
+    room, session = answer["execution"]["room_id"], answer["execution"]["session_id"]
+    gate_id = answer["interaction_ids"][0]
+
+    async def scenario():
+        seen = await client.get_execution_session(room, session)
+        assert seen.revision == answer["execution"]["revision"]
+        assert seen.status == gatehouse.ExecutionSessionStatus.PAUSED  # parked at the gate
+        requested = await client.request_intervention(
+            room, session, seen.revision, "stop", gatehouse.Checkpoint.PRE_ACTION, None
+        )
+        assert requested.state.is_REQUESTED()
+        assert requested.operation_id
+        # Requested is not applied: the run is parked, so a short wait times out.
+        early = await client.wait_for_intervention(room, session, requested.operation_id, 50)
+        assert early.is_TIMED_OUT()
+        # A stale revision is a typed conflict.
+        with pytest.raises(GatehouseError.RevisionConflict):
+            await client.request_intervention(
+                room, session, seen.revision, "be brief", gatehouse.Checkpoint.PRE_STEP, None
+            )
+        # The person approves the gate; the run resumes and reaches pre_action.
+        await client.respond_to_interaction(gate_id, True, None, None)
+        outcome = await client.wait_for_intervention(room, session, requested.operation_id, 10_000)
+        assert outcome.is_APPLIED(), outcome
+        assert outcome.evidence.event_type == gatehouse.ExecutionEventType.INTERVENTION_APPLIED
+        assert outcome.evidence.operation_id == requested.operation_id
+        assert outcome.evidence.checkpoint == gatehouse.Checkpoint.PRE_ACTION
+        done = await client.get_execution_session(room, session)
+        assert done.status == gatehouse.ExecutionSessionStatus.CANCELED  # the stop halted it
+
+    asyncio.run(scenario())
+
+
 def test_capabilities_and_capability_unavailable_without_execution(server_without_execution, project_id):
     client = gatehouse.GatehouseClient(
         gatehouse.ClientConfig(
@@ -130,6 +165,12 @@ def test_capabilities_and_capability_unavailable_without_execution(server_withou
     assert caps.service == "gatehouse"
     assert gatehouse.Capability.INTERACTIONS in caps.capabilities
     assert gatehouse.Capability.EXECUTION not in caps.capabilities
+
+    for _ in range(2):  # learned once, then refused without a request: same typed error
+        with pytest.raises(GatehouseError.CapabilityUnavailable) as caught:
+            asyncio.run(client.get_execution_session("room-1", "es-1"))
+        assert caught.value.is_retryable() is False
+        assert caught.value.details == "execution"
 
 
 def test_bad_configuration_and_unreachable_hosts_are_typed_errors():

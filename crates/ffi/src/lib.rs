@@ -19,6 +19,7 @@ uniffi::setup_scaffolding!();
 
 mod client;
 mod error;
+mod execution;
 mod json;
 mod records;
 mod runtime;
@@ -26,6 +27,7 @@ mod watch;
 
 pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient};
 pub use error::{GatehouseError, GatehouseErrorKind};
+pub use execution::{InterventionOutcome, InterventionState, RequestedIntervention};
 pub use json::JsonText;
 pub use records::{
     Capabilities, Capability, Checkpoint, CheckpointProgress, ExecutionEvent, ExecutionEventType,

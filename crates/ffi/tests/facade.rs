@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gatehouse_ffi::{
-    ClientConfig, GatehouseClient, GatehouseError, InteractionStatus, WatchEvent, WatchListener,
+    Checkpoint, ClientConfig, ExecutionEventType, GatehouseClient, GatehouseError,
+    InteractionStatus, InterventionOutcome, InterventionState, WatchEvent, WatchListener,
 };
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use tokio::sync::mpsc;
@@ -24,6 +25,11 @@ fn client_for(server: &TestServer) -> Arc<GatehouseClient> {
 
 /// Invoke the deterministic agent with `ask` permissions: it parks at one gate.
 async fn open_gate(server: &TestServer, session_id: &str) -> String {
+    park(server, session_id).await.1
+}
+
+/// Like [`open_gate`], also returning the run's execution session `(room, session, revision)`.
+async fn park(server: &TestServer, session_id: &str) -> ((String, String, u64), String) {
     let client = gatehouse_client::Client::builder(server.base_url.clone())
         .api_key(server.api_key.clone())
         .project_id(server.project_id.clone())
@@ -41,7 +47,11 @@ async fn open_gate(server: &TestServer, session_id: &str) -> String {
     }))
     .unwrap();
     let answer = client.service().invoke(&request).await.unwrap();
-    answer.interaction_ids[0].clone()
+    let execution = answer
+        .execution
+        .map(|e| (e.room_id, e.session_id, e.revision))
+        .unwrap_or_default();
+    (execution, answer.interaction_ids[0].clone())
 }
 
 #[derive(Debug)]
@@ -230,6 +240,104 @@ async fn records_carry_json_text_and_errors_keep_their_kind() {
         "{missing:?}"
     );
     assert!(!missing.is_retryable().unwrap());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_intervention_goes_from_requested_to_applied_with_evidence() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = client_for(&server);
+    let ((room, session, revision), gate) = park(&server, &uuid_like()).await;
+
+    let seen = client
+        .get_execution_session(room.clone(), session.clone())
+        .await
+        .unwrap();
+    assert_eq!(seen.revision, revision);
+    let requested = client
+        .request_intervention(
+            room.clone(),
+            session.clone(),
+            seen.revision,
+            "stop".to_string(),
+            Checkpoint::PreAction,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(requested.state, InterventionState::Requested);
+    // Parked at the gate: nothing is applied yet, and waiting says so.
+    let early = client
+        .wait_for_intervention(
+            room.clone(),
+            session.clone(),
+            requested.operation_id.clone(),
+            50,
+        )
+        .await
+        .unwrap();
+    assert_eq!(early, InterventionOutcome::TimedOut);
+    // A stale revision is a typed conflict.
+    let stale = client
+        .request_intervention(
+            room.clone(),
+            session.clone(),
+            seen.revision,
+            "be brief".to_string(),
+            Checkpoint::PreStep,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stale, GatehouseError::RevisionConflict { .. }),
+        "{stale:?}"
+    );
+
+    client
+        .respond_to_interaction(gate, true, None, None)
+        .await
+        .unwrap();
+    let outcome = client
+        .wait_for_intervention(
+            room.clone(),
+            session.clone(),
+            requested.operation_id.clone(),
+            10_000,
+        )
+        .await
+        .unwrap();
+    let InterventionOutcome::Applied { evidence } = outcome else {
+        panic!("not applied: {outcome:?}");
+    };
+    assert_eq!(evidence.event_type, ExecutionEventType::InterventionApplied);
+    assert_eq!(
+        evidence.operation_id.as_deref(),
+        Some(requested.operation_id.as_str())
+    );
+    assert_eq!(evidence.checkpoint, Some(Checkpoint::PreAction));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn execution_calls_on_a_host_without_execution_are_capability_unavailable() {
+    let server = spawn(TestServerOptions {
+        execution: false,
+        ..TestServerOptions::default()
+    })
+    .await;
+    let client = client_for(&server);
+    for _ in 0..2 {
+        let error = client
+            .get_execution_session("room-1".to_string(), "es-1".to_string())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, GatehouseError::CapabilityUnavailable { .. }),
+            "{error:?}"
+        );
+        assert!(!error.is_retryable().unwrap());
+    }
     server.shutdown().await;
 }
 

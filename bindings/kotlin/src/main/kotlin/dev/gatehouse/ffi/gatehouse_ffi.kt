@@ -736,6 +736,12 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session(
     ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_watchhandle_is_finished(
@@ -790,6 +796,12 @@ internal object UniffiLib {
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction(`ptr`: Long,`id`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,`toolCallId`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_watch_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`listener`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`expectedRevision`: Long,`instruction`: RustBuffer.ByValue,`checkpoint`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,`timeoutMs`: Long,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_clone_watchhandle(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -957,6 +969,15 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() and 0xFFFF) != 22139) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() and 0xFFFF) != 48209) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() and 0xFFFF) != 35933) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() and 0xFFFF) != 1671) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel() and 0xFFFF) != 46793) {
@@ -1505,6 +1526,28 @@ public interface GatehouseClientInterface {
      */
     fun `watchSession`(`sessionId`: kotlin.String, `listener`: WatchListener): WatchHandle
     
+    /**
+     * One execution session (the run it binds, its interventions and events). Throws
+     * `CapabilityUnavailable` on a host without the execution service.
+     */
+    suspend fun `getExecutionSession`(`roomId`: kotlin.String, `sessionId`: kotlin.String): ExecutionSession
+    
+    /**
+     * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
+     * into its next step, at `checkpoint`. `expected_revision` is the session revision
+     * you last saw (a stale one throws `RevisionConflict`). The answer means
+     * "requested", nothing more: call `wait_for_intervention` to learn whether it was
+     * applied. `operation_id` makes a retry replay instead of duplicating; the client
+     * generates one when absent.
+     */
+    suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String?): RequestedIntervention
+    
+    /**
+     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * persisted evidence), rejected, or left unresolved by the end of the run.
+     */
+    suspend fun `waitForIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `operationId`: kotlin.String, `timeoutMs`: kotlin.ULong): InterventionOutcome
+    
     companion object
 }
 
@@ -1796,6 +1839,97 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
     )
     }
     
+
+    
+    /**
+     * One execution session (the run it binds, its interventions and events). Throws
+     * `CapabilityUnavailable` on a host without the execution service.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `getExecutionSession`(`roomId`: kotlin.String, `sessionId`: kotlin.String) : ExecutionSession {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`roomId`),
+        FfiConverterString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeExecutionSession.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
+     * into its next step, at `checkpoint`. `expected_revision` is the session revision
+     * you last saw (a stale one throws `RevisionConflict`). The answer means
+     * "requested", nothing more: call `wait_for_intervention` to learn whether it was
+     * applied. `operation_id` makes a retry replay instead of duplicating; the client
+     * generates one when absent.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String?) : RequestedIntervention {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`roomId`),
+        FfiConverterString.lower(`sessionId`),
+        FfiConverterULong.lower(`expectedRevision`),
+        FfiConverterString.lower(`instruction`),
+        FfiConverterTypeCheckpoint.lower(`checkpoint`),
+        FfiConverterOptionalString.lower(`operationId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeRequestedIntervention.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * persisted evidence), rejected, or left unresolved by the end of the run.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `waitForIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `operationId`: kotlin.String, `timeoutMs`: kotlin.ULong) : InterventionOutcome {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`roomId`),
+        FfiConverterString.lower(`sessionId`),
+        FfiConverterString.lower(`operationId`),
+        FfiConverterULong.lower(`timeoutMs`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeInterventionOutcome.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
 
     
 
@@ -3472,6 +3606,78 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
 
 
 /**
+ * The answer to [`GatehouseClient::request_intervention`]: the request was recorded.
+ * Keep `operation_id` to wait for it (or to replay the request after a crash).
+ */
+data class RequestedIntervention (
+    /**
+     * The room.
+     */
+    var `roomId`: kotlin.String
+    , 
+    /**
+     * The execution session.
+     */
+    var `sessionId`: kotlin.String
+    , 
+    /**
+     * The idempotency id (generated when the caller gave none).
+     */
+    var `operationId`: kotlin.String
+    , 
+    /**
+     * `Requested` for a new request (a replay of an older one may show progress).
+     */
+    var `state`: InterventionState
+    , 
+    /**
+     * The session as the request's answer showed it.
+     */
+    var `session`: ExecutionSession
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeRequestedIntervention: FfiConverterRustBuffer<RequestedIntervention> {
+    override fun read(buf: ByteBuffer): RequestedIntervention {
+        return RequestedIntervention(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterTypeInterventionState.read(buf),
+            FfiConverterTypeExecutionSession.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: RequestedIntervention) = (
+            FfiConverterString.allocationSize(value.`roomId`) +
+            FfiConverterString.allocationSize(value.`sessionId`) +
+            FfiConverterString.allocationSize(value.`operationId`) +
+            FfiConverterTypeInterventionState.allocationSize(value.`state`) +
+            FfiConverterTypeExecutionSession.allocationSize(value.`session`)
+    )
+
+    override fun write(value: RequestedIntervention, buf: ByteBuffer) {
+            FfiConverterString.write(value.`roomId`, buf)
+            FfiConverterString.write(value.`sessionId`, buf)
+            FfiConverterString.write(value.`operationId`, buf)
+            FfiConverterTypeInterventionState.write(value.`state`, buf)
+            FfiConverterTypeExecutionSession.write(value.`session`, buf)
+    }
+}
+
+
+
+/**
  * How a run ended.
  */
 data class SessionOutcome (
@@ -4710,6 +4916,297 @@ public object FfiConverterTypeInteractionStatus: FfiConverterRustBuffer<Interact
 
     override fun write(value: InteractionStatus, buf: ByteBuffer) {
         buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
+ * How waiting for an intervention ended. Only `Applied` is a success, and it always
+ * carries the server's persisted evidence.
+ */
+sealed class InterventionOutcome {
+    
+    /**
+     * Applied at its checkpoint.
+     */
+    data class Applied(
+        /**
+         * The persisted `intervention_applied` event.
+         */
+        val `evidence`: dev.gatehouse.ffi.ExecutionEvent) : InterventionOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Rejected by the server (e.g. the run ended before the checkpoint).
+     */
+    data class Rejected(
+        /**
+         * The server's reason.
+         */
+        val `reason`: kotlin.String) : InterventionOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The run ended while the intervention was still unresolved.
+     */
+    data class UnresolvedAtTerminal(
+        /**
+         * The session's terminal status.
+         */
+        val `status`: dev.gatehouse.ffi.ExecutionSessionStatus) : InterventionOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Neither happened within the timeout (the run may still reach the checkpoint).
+     */
+    object TimedOut : InterventionOutcome()
+    
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInterventionOutcome : FfiConverterRustBuffer<InterventionOutcome>{
+    override fun read(buf: ByteBuffer): InterventionOutcome {
+        return when(buf.getInt()) {
+            1 -> InterventionOutcome.Applied(
+                FfiConverterTypeExecutionEvent.read(buf),
+                )
+            2 -> InterventionOutcome.Rejected(
+                FfiConverterString.read(buf),
+                )
+            3 -> InterventionOutcome.UnresolvedAtTerminal(
+                FfiConverterTypeExecutionSessionStatus.read(buf),
+                )
+            4 -> InterventionOutcome.TimedOut
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: InterventionOutcome): ULong = when(value) {
+        is InterventionOutcome.Applied -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeExecutionEvent.allocationSize(value.`evidence`)
+            )
+        }
+        is InterventionOutcome.Rejected -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+        }
+        is InterventionOutcome.UnresolvedAtTerminal -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeExecutionSessionStatus.allocationSize(value.`status`)
+            )
+        }
+        is InterventionOutcome.TimedOut -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+    }
+
+    override fun write(value: InterventionOutcome, buf: ByteBuffer) {
+        when(value) {
+            is InterventionOutcome.Applied -> {
+                buf.putInt(1)
+                FfiConverterTypeExecutionEvent.write(value.`evidence`, buf)
+                Unit
+            }
+            is InterventionOutcome.Rejected -> {
+                buf.putInt(2)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+            is InterventionOutcome.UnresolvedAtTerminal -> {
+                buf.putInt(3)
+                FfiConverterTypeExecutionSessionStatus.write(value.`status`, buf)
+                Unit
+            }
+            is InterventionOutcome.TimedOut -> {
+                buf.putInt(4)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+/**
+ * Where an intervention stands, as far as the server's persisted state shows.
+ */
+sealed class InterventionState {
+    
+    /**
+     * Requested, nothing more: NOT evidence that anything stopped or changed.
+     */
+    object Requested : InterventionState()
+    
+    
+    /**
+     * A dispatcher claimed it and is applying it.
+     */
+    data class Dispatching(
+        /**
+         * Claims so far.
+         */
+        val `attempts`: kotlin.UInt) : InterventionState()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Applied at its checkpoint; `evidence` is the persisted `intervention_applied` event.
+     */
+    data class Applied(
+        /**
+         * The server's event.
+         */
+        val `evidence`: dev.gatehouse.ffi.ExecutionEvent) : InterventionState()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Not applied.
+     */
+    data class Rejected(
+        /**
+         * The server's reason.
+         */
+        val `reason`: kotlin.String) : InterventionState()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<InterventionState>{
+    override fun read(buf: ByteBuffer): InterventionState {
+        return when(buf.getInt()) {
+            1 -> InterventionState.Requested
+            2 -> InterventionState.Dispatching(
+                FfiConverterUInt.read(buf),
+                )
+            3 -> InterventionState.Applied(
+                FfiConverterTypeExecutionEvent.read(buf),
+                )
+            4 -> InterventionState.Rejected(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: InterventionState): ULong = when(value) {
+        is InterventionState.Requested -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InterventionState.Dispatching -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterUInt.allocationSize(value.`attempts`)
+            )
+        }
+        is InterventionState.Applied -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeExecutionEvent.allocationSize(value.`evidence`)
+            )
+        }
+        is InterventionState.Rejected -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+        }
+    }
+
+    override fun write(value: InterventionState, buf: ByteBuffer) {
+        when(value) {
+            is InterventionState.Requested -> {
+                buf.putInt(1)
+                Unit
+            }
+            is InterventionState.Dispatching -> {
+                buf.putInt(2)
+                FfiConverterUInt.write(value.`attempts`, buf)
+                Unit
+            }
+            is InterventionState.Applied -> {
+                buf.putInt(3)
+                FfiConverterTypeExecutionEvent.write(value.`evidence`, buf)
+                Unit
+            }
+            is InterventionState.Rejected -> {
+                buf.putInt(4)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 

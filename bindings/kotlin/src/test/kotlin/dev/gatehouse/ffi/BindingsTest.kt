@@ -138,6 +138,37 @@ class BindingsTest {
     }
 
     @Test
+    fun `an intervention goes from requested to applied`() = runBlocking {
+        val project = newProject()
+        val answer = server.openGate(project)
+        val execution = answer.getJSONObject("execution")
+        val room = execution.getString("room_id")
+        val session = execution.getString("session_id")
+        clientFor(server.url, project).use { client ->
+            val seen = client.getExecutionSession(room, session)
+            assertEquals(execution.getLong("revision").toULong(), seen.revision)
+            assertEquals(ExecutionSessionStatus.PAUSED, seen.status)
+
+            val requested = client.requestIntervention(room, session, seen.revision, "stop", Checkpoint.PRE_ACTION, null)
+            assertEquals(InterventionState.Requested, requested.state)
+            // Requested is not applied: the run is parked at the gate, a short wait times out.
+            assertEquals(InterventionOutcome.TimedOut, client.waitForIntervention(room, session, requested.operationId, 50uL))
+            assertThrows<GatehouseException.RevisionConflict> {
+                runBlocking { client.requestIntervention(room, session, seen.revision, "be brief", Checkpoint.PRE_STEP, null) }
+            }
+
+            client.respondToInteraction(gateId(answer), true, null, null)
+            val outcome = client.waitForIntervention(room, session, requested.operationId, 10_000uL)
+            assertTrue(outcome is InterventionOutcome.Applied, "not applied: $outcome")
+            val evidence = (outcome as InterventionOutcome.Applied).evidence
+            assertEquals(ExecutionEventType.INTERVENTION_APPLIED, evidence.eventType)
+            assertEquals(requested.operationId, evidence.operationId)
+            assertEquals(Checkpoint.PRE_ACTION, evidence.checkpoint)
+            assertEquals(ExecutionSessionStatus.CANCELED, client.getExecutionSession(room, session).status)
+        }
+    }
+
+    @Test
     fun `capabilities, and capability unavailable against a no-execution server`() = runBlocking {
         GatehouseServer(noExecution = true).use { bare ->
             clientFor(bare.url, newProject()).use { client ->
@@ -145,6 +176,13 @@ class BindingsTest {
                 assertEquals("gatehouse", caps.service)
                 assertTrue(Capability.INTERACTIONS in caps.capabilities)
                 assertFalse(Capability.EXECUTION in caps.capabilities)
+                repeat(2) {
+                    val error = assertThrows<GatehouseException.CapabilityUnavailable> {
+                        runBlocking { client.getExecutionSession("room-1", "es-1") }
+                    }
+                    assertFalse(error.isRetryable())
+                    assertEquals("execution", error.details)
+                }
             }
         }
     }
