@@ -392,3 +392,37 @@ async fn scripts_and_permissions_shape_the_turn() {
         .unwrap()
         .contains("end"));
 }
+
+/// A new turn in a session makes the older turn's pending gate stale: it is cancelled,
+/// and answering it is a 409.
+#[tokio::test]
+async fn a_new_turn_cancels_the_stale_gate() {
+    let h = Harness::start().await;
+    let first = h
+        .invoke(json!({"session_id": "stale", "data": {"inputs": {"messages": user("one")}, "parameters": config("m-1", "ask")}}))
+        .await;
+    let old_gate = first["interaction_ids"][0].as_str().unwrap().to_string();
+    let second = h
+        .invoke(json!({"session_id": "stale", "data": {"inputs": {"messages": user("two")}, "parameters": config("m-2", "ask")}}))
+        .await;
+    let new_gate = second["interaction_ids"][0].as_str().unwrap().to_string();
+    assert_eq!(h.interaction(&old_gate).await["status"], "cancelled");
+    assert_eq!(h.interaction(&new_gate).await["status"], "pending");
+    let (status, body) = h
+        .post(
+            &format!("/api/sessions/interactions/{old_gate}/respond"),
+            respond_body(true),
+        )
+        .await;
+    assert_eq!(status, 409);
+    assert_eq!(body["code"], "ALREADY_ANSWERED");
+    // Another session's gate is untouched.
+    let other = h
+        .invoke(json!({"session_id": "stale-other", "data": {"inputs": {"messages": user("x")}, "parameters": config("m", "ask")}}))
+        .await;
+    h.invoke(json!({"session_id": "stale", "data": {"inputs": {"messages": user("three")}, "parameters": config("m-3", "allow")}}))
+        .await;
+    let other_gate = other["interaction_ids"][0].as_str().unwrap();
+    assert_eq!(h.interaction(other_gate).await["status"], "pending");
+    assert_eq!(h.interaction(&new_gate).await["status"], "cancelled");
+}

@@ -80,12 +80,23 @@ async fn invoke(
             return Err(err);
         }
     };
-    let gate = state
+    let recorded = state
         .store
-        .record_turn(&executed.turn, executed.gate.as_ref())
+        .record_fresh_turn(&executed.turn, executed.gate.as_ref())
         .await;
-    let gate = match gate {
-        Ok(gate) => gate,
+    let gate = match recorded {
+        Ok((gate, cancelled)) => {
+            for stale in &cancelled {
+                tracing::info!(interaction_id = %stale.id, "cancelled a stale gate: a new turn started");
+                state.events.interaction(
+                    &project_id,
+                    &session_id,
+                    &stale.id,
+                    InteractionStatus::Cancelled,
+                );
+            }
+            gate
+        }
         Err(err) => {
             state
                 .events

@@ -129,6 +129,44 @@ impl Store {
         })
     }
 
+    /// Record a fresh turn (not a resume) and its gate, and in the same transaction cancel
+    /// the session's pending gates of OTHER turns: a new turn makes them stale (A4
+    /// `cancelled`: stale turn). Returns the gate and the cancelled rows.
+    pub async fn record_fresh_turn(
+        &self,
+        turn: &NewTurn,
+        gate: Option<&NewInteraction>,
+    ) -> Result<(Option<InteractionRecord>, Vec<InteractionRecord>), StoreError> {
+        let now = now_text();
+        let gate_args = gate.map(InsertArgs::new);
+        let cancel = format!(
+            "UPDATE interactions SET status = 'cancelled', updated_at = $1, updated_by_id = $2 \
+             WHERE project_id = $3 AND session_id = $4 AND status = 'pending' \
+             AND (turn_id IS NULL OR turn_id <> $5) RETURNING {}",
+            super::interactions::SELECT_COLUMNS
+        );
+        in_tx!(self, tx => {
+            let rows = sqlx::query(&cancel)
+                .bind(&now)
+                .bind("service")
+                .bind(&turn.project_id)
+                .bind(&turn.session_id)
+                .bind(&turn.id)
+                .fetch_all(&mut *tx)
+                .await?;
+            let cancelled = rows
+                .iter()
+                .map(super::interactions::interaction_from_row)
+                .collect::<Result<Vec<_>, _>>()?;
+            insert_turn!(tx, turn, &now);
+            let gate = match &gate_args {
+                Some(args) => Some(insert_interaction!(tx, args)?.record),
+                None => None,
+            };
+            Ok((gate, cancelled))
+        })
+    }
+
     /// One turn of a project.
     pub async fn get_turn(
         &self,
