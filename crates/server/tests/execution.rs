@@ -169,6 +169,22 @@ async fn invoke_opens_a_session_that_binds_the_run() {
     let doc = get_session(&h, &room, &session).await;
     assert_eq!(doc["agentRevisionId"], committed["revision"]["id"]);
     assert_eq!(doc["participantId"], "bound-agent");
+    let saved_digest = doc["agentRevisionDigest"].clone();
+
+    // Naming that revision while running another config is not that revision.
+    let answer = h
+        .invoke(json!({
+            "session_id": "task-saved-dirty",
+            "references": {"workflow": {"slug": "bound-agent"}, "workflow_variant": {"slug": "bound-agent.default"},
+                           "workflow_revision": {"id": committed["revision"]["id"]}},
+            "data": {"inputs": {"messages": user("hi")}, "parameters": config("m-edited", "allow")}
+        }))
+        .await;
+    let (room, session, _) = execution_of(&answer);
+    let doc = get_session(&h, &room, &session).await;
+    assert_ne!(doc["agentRevisionDigest"], saved_digest);
+    let digest = doc["agentRevisionDigest"].as_str().unwrap();
+    assert_eq!(doc["agentRevisionId"], format!("draft:{}", &digest[7..]));
 
     // Another tenant (project) cannot see it.
     let other = format!(

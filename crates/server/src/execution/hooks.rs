@@ -41,6 +41,14 @@ pub fn config_digest(parameters: &JsonObject) -> String {
     )
 }
 
+/// The prefix of a draft's agent revision id.
+pub const DRAFT_PREFIX: &str = "draft:";
+
+/// `draft:<hex>` for a config digest `sha256:<hex>`.
+pub fn draft_revision_id(digest: &str) -> String {
+    format!("{DRAFT_PREFIX}{}", digest.trim_start_matches("sha256:"))
+}
+
 fn agent_str<'a>(parameters: &'a JsonObject, path: &[&str]) -> Option<&'a str> {
     let mut value = parameters.get("agent")?;
     for key in path {
@@ -69,7 +77,7 @@ pub fn binding_for(
     let revision_id = references
         .and_then(|r| r.workflow_revision.as_ref())
         .and_then(|r| r.id.clone())
-        .unwrap_or_else(|| format!("draft:{}", digest.trim_start_matches("sha256:")));
+        .unwrap_or_else(|| draft_revision_id(&digest));
     let participant = agent_str(parameters, &["execution", "participant_id"])
         .map(str::to_string)
         .or_else(|| {
@@ -227,11 +235,34 @@ impl ExecutionHook {
                 }
             }
         }
-        let session = self.exec.open(&self.open).await.map_err(to_api)?;
+        let open = self.exact_revision().await?;
+        let session = self.exec.open(&open).await.map_err(to_api)?;
         let mut state = self.state();
         state.session_id = Some(session.session_id);
         state.room_id = Some(session.room_id);
         Ok(())
+    }
+
+    /// The binding with an exact agent revision: a `workflow_revision` id counts only
+    /// when the registry has that revision AND the turn runs exactly its config (same
+    /// digest); otherwise the run is bound to its draft digest.
+    async fn exact_revision(&self) -> Result<OpenSession, ApiError> {
+        let mut open = self.open.clone();
+        if open.agent_revision_id.starts_with(DRAFT_PREFIX) {
+            return Ok(open);
+        }
+        let stored = self
+            .store
+            .get_revision(&open.tenant_id, &open.agent_revision_id)
+            .await
+            .map_err(ApiError::from)?;
+        let exact = stored
+            .as_ref()
+            .is_some_and(|r| config_digest(&r.parameters) == open.agent_revision_digest);
+        if !exact {
+            open.agent_revision_id = draft_revision_id(&open.agent_revision_digest);
+        }
+        Ok(open)
     }
 
     async fn session_of_parked_turn(
