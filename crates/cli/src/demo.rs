@@ -764,3 +764,42 @@ async fn wait_resolved(
         .await
         .map_err(|_| format!("the gate was not resolved within {STEP_WAIT:?}"))?
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::Exit;
+
+    #[test]
+    fn a_failed_check_names_the_step_and_exits_1() {
+        let mut story = Story::new();
+        story.begin("First");
+        assert!(story.check(true, "fine").is_ok());
+        story.begin("Second step");
+        let err = story
+            .check(false, "the turn parked")
+            .expect_err("a false check fails");
+        assert_eq!(err.exit, Exit::Other);
+        assert_eq!(
+            err.message,
+            "demo failed at step 2 (Second step): expected the turn parked"
+        );
+        let other = story.fail("boom");
+        assert_eq!(other.message, "demo failed at step 2 (Second step): boom");
+    }
+
+    #[test]
+    fn the_draft_carries_a_secret_that_stamping_strips() {
+        let draft = Value::Object(draft_config(MODEL_DRAFT, "task"));
+        assert!(draft.to_string().contains(SECRET));
+        let stamped = gatehouse_wire::effective::stamp_effective_parameters(
+            &draft,
+            &gatehouse_wire::effective::StampPolicy::default(),
+        )
+        .expect("the draft is stamped");
+        assert!(!Value::Object(stamped.parameters)
+            .to_string()
+            .contains(SECRET));
+        assert!(stamped.stripped.contains(&"connection.headers".to_string()));
+    }
+}

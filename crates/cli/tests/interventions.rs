@@ -4,6 +4,8 @@
 
 use std::process::{Command, Output, Stdio};
 
+use futures::StreamExt;
+
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use gatehouse_wire::execution::ExecutionRef;
 use gatehouse_wire::invoke::{InvokeData, InvokeRequest, TurnStatus};
@@ -333,6 +335,66 @@ async fn an_intervention_the_run_never_reaches_is_reported_rejected() {
     assert_eq!(json.status.code(), Some(1));
     let outcome: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_ne!(outcome["outcome"], "applied");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn request_with_wait_reports_applied() {
+    let server = spawn(TestServerOptions::default()).await;
+    let (gate, exec) = park(&server).await;
+    let t = target(&exec);
+    let requester = gatehouse(&server)
+        .args(args(
+            &["interventions", "request"],
+            &t,
+            &[
+                "--instruction",
+                "be brief",
+                "--wait",
+                "--wait-timeout",
+                "20",
+            ],
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Answer the gate once the request shows in the session's event stream.
+    let c = client(&server);
+    let mut events = c
+        .execution()
+        .watch_events(&exec.room_id, &exec.session_id, None);
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while let Some(event) = events.next().await {
+            if event.unwrap().event_type
+                == gatehouse_wire::execution::ExecutionEventType::InterventionRequested
+            {
+                return;
+            }
+        }
+        panic!("the event stream ended before the request showed");
+    })
+    .await
+    .expect("the request showed within 10 s");
+    drop(events);
+    c.interactions()
+        .respond(&gate, &gatehouse_client::Answer::approve())
+        .await
+        .unwrap();
+    let out = tokio::task::spawn_blocking(move || requester.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let mut lines = shown.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .contains("requested (pending: not applied yet"),
+        "{shown}"
+    );
+    assert!(shown.contains(": applied (evidence: event #"), "{shown}");
     server.shutdown().await;
 }
 
