@@ -150,6 +150,17 @@ async fn list_get_respond_and_exit_codes() {
     assert_eq!(approve.status.code(), Some(0), "{}", text(&approve.stderr));
     assert!(text(&approve.stdout).starts_with(&format!("approved {gate}")));
 
+    let pending_now = run(&server, &["interactions", "list", "--json"]);
+    let rows: Vec<Value> = serde_json::from_slice(&pending_now.stdout).unwrap();
+    assert!(rows.iter().all(|r| r["id"] != json!(gate)));
+    let any = run(
+        &server,
+        &["interactions", "list", "--json", "--status", "any"],
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&any.stdout).unwrap();
+    let row = rows.iter().find(|r| r["id"] == json!(gate)).unwrap();
+    assert_ne!(row["status"], "pending");
+
     let again = run(&server, &["interactions", "respond", &gate, "--deny"]);
     assert_eq!(again.status.code(), Some(3));
     assert!(
