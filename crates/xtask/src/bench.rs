@@ -1,5 +1,839 @@
-//! `cargo xtask bench` (not written yet).
+//! `cargo xtask bench [--quick] [--no-mobile]`: run every benchmark side by side and
+//! rewrite BENCHMARKS.md.
+//!
+//! 1. `cargo build --release -p gatehouse-bench -p gatehouse-ffi` (the bench driver, and
+//!    the library the Python binding loads);
+//! 2. `gatehouse-bench prepare-stamp`: the stamp inputs shared with Agenta, and
+//!    Gatehouse's outputs on them;
+//! 3. `cargo bench -p gatehouse-bench --bench micro` (criterion, into
+//!    `target/gatehouse-bench/criterion`): stamping, typed vs untyped `/run` parsing;
+//! 4. `bench/python/agenta_stamp.py`: Agenta's own `stamp_effective_parameters` from the
+//!    `agenta==0.125.1` wheel (downloaded with `pip download --no-deps` into
+//!    `target/gatehouse-bench/agenta`), parity and timing;
+//! 5. `gatehouse-bench live`: respond, approve-all, contention, FFI (with
+//!    `bench/python/ffi_respond.py`), the floor;
+//! 6. `cargo build -p gatehouse-ffi --profile mobile`, a stripped copy, `cargo tree`;
+//! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim.
+//!
+//! `--quick` runs tiny counts and writes `target/gatehouse-bench/BENCHMARKS.quick.md`
+//! instead (a smoke test of the pipeline; its numbers mean nothing).
+//! `--no-mobile` skips step 6 (the row then says so).
 
-pub fn run(_args: &[String]) -> Result<(), String> {
-    Err("`bench` is not implemented yet".to_string())
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::{cargo, run_command, workspace_root};
+
+const AGENTA_WHEEL: &str = "agenta-0.125.1-py3-none-any.whl";
+const MOBILE_TARGET_BYTES: u64 = 6_000_000;
+
+struct Options {
+    quick: bool,
+    mobile: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        quick: false,
+        mobile: true,
+    };
+    for arg in args {
+        match arg.as_str() {
+            "--quick" => options.quick = true,
+            "--no-mobile" => options.mobile = false,
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`; usage: cargo xtask bench [--quick] [--no-mobile]"
+                ))
+            }
+        }
+    }
+    Ok(options)
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let options = parse(args)?;
+    let root = workspace_root();
+    let out = root.join("target/gatehouse-bench");
+    fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let started = std::time::Instant::now();
+
+    // 1. Build.
+    run_command(cargo().current_dir(&root).args([
+        "build",
+        "--release",
+        "-p",
+        "gatehouse-bench",
+        "-p",
+        "gatehouse-ffi",
+    ]))?;
+    let driver = root.join("target/release/gatehouse-bench");
+
+    // 2. Stamp inputs and Gatehouse's outputs.
+    let inputs = out.join("inputs");
+    run_command(
+        Command::new(&driver)
+            .current_dir(&root)
+            .arg("prepare-stamp")
+            .arg("--dir")
+            .arg(&inputs)
+            .args(["--generated", if options.quick { "20" } else { "200" }]),
+    )?;
+
+    // 3. Criterion.
+    let criterion_home = out.join("criterion");
+    if criterion_home.exists() {
+        fs::remove_dir_all(&criterion_home)
+            .map_err(|e| format!("cannot clear {}: {e}", criterion_home.display()))?;
+    }
+    let mut bench = cargo();
+    bench
+        .current_dir(&root)
+        .env("CRITERION_HOME", &criterion_home)
+        .args(["bench", "-p", "gatehouse-bench", "--bench", "micro", "--"]);
+    if options.quick {
+        bench.args([
+            "--warm-up-time",
+            "0.2",
+            "--measurement-time",
+            "0.5",
+            "--sample-size",
+            "10",
+        ]);
+    }
+    run_command(&mut bench)?;
+
+    // 4. Agenta's Python implementation.
+    let wheel = ensure_agenta_wheel(&out.join("agenta"))?;
+    let agenta_report = out.join("agenta.json");
+    let mut agenta = Command::new("python3");
+    agenta
+        .current_dir(&root)
+        .arg("bench/python/agenta_stamp.py")
+        .arg("--wheel")
+        .arg(&wheel)
+        .arg("--inputs")
+        .arg(&inputs)
+        .arg("--out")
+        .arg(&agenta_report);
+    if options.quick {
+        agenta.arg("--quick");
+    }
+    eprintln!("+ {agenta:?}");
+    let status = agenta
+        .status()
+        .map_err(|e| format!("cannot start python3: {e}"))?;
+    // 1 = a parity mismatch: the report is written and the table shows it.
+    if !status.success() && status.code() != Some(1) {
+        return Err(format!("bench/python/agenta_stamp.py failed with {status}"));
+    }
+
+    // 5. Live benchmarks, with the Python binding over the release library.
+    let package = prepare_python_package(&root, &out)?;
+    let live_report = out.join("live.json");
+    let mut live = Command::new(&driver);
+    live.current_dir(&root)
+        .arg("live")
+        .arg("--out")
+        .arg(&live_report)
+        .args(["--python", "python3", "--ffi-script"])
+        .arg(root.join("bench/python/ffi_respond.py"));
+    if let Some(package) = &package {
+        live.arg("--python-package").arg(package);
+    }
+    if options.quick {
+        live.arg("--quick");
+    }
+    run_command(&mut live)?;
+
+    // 6. The mobile library.
+    let mobile = if options.mobile {
+        Some(mobile_library(&root, &out)?)
+    } else {
+        None
+    };
+
+    // 7. The report.
+    let context = Context::gather(&root, started.elapsed(), options.quick);
+    let markdown = render(
+        &context,
+        &criterion_home,
+        &read_json(&agenta_report)?,
+        &read_json(&live_report)?,
+        mobile.as_ref(),
+        &root.join("bench/NOTES.md"),
+    )?;
+    let target = if options.quick {
+        out.join("BENCHMARKS.quick.md")
+    } else {
+        root.join("BENCHMARKS.md")
+    };
+    fs::write(&target, markdown).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+    eprintln!(
+        "xtask bench: wrote {} in {:.0} s",
+        target.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn read_json(path: &Path) -> Result<Value, String> {
+    let text =
+        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))
+}
+
+/// The agenta 0.125.1 wheel, downloaded once (`pip download --no-deps`).
+fn ensure_agenta_wheel(dir: &Path) -> Result<PathBuf, String> {
+    let wheel = dir.join(AGENTA_WHEEL);
+    if wheel.exists() {
+        return Ok(wheel);
+    }
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    run_command(
+        Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "agenta==0.125.1",
+                "-d",
+            ])
+            .arg(dir),
+    )?;
+    if wheel.exists() {
+        Ok(wheel)
+    } else {
+        Err(format!("pip download did not produce {}", wheel.display()))
+    }
+}
+
+/// A copy of `bindings/python/gatehouse` with the release library beside it; `None`
+/// (the FFI row then says why) when the binding is not generated yet.
+fn prepare_python_package(root: &Path, out: &Path) -> Result<Option<PathBuf>, String> {
+    let source = root.join("bindings/python/gatehouse");
+    let library = root.join("target/release/libgatehouse_ffi.so");
+    if !source.join("gatehouse_ffi.py").exists() || !library.exists() {
+        eprintln!("xtask bench: the Python binding or the release library is missing; the FFI row will say so");
+        return Ok(None);
+    }
+    let package_root = out.join("pybinding");
+    let package = package_root.join("gatehouse");
+    fs::create_dir_all(&package)
+        .map_err(|e| format!("cannot create {}: {e}", package.display()))?;
+    let entries =
+        fs::read_dir(&source).map_err(|e| format!("cannot list {}: {e}", source.display()))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("cannot list {}: {e}", source.display()))?
+            .path();
+        if path.extension().is_some_and(|ext| ext == "py") {
+            if let Some(name) = path.file_name() {
+                fs::copy(&path, package.join(name))
+                    .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+            }
+        }
+    }
+    fs::copy(&library, package.join("libgatehouse_ffi.so"))
+        .map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
+    Ok(Some(package_root))
+}
+
+/// Row 7's figures.
+struct Mobile {
+    unstripped_bytes: u64,
+    stripped_bytes: u64,
+    dependencies: usize,
+    dependency_lines: usize,
+}
+
+fn mobile_library(root: &Path, out: &Path) -> Result<Mobile, String> {
+    run_command(cargo().current_dir(root).args([
+        "build",
+        "-p",
+        "gatehouse-ffi",
+        "--profile",
+        "mobile",
+    ]))?;
+    let library = root.join("target/mobile/libgatehouse_ffi.so");
+    let copy = out.join("libgatehouse_ffi.mobile.stripped.so");
+    fs::copy(&library, &copy).map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
+    run_command(Command::new("strip").arg(&copy))?;
+    let size = |path: &Path| {
+        fs::metadata(path)
+            .map(|m| m.len())
+            .map_err(|e| format!("cannot stat {}: {e}", path.display()))
+    };
+    let tree = cargo()
+        .current_dir(root)
+        .args([
+            "tree",
+            "-p",
+            "gatehouse-ffi",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run cargo tree: {e}"))?;
+    if !tree.status.success() {
+        return Err(format!("cargo tree failed with {}", tree.status));
+    }
+    let text = String::from_utf8_lossy(&tree.stdout);
+    // `sort -u | wc -l` of the listing, and the distinct crates (the `(*)` repeat
+    // markers and the root itself left out).
+    let lines: std::collections::BTreeSet<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    let crates: std::collections::BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            Some(format!("{} {}", parts.next()?, parts.next()?))
+        })
+        .filter(|c| !c.starts_with("gatehouse-ffi "))
+        .collect();
+    Ok(Mobile {
+        unstripped_bytes: size(&library)?,
+        stripped_bytes: size(&copy)?,
+        dependencies: crates.len(),
+        dependency_lines: lines.len(),
+    })
+}
+
+/// When, where and on what the numbers were taken.
+struct Context {
+    date: String,
+    commit: String,
+    machine: String,
+    rustc: String,
+    elapsed_s: f64,
+    quick: bool,
+}
+
+fn command_text(program: &str, args: &[&str], dir: &Path) -> Option<String> {
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+impl Context {
+    fn gather(root: &Path, elapsed: std::time::Duration, quick: bool) -> Self {
+        let date = command_text("date", &["-u", "+%Y-%m-%d %H:%M UTC"], root)
+            .unwrap_or_else(|| "unknown".into());
+        let head = command_text("git", &["rev-parse", "--short=12", "HEAD"], root)
+            .unwrap_or_else(|| "unknown".into());
+        let dirty = command_text(
+            "git",
+            &["status", "--porcelain", "--untracked-files=no"],
+            root,
+        )
+        .is_some_and(|s| !s.is_empty());
+        let commit = if dirty {
+            format!("{head} (with uncommitted changes in the working tree)")
+        } else {
+            head
+        };
+        let cpu = fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split(':').nth(1))
+                    .map(|s| s.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown CPU".into());
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0);
+        let rustc = command_text("rustc", &["--version"], root).unwrap_or_default();
+        Self {
+            date,
+            commit,
+            machine: format!("{cores} cores, {cpu}, {}", std::env::consts::OS),
+            rustc,
+            elapsed_s: elapsed.as_secs_f64(),
+            quick,
+        }
+    }
+}
+
+/// Order statistics of one criterion benchmark, per iteration, in nanoseconds.
+struct Stats {
+    median: f64,
+    p25: f64,
+    p75: f64,
+    min: f64,
+    max: f64,
+}
+
+/// `IQR p25–p75; range min–max`.
+fn spread(stats: &Stats) -> String {
+    format!(
+        "IQR {}–{}; range {}–{}",
+        time(stats.p25),
+        time(stats.p75),
+        time(stats.min),
+        time(stats.max)
+    )
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let rank = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
+}
+
+/// Per-iteration times of `$CRITERION_HOME/<id>/new/sample.json`.
+fn criterion_stats(home: &Path, id: &str) -> Result<Stats, String> {
+    let path = home.join(id).join("new/sample.json");
+    let sample = read_json(&path)?;
+    let iters = sample["iters"].as_array();
+    let times = sample["times"].as_array();
+    let (Some(iters), Some(times)) = (iters, times) else {
+        return Err(format!("{} has no iters/times", path.display()));
+    };
+    let mut per_iter: Vec<f64> = iters
+        .iter()
+        .zip(times)
+        .filter_map(|(i, t)| Some(t.as_f64()? / i.as_f64()?))
+        .collect();
+    if per_iter.is_empty() {
+        return Err(format!("{} has no samples", path.display()));
+    }
+    per_iter.sort_by(f64::total_cmp);
+    Ok(Stats {
+        median: quantile(&per_iter, 0.5),
+        p25: quantile(&per_iter, 0.25),
+        p75: quantile(&per_iter, 0.75),
+        min: per_iter[0],
+        max: per_iter[per_iter.len() - 1],
+    })
+}
+
+/// A duration in nanoseconds, in a readable unit.
+fn time(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+fn f(value: &Value, key: &str) -> f64 {
+    value[key].as_f64().unwrap_or(f64::NAN)
+}
+
+/// `median` and `IQR p25–p75` of a live summary given in `unit_ns` nanoseconds.
+fn live_time(summary: &Value, unit_ns: f64) -> (String, String) {
+    (
+        time(f(summary, "median") * unit_ns),
+        format!(
+            "IQR {}–{}",
+            time(f(summary, "p25") * unit_ns),
+            time(f(summary, "p75") * unit_ns)
+        ),
+    )
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "yes"
+    } else {
+        "**no**"
+    }
+}
+
+fn mb_per_s(bytes: f64, ns: f64) -> f64 {
+    bytes / ns * 1e3 // bytes per ns * 1e9 / 1e6
+}
+
+struct Table {
+    text: String,
+}
+
+impl Table {
+    fn new() -> Self {
+        let mut text = String::new();
+        text.push_str("| # | Benchmark | Gatehouse (median) | Spread | Compared with (median) | Ratio | Target | Met? |\n");
+        text.push_str("|---|---|---|---|---|---|---|---|\n");
+        Self { text }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        &mut self,
+        number: &str,
+        what: &str,
+        ours: &str,
+        spread: &str,
+        theirs: &str,
+        ratio: &str,
+        target: &str,
+        ok: &str,
+    ) {
+        let _ = writeln!(
+            self.text,
+            "| {number} | {what} | {ours} | {spread} | {theirs} | {ratio} | {target} | {ok} |"
+        );
+    }
+}
+
+fn render(
+    context: &Context,
+    criterion: &Path,
+    agenta: &Value,
+    live: &Value,
+    mobile: Option<&Mobile>,
+    notes: &Path,
+) -> Result<String, String> {
+    let mut table = Table::new();
+
+    // Row 1: stamping.
+    let timings = &agenta["timings"];
+    for (label, id, py_key) in [
+        ("stamp, 178 B golden blob", "stamp/golden_178B", "golden"),
+        ("stamp, 64 KiB config", "stamp/config_64KiB", "config_64k"),
+    ] {
+        let ours = criterion_stats(criterion, id)?;
+        let py = &timings[py_key];
+        let bytes = f(py, "input_bytes");
+        let py_median = f(py, "median_ns");
+        let speedup = py_median / ours.median;
+        table.row(
+            "1",
+            &format!("{label} ({bytes:.0} B measured): time/call, throughput"),
+            &format!(
+                "{} ({:.0} MB/s)",
+                time(ours.median),
+                mb_per_s(bytes, ours.median)
+            ),
+            &spread(&ours),
+            &format!(
+                "Agenta 0.125.1 Python: {} ({:.0} MB/s; IQR {}–{})",
+                time(py_median),
+                mb_per_s(bytes, py_median),
+                time(f(py, "p25_ns")),
+                time(f(py, "p75_ns"))
+            ),
+            &format!("{speedup:.1}x faster"),
+            "≥ 20x faster",
+            met(speedup >= 20.0),
+        );
+    }
+    let parity = &agenta["parity"];
+    let compared = parity["compared"].as_u64().unwrap_or(0);
+    let matched = parity["matched"].as_u64().unwrap_or(0);
+    let mismatches = parity["mismatches"].as_array().map(Vec::len).unwrap_or(0);
+    let skipped = parity["skipped_c2_departures"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0);
+    table.row(
+        "1",
+        "stamp parity: same stamped JSON (values and key order) and measured size on a shared input set",
+        &format!("{matched} of {compared} identical"),
+        &format!("{mismatches} mismatches; {skipped} inputs skipped as C2 departures"),
+        "Agenta 0.125.1 `stamp_effective_parameters`",
+        "—",
+        "identical outside C2",
+        met(compared > 0 && matched == compared && mismatches == 0),
+    );
+
+    // Row 2: typed vs untyped /run.
+    for name in ["pi_core", "claude", "codex", "attachment"] {
+        let typed = criterion_stats(criterion, &format!("run_request/typed/{name}"))?;
+        let untyped = criterion_stats(criterion, &format!("run_request/untyped/{name}"))?;
+        let ratio = typed.median / untyped.median;
+        table.row(
+            "2",
+            &format!("parse + re-serialize `run_request.{name}.json`: typed `RunRequest`"),
+            &time(typed.median),
+            &spread(&typed),
+            &format!(
+                "`serde_json::Value`: {} (IQR {}–{})",
+                time(untyped.median),
+                time(untyped.p25),
+                time(untyped.p75)
+            ),
+            &format!("{ratio:.2}x the untyped time"),
+            "≤ 1.5x",
+            met(ratio <= 1.5),
+        );
+    }
+
+    // Row 3: respond round trip.
+    let respond = &live["respond"];
+    let (client_median, client_spread) = live_time(&respond["client_us"], 1e3);
+    let (bare_median, bare_spread) = live_time(&respond["bare_us"], 1e3);
+    let overhead = f(respond, "overhead_pct");
+    table.row(
+        "3",
+        &format!(
+            "one respond round trip through `gatehouse-client` (SQLite server on loopback, fresh gate each; {} per side, interleaved)",
+            respond["iterations"]
+        ),
+        &client_median,
+        &client_spread,
+        &format!("bare reqwest POST, same body and headers: {bare_median} ({bare_spread})"),
+        &format!("{overhead:+.1}% client overhead"),
+        "< 10%",
+        met(overhead < 10.0),
+    );
+
+    // Row 4: approve-all.
+    let approve = &live["approve_all"];
+    let (par_median, par_spread) = live_time(&approve["parallel_ms"], 1e6);
+    let (seq_median, seq_spread) = live_time(&approve["sequential_ms"], 1e6);
+    let speedup = f(approve, "speedup");
+    table.row(
+        "4",
+        &format!(
+            "approve-all of {} pending gates, `approve_all` (bound {}; {} batches per side)",
+            approve["gates"], approve["concurrency"], approve["reps"]
+        ),
+        &par_median,
+        &par_spread,
+        &format!("one by one, sequential (Agenta's mobile app): {seq_median} ({seq_spread})"),
+        &format!("{speedup:.1}x faster"),
+        "≥ 5x",
+        met(speedup >= 5.0),
+    );
+
+    // Row 5: contention.
+    for (key, label) in [
+        ("contention_spread", "spread over"),
+        ("contention_single", "all on"),
+    ] {
+        let c = &live[key];
+        let gates = c["gates"].as_u64().unwrap_or(0);
+        let winners: Vec<u64> = c["winners"]
+            .as_array()
+            .map(|w| w.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        let all_exact = !winners.is_empty() && winners.iter().all(|w| *w == gates);
+        let throughput = &c["throughput_rps"];
+        let latency = &c["latency_ms"];
+        table.row(
+            "5",
+            &format!(
+                "{} concurrent responds {label} {gates} gate{} ({} rounds, fresh server each)",
+                c["requests"],
+                if gates == 1 { "" } else { "s" },
+                c["rounds"]
+            ),
+            &format!("{:.0} responds/s", f(throughput, "median")),
+            &format!(
+                "throughput {:.0}–{:.0}/s; latency p50 {}, p99 {}",
+                f(throughput, "min"),
+                f(throughput, "max"),
+                time(f(latency, "median") * 1e6),
+                time(f(latency, "p99") * 1e6)
+            ),
+            "—",
+            &format!("winners per round: {winners:?}"),
+            &format!(
+                "exactly {gates} winner{}",
+                if gates == 1 { "" } else { "s" }
+            ),
+            met(all_exact),
+        );
+    }
+
+    // Row 6: FFI.
+    let ffi = &live["ffi"];
+    let (rust_median, rust_spread) = live_time(&ffi["rust_us"], 1e3);
+    match ffi["not_measured"].as_str() {
+        None => {
+            let (py_median, py_spread) = live_time(&ffi["python_us"], 1e3);
+            table.row(
+                "6",
+                &format!(
+                    "one respond through the Python binding (uniffi, asyncio; Python {}; release library), {} calls",
+                    ffi["python_version"].as_str().unwrap_or("?"),
+                    ffi["iterations"]
+                ),
+                &py_median,
+                &py_spread,
+                &format!("the Rust client, same server: {rust_median} ({rust_spread})"),
+                &format!("+{:.0} µs per call", f(ffi, "added_us")),
+                "report (no target)",
+                "—",
+            );
+        }
+        Some(reason) => table.row(
+            "6",
+            "one respond through the Python binding",
+            &format!("not measured: {reason}"),
+            "—",
+            &format!("the Rust client: {rust_median} ({rust_spread})"),
+            "—",
+            "report (no target)",
+            "—",
+        ),
+    }
+
+    // Row 7: mobile library.
+    match mobile {
+        Some(m) => table.row(
+            "7",
+            "mobile library `libgatehouse_ffi.so` (x86_64 Linux, profile `mobile`: LTO, 1 CGU, opt z), stripped",
+            &format!("{} bytes ({:.2} MB)", m.stripped_bytes, m.stripped_bytes as f64 / 1e6),
+            &format!(
+                "unstripped {:.2} MB; {} dependencies (distinct crates, normal edges; `cargo tree … | sort -u | wc -l` = {})",
+                m.unstripped_bytes as f64 / 1e6,
+                m.dependencies,
+                m.dependency_lines
+            ),
+            "—",
+            &format!("{:.0}% of the budget", m.stripped_bytes as f64 / MOBILE_TARGET_BYTES as f64 * 100.0),
+            "< 6 MB (6,000,000 bytes)",
+            met(m.stripped_bytes < MOBILE_TARGET_BYTES),
+        ),
+        None => table.row(
+            "7",
+            "mobile library size",
+            "not measured: --no-mobile",
+            "—",
+            "—",
+            "—",
+            "< 6 MB",
+            "—",
+        ),
+    }
+
+    // Row 8: the floor.
+    let floor = &live["floor"];
+    let (http_median, http_spread) = live_time(&floor["http_empty_us"], 1e3);
+    let (sql_median, sql_spread) = live_time(&floor["sqlite_commit_us"], 1e3);
+    let floor_sum_us =
+        f(&floor["http_empty_us"], "median") + f(&floor["sqlite_commit_us"], "median");
+    let bare_respond_us = f(&respond["bare_us"], "median");
+    table.row(
+        "8",
+        &format!(
+            "floor: loopback POST to an empty axum handler (same reqwest setup), {} calls",
+            floor["iterations"]
+        ),
+        &http_median,
+        &http_spread,
+        "—",
+        &format!(
+            "a bare respond is {:.1}x this",
+            bare_respond_us / f(&floor["http_empty_us"], "median")
+        ),
+        "reference",
+        "—",
+    );
+    table.row(
+        "8",
+        "floor: one SQLite commit, WAL, synchronous=NORMAL (`BEGIN IMMEDIATE; INSERT; COMMIT`, sqlx, the server's settings)",
+        &sql_median,
+        &sql_spread,
+        "—",
+        &format!(
+            "HTTP + commit floor = {}; a bare respond is {:.1}x it",
+            time(floor_sum_us * 1e3),
+            bare_respond_us / floor_sum_us
+        ),
+        "reference",
+        "—",
+    );
+
+    table.row(
+        "8",
+        &format!(
+            "diagnostic: {} writers committing at once ({} commits), through SQLite's busy handler (the server's pool settings)",
+            floor["concurrent_writers"], floor["concurrent_commits"]
+        ),
+        &format!("{:.0} commits/s", f(floor, "busy_handler_commits_per_s")),
+        "—",
+        &format!(
+            "same writers queued on an async mutex before `BEGIN IMMEDIATE`: {:.0} commits/s",
+            f(floor, "async_mutex_commits_per_s")
+        ),
+        &format!(
+            "busy handler = {:.2}x the mutex throughput",
+            f(floor, "busy_handler_commits_per_s") / f(floor, "async_mutex_commits_per_s")
+        ),
+        "reference",
+        "—",
+    );
+
+    // Where a stamp's time goes.
+    let mut parts = String::new();
+    parts.push_str("\n### Where a stamp's time goes (criterion, same run)\n\n");
+    parts.push_str("| input | `stamp_effective_parameters` | one deep `Value::clone` | `python_json_dumps_len` alone | `redact_effective_parameters` alone |\n");
+    parts.push_str("|---|---|---|---|---|\n");
+    for (label, name) in [
+        ("178 B golden", "golden_178B"),
+        ("64 KiB config", "config_64KiB"),
+    ] {
+        let whole = criterion_stats(criterion, &format!("stamp/{name}"))?;
+        let clone = criterion_stats(criterion, &format!("stamp_parts/clone/{name}"))?;
+        let measure = criterion_stats(criterion, &format!("stamp_parts/measure/{name}"))?;
+        let redact = criterion_stats(criterion, &format!("stamp_parts/redact/{name}"))?;
+        let _ = writeln!(
+            parts,
+            "| {label} | {} | {} | {} | {} |",
+            time(whole.median),
+            time(clone.median),
+            time(measure.median),
+            time(redact.median)
+        );
+    }
+
+    let mut md = String::new();
+    md.push_str("# Gatehouse benchmarks\n\n");
+    md.push_str(
+        "Generated by `cargo xtask bench` (crates/xtask/src/bench.rs); do not edit by hand. ",
+    );
+    md.push_str(
+        "Each ratio is measured side by side in the same run. The notes after the table are ",
+    );
+    md.push_str("bench/NOTES.md, copied verbatim.\n\n");
+    if context.quick {
+        md.push_str("**QUICK SMOKE RUN: tiny iteration counts, the numbers mean nothing.**\n\n");
+    }
+    let _ = writeln!(md, "- Date: {}", context.date);
+    let _ = writeln!(md, "- Commit: {}", context.commit);
+    let _ = writeln!(md, "- Machine: {}", context.machine);
+    let _ = writeln!(
+        md,
+        "- Toolchain: {}; Python {} ({})",
+        context.rustc,
+        agenta["python"].as_str().unwrap_or("?"),
+        agenta["python_implementation"].as_str().unwrap_or("?")
+    );
+    let _ = writeln!(
+        md,
+        "- Whole run: {:.0} s (builds included)",
+        context.elapsed_s
+    );
+    md.push_str("- Spread: IQR = interquartile range (25th–75th percentile) of the samples; ");
+    md.push_str("criterion samples are per-iteration means of one sample each.\n\n");
+    md.push_str(&table.text);
+    md.push_str(&parts);
+    md.push('\n');
+    match fs::read_to_string(notes) {
+        Ok(text) => md.push_str(&text),
+        Err(e) => {
+            let _ = writeln!(md, "(bench/NOTES.md could not be read: {e})");
+        }
+    }
+    Ok(md)
 }

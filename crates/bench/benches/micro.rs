@@ -1,0 +1,90 @@
+//! Micro benchmarks (criterion), read back by `cargo xtask bench` from
+//! `$CRITERION_HOME/<group>/<id>/new/sample.json`:
+//!
+//! - `stamp/golden_178B`, `stamp/config_64KiB`: `stamp_effective_parameters` under the
+//!   default policy (cap 65536);
+//! - `stamp_parts/{clone,measure,redact}/<input>`: where a stamp's time goes: one deep
+//!   clone of the input `Value`, `python_json_dumps_len` alone, `redact_effective_parameters`
+//!   alone (it returns an owned copy);
+//! - `run_request/typed/<golden>`, `run_request/untyped/<golden>`: parse a `/run` golden
+//!   and serialize it back, into `RunRequest` vs into `serde_json::Value`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+use gatehouse_bench::inputs::{config_64k, golden_blob, read_fixture, RUN_REQUEST_GOLDENS};
+use gatehouse_wire::effective::{
+    python_json_dumps_len, redact_effective_parameters, stamp_effective_parameters, Redaction,
+    StampPolicy,
+};
+use gatehouse_wire::run::RunRequest;
+
+fn stamp(c: &mut Criterion) {
+    let policy = StampPolicy::default();
+    let golden = golden_blob().expect("the stamp vectors are readable");
+    let big = config_64k();
+    let mut group = c.benchmark_group("stamp");
+    for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
+        // Both are stamped: nothing is measured on a rejected input.
+        let stamped = stamp_effective_parameters(input, &policy).expect("stamped");
+        group.throughput(Throughput::Bytes(stamped.measured_bytes as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| stamp_effective_parameters(black_box(input), black_box(&policy)))
+        });
+    }
+    group.finish();
+}
+
+fn stamp_parts(c: &mut Criterion) {
+    let golden = golden_blob().expect("the stamp vectors are readable");
+    let big = config_64k();
+    let mut group = c.benchmark_group("stamp_parts");
+    for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
+        let object = input.as_object().expect("an object").clone();
+        group.bench_with_input(BenchmarkId::new("clone", name), input, |b, input| {
+            b.iter(|| black_box(input).clone())
+        });
+        group.bench_with_input(BenchmarkId::new("measure", name), input, |b, input| {
+            b.iter(|| python_json_dumps_len(black_box(input)))
+        });
+        group.bench_with_input(BenchmarkId::new("redact", name), &object, |b, object| {
+            b.iter(|| redact_effective_parameters(black_box(object), Redaction::Gatehouse))
+        });
+    }
+    group.finish();
+}
+
+fn run_request(c: &mut Criterion) {
+    let mut group = c.benchmark_group("run_request");
+    for name in RUN_REQUEST_GOLDENS {
+        let bytes = read_fixture(&format!("run_request.{name}.json")).expect("golden readable");
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_with_input(BenchmarkId::new("typed", name), &bytes, |b, bytes| {
+            b.iter(|| {
+                let request: RunRequest =
+                    serde_json::from_slice(black_box(bytes)).expect("golden parses typed");
+                serde_json::to_vec(&request).expect("serializes")
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("untyped", name), &bytes, |b, bytes| {
+            b.iter(|| {
+                let value: serde_json::Value =
+                    serde_json::from_slice(black_box(bytes)).expect("golden parses untyped");
+                serde_json::to_vec(&value).expect("serializes")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = micro;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(60);
+    targets = stamp, stamp_parts, run_request
+}
+criterion_main!(micro);

@@ -1,0 +1,955 @@
+//! The benchmarks that need a live server: each starts the reference control plane
+//! (`gatehouse_server::testing`, a fresh SQLite file in WAL mode) on its own tokio runtime
+//! and drives it from a second runtime, over loopback HTTP.
+//!
+//! The resume dispatcher is off in every server here: gates are opened directly through
+//! the interactions API (no parked turn behind them), and a respond is measured alone,
+//! without a background resume competing for the two cores.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use gatehouse_client::{Answer, Client, Error as ClientError};
+use gatehouse_server::testing::{try_spawn, TestServer, TestServerOptions};
+use gatehouse_wire::interaction::CreateInteractionRequest;
+
+use crate::stats::Summary;
+use crate::BenchError;
+
+/// How much of each live benchmark to run.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// Measured responds per side in the client-vs-bare comparison.
+    pub respond_iterations: usize,
+    /// Discarded leading iterations (connection setup, caches) per measured series.
+    pub warmup: usize,
+    /// Gates per approve-all batch.
+    pub approve_all_gates: usize,
+    /// Batches per approve-all side.
+    pub approve_all_reps: usize,
+    /// Concurrent responds per contention round.
+    pub contention_requests: usize,
+    /// Gates the spread contention round is spread over.
+    pub contention_gates: usize,
+    /// Rounds per contention scenario.
+    pub contention_rounds: usize,
+    /// Measured responds per side in the FFI comparison.
+    pub ffi_iterations: usize,
+    /// Measured iterations of each floor figure.
+    pub floor_iterations: usize,
+    /// The Python side of the FFI row, when it is to be measured.
+    pub python_ffi: Option<PythonFfi>,
+}
+
+impl LiveConfig {
+    /// The full run of `cargo xtask bench`.
+    pub fn full() -> Self {
+        Self {
+            respond_iterations: 1000,
+            warmup: 50,
+            approve_all_gates: 200,
+            approve_all_reps: 5,
+            contention_requests: 1000,
+            contention_gates: 100,
+            contention_rounds: 5,
+            ffi_iterations: 600,
+            floor_iterations: 2000,
+            python_ffi: None,
+        }
+    }
+
+    /// A smoke run: tiny counts, same code paths.
+    pub fn quick() -> Self {
+        Self {
+            respond_iterations: 20,
+            warmup: 3,
+            approve_all_gates: 20,
+            approve_all_reps: 1,
+            contention_requests: 40,
+            contention_gates: 4,
+            contention_rounds: 1,
+            ffi_iterations: 10,
+            floor_iterations: 20,
+            python_ffi: None,
+        }
+    }
+}
+
+/// Where the Python binding and its driver script are.
+#[derive(Debug, Clone)]
+pub struct PythonFfi {
+    /// The Python interpreter.
+    pub python: String,
+    /// `bench/python/ffi_respond.py`.
+    pub script: PathBuf,
+    /// The directory holding the importable `gatehouse` package (with its native library).
+    pub package_dir: PathBuf,
+}
+
+/// Row 3: one respond through `gatehouse-client` vs a bare reqwest POST.
+#[derive(Debug, Clone, Serialize)]
+pub struct RespondReport {
+    /// Measured responds per side.
+    pub iterations: usize,
+    /// Client round trip, microseconds.
+    pub client_us: Summary,
+    /// Bare POST round trip, microseconds.
+    pub bare_us: Summary,
+    /// `client median / bare median - 1`, in percent.
+    pub overhead_pct: f64,
+}
+
+/// Row 4: approve-all vs one by one.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApproveAllBench {
+    /// Gates per batch.
+    pub gates: usize,
+    /// The client's default bound.
+    pub concurrency: usize,
+    /// Batches per side.
+    pub reps: usize,
+    /// `approve_all` per batch, milliseconds.
+    pub parallel_ms: Summary,
+    /// Sequential responds per batch, milliseconds.
+    pub sequential_ms: Summary,
+    /// `sequential median / parallel median`.
+    pub speedup: f64,
+}
+
+/// Row 5: one contention scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContentionReport {
+    /// Concurrent responds per round.
+    pub requests: usize,
+    /// Gates they are spread over.
+    pub gates: usize,
+    /// Rounds.
+    pub rounds: usize,
+    /// Responds per second per round (all of a round's requests over its wall time).
+    pub throughput_rps: Summary,
+    /// Per-request latency over every round, milliseconds.
+    pub latency_ms: Summary,
+    /// Winners (200) per round; each round must have exactly `gates`.
+    pub winners: Vec<usize>,
+    /// Losers (409 already answered) per round.
+    pub losers: Vec<usize>,
+}
+
+/// Row 6: the FFI.
+#[derive(Debug, Clone, Serialize)]
+pub struct FfiReport {
+    /// Measured responds per side.
+    pub iterations: usize,
+    /// Through the Rust client, microseconds.
+    pub rust_us: Summary,
+    /// Through the Python binding, microseconds (when measured).
+    pub python_us: Option<Summary>,
+    /// `python median - rust median`, microseconds (when measured).
+    pub added_us: Option<f64>,
+    /// Why the Python side was not measured.
+    pub not_measured: Option<String>,
+    /// The Python version that ran the binding.
+    pub python_version: Option<String>,
+}
+
+/// Row 8: the physical floor.
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorReport {
+    /// Iterations per figure.
+    pub iterations: usize,
+    /// A loopback POST of the respond body to an empty axum handler, microseconds.
+    pub http_empty_us: Summary,
+    /// One `BEGIN IMMEDIATE; INSERT; COMMIT` on SQLite (WAL, synchronous=NORMAL),
+    /// microseconds.
+    pub sqlite_commit_us: Summary,
+    /// Diagnostic: concurrent writers in the contention figures below.
+    pub concurrent_writers: usize,
+    /// Diagnostic: commits per concurrent series.
+    pub concurrent_commits: usize,
+    /// Commits per second when `concurrent_writers` tasks commit at once through the
+    /// pool, queueing on SQLite's busy handler (the server's setup).
+    pub busy_handler_commits_per_s: f64,
+    /// The same load with the writers queued on an async mutex before `BEGIN IMMEDIATE`.
+    pub async_mutex_commits_per_s: f64,
+}
+
+/// Everything `live` measures.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveReport {
+    /// Row 3.
+    pub respond: RespondReport,
+    /// Row 4.
+    pub approve_all: ApproveAllBench,
+    /// Row 5, spread over many gates.
+    pub contention_spread: ContentionReport,
+    /// Row 5, all on one gate.
+    pub contention_single: ContentionReport,
+    /// Row 6.
+    pub ffi: FfiReport,
+    /// Row 8.
+    pub floor: FloorReport,
+}
+
+/// The respond body both sides send (what the client serializes for `Answer::approve()`).
+pub const RESPOND_BODY: &str = r#"{"answer":{"approved":true}}"#;
+
+/// Two runtimes: the server's and the driver's, two worker threads each (the machine's
+/// core count; they compete for the same cores, as they would on one host).
+pub struct Runtimes {
+    /// Runs the server under test.
+    pub server: tokio::runtime::Runtime,
+    /// Runs the clients.
+    pub driver: tokio::runtime::Runtime,
+}
+
+impl Runtimes {
+    /// Start both.
+    pub fn new() -> Result<Self, BenchError> {
+        let build = |name: &str| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name(name)
+                .enable_all()
+                .build()
+                .map_err(|source| BenchError::Io {
+                    what: format!("starting the {name} runtime"),
+                    source,
+                })
+        };
+        Ok(Self {
+            server: build("bench-server")?,
+            driver: build("bench-driver")?,
+        })
+    }
+
+    /// Start a fresh test server (dispatcher off) on the server runtime.
+    pub fn spawn_server(&self) -> Result<TestServer, BenchError> {
+        let options = TestServerOptions {
+            run_dispatcher: false,
+            ..TestServerOptions::default()
+        };
+        self.server
+            .block_on(try_spawn(options))
+            .map_err(|e| BenchError::Server(e.to_string()))
+    }
+
+    /// Stop a test server.
+    pub fn stop_server(&self, server: TestServer) {
+        self.server.block_on(server.shutdown());
+    }
+}
+
+/// A client for `server` with the library's defaults.
+pub fn client_for(server: &TestServer) -> Result<Client, BenchError> {
+    Client::builder(server.base_url.clone())
+        .api_key(server.api_key.clone())
+        .project_id(server.project_id.clone())
+        .build()
+        .map_err(|e| BenchError::Request {
+            what: "building the client".into(),
+            reason: e.to_string(),
+        })
+}
+
+/// A plain reqwest client, as a caller without `gatehouse-client` would build it.
+pub fn bare_http() -> Result<reqwest::Client, BenchError> {
+    reqwest::Client::builder()
+        .build()
+        .map_err(|e| BenchError::Request {
+            what: "building the reqwest client".into(),
+            reason: e.to_string(),
+        })
+}
+
+/// Open `n` pending approval gates in `session` (8 at a time); their ids in order.
+pub async fn create_gates(
+    client: &Client,
+    session: &str,
+    n: usize,
+) -> Result<Vec<String>, BenchError> {
+    let blob = crate::inputs::golden_blob()?;
+    let requests: Vec<CreateInteractionRequest> = (0..n)
+        .map(|i| {
+            serde_json::from_value(json!({
+                "session_id": session,
+                "turn_id": format!("t-{}", i / 10),
+                "token": uuid::Uuid::new_v4().to_string(),
+                "kind": "user_approval",
+                "data": {
+                    "request": {"tool": "Bash", "args": {"command": format!("echo {i}")}, "tool_call_id": format!("toolu_{i:05}")},
+                    "references": {"workflow": {"slug": "harness-agent"}, "workflow_variant": {"slug": "harness-agent.default"}},
+                    "parameters": blob,
+                },
+                "flags": {"delivered_in_band": true, "delivered_webhook": false}
+            }))
+            .map_err(|source| BenchError::Json {
+                what: "building a create-interaction request".into(),
+                source,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let rows: Vec<Result<String, BenchError>> =
+        futures::stream::iter(requests)
+            .map(|request| async move {
+                let row = client.interactions().create(&request).await.map_err(|e| {
+                    BenchError::Request {
+                        what: "opening a gate".into(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                row.id
+                    .ok_or_else(|| BenchError::Invariant("a created gate has no id".into()))
+            })
+            .buffered(8)
+            .collect()
+            .await;
+    rows.into_iter().collect()
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn summary(samples: &[f64], what: &str) -> Result<Summary, BenchError> {
+    Summary::of(samples).ok_or_else(|| BenchError::Invariant(format!("no samples for {what}")))
+}
+
+/// One respond through the client; its round-trip time.
+async fn client_respond(client: &Client, id: &str) -> Result<Duration, BenchError> {
+    let started = Instant::now();
+    client
+        .interactions()
+        .respond(id, &Answer::approve())
+        .await
+        .map_err(|e| BenchError::Request {
+            what: "client respond".into(),
+            reason: e.to_string(),
+        })?;
+    Ok(started.elapsed())
+}
+
+/// One respond as a bare POST (same body, same `Authorization`, an `Idempotency-Key` as
+/// the client sends, so the server does the same work); its round-trip time.
+async fn bare_respond(
+    http: &reqwest::Client,
+    server: &TestServer,
+    id: &str,
+) -> Result<Duration, BenchError> {
+    let started = Instant::now();
+    let url = server.url(&format!("/api/sessions/interactions/{id}/respond"));
+    let response = http
+        .post(url)
+        .header("Authorization", server.authorization())
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .timeout(Duration::from_secs(30))
+        .body(RESPOND_BODY)
+        .send()
+        .await
+        .map_err(|e| BenchError::Request {
+            what: "bare respond".into(),
+            reason: e.to_string(),
+        })?;
+    let status = response.status();
+    let body = response.bytes().await.map_err(|e| BenchError::Request {
+        what: "bare respond body".into(),
+        reason: e.to_string(),
+    })?;
+    if status != reqwest::StatusCode::OK || body.is_empty() {
+        return Err(BenchError::Request {
+            what: "bare respond".into(),
+            reason: format!("status {status}"),
+        });
+    }
+    Ok(started.elapsed())
+}
+
+/// Row 3: alternate client and bare responds (ABBA order) on fresh gates.
+pub fn bench_respond(rt: &Runtimes, config: &LiveConfig) -> Result<RespondReport, BenchError> {
+    let server = rt.spawn_server()?;
+    let client = client_for(&server)?;
+    let http = bare_http()?;
+    let rounds = config.respond_iterations + config.warmup;
+    let result = rt.driver.block_on(async {
+        let gates = create_gates(&client, "bench-respond", 2 * rounds).await?;
+        let mut client_us = Vec::with_capacity(rounds);
+        let mut bare_us = Vec::with_capacity(rounds);
+        for (i, pair) in gates.chunks(2).enumerate() {
+            let (c, b) = if i % 2 == 0 {
+                let c = client_respond(&client, &pair[0]).await?;
+                let b = bare_respond(&http, &server, &pair[1]).await?;
+                (c, b)
+            } else {
+                let b = bare_respond(&http, &server, &pair[0]).await?;
+                let c = client_respond(&client, &pair[1]).await?;
+                (c, b)
+            };
+            if i >= config.warmup {
+                client_us.push(micros(c));
+                bare_us.push(micros(b));
+            }
+        }
+        let client_us = summary(&client_us, "client respond")?;
+        let bare_us = summary(&bare_us, "bare respond")?;
+        Ok(RespondReport {
+            iterations: config.respond_iterations,
+            client_us,
+            bare_us,
+            overhead_pct: (client_us.median / bare_us.median - 1.0) * 100.0,
+        })
+    });
+    rt.stop_server(server);
+    result
+}
+
+/// Row 4: `approve_all` (default bound) vs one respond after the other, each batch on
+/// fresh gates, sides alternating.
+pub fn bench_approve_all(
+    rt: &Runtimes,
+    config: &LiveConfig,
+) -> Result<ApproveAllBench, BenchError> {
+    let server = rt.spawn_server()?;
+    let client = client_for(&server)?;
+    let n = config.approve_all_gates;
+    let result = rt.driver.block_on(async {
+        // A warm-up batch of each kind, not measured.
+        let warm = create_gates(&client, "bench-approve-warm", 2 * config.warmup.max(1)).await?;
+        let _ = client
+            .interactions()
+            .approve_all(&warm[..config.warmup.max(1)], &Answer::approve())
+            .await;
+        for id in &warm[config.warmup.max(1)..] {
+            client_respond(&client, id).await?;
+        }
+        let mut parallel_ms = Vec::new();
+        let mut sequential_ms = Vec::new();
+        for rep in 0..config.approve_all_reps {
+            let session = format!("bench-approve-{rep}");
+            let gates = create_gates(&client, &session, 2 * n).await?;
+            let (first, second) = gates.split_at(n);
+            let (parallel_ids, sequential_ids) = if rep % 2 == 0 {
+                (first, second)
+            } else {
+                (second, first)
+            };
+            let run_parallel = || async {
+                let started = Instant::now();
+                let report = client
+                    .interactions()
+                    .approve_all(parallel_ids, &Answer::approve())
+                    .await;
+                let elapsed = started.elapsed();
+                if report.answered.len() != n {
+                    return Err(BenchError::Invariant(format!(
+                        "approve_all answered {} of {n} fresh gates ({} already answered, {} failed{})",
+                        report.answered.len(),
+                        report.already_answered.len(),
+                        report.failed.len(),
+                        report
+                            .failed
+                            .first()
+                            .map(|(id, e)| format!("; first: {id}: {e}"))
+                            .unwrap_or_default()
+                    )));
+                }
+                Ok(millis(elapsed))
+            };
+            let run_sequential = || async {
+                let started = Instant::now();
+                for id in sequential_ids {
+                    client_respond(&client, id).await?;
+                }
+                Ok::<f64, BenchError>(millis(started.elapsed()))
+            };
+            if rep % 2 == 0 {
+                parallel_ms.push(run_parallel().await?);
+                sequential_ms.push(run_sequential().await?);
+            } else {
+                sequential_ms.push(run_sequential().await?);
+                parallel_ms.push(run_parallel().await?);
+            }
+        }
+        let parallel_ms = summary(&parallel_ms, "approve-all")?;
+        let sequential_ms = summary(&sequential_ms, "sequential responds")?;
+        Ok(ApproveAllBench {
+            gates: n,
+            concurrency: gatehouse_client::DEFAULT_APPROVE_ALL_CONCURRENCY,
+            reps: config.approve_all_reps,
+            speedup: sequential_ms.median / parallel_ms.median,
+            parallel_ms,
+            sequential_ms,
+        })
+    });
+    rt.stop_server(server);
+    result
+}
+
+/// What one concurrent respond came back with.
+enum Outcome {
+    Won,
+    AlreadyAnswered,
+    Failed(String),
+}
+
+/// One round: `requests` responds released at once over `gates` fresh gates (request `k`
+/// answers gate `k % gates`). Returns (wall time, latencies, winners, losers); fails
+/// unless every gate has exactly one winner and every other request got 409.
+async fn contention_round(
+    client: &Client,
+    session: &str,
+    requests: usize,
+    gates: usize,
+) -> Result<(Duration, Vec<f64>, usize, usize), BenchError> {
+    let ids = create_gates(client, session, gates).await?;
+    let barrier = Arc::new(tokio::sync::Barrier::new(requests + 1));
+    let mut tasks = Vec::with_capacity(requests);
+    for k in 0..requests {
+        let client = client.clone();
+        let id = ids[k % gates].clone();
+        let barrier = barrier.clone();
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let started = Instant::now();
+            let outcome = match client.interactions().respond(&id, &Answer::approve()).await {
+                Ok(_) => Outcome::Won,
+                Err(ClientError::AlreadyAnswered { .. }) => Outcome::AlreadyAnswered,
+                Err(other) => Outcome::Failed(other.to_string()),
+            };
+            (k % gates, started.elapsed(), outcome)
+        }));
+    }
+    barrier.wait().await;
+    let started = Instant::now();
+    let mut latencies = Vec::with_capacity(requests);
+    let mut winners_per_gate = vec![0usize; gates];
+    let mut losers = 0;
+    let mut failures = Vec::new();
+    for task in tasks {
+        let (gate, latency, outcome) = task
+            .await
+            .map_err(|e| BenchError::Invariant(format!("a responder task died: {e}")))?;
+        latencies.push(millis(latency));
+        match outcome {
+            Outcome::Won => winners_per_gate[gate] += 1,
+            Outcome::AlreadyAnswered => losers += 1,
+            Outcome::Failed(reason) => failures.push(reason),
+        }
+    }
+    let wall = started.elapsed();
+    if let Some(first) = failures.first() {
+        return Err(BenchError::Invariant(format!(
+            "{} of {requests} concurrent responds failed (neither 200 nor 409); first: {first}",
+            failures.len()
+        )));
+    }
+    if let Some((gate, count)) = winners_per_gate.iter().enumerate().find(|(_, c)| **c != 1) {
+        return Err(BenchError::Invariant(format!(
+            "gate {gate} had {count} winners, not exactly 1"
+        )));
+    }
+    let winners: usize = winners_per_gate.iter().sum();
+    if winners + losers != requests {
+        return Err(BenchError::Invariant(format!(
+            "{winners} winners + {losers} losers != {requests} requests"
+        )));
+    }
+    Ok((wall, latencies, winners, losers))
+}
+
+/// Row 5: `requests` concurrent responds over `gates` gates, `rounds` times, each round
+/// on a fresh server.
+pub fn bench_contention(
+    rt: &Runtimes,
+    config: &LiveConfig,
+    gates: usize,
+) -> Result<ContentionReport, BenchError> {
+    let requests = config.contention_requests;
+    let mut throughput = Vec::new();
+    let mut latencies = Vec::new();
+    let mut winners = Vec::new();
+    let mut losers = Vec::new();
+    for round in 0..config.contention_rounds {
+        let server = rt.spawn_server()?;
+        let client = client_for(&server)?;
+        let result = rt.driver.block_on(async {
+            // Warm the pool and the server with a small untimed round.
+            let warm_gates = gates.min(4);
+            contention_round(&client, "bench-warm", warm_gates * 2, warm_gates).await?;
+            contention_round(
+                &client,
+                &format!("bench-contention-{round}"),
+                requests,
+                gates,
+            )
+            .await
+        });
+        rt.stop_server(server);
+        let (wall, round_latencies, won, lost) = result?;
+        throughput.push(requests as f64 / wall.as_secs_f64());
+        latencies.extend(round_latencies);
+        winners.push(won);
+        losers.push(lost);
+    }
+    Ok(ContentionReport {
+        requests,
+        gates,
+        rounds: config.contention_rounds,
+        throughput_rps: summary(&throughput, "contention throughput")?,
+        latency_ms: summary(&latencies, "contention latency")?,
+        winners,
+        losers,
+    })
+}
+
+/// The Python driver's answer.
+#[derive(Debug, serde::Deserialize)]
+struct PythonSamples {
+    samples_ns: Vec<f64>,
+    python: Option<String>,
+}
+
+/// Run the Python binding over `ids`; its per-call samples in microseconds.
+fn python_responds(
+    python: &PythonFfi,
+    server: &TestServer,
+    ids: &[String],
+    warmup: usize,
+) -> Result<(Vec<f64>, Option<String>), BenchError> {
+    let dir = tempfile::tempdir().map_err(|source| BenchError::Io {
+        what: "creating a temp dir for the FFI driver".into(),
+        source,
+    })?;
+    let config_path = dir.path().join("ffi_config.json");
+    let config = json!({
+        "base_url": server.base_url,
+        "api_key": server.api_key,
+        "project_id": server.project_id,
+        "package_dir": python.package_dir,
+        "ids": ids,
+        "warmup": warmup,
+    });
+    std::fs::write(&config_path, config.to_string()).map_err(|source| BenchError::Io {
+        what: format!("writing {}", config_path.display()),
+        source,
+    })?;
+    let output = Command::new(&python.python)
+        .arg(&python.script)
+        .arg(&config_path)
+        .output()
+        .map_err(|e| BenchError::Python(format!("cannot start {}: {e}", python.python)))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("no output")
+            .to_string();
+        return Err(BenchError::Python(format!(
+            "{} exited with {}: {last}",
+            python.script.display(),
+            output.status
+        )));
+    }
+    let parsed: PythonSamples =
+        serde_json::from_slice(&output.stdout).map_err(|source| BenchError::Json {
+            what: "reading the FFI driver's output".into(),
+            source,
+        })?;
+    Ok((
+        parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
+        parsed.python,
+    ))
+}
+
+/// Row 6: respond through the Rust client, then through the Python binding, then the
+/// Rust client again, each on fresh gates of the same server.
+pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchError> {
+    let server = rt.spawn_server()?;
+    let client = client_for(&server)?;
+    let n = config.ffi_iterations;
+    let half = n / 2;
+    let warm = config.warmup;
+    let result = (|| {
+        let (rust_ids, python_ids) = rt.driver.block_on(async {
+            let rust = create_gates(&client, "bench-ffi-rust", n + 2 * warm).await?;
+            let python = create_gates(&client, "bench-ffi-python", n + warm).await?;
+            Ok::<_, BenchError>((rust, python))
+        })?;
+        let measure_rust = |ids: &[String]| {
+            rt.driver.block_on(async {
+                let mut samples = Vec::new();
+                for (i, id) in ids.iter().enumerate() {
+                    let elapsed = client_respond(&client, id).await?;
+                    if i >= warm {
+                        samples.push(micros(elapsed));
+                    }
+                }
+                Ok::<_, BenchError>(samples)
+            })
+        };
+        let mut rust_us = measure_rust(&rust_ids[..half + warm])?;
+        let python = match &config.python_ffi {
+            None => Err("no Python binding given".to_string()),
+            Some(python) => {
+                python_responds(python, &server, &python_ids, warm).map_err(|e| e.to_string())
+            }
+        };
+        rust_us.extend(measure_rust(&rust_ids[half + warm..])?);
+        let rust_us = summary(&rust_us, "rust respond")?;
+        Ok::<_, BenchError>(match python {
+            Ok((samples, version)) => {
+                let python_us = summary(&samples, "python respond")?;
+                FfiReport {
+                    iterations: n,
+                    rust_us,
+                    added_us: Some(python_us.median - rust_us.median),
+                    python_us: Some(python_us),
+                    not_measured: None,
+                    python_version: version,
+                }
+            }
+            Err(reason) => FfiReport {
+                iterations: n,
+                rust_us,
+                python_us: None,
+                added_us: None,
+                not_measured: Some(reason),
+                python_version: None,
+            },
+        })
+    })();
+    rt.stop_server(server);
+    result
+}
+
+/// Row 8: an empty loopback handler and one SQLite WAL commit.
+pub fn bench_floor(rt: &Runtimes, config: &LiveConfig) -> Result<FloorReport, BenchError> {
+    // The empty handler, served on the server runtime like the real server.
+    let listener = rt
+        .server
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .map_err(|source| BenchError::Io {
+            what: "binding the empty handler".into(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| BenchError::Io {
+        what: "reading the empty handler's address".into(),
+        source,
+    })?;
+    let app = axum::Router::new().route("/empty", axum::routing::post(|| async {}));
+    let served = rt
+        .server
+        .spawn(async move { axum::serve(listener, app).await });
+    let http = bare_http()?;
+    let url = format!("http://{addr}/empty");
+    let total = config.floor_iterations + config.warmup;
+    let http_result = rt.driver.block_on(async {
+        let mut samples = Vec::with_capacity(total);
+        for i in 0..total {
+            let started = Instant::now();
+            let response = http
+                .post(&url)
+                .header("Authorization", "ApiKey floor")
+                .header("Content-Type", "application/json")
+                .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+                .timeout(Duration::from_secs(30))
+                .body(RESPOND_BODY)
+                .send()
+                .await
+                .map_err(|e| BenchError::Request {
+                    what: "empty-handler POST".into(),
+                    reason: e.to_string(),
+                })?;
+            let status = response.status();
+            response.bytes().await.map_err(|e| BenchError::Request {
+                what: "empty-handler body".into(),
+                reason: e.to_string(),
+            })?;
+            if !status.is_success() {
+                return Err(BenchError::Request {
+                    what: "empty-handler POST".into(),
+                    reason: format!("status {status}"),
+                });
+            }
+            if i >= config.warmup {
+                samples.push(micros(started.elapsed()));
+            }
+        }
+        summary(&samples, "empty handler")
+    });
+    served.abort();
+    let http_empty_us = http_result?;
+    let sqlite = rt.driver.block_on(sqlite_commits(config))?;
+    Ok(FloorReport {
+        iterations: config.floor_iterations,
+        http_empty_us,
+        sqlite_commit_us: sqlite.sequential_us,
+        concurrent_writers: sqlite.writers,
+        concurrent_commits: sqlite.commits,
+        busy_handler_commits_per_s: sqlite.busy_handler_per_s,
+        async_mutex_commits_per_s: sqlite.async_mutex_per_s,
+    })
+}
+
+struct SqliteFloor {
+    sequential_us: Summary,
+    writers: usize,
+    commits: usize,
+    busy_handler_per_s: f64,
+    async_mutex_per_s: f64,
+}
+
+fn db_error(what: &'static str) -> impl Fn(sqlx::Error) -> BenchError {
+    move |e| BenchError::Request {
+        what: what.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// One `BEGIN IMMEDIATE; INSERT; COMMIT`.
+async fn commit_one(pool: &sqlx::SqlitePool) -> Result<(), BenchError> {
+    let mut tx = pool
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(db_error("BEGIN IMMEDIATE"))?;
+    sqlx::query("INSERT INTO floor (body) VALUES ($1)")
+        .bind(RESPOND_BODY)
+        .execute(&mut *tx)
+        .await
+        .map_err(db_error("INSERT"))?;
+    tx.commit().await.map_err(db_error("COMMIT"))
+}
+
+/// `writers` tasks commit `per_writer` times each, at once; commits per second. With
+/// `lock`, each commit first takes the async mutex.
+async fn concurrent_commits(
+    pool: &sqlx::SqlitePool,
+    writers: usize,
+    per_writer: usize,
+    lock: Option<Arc<tokio::sync::Mutex<()>>>,
+) -> Result<f64, BenchError> {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..writers)
+        .map(|_| {
+            let pool = pool.clone();
+            let lock = lock.clone();
+            tokio::spawn(async move {
+                for _ in 0..per_writer {
+                    let _guard = match &lock {
+                        Some(lock) => Some(lock.lock().await),
+                        None => None,
+                    };
+                    commit_one(&pool).await?;
+                }
+                Ok::<(), BenchError>(())
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await
+            .map_err(|e| BenchError::Invariant(format!("a writer task died: {e}")))??;
+    }
+    Ok((writers * per_writer) as f64 / started.elapsed().as_secs_f64())
+}
+
+async fn sqlite_commits(config: &LiveConfig) -> Result<SqliteFloor, BenchError> {
+    use sqlx::sqlite::{
+        SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+    };
+    use std::str::FromStr;
+    let dir = tempfile::tempdir().map_err(|source| BenchError::Io {
+        what: "creating a temp dir for SQLite".into(),
+        source,
+    })?;
+    let url = format!("sqlite://{}", dir.path().join("floor.db").display());
+    // The same connection settings as the server's store.
+    let options = SqliteConnectOptions::from_str(&url)
+        .map_err(db_error("parsing the SQLite URL"))?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(30))
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(options)
+        .await
+        .map_err(db_error("opening SQLite"))?;
+    sqlx::query("CREATE TABLE floor (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        .execute(&pool)
+        .await
+        .map_err(db_error("creating the table"))?;
+    let total = config.floor_iterations + config.warmup;
+    let mut samples = Vec::with_capacity(total);
+    for i in 0..total {
+        let started = Instant::now();
+        commit_one(&pool).await?;
+        if i >= config.warmup {
+            samples.push(micros(started.elapsed()));
+        }
+    }
+    let sequential_us = summary(&samples, "sqlite commit")?;
+    // Diagnostic for the concurrent figures: the same commits from 8 writers at once.
+    let writers = gatehouse_client::DEFAULT_APPROVE_ALL_CONCURRENCY;
+    let per_writer = (config.floor_iterations / 40).max(2);
+    let busy_handler_per_s = concurrent_commits(&pool, writers, per_writer, None).await?;
+    let lock = Arc::new(tokio::sync::Mutex::new(()));
+    let async_mutex_per_s = concurrent_commits(&pool, writers, per_writer, Some(lock)).await?;
+    pool.close().await;
+    Ok(SqliteFloor {
+        sequential_us,
+        writers,
+        commits: writers * per_writer,
+        busy_handler_per_s,
+        async_mutex_per_s,
+    })
+}
+
+/// Run every live benchmark, in order: floor, respond, approve-all, contention (spread,
+/// single), FFI. `progress` hears what is starting.
+pub fn run_all(
+    config: &LiveConfig,
+    mut progress: impl FnMut(&str),
+) -> Result<LiveReport, BenchError> {
+    let rt = Runtimes::new()?;
+    progress("floor: empty loopback handler, SQLite WAL commit");
+    let floor = bench_floor(&rt, config)?;
+    progress("respond: client vs bare POST");
+    let respond = bench_respond(&rt, config)?;
+    progress("approve-all vs one by one");
+    let approve_all = bench_approve_all(&rt, config)?;
+    progress("contention: spread over many gates");
+    let contention_spread = bench_contention(&rt, config, config.contention_gates)?;
+    progress("contention: a single gate");
+    let contention_single = bench_contention(&rt, config, 1)?;
+    progress("ffi: Rust client vs Python binding");
+    let ffi = bench_ffi(&rt, config)?;
+    Ok(LiveReport {
+        respond,
+        approve_all,
+        contention_spread,
+        contention_single,
+        ffi,
+        floor,
+    })
+}
+
+/// `Value` of a report, for writing.
+pub fn report_json(report: &LiveReport) -> Result<Value, BenchError> {
+    serde_json::to_value(report).map_err(|source| BenchError::Json {
+        what: "serializing the live report".into(),
+        source,
+    })
+}

@@ -1,0 +1,103 @@
+//! `gatehouse-bench`: the non-criterion half of `cargo xtask bench`.
+//!
+//! ```text
+//! gatehouse-bench prepare-stamp --dir DIR [--generated N]
+//!     writes DIR/golden.json, DIR/config_64k.json, DIR/shared_inputs.json and
+//!     DIR/rust_outputs.json (Gatehouse's stamp of every shared input)
+//! gatehouse-bench live --out FILE [--quick] [--python PY --ffi-script PATH --python-package DIR]
+//!     runs the live-server benchmarks and writes their report as JSON
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use gatehouse_bench::inputs::{config_64k, golden_blob, inputs_to_json, shared_stamp_inputs};
+use gatehouse_bench::live::{report_json, run_all, LiveConfig, PythonFfi};
+use gatehouse_bench::{stamp_outputs, BenchError};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("prepare-stamp") => prepare_stamp(&args[1..]),
+        Some("live") => live(&args[1..]),
+        _ => Err(BenchError::Invalid(
+            "usage: gatehouse-bench <prepare-stamp --dir DIR | live --out FILE [--quick]>".into(),
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("gatehouse-bench: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The value after `--name`, if given.
+fn flag_value(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), BenchError> {
+    let text = serde_json::to_string_pretty(value).map_err(|source| BenchError::Json {
+        what: format!("serializing {}", path.display()),
+        source,
+    })?;
+    std::fs::write(path, text).map_err(|source| BenchError::Io {
+        what: format!("writing {}", path.display()),
+        source,
+    })
+}
+
+fn prepare_stamp(args: &[String]) -> Result<(), BenchError> {
+    let dir = PathBuf::from(
+        flag_value(args, "--dir").ok_or_else(|| BenchError::Invalid("--dir is required".into()))?,
+    );
+    let generated = match flag_value(args, "--generated") {
+        Some(n) => n
+            .parse()
+            .map_err(|_| BenchError::Invalid(format!("--generated {n} is not a count")))?,
+        None => 200,
+    };
+    std::fs::create_dir_all(&dir).map_err(|source| BenchError::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    write_json(&dir.join("golden.json"), &golden_blob()?)?;
+    write_json(&dir.join("config_64k.json"), &config_64k())?;
+    let inputs = shared_stamp_inputs(generated)?;
+    write_json(&dir.join("shared_inputs.json"), &inputs_to_json(&inputs))?;
+    write_json(&dir.join("rust_outputs.json"), &stamp_outputs(&inputs))?;
+    eprintln!(
+        "gatehouse-bench: {} shared stamp inputs written to {}",
+        inputs.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+fn live(args: &[String]) -> Result<(), BenchError> {
+    let out = PathBuf::from(
+        flag_value(args, "--out").ok_or_else(|| BenchError::Invalid("--out is required".into()))?,
+    );
+    let mut config = if args.iter().any(|a| a == "--quick") {
+        LiveConfig::quick()
+    } else {
+        LiveConfig::full()
+    };
+    if let (Some(script), Some(package_dir)) = (
+        flag_value(args, "--ffi-script"),
+        flag_value(args, "--python-package"),
+    ) {
+        config.python_ffi = Some(PythonFfi {
+            python: flag_value(args, "--python").unwrap_or_else(|| "python3".into()),
+            script: PathBuf::from(script),
+            package_dir: PathBuf::from(package_dir),
+        });
+    }
+    let report = run_all(&config, |step| eprintln!("gatehouse-bench live: {step}"))?;
+    write_json(&out, &report_json(&report)?)
+}
