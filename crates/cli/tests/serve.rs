@@ -41,9 +41,9 @@ fn serve(extra: &[&str]) -> Served {
 }
 
 #[cfg(unix)]
-fn terminate(mut served: Served) -> (Option<i32>, String, String) {
+fn terminate(mut served: Served, signal: &str) -> (Option<i32>, String, String) {
     let status = Command::new("kill")
-        .args(["-TERM", &served.child.id().to_string()])
+        .args([signal, &served.child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
@@ -102,7 +102,7 @@ async fn serve_prints_the_listening_line_answers_logs_and_stops_cleanly() {
         "{err}"
     );
 
-    let (code, stdout, stderr) = terminate(served);
+    let (code, stdout, stderr) = terminate(served, "-TERM");
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     // Exactly one line on stdout: the listening line (already read).
     assert_eq!(stdout, "");
@@ -170,7 +170,8 @@ async fn serve_reads_keys_from_the_environment_and_can_leave_execution_out() {
     assert!(!caps
         .capabilities
         .contains(&gatehouse_wire::capabilities::Capability::Execution));
-    let (code, _, stderr) = terminate(served);
+    // Ctrl-C (SIGINT) stops it cleanly too.
+    let (code, _, stderr) = terminate(served, "-INT");
     assert_eq!(code, Some(0), "{stderr}");
 }
 
