@@ -991,3 +991,63 @@ async fn execution_errors_are_agentplat_shaped() {
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["code"], "BAD_REQUEST");
 }
+
+/// A session whose run died with the previous process is reconciled at startup; a
+/// parked (paused) one is left to resume.
+#[tokio::test]
+async fn restart_reconciles_orphaned_active_sessions() {
+    let h = Harness::start().await;
+    let (_, room, parked, revision, _) = park(&h, "task-parked", config("m", "ask")).await;
+    let (status, _) = request(
+        &h,
+        &room,
+        &parked,
+        revision,
+        "op-wait",
+        "stop",
+        "pre_action",
+    )
+    .await;
+    assert_eq!(status, 202);
+    let exec = ExecutionStore::new(h.server.server.state().store.clone());
+    let orphan = exec
+        .open(&gatehouse_server::execution::OpenSession {
+            tenant_id: h.server.project_id.clone(),
+            room_id: "room-orphan".into(),
+            run_id: "run-in-flight".into(),
+            task_id: "task-orphan".into(),
+            participant_id: "agent".into(),
+            agent_revision_id: "draft:00".into(),
+            agent_revision_digest: "sha256:00".into(),
+            predecessor_session_id: None,
+            runtime_profile: None,
+            authority_revision: None,
+            role_revision: None,
+            protected: false,
+            turn_id: None,
+        })
+        .await
+        .unwrap();
+    let (status, _) = request(
+        &h,
+        "room-orphan",
+        &orphan.session_id,
+        orphan.revision,
+        "op-o",
+        "stop",
+        "pre_step",
+    )
+    .await;
+    assert_eq!(status, 202);
+    let h = h.restart().await;
+    let doc = get_session(&h, "room-orphan", &orphan.session_id).await;
+    assert_eq!(doc["status"], "failed");
+    assert_eq!(
+        doc["outcome"]["reason"],
+        gatehouse_server::execution::ORPHAN_REASON
+    );
+    assert_eq!(intervention(&doc, "op-o")["status"], "rejected");
+    let doc = get_session(&h, &room, &parked).await;
+    assert_eq!(doc["status"], "paused");
+    assert_eq!(intervention(&doc, "op-wait")["status"], "pending");
+}

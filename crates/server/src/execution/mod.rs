@@ -34,7 +34,12 @@
 //!
 //! The session is `active` while a turn runs, `paused` while the turn is parked at an
 //! approval gate (its pending interventions wait for the resume), and reconciled when
-//! the run ends: `completed`, `failed`, or `canceled` when a `stop` halted it.
+//! the run ends: `completed`, `failed`, or `canceled` when a `stop` halted it. On a
+//! SQLite store (one process), sessions still `active` at startup lost their run with
+//! the previous process: they are reconciled `failed` ([`ORPHAN_REASON`]).
+
+/// The outcome reason of a session whose run died with a previous server process.
+pub const ORPHAN_REASON: &str = "the server stopped while the run was in flight";
 
 pub mod api;
 pub mod hooks;

@@ -485,6 +485,35 @@ impl ExecutionStore {
         Ok(session)
     }
 
+    /// Reconcile every `active` session as `failed` with `reason`: for a server that
+    /// restarted on a database only it uses (SQLite), where an `active` session's run
+    /// died with the old process. Parked runs (`paused`) are left alone: they resume.
+    /// Returns how many sessions were reconciled.
+    pub async fn reconcile_orphans(&self, reason: &str) -> Result<usize, ExecError> {
+        let ids: Vec<String> = with_pool!(self.store, pool => {
+            let rows = sqlx::query("SELECT session_id FROM execution_sessions WHERE status = 'active'")
+                .fetch_all(pool)
+                .await?;
+            rows.iter().map(|r| r.text("session_id")).collect::<Result<Vec<_>, sqlx::Error>>()
+        })?;
+        let details = serde_json::json!({ "orphaned": true });
+        let mut count = 0;
+        for id in &ids {
+            let session = self
+                .reconcile(
+                    id,
+                    ExecutionSessionStatus::Failed,
+                    Some(reason),
+                    Some(details.clone()),
+                )
+                .await?;
+            if session.status == ExecutionSessionStatus::Failed {
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
     /// Terminal reconciliation (see [`rules::reconcile`]).
     pub async fn reconcile(
         &self,
