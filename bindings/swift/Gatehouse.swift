@@ -803,7 +803,7 @@ open func getInteraction(id: String)async throws  -> Interaction  {
     /**
      * Every pending interaction of the project (all pages), or of one session.
      */
-open func listPendingInteractions(sessionId: String?)async throws  -> [Interaction]  {
+open func listPendingInteractions(sessionId: String? = nil)async throws  -> [Interaction]  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -826,7 +826,7 @@ open func listPendingInteractions(sessionId: String?)async throws  -> [Interacti
      * client carries an idempotency key and never reports its own landed answer as
      * already answered.
      */
-open func respondToInteraction(id: String, approved: Bool, message: String?, toolCallId: String?)async throws  -> Interaction  {
+open func respondToInteraction(id: String, approved: Bool, message: String? = nil, toolCallId: String? = nil)async throws  -> Interaction  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -886,7 +886,7 @@ open func getExecutionSession(roomId: String, sessionId: String)async throws  ->
      * applied. `operation_id` makes a retry replay instead of duplicating; the client
      * generates one when absent.
      */
-open func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String?)async throws  -> RequestedIntervention  {
+open func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String? = nil)async throws  -> RequestedIntervention  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -5244,10 +5244,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction() != 52281) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 33939) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 55482) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 56001) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 59675) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() != 22139) {
@@ -5256,7 +5256,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() != 48209) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 35933) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 13997) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 1671) {

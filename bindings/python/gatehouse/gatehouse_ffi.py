@@ -535,11 +535,11 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction() != 52281:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 33939:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 55482:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 35933:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 13997:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 56001:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 59675:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 1671:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
@@ -5528,12 +5528,12 @@ class GatehouseClientProtocol(typing.Protocol):
         One interaction by id.
 """
         raise NotImplementedError
-    async def list_pending_interactions(self, session_id: typing.Optional[str]) -> typing.List[Interaction]:
+    async def list_pending_interactions(self, session_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> typing.List[Interaction]:
         """
         Every pending interaction of the project (all pages), or of one session.
 """
         raise NotImplementedError
-    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Optional[str]) -> RequestedIntervention:
+    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
         """
         Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
         into its next step, at `checkpoint`. `expected_revision` is the session revision
@@ -5543,7 +5543,7 @@ class GatehouseClientProtocol(typing.Protocol):
         generates one when absent.
 """
         raise NotImplementedError
-    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Optional[str],tool_call_id: typing.Optional[str]) -> Interaction:
+    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
         """
         Answer an approval gate: approve or deny, with an optional message for the agent
         and the tool call being answered. Throws `AlreadyAnswered` when another device
@@ -5709,11 +5709,13 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
-    async def list_pending_interactions(self, session_id: typing.Optional[str]) -> typing.List[Interaction]:
+    async def list_pending_interactions(self, session_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> typing.List[Interaction]:
         """
         Every pending interaction of the project (all pages), or of one session.
 """
         
+        if session_id is _DEFAULT:
+            session_id = None
         _UniffiFfiConverterOptionalString.check_lower(session_id)
         _uniffi_lowered_args = (
             self._uniffi_clone_handle(),
@@ -5729,7 +5731,7 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
-    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Optional[str]) -> RequestedIntervention:
+    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
         """
         Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
         into its next step, at `checkpoint`. `expected_revision` is the session revision
@@ -5749,6 +5751,8 @@ class GatehouseClient(GatehouseClientProtocol):
 
         _UniffiFfiConverterTypeCheckpoint.check_lower(checkpoint)
 
+        if operation_id is _DEFAULT:
+            operation_id = None
         _UniffiFfiConverterOptionalString.check_lower(operation_id)
         _uniffi_lowered_args = (
             self._uniffi_clone_handle(),
@@ -5769,7 +5773,7 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
-    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Optional[str],tool_call_id: typing.Optional[str]) -> Interaction:
+    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
         """
         Answer an approval gate: approve or deny, with an optional message for the agent
         and the tool call being answered. Throws `AlreadyAnswered` when another device
@@ -5782,8 +5786,12 @@ class GatehouseClient(GatehouseClientProtocol):
 
         _UniffiFfiConverterBoolean.check_lower(approved)
 
+        if message is _DEFAULT:
+            message = None
         _UniffiFfiConverterOptionalString.check_lower(message)
 
+        if tool_call_id is _DEFAULT:
+            tool_call_id = None
         _UniffiFfiConverterOptionalString.check_lower(tool_call_id)
         _uniffi_lowered_args = (
             self._uniffi_clone_handle(),

@@ -41,13 +41,13 @@ def test_respond_then_a_second_respond_is_already_answered(server, client, proje
     assert json.loads(answered.resolution)["answer"]["approved"] is True
 
     with pytest.raises(GatehouseError.AlreadyAnswered) as caught:
-        asyncio.run(client.respond_to_interaction(gate_id, False, None, None))
+        asyncio.run(client.respond_to_interaction(gate_id, approved=False))  # defaults: no message
     error = caught.value
     assert error.is_retryable() is False
     assert error.error_kind() == GatehouseErrorKind.ALREADY_ANSWERED
     assert "respond_interaction" in error.msg
     assert error.details  # the server's text
-    assert asyncio.run(client.list_pending_interactions(None)) == []
+    assert asyncio.run(client.list_pending_interactions()) == []
 
 
 def test_approve_all_reports_every_target(server, client, project_id):

@@ -130,6 +130,7 @@ impl GatehouseClient {
     }
 
     /// Every pending interaction of the project (all pages), or of one session.
+    #[uniffi::method(default(session_id = None))]
     pub async fn list_pending_interactions(
         &self,
         session_id: Option<String>,
@@ -160,6 +161,7 @@ impl GatehouseClient {
     /// answered first (benign: refresh). Safe to retry after a transport error: the
     /// client carries an idempotency key and never reports its own landed answer as
     /// already answered.
+    #[uniffi::method(default(message = None, tool_call_id = None))]
     pub async fn respond_to_interaction(
         &self,
         id: String,

@@ -127,6 +127,7 @@ impl GatehouseClient {
     /// "requested", nothing more: call `wait_for_intervention` to learn whether it was
     /// applied. `operation_id` makes a retry replay instead of duplicating; the client
     /// generates one when absent.
+    #[uniffi::method(default(operation_id = None))]
     pub async fn request_intervention(
         &self,
         room_id: String,

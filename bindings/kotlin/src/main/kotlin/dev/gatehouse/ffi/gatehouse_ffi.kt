@@ -962,10 +962,10 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction() and 0xFFFF) != 52281) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() and 0xFFFF) != 33939) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() and 0xFFFF) != 55482) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() and 0xFFFF) != 56001) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() and 0xFFFF) != 59675) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() and 0xFFFF) != 22139) {
@@ -974,7 +974,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() and 0xFFFF) != 48209) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() and 0xFFFF) != 35933) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() and 0xFFFF) != 13997) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() and 0xFFFF) != 1671) {
@@ -1508,7 +1508,7 @@ public interface GatehouseClientInterface {
     /**
      * Every pending interaction of the project (all pages), or of one session.
      */
-    suspend fun `listPendingInteractions`(`sessionId`: kotlin.String?): List<Interaction>
+    suspend fun `listPendingInteractions`(`sessionId`: kotlin.String? = null): List<Interaction>
     
     /**
      * Answer an approval gate: approve or deny, with an optional message for the agent
@@ -1517,7 +1517,7 @@ public interface GatehouseClientInterface {
      * client carries an idempotency key and never reports its own landed answer as
      * already answered.
      */
-    suspend fun `respondToInteraction`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String?, `toolCallId`: kotlin.String?): Interaction
+    suspend fun `respondToInteraction`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String? = null, `toolCallId`: kotlin.String? = null): Interaction
     
     /**
      * Watch a session's gates: `listener` hears every (re)connect (revalidate then),
@@ -1540,7 +1540,7 @@ public interface GatehouseClientInterface {
      * applied. `operation_id` makes a retry replay instead of duplicating; the client
      * generates one when absent.
      */
-    suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String?): RequestedIntervention
+    suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String? = null): RequestedIntervention
     
     /**
      * Wait up to `timeout_ms` for an intervention to be applied (with the server's

@@ -57,13 +57,14 @@ class BindingsTest {
             assertTrue(answered.status != InteractionStatus.PENDING)
 
             val error = assertThrows<GatehouseException.AlreadyAnswered> {
-                runBlocking { client.respondToInteraction(id, false, null, null) }
+                runBlocking { client.respondToInteraction(id, approved = false) } // defaults: no message
+
             }
             assertFalse(error.isRetryable())
             assertEquals(GatehouseErrorKind.ALREADY_ANSWERED, error.errorKind())
             assertTrue(error.msg.contains("respond_interaction"), error.msg)
             assertEquals(error.msg, error.toString()) // Display is exported
-            assertTrue(client.listPendingInteractions(null).isEmpty())
+            assertTrue(client.listPendingInteractions().isEmpty())
         }
     }
 
