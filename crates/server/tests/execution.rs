@@ -1041,6 +1041,11 @@ async fn restart_reconciles_orphaned_active_sessions() {
     assert_eq!(status, 202);
     let h = h.restart().await;
     let doc = get_session(&h, "room-orphan", &orphan.session_id).await;
+    if h.server.server.state().store.backend_name() == "postgres" {
+        // Many instances may share Postgres: an active session may be another's run.
+        assert_eq!(doc["status"], "active");
+        return;
+    }
     assert_eq!(doc["status"], "failed");
     assert_eq!(
         doc["outcome"]["reason"],
