@@ -198,3 +198,25 @@ def test_a_wrong_api_key_is_unauthorized(server, project_id):
     with pytest.raises(GatehouseError.Unauthorized) as caught:
         asyncio.run(client.list_pending_interactions(None))
     assert caught.value.is_retryable() is False
+
+
+class ThrowingListener(RecordingListener):
+    """Raises from on_connected: the exception must not reach Rust as a crash, and the
+    watch must go on."""
+
+    def on_connected(self):
+        self.connected.set()
+        raise RuntimeError("the app's listener is buggy")
+
+
+def test_a_listener_that_raises_does_not_stop_the_watch(server, client, project_id):
+    session_id = str(uuid.uuid4())
+    listener = ThrowingListener()
+    handle = client.watch_session(session_id, listener)
+    try:
+        assert listener.connected.wait(15), "the watch never connected"
+        server.open_gate(project_id, session_id=session_id)
+        assert listener.gate_opened.wait(15), f"no gate event after the raise; saw {listener.events}"
+        assert handle.is_finished() is False
+    finally:
+        handle.cancel()

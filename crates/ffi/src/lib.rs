@@ -15,6 +15,8 @@
 //!
 //! Generated bindings live in `bindings/` at the workspace root (`cargo xtask bindings`).
 
+#![warn(missing_docs)]
+
 uniffi::setup_scaffolding!();
 
 mod client;
