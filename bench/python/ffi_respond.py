@@ -8,12 +8,17 @@ Each id is a fresh pending gate; each is answered once with
 ``await client.respond_to_interaction(id, True, None, None)`` on one asyncio loop.
 Prints ``{"samples_ns": [...], "python": "3.x.y"}`` (the first ``warmup`` calls left
 out) on stdout. Exit status 3 when the binding cannot be imported, 1 when a respond fails.
+
+Diagnostics: with ``GATEHOUSE_BENCH_PY_PROFILE=FILE`` in the environment the run is
+wrapped in cProfile and its statistics are written to FILE (the samples then include
+the profiler's own overhead; use it to see where the time goes, not for the table).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import platform
 import sys
 import time
@@ -55,8 +60,16 @@ def main() -> int:
     except Exception as exc:  # report why; the caller marks the row "not measured"
         print(f"the gatehouse Python binding cannot be imported: {exc}", file=sys.stderr)
         return 3
+    profile_path = os.environ.get("GATEHOUSE_BENCH_PY_PROFILE")
     try:
-        samples = asyncio.run(run(config))
+        if profile_path:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            samples = profiler.runcall(asyncio.run, run(config))
+            profiler.dump_stats(profile_path)
+        else:
+            samples = asyncio.run(run(config))
     except Exception as exc:
         print(f"a respond through the binding failed: {exc!r}", file=sys.stderr)
         return 1

@@ -120,6 +120,14 @@ pub struct ApproveAllBench {
     pub sequential_ms: Summary,
     /// `sequential median / parallel median`.
     pub speedup: f64,
+    /// CPU time (user + system, whole process: client and server) per sequential batch,
+    /// milliseconds (median; `/proc/self/stat`, 10 ms ticks). `None` off Linux.
+    pub sequential_cpu_ms: Option<f64>,
+    /// The same per parallel batch.
+    pub parallel_cpu_ms: Option<f64>,
+    /// The best any parallel schedule could do on this machine: the sequential wall time
+    /// over the sequential CPU time spread across every core.
+    pub cpu_bound_ceiling: Option<f64>,
 }
 
 /// Row 5: one contention scenario.
@@ -267,7 +275,8 @@ pub fn bare_http() -> Result<reqwest::Client, BenchError> {
         })
 }
 
-/// Open `n` pending approval gates in `session` (8 at a time); their ids in order.
+/// Open `n` pending approval gates in `session`, one after the other (not timed; one at
+/// a time is the fastest way on SQLite, see row 4 of BENCHMARKS.md); their ids in order.
 pub async fn create_gates(
     client: &Client,
     session: &str,
@@ -306,10 +315,22 @@ pub async fn create_gates(
                 row.id
                     .ok_or_else(|| BenchError::Invariant("a created gate has no id".into()))
             })
-            .buffered(8)
+            .buffered(1)
             .collect()
             .await;
     rows.into_iter().collect()
+}
+
+/// CPU seconds (user + system) this process has used so far, from `/proc/self/stat`
+/// (Linux reports it in USER_HZ = 100 ticks per second). `None` where it is unreadable.
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3 (`state`).
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
 }
 
 fn micros(d: Duration) -> f64 {
@@ -434,6 +455,8 @@ pub fn bench_approve_all(
         }
         let mut parallel_ms = Vec::new();
         let mut sequential_ms = Vec::new();
+        let mut parallel_cpu = Vec::new();
+        let mut sequential_cpu = Vec::new();
         for rep in 0..config.approve_all_reps {
             let session = format!("bench-approve-{rep}");
             let gates = create_gates(&client, &session, 2 * n).await?;
@@ -444,6 +467,7 @@ pub fn bench_approve_all(
                 (second, first)
             };
             let run_parallel = || async {
+                let cpu = process_cpu_seconds();
                 let started = Instant::now();
                 let report = client
                     .interactions()
@@ -463,26 +487,45 @@ pub fn bench_approve_all(
                             .unwrap_or_default()
                     )));
                 }
-                Ok(millis(elapsed))
+                let cpu = cpu.zip(process_cpu_seconds()).map(|(a, b)| (b - a) * 1e3);
+                Ok((millis(elapsed), cpu))
             };
             let run_sequential = || async {
+                let cpu = process_cpu_seconds();
                 let started = Instant::now();
                 for id in sequential_ids {
                     client_respond(&client, id).await?;
                 }
-                Ok::<f64, BenchError>(millis(started.elapsed()))
+                let elapsed = started.elapsed();
+                let cpu = cpu.zip(process_cpu_seconds()).map(|(a, b)| (b - a) * 1e3);
+                Ok::<_, BenchError>((millis(elapsed), cpu))
             };
-            if rep % 2 == 0 {
-                parallel_ms.push(run_parallel().await?);
-                sequential_ms.push(run_sequential().await?);
+            let (parallel, sequential) = if rep % 2 == 0 {
+                let p = run_parallel().await?;
+                (p, run_sequential().await?)
             } else {
-                sequential_ms.push(run_sequential().await?);
-                parallel_ms.push(run_parallel().await?);
-            }
+                let q = run_sequential().await?;
+                (run_parallel().await?, q)
+            };
+            parallel_ms.push(parallel.0);
+            sequential_ms.push(sequential.0);
+            parallel_cpu.extend(parallel.1);
+            sequential_cpu.extend(sequential.1);
         }
         let parallel_ms = summary(&parallel_ms, "approve-all")?;
         let sequential_ms = summary(&sequential_ms, "sequential responds")?;
+        let sequential_cpu_ms = Summary::of(&sequential_cpu).map(|s| s.median);
+        let parallel_cpu_ms = Summary::of(&parallel_cpu).map(|s| s.median);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1) as f64;
+        let cpu_bound_ceiling = sequential_cpu_ms
+            .filter(|cpu| *cpu > 0.0)
+            .map(|cpu| sequential_ms.median / (cpu / cores));
         Ok(ApproveAllBench {
+            sequential_cpu_ms,
+            parallel_cpu_ms,
+            cpu_bound_ceiling,
             gates: n,
             concurrency: gatehouse_client::DEFAULT_APPROVE_ALL_CONCURRENCY,
             reps: config.approve_all_reps,

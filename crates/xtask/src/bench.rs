@@ -607,7 +607,12 @@ fn render(
             approve["gates"], approve["concurrency"], approve["reps"]
         ),
         &par_median,
-        &par_spread,
+        &format!(
+            "{par_spread}; process CPU per batch: parallel {}, sequential {}; CPU-bound ceiling of any parallel schedule on this machine: {:.1}x",
+            time(f(approve, "parallel_cpu_ms") * 1e6),
+            time(f(approve, "sequential_cpu_ms") * 1e6),
+            f(approve, "cpu_bound_ceiling")
+        ),
         &format!("one by one, sequential (Agenta's mobile app): {seq_median} ({seq_spread})"),
         &format!("{speedup:.1}x faster"),
         "≥ 5x",
