@@ -92,7 +92,7 @@ class BindingsTest {
         }
     }
 
-    private class RecordingListener : WatchListener {
+    private open class RecordingListener : WatchListener {
         val connected = CountDownLatch(1)
         val gateOpened = CountDownLatch(1)
         val events = CopyOnWriteArrayList<WatchEvent>()
@@ -135,6 +135,29 @@ class BindingsTest {
             assertEquals(seen, listener.events.size, "a callback ran after cancel()")
             assertTrue(listener.closed.isEmpty())
             handle.close()
+        }
+    }
+
+    /** Throws from onConnected: the watch must go on, and nothing crashes. */
+    private class ThrowingListener : RecordingListener() {
+        override fun onConnected() {
+            super.onConnected()
+            throw IllegalStateException("the app's listener is buggy")
+        }
+    }
+
+    @Test
+    fun `a listener that throws does not stop the watch`() = runBlocking {
+        val project = newProject()
+        val session = UUID.randomUUID().toString()
+        clientFor(server.url, project).use { client ->
+            val listener = ThrowingListener()
+            client.watchSession(session, listener).use { handle ->
+                assertTrue(listener.connected.await(15, TimeUnit.SECONDS), "the watch never connected")
+                server.openGate(project, session)
+                assertTrue(listener.gateOpened.await(15, TimeUnit.SECONDS), "no gate event after the throw")
+                assertFalse(handle.isFinished())
+            }
         }
     }
 
