@@ -79,6 +79,7 @@ class RecordingListener(gatehouse.WatchListener):
     def __init__(self):
         self.connected = threading.Event()
         self.gate_opened = threading.Event()
+        self.gate_answered = threading.Event()
         self.events: list = []
         self.closed: list = []
 
@@ -89,6 +90,8 @@ class RecordingListener(gatehouse.WatchListener):
         self.events.append(event)
         if event.is_INTERACTION() and event.status == InteractionStatus.PENDING:
             self.gate_opened.set()
+        elif event.is_INTERACTION():
+            self.gate_answered.set()
 
     def on_reconnecting(self, attempt, error):
         pass
@@ -114,8 +117,16 @@ def test_a_watch_listener_sees_a_gate_open_and_cancel_stops_it(server, client, p
     assert handle.is_finished() is True
     handle.cancel()  # twice is harmless
     seen = len(listener.events)
-    # After cancel, no callback runs: answering the gate produces no new event here.
-    asyncio.run(client.respond_to_interaction(answer["interaction_ids"][0], True, None, None))
+    # After cancel, no callback runs. A second, live watch on the same session proves the
+    # answer's events were sent: it sees the gate leave `pending`, the cancelled one does not.
+    witness = RecordingListener()
+    witness_handle = client.watch_session(session_id, witness)
+    try:
+        assert witness.connected.wait(15)
+        asyncio.run(client.respond_to_interaction(answer["interaction_ids"][0], True, None, None))
+        assert witness.gate_answered.wait(15), f"the live watch saw no answer event: {witness.events}"
+    finally:
+        witness_handle.cancel()
     assert len(listener.events) == seen
     assert listener.closed == []
 

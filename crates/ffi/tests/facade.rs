@@ -180,13 +180,22 @@ async fn dropping_the_handle_stops_the_watch() {
     assert!(matches!(next(&mut rx).await, Seen::Connected));
     drop(handle);
     let calls = listener.calls.load(Ordering::SeqCst);
+    // A live witness watch on the same session proves the gate's event was sent.
+    let (witness, mut witness_rx) = self::listener(false);
+    let witness_handle = client.watch_session(session.clone(), witness).unwrap();
+    assert!(matches!(next(&mut witness_rx).await, Seen::Connected));
     open_gate(&server, &session).await;
-    // The gate is open (the server published it); nothing reached the dropped watch.
-    let pending = client
-        .list_pending_interactions(Some(session.clone()))
-        .await
-        .unwrap();
-    assert_eq!(pending.len(), 1);
+    loop {
+        if let Seen::Event(WatchEvent::Interaction {
+            status: InteractionStatus::Pending,
+            ..
+        }) = next(&mut witness_rx).await
+        {
+            break;
+        }
+    }
+    witness_handle.cancel().unwrap();
+    // Nothing reached the dropped watch.
     assert_eq!(listener.calls.load(Ordering::SeqCst), calls);
     server.shutdown().await;
 }

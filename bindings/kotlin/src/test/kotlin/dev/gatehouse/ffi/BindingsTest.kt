@@ -95,6 +95,7 @@ class BindingsTest {
     private open class RecordingListener : WatchListener {
         val connected = CountDownLatch(1)
         val gateOpened = CountDownLatch(1)
+        val gateAnswered = CountDownLatch(1)
         val events = CopyOnWriteArrayList<WatchEvent>()
         val closed = CopyOnWriteArrayList<GatehouseException?>()
 
@@ -102,7 +103,9 @@ class BindingsTest {
 
         override fun onEvent(event: WatchEvent) {
             events += event
-            if (event is WatchEvent.Interaction && event.status == InteractionStatus.PENDING) gateOpened.countDown()
+            if (event is WatchEvent.Interaction) {
+                if (event.status == InteractionStatus.PENDING) gateOpened.countDown() else gateAnswered.countDown()
+            }
         }
 
         override fun onReconnecting(attempt: UInt, error: GatehouseException) {}
@@ -131,7 +134,14 @@ class BindingsTest {
             }
             assertTrue(handle.isFinished())
             val seen = listener.events.size
-            client.respondToInteraction(gateId(answer), true, null, null)
+            // A second, live watch proves the answer's events were sent; the cancelled one
+            // hears none of them.
+            val witness = RecordingListener()
+            client.watchSession(session, witness).use {
+                assertTrue(witness.connected.await(15, TimeUnit.SECONDS))
+                client.respondToInteraction(gateId(answer), true, null, null)
+                assertTrue(witness.gateAnswered.await(15, TimeUnit.SECONDS), "no answer event: ${witness.events}")
+            }
             assertEquals(seen, listener.events.size, "a callback ran after cancel()")
             assertTrue(listener.closed.isEmpty())
             handle.close()
