@@ -27,24 +27,40 @@ use crate::util::{cargo, run_command, workspace_root};
 /// The cargo profile the library is built with unless `--profile` says otherwise.
 pub const DEFAULT_PROFILE: &str = "mobile";
 
-/// One language: its bindgen name and where its files go, relative to the workspace root.
+/// One language: its bindgen name, where its files go (relative to the workspace root),
+/// and which files there are generated (the others, like `check.py` or `__init__.py`, are
+/// written by hand).
 struct Language {
     name: &'static str,
     destination: &'static str,
+    is_generated: fn(&Path) -> bool,
+}
+
+fn has_extension(path: &Path, extensions: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| extensions.contains(&e))
 }
 
 const LANGUAGES: [Language; 3] = [
     Language {
         name: "kotlin",
         destination: "bindings/kotlin/src/main/kotlin",
+        is_generated: |_| true,
     },
     Language {
         name: "swift",
         destination: "bindings/swift",
+        is_generated: |path| has_extension(path, &["swift", "h", "modulemap"]),
     },
     Language {
         name: "python",
         destination: "bindings/python/gatehouse",
+        is_generated: |path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("gatehouse_ffi") && n.ends_with(".py"))
+        },
     },
 ];
 
@@ -168,7 +184,17 @@ fn generate_and_apply(
         let destination = root.join(language.destination);
         if check {
             stale.extend(compare_trees(&out, &destination)?);
+            stale.extend(
+                leftovers(&out, &destination, language.is_generated)?
+                    .iter()
+                    .map(|path| format!("{} is no longer generated (delete it)", path.display())),
+            );
         } else {
+            for path in leftovers(&out, &destination, language.is_generated)? {
+                fs::remove_file(&path)
+                    .map_err(|e| format!("could not delete {}: {e}", path.display()))?;
+                eprintln!("deleted {}: no longer generated", path.display());
+            }
             copy_tree(&out, &destination)?;
             eprintln!(
                 "wrote {} bindings to {}",
@@ -230,6 +256,24 @@ pub fn compare_trees(generated: &Path, committed: &Path) -> Result<Vec<String>, 
     Ok(differences)
 }
 
+/// Committed files that look generated (per `is_generated`) but that generation no longer
+/// writes, e.g. after a rename.
+pub fn leftovers(
+    generated: &Path,
+    committed: &Path,
+    is_generated: fn(&Path) -> bool,
+) -> Result<Vec<PathBuf>, String> {
+    if !committed.is_dir() {
+        return Ok(Vec::new());
+    }
+    let fresh = files_under(generated)?;
+    Ok(files_under(committed)?
+        .into_iter()
+        .filter(|relative| is_generated(relative) && !fresh.contains(relative))
+        .map(|relative| committed.join(relative))
+        .collect())
+}
+
 /// Copy every file under `from` to the same relative path under `to`.
 fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     for relative in files_under(from)? {
@@ -279,6 +323,21 @@ mod tests {
         assert_eq!(stale.len(), 1, "{stale:?}");
         assert!(stale[0].contains("b.h") && stale[0].ends_with("differs from the generated file"));
 
+        let _ = fs::remove_dir_all(&generated);
+        let _ = fs::remove_dir_all(&committed);
+    }
+
+    #[test]
+    fn a_committed_file_generation_no_longer_writes_is_reported() {
+        let generated = scratch("gen-leftover");
+        let committed = scratch("com-leftover");
+        fs::write(generated.join("Gatehouse.swift"), "// new\n").unwrap();
+        fs::write(committed.join("Gatehouse.swift"), "// new\n").unwrap();
+        fs::write(committed.join("Old.swift"), "// renamed away\n").unwrap();
+        fs::write(committed.join("check.py"), "# hand-written\n").unwrap();
+        let swift = &LANGUAGES[1];
+        let lines = leftovers(&generated, &committed, swift.is_generated).unwrap();
+        assert_eq!(lines, vec![committed.join("Old.swift")]);
         let _ = fs::remove_dir_all(&generated);
         let _ = fs::remove_dir_all(&committed);
     }
