@@ -176,15 +176,19 @@ pub struct FloorReport {
     /// One `BEGIN IMMEDIATE; INSERT; COMMIT` on SQLite (WAL, synchronous=NORMAL),
     /// microseconds.
     pub sqlite_commit_us: Summary,
-    /// Diagnostic: concurrent writers in the contention figures below.
+    /// Diagnostic: concurrent writers in the two figures below.
     pub concurrent_writers: usize,
-    /// Diagnostic: commits per concurrent series.
+    /// Diagnostic: transactions per concurrent series.
     pub concurrent_commits: usize,
-    /// Commits per second when `concurrent_writers` tasks commit at once through the
-    /// pool, queueing on SQLite's busy handler (the server's setup).
+    /// Respond-shaped transactions per second (`BEGIN IMMEDIATE`, a read, an update,
+    /// two inserts, `COMMIT`, each statement its own await as in the server's store)
+    /// when `concurrent_writers` tasks run them at once through the pool, queueing on
+    /// SQLite's busy handler (the server's setup).
     pub busy_handler_commits_per_s: f64,
     /// The same load with the writers queued on an async mutex before `BEGIN IMMEDIATE`.
     pub async_mutex_commits_per_s: f64,
+    /// The same transactions from one writer, one after the other.
+    pub sequential_respond_tx_per_s: f64,
 }
 
 /// Everything `live` measures.
@@ -843,6 +847,7 @@ pub fn bench_floor(rt: &Runtimes, config: &LiveConfig) -> Result<FloorReport, Be
         concurrent_commits: sqlite.commits,
         busy_handler_commits_per_s: sqlite.busy_handler_per_s,
         async_mutex_commits_per_s: sqlite.async_mutex_per_s,
+        sequential_respond_tx_per_s: sqlite.one_writer_per_s,
     })
 }
 
@@ -852,6 +857,7 @@ struct SqliteFloor {
     commits: usize,
     busy_handler_per_s: f64,
     async_mutex_per_s: f64,
+    one_writer_per_s: f64,
 }
 
 fn db_error(what: &'static str) -> impl Fn(sqlx::Error) -> BenchError {
@@ -875,8 +881,34 @@ async fn commit_one(pool: &sqlx::SqlitePool) -> Result<(), BenchError> {
     tx.commit().await.map_err(db_error("COMMIT"))
 }
 
-/// `writers` tasks commit `per_writer` times each, at once; commits per second. With
-/// `lock`, each commit first takes the async mutex.
+/// A transaction shaped like the server's respond: take the write lock, read a row,
+/// update it, insert two rows, commit; each statement a separate await.
+async fn respond_shaped_tx(pool: &sqlx::SqlitePool) -> Result<(), BenchError> {
+    let mut tx = pool
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(db_error("BEGIN IMMEDIATE"))?;
+    sqlx::query("SELECT id FROM floor WHERE id = 1")
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(db_error("SELECT"))?;
+    sqlx::query("UPDATE floor SET body = $1 WHERE id = 1")
+        .bind(RESPOND_BODY)
+        .execute(&mut *tx)
+        .await
+        .map_err(db_error("UPDATE"))?;
+    for _ in 0..2 {
+        sqlx::query("INSERT INTO floor (body) VALUES ($1)")
+            .bind(RESPOND_BODY)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_error("INSERT"))?;
+    }
+    tx.commit().await.map_err(db_error("COMMIT"))
+}
+
+/// `writers` tasks run `per_writer` respond-shaped transactions each, at once;
+/// transactions per second. With `lock`, each first takes the async mutex.
 async fn concurrent_commits(
     pool: &sqlx::SqlitePool,
     writers: usize,
@@ -894,7 +926,7 @@ async fn concurrent_commits(
                         Some(lock) => Some(lock.lock().await),
                         None => None,
                     };
-                    commit_one(&pool).await?;
+                    respond_shaped_tx(&pool).await?;
                 }
                 Ok::<(), BenchError>(())
             })
@@ -947,6 +979,7 @@ async fn sqlite_commits(config: &LiveConfig) -> Result<SqliteFloor, BenchError> 
     // Diagnostic for the concurrent figures: the same commits from 8 writers at once.
     let writers = gatehouse_client::DEFAULT_APPROVE_ALL_CONCURRENCY;
     let per_writer = (config.floor_iterations / 40).max(2);
+    let one_writer = concurrent_commits(&pool, 1, writers * per_writer, None).await?;
     let busy_handler_per_s = concurrent_commits(&pool, writers, per_writer, None).await?;
     let lock = Arc::new(tokio::sync::Mutex::new(()));
     let async_mutex_per_s = concurrent_commits(&pool, writers, per_writer, Some(lock)).await?;
@@ -957,6 +990,7 @@ async fn sqlite_commits(config: &LiveConfig) -> Result<SqliteFloor, BenchError> 
         commits: writers * per_writer,
         busy_handler_per_s,
         async_mutex_per_s,
+        one_writer_per_s: one_writer,
     })
 }
 

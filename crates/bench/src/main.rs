@@ -6,6 +6,9 @@
 //!     DIR/rust_outputs.json (Gatehouse's stamp of every shared input)
 //! gatehouse-bench live --out FILE [--quick] [--python PY --ffi-script PATH --python-package DIR]
 //!     runs the live-server benchmarks and writes their report as JSON
+//! gatehouse-bench approve-all [--quick]
+//!     runs only the approve-all benchmark and prints its report (for profiling it
+//!     under strace/perf)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -20,6 +23,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("prepare-stamp") => prepare_stamp(&args[1..]),
         Some("live") => live(&args[1..]),
+        Some("approve-all") => approve_all_only(&args[1..]),
         _ => Err(BenchError::Invalid(
             "usage: gatehouse-bench <prepare-stamp --dir DIR | live --out FILE [--quick]>".into(),
         )),
@@ -76,6 +80,22 @@ fn prepare_stamp(args: &[String]) -> Result<(), BenchError> {
         inputs.len(),
         dir.display()
     );
+    Ok(())
+}
+
+fn approve_all_only(args: &[String]) -> Result<(), BenchError> {
+    let config = if args.iter().any(|a| a == "--quick") {
+        LiveConfig::quick()
+    } else {
+        LiveConfig::full()
+    };
+    let rt = gatehouse_bench::live::Runtimes::new()?;
+    let report = gatehouse_bench::live::bench_approve_all(&rt, &config)?;
+    let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Json {
+        what: "serializing the approve-all report".into(),
+        source,
+    })?;
+    println!("{text}");
     Ok(())
 }
 

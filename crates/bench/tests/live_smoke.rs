@@ -39,4 +39,5 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
     assert_eq!(report.floor.http_empty_us.n, 4);
     assert!(report.floor.busy_handler_commits_per_s > 0.0);
     assert!(report.floor.async_mutex_commits_per_s > 0.0);
+    assert!(report.floor.sequential_respond_tx_per_s > 0.0);
 }
