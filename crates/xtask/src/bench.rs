@@ -1,8 +1,9 @@
 //! `cargo xtask bench [--quick] [--no-mobile]`: run every benchmark side by side and
 //! rewrite BENCHMARKS.md.
 //!
-//! 1. `cargo build --release -p gatehouse-bench -p gatehouse-ffi` (the bench driver, and
-//!    the library the Python binding loads);
+//! 1. `cargo bench -p gatehouse-bench --bench micro --no-run` (the criterion target and
+//!    the bench driver) and `cargo build --release -p gatehouse-ffi` (the library the
+//!    Python binding loads);
 //! 2. `gatehouse-bench prepare-stamp`: the stamp inputs shared with Agenta, and
 //!    Gatehouse's outputs on them;
 //! 3. `cargo bench -p gatehouse-bench --bench micro` (criterion, into
@@ -107,15 +108,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
 /// Steps 1 to 5: build, then run every measurement into `out`.
 fn measure(root: &Path, out: &Path, options: &Options) -> Result<(), String> {
     let root = root.to_path_buf();
-    // 1. Build.
+    // 1. Build. `cargo bench --no-run` builds the criterion target and the driver binary
+    // with one feature set, so step 3 rebuilds nothing; the FFI library is built on its
+    // own (its features stay its own, as in the bindings).
     run_command(cargo().current_dir(&root).args([
-        "build",
-        "--release",
+        "bench",
         "-p",
         "gatehouse-bench",
-        "-p",
-        "gatehouse-ffi",
+        "--bench",
+        "micro",
+        "--no-run",
     ]))?;
+    run_command(
+        cargo()
+            .current_dir(&root)
+            .args(["build", "--release", "-p", "gatehouse-ffi"]),
+    )?;
     let driver = root.join("target/release/gatehouse-bench");
 
     // 2. Stamp inputs and Gatehouse's outputs.
