@@ -33,6 +33,11 @@ pub struct LiveConfig {
     pub approve_all_gates: usize,
     /// Batches per approve-all side.
     pub approve_all_reps: usize,
+    /// The simulated network round trip of the approve-all variant over a delay proxy
+    /// (half of it added in each direction).
+    pub approve_all_rtt: Duration,
+    /// Batches per side of that variant.
+    pub approve_all_rtt_reps: usize,
     /// Concurrent responds per contention round.
     pub contention_requests: usize,
     /// Gates the spread contention round is spread over.
@@ -55,6 +60,8 @@ impl LiveConfig {
             warmup: 50,
             approve_all_gates: 200,
             approve_all_reps: 5,
+            approve_all_rtt: Duration::from_millis(20),
+            approve_all_rtt_reps: 3,
             contention_requests: 1000,
             contention_gates: 100,
             contention_rounds: 5,
@@ -71,6 +78,8 @@ impl LiveConfig {
             warmup: 3,
             approve_all_gates: 20,
             approve_all_reps: 1,
+            approve_all_rtt: Duration::from_millis(4),
+            approve_all_rtt_reps: 1,
             contention_requests: 40,
             contention_gates: 4,
             contention_rounds: 1,
@@ -120,6 +129,9 @@ pub struct ApproveAllBench {
     pub sequential_ms: Summary,
     /// `sequential median / parallel median`.
     pub speedup: f64,
+    /// The simulated round trip added by a delay proxy, milliseconds (`None`: bare
+    /// loopback).
+    pub simulated_rtt_ms: Option<f64>,
     /// CPU time (user + system, whole process: client and server) per sequential batch,
     /// milliseconds (median; `/proc/self/stat`, 10 ms ticks). `None` off Linux.
     pub sequential_cpu_ms: Option<f64>,
@@ -198,6 +210,8 @@ pub struct LiveReport {
     pub respond: RespondReport,
     /// Row 4.
     pub approve_all: ApproveAllBench,
+    /// Row 4 over a simulated network round trip.
+    pub approve_all_rtt: ApproveAllBench,
     /// Row 5, spread over many gates.
     pub contention_spread: ContentionReport,
     /// Row 5, all on one gate.
@@ -438,18 +452,118 @@ pub fn bench_respond(rt: &Runtimes, config: &LiveConfig) -> Result<RespondReport
     result
 }
 
+/// A loopback TCP proxy to `upstream` that holds every chunk for `one_way` before
+/// passing it on, in both directions: a network round trip of `2 * one_way` on top of
+/// loopback. Runs until the runtime it was started on stops.
+pub async fn start_delay_proxy(
+    upstream: std::net::SocketAddr,
+    one_way: Duration,
+) -> Result<std::net::SocketAddr, BenchError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|source| BenchError::Io {
+            what: "binding the delay proxy".into(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| BenchError::Io {
+        what: "reading the delay proxy's address".into(),
+        source,
+    })?;
+    async fn pump(
+        mut from: tokio::net::tcp::OwnedReadHalf,
+        mut to: tokio::net::tcp::OwnedWriteHalf,
+        one_way: Duration,
+    ) {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match from.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    tokio::time::sleep(one_way).await;
+                    if to.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = to.shutdown().await;
+    }
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Ok(outbound) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let _ = inbound.set_nodelay(true);
+                let _ = outbound.set_nodelay(true);
+                let (in_read, in_write) = inbound.into_split();
+                let (out_read, out_write) = outbound.into_split();
+                tokio::spawn(pump(in_read, out_write, one_way));
+                tokio::spawn(pump(out_read, in_write, one_way));
+            });
+        }
+    });
+    Ok(addr)
+}
+
 /// Row 4: `approve_all` (default bound) vs one respond after the other, each batch on
-/// fresh gates, sides alternating.
+/// fresh gates, sides alternating, over bare loopback.
 pub fn bench_approve_all(
     rt: &Runtimes,
     config: &LiveConfig,
 ) -> Result<ApproveAllBench, BenchError> {
+    bench_approve_all_over(rt, config, None)
+}
+
+/// Row 4 with the answering client behind a delay proxy adding `rtt` to every round trip
+/// (`None`: bare loopback). Gates are opened directly, without the delay.
+pub fn bench_approve_all_over(
+    rt: &Runtimes,
+    config: &LiveConfig,
+    rtt: Option<Duration>,
+) -> Result<ApproveAllBench, BenchError> {
     let server = rt.spawn_server()?;
-    let client = client_for(&server)?;
+    let result = approve_all_on(rt, config, rtt, &server);
+    rt.stop_server(server);
+    result
+}
+
+fn approve_all_on(
+    rt: &Runtimes,
+    config: &LiveConfig,
+    rtt: Option<Duration>,
+    server: &TestServer,
+) -> Result<ApproveAllBench, BenchError> {
+    let opener = client_for(server)?;
+    let client = match rtt {
+        None => opener.clone(),
+        Some(rtt) => {
+            let upstream = server
+                .base_url
+                .trim_start_matches("http://")
+                .parse::<std::net::SocketAddr>()
+                .map_err(|e| BenchError::Invalid(format!("server address: {e}")))?;
+            let proxy = rt.server.block_on(start_delay_proxy(upstream, rtt / 2))?;
+            Client::builder(format!("http://{proxy}"))
+                .api_key(server.api_key.clone())
+                .project_id(server.project_id.clone())
+                .build()
+                .map_err(|e| BenchError::Request {
+                    what: "building the proxied client".into(),
+                    reason: e.to_string(),
+                })?
+        }
+    };
+    let reps = if rtt.is_some() {
+        config.approve_all_rtt_reps
+    } else {
+        config.approve_all_reps
+    };
     let n = config.approve_all_gates;
-    let result = rt.driver.block_on(async {
+    rt.driver.block_on(async {
         // A warm-up batch of each kind, not measured.
-        let warm = create_gates(&client, "bench-approve-warm", 2 * config.warmup.max(1)).await?;
+        let warm = create_gates(&opener, "bench-approve-warm", 2 * config.warmup.max(1)).await?;
         let _ = client
             .interactions()
             .approve_all(&warm[..config.warmup.max(1)], &Answer::approve())
@@ -461,9 +575,9 @@ pub fn bench_approve_all(
         let mut sequential_ms = Vec::new();
         let mut parallel_cpu = Vec::new();
         let mut sequential_cpu = Vec::new();
-        for rep in 0..config.approve_all_reps {
+        for rep in 0..reps {
             let session = format!("bench-approve-{rep}");
-            let gates = create_gates(&client, &session, 2 * n).await?;
+            let gates = create_gates(&opener, &session, 2 * n).await?;
             let (first, second) = gates.split_at(n);
             let (parallel_ids, sequential_ids) = if rep % 2 == 0 {
                 (first, second)
@@ -532,14 +646,13 @@ pub fn bench_approve_all(
             cpu_bound_ceiling,
             gates: n,
             concurrency: gatehouse_client::DEFAULT_APPROVE_ALL_CONCURRENCY,
-            reps: config.approve_all_reps,
+            reps,
             speedup: sequential_ms.median / parallel_ms.median,
+            simulated_rtt_ms: rtt.map(millis),
             parallel_ms,
             sequential_ms,
         })
-    });
-    rt.stop_server(server);
-    result
+    })
 }
 
 /// What one concurrent respond came back with.
@@ -1007,6 +1120,8 @@ pub fn run_all(
     let respond = bench_respond(&rt, config)?;
     progress("approve-all vs one by one");
     let approve_all = bench_approve_all(&rt, config)?;
+    progress("approve-all vs one by one, over a simulated round trip");
+    let approve_all_rtt = bench_approve_all_over(&rt, config, Some(config.approve_all_rtt))?;
     progress("contention: spread over many gates");
     let contention_spread = bench_contention(&rt, config, config.contention_gates)?;
     progress("contention: a single gate");
@@ -1016,6 +1131,7 @@ pub fn run_all(
     Ok(LiveReport {
         respond,
         approve_all,
+        approve_all_rtt,
         contention_spread,
         contention_single,
         ffi,

@@ -10,6 +10,8 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         warmup: 1,
         approve_all_gates: 6,
         approve_all_reps: 2,
+        approve_all_rtt: std::time::Duration::from_millis(2),
+        approve_all_rtt_reps: 1,
         contention_requests: 12,
         contention_gates: 3,
         contention_rounds: 1,
@@ -19,11 +21,14 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
     };
     let mut steps = Vec::new();
     let report = run_all(&config, |step| steps.push(step.to_string())).unwrap();
-    assert_eq!(steps.len(), 6, "{steps:?}");
+    assert_eq!(steps.len(), 7, "{steps:?}");
     assert_eq!(report.respond.client_us.n, 4);
     assert_eq!(report.respond.bare_us.n, 4);
     assert_eq!(report.approve_all.parallel_ms.n, 2);
     assert_eq!(report.approve_all.sequential_ms.n, 2);
+    assert_eq!(report.approve_all.simulated_rtt_ms, None);
+    assert_eq!(report.approve_all_rtt.parallel_ms.n, 1);
+    assert_eq!(report.approve_all_rtt.simulated_rtt_ms, Some(2.0));
     assert_eq!(report.contention_spread.winners, vec![3]);
     assert_eq!(report.contention_spread.losers, vec![9]);
     assert_eq!(report.contention_single.winners, vec![1]);
