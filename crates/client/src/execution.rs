@@ -9,17 +9,16 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use gatehouse_wire::execution::{
     Checkpoint, DataEnvelope, ExecutionEvent, ExecutionEventType, ExecutionSession,
     ExecutionSessionStatus, InterventionStatus, RequestInterventionBody, EVENT_STREAM_EVENT_NAME,
 };
 use reqwest::Method;
 
-use crate::client::{error_kind, AnswerBody, Call, Client, Replay};
+use crate::client::{Call, Client, Replay, RetryPolicy};
 use crate::error::{self, Error, Operation, Result};
-use crate::sse::SseParser;
+use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
 
 /// First poll interval of [`InterventionHandle::wait_applied`].
 const WAIT_POLL_INITIAL: Duration = Duration::from_millis(20);
@@ -504,21 +503,6 @@ impl InterventionHandle {
     }
 }
 
-type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
-
-struct StreamState {
-    client: Client,
-    room_id: String,
-    session_id: String,
-    after: u64,
-    connection: Option<ByteStream>,
-    parser: SseParser,
-    queue: VecDeque<ExecutionEvent>,
-    failures: u32,
-    reconciled: bool,
-    finished: bool,
-}
-
 /// A `Stream` of a session's [`ExecutionEvent`]s, in sequence order, each once.
 ///
 /// - Reconnects on transport errors, 5xx, an idle connection (the client's stream idle
@@ -549,74 +533,69 @@ impl Stream for ExecutionEventStream {
 
 impl ExecutionEventStream {
     fn new(client: Client, room_id: String, session_id: String, after: u64) -> Self {
-        let state = StreamState {
-            client,
+        let events = EventLog {
             room_id,
             session_id,
             after,
-            connection: None,
-            parser: SseParser::default(),
-            queue: VecDeque::new(),
-            failures: 0,
             reconciled: false,
-            finished: false,
         };
         Self {
-            inner: Box::pin(futures::stream::unfold(state, next_event)),
+            inner: ReconnectingSse::stream(client, events),
         }
     }
 }
 
-async fn connect(
-    client: &Client,
-    room_id: &str,
-    session_id: &str,
+/// What is specific to the execution event stream: resume after the last sequence
+/// seen, drop overlaps, end after `session_reconciled`, and give up after the retry
+/// policy's `max_attempts` consecutive failures.
+struct EventLog {
+    room_id: String,
+    session_id: String,
+    /// The last sequence delivered (or the caller's `after`).
     after: u64,
-) -> Result<ByteStream> {
-    let mut segments = session_segments(room_id, session_id);
-    segments.extend(["events", "stream"]);
-    let mut call = Call::new(Operation::WatchExecutionEvents, Method::GET, &segments);
-    call.query.push(("after", after.to_string()));
-    call.accept = "text/event-stream";
-    call.streaming = true;
-    call.replay = Replay::Never; // the stream reconnects itself
-    let answered = client.send(&call).await?;
-    match answered.body {
-        AnswerBody::Stream(response) => Ok(Box::pin(response.bytes_stream())),
-        AnswerBody::Full(bytes) => Ok(Box::pin(futures::stream::iter([Ok(bytes)]))),
-    }
+    reconciled: bool,
 }
 
-impl StreamState {
-    /// Record a failure; `Some(err)` when the stream must give up with it.
-    fn fail(&mut self, err: Error) -> Option<Error> {
-        self.connection = None;
-        self.failures = self.failures.saturating_add(1);
-        tracing::debug!(
-            operation = %Operation::WatchExecutionEvents,
-            attempt = self.failures,
-            error = error_kind(&err),
-            "execution event stream disconnected"
-        );
-        if self.failures >= self.client.inner.retry.max_attempts.max(1) {
-            self.finished = true;
-            Some(err)
-        } else {
-            None
-        }
+impl SsePolicy for EventLog {
+    type Item = ExecutionEvent;
+    const OPERATION: Operation = Operation::WatchExecutionEvents;
+    const FAILURES_RESET: FailuresReset = FailuresReset::OnData;
+    const DISCONNECTED_LOG: &'static str = "execution event stream disconnected";
+    const CLOSED_DETAIL: &'static str =
+        "the server closed the event stream before the session was reconciled";
+    const CLOSED_SOURCE: &'static str = "event stream closed by the server";
+
+    fn request(&self) -> Call {
+        let mut segments = session_segments(&self.room_id, &self.session_id);
+        segments.extend(["events", "stream"]);
+        let mut call = Call::new(Self::OPERATION, Method::GET, &segments);
+        call.query.push(("after", self.after.to_string()));
+        call
     }
 
-    fn take(&mut self, data: &str) -> Result<()> {
-        let event: ExecutionEvent =
-            gatehouse_wire::from_json_slice(data.as_bytes()).map_err(|e| {
-                error::decode_error(
-                    Operation::WatchExecutionEvents,
-                    200,
-                    e,
-                    data.as_bytes(),
-                    self.client.secrets(),
-                )
-            })?;
+    fn reconnect_delay(
+        &self,
+        retry: RetryPolicy,
+        failures: u32,
+        _retry_hint: Option<Duration>,
+    ) -> Duration {
+        retry.backoff(failures, None)
+    }
+
+    fn connected(&mut self, _queue: &mut VecDeque<ExecutionEvent>) {}
+
+    fn event(
+        &mut self,
+        client: &Client,
+        event: &SseEvent,
+        queue: &mut VecDeque<ExecutionEvent>,
+    ) -> Result<()> {
+        if event.event != EVENT_STREAM_EVENT_NAME {
+            return Ok(());
+        }
+        let data = event.data.as_bytes();
+        let event: ExecutionEvent = gatehouse_wire::from_json_slice(data)
+            .map_err(|e| error::decode_error(Self::OPERATION, 200, e, data, client.secrets()))?;
         if event.sequence <= self.after {
             return Ok(()); // already delivered (a reconnect overlaps)
         }
@@ -624,92 +603,25 @@ impl StreamState {
         if event.event_type == ExecutionEventType::SessionReconciled {
             self.reconciled = true;
         }
-        self.queue.push_back(event);
+        queue.push_back(event);
         Ok(())
     }
-}
 
-async fn next_event(mut st: StreamState) -> Option<(Result<ExecutionEvent>, StreamState)> {
-    loop {
-        if let Some(event) = st.queue.pop_front() {
-            return Some((Ok(event), st));
+    fn disconnected(
+        &mut self,
+        retry: RetryPolicy,
+        attempt: u32,
+        error: Error,
+        _queue: &mut VecDeque<ExecutionEvent>,
+    ) -> Result<()> {
+        if attempt >= retry.max_attempts.max(1) {
+            Err(error)
+        } else {
+            Ok(())
         }
-        if st.finished || st.reconciled {
-            return None;
-        }
-        match st.connection.as_mut() {
-            None => {
-                if st.failures > 0 {
-                    let delay = st.client.inner.retry.backoff(st.failures, None);
-                    tokio::time::sleep(delay).await;
-                }
-                match connect(&st.client, &st.room_id, &st.session_id, st.after).await {
-                    Ok(bytes) => {
-                        st.connection = Some(bytes);
-                        st.parser = SseParser::default();
-                    }
-                    Err(err) if err.is_retryable() => {
-                        if let Some(err) = st.fail(err) {
-                            return Some((Err(err), st));
-                        }
-                    }
-                    Err(err) => {
-                        st.finished = true;
-                        return Some((Err(err), st));
-                    }
-                }
-            }
-            Some(connection) => {
-                let idle = st.client.inner.stream_idle_timeout;
-                match tokio::time::timeout(idle, connection.next()).await {
-                    Ok(Some(Ok(chunk))) => {
-                        st.failures = 0;
-                        for event in st.parser.feed(&chunk) {
-                            if event.event != EVENT_STREAM_EVENT_NAME {
-                                continue;
-                            }
-                            if let Err(err) = st.take(&event.data) {
-                                st.finished = true;
-                                return Some((Err(err), st));
-                            }
-                        }
-                    }
-                    Ok(Some(Err(err))) => {
-                        let timeout = st.client.inner.timeout;
-                        let err =
-                            error::transport_error(Operation::WatchExecutionEvents, err, timeout);
-                        if let Some(err) = st.fail(err) {
-                            return Some((Err(err), st));
-                        }
-                    }
-                    Ok(None) => {
-                        if st.reconciled {
-                            st.connection = None;
-                            continue;
-                        }
-                        let err = Error::Transport {
-                            operation: Operation::WatchExecutionEvents,
-                            detail: "the server closed the event stream before the session was reconciled".to_string(),
-                            source: std::sync::Arc::new(std::io::Error::new(
-                                std::io::ErrorKind::UnexpectedEof,
-                                "event stream closed by the server",
-                            )),
-                        };
-                        if let Some(err) = st.fail(err) {
-                            return Some((Err(err), st));
-                        }
-                    }
-                    Err(_) => {
-                        let err = Error::Timeout {
-                            operation: Operation::WatchExecutionEvents,
-                            after: idle,
-                        };
-                        if let Some(err) = st.fail(err) {
-                            return Some((Err(err), st));
-                        }
-                    }
-                }
-            }
-        }
+    }
+
+    fn is_complete(&self) -> bool {
+        self.reconciled
     }
 }

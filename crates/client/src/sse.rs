@@ -1,5 +1,18 @@
-//! A small incremental Server-Sent Events parser (the WHATWG event-stream format),
-//! shared by the interaction watch and, later, the execution event stream.
+//! Server-Sent Events, shared by the interaction watch and the execution event
+//! stream: a small incremental parser (the WHATWG event-stream format) and
+//! [`ReconnectingSse`], the connect / read / backoff / reconnect loop both streams run,
+//! with an [`SsePolicy`] saying what is specific to each.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+
+use crate::client::{error_kind, AnswerBody, Call, Client, Replay, RetryPolicy};
+use crate::error::{self, Error, Operation, Result};
 
 /// One dispatched SSE event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,9 +135,217 @@ impl SseParser {
     }
 }
 
+/// The bytes of one open SSE response.
+type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// When a stream's count of consecutive failures starts again from zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailuresReset {
+    /// When the server accepts a (re)connect.
+    OnConnect,
+    /// When a chunk of bytes arrives (heartbeats included).
+    OnData,
+}
+
+/// What is specific to one reconnecting SSE stream; [`ReconnectingSse`] does the rest.
+pub(crate) trait SsePolicy: Send + 'static {
+    /// What the stream yields.
+    type Item: Send + 'static;
+    /// The operation the requests, errors and logs are named after.
+    const OPERATION: Operation;
+    /// When the count of consecutive failures starts again.
+    const FAILURES_RESET: FailuresReset;
+    /// The debug log line of a lost or failed connection.
+    const DISCONNECTED_LOG: &'static str;
+    /// The error detail when the server ends the stream.
+    const CLOSED_DETAIL: &'static str;
+    /// The message of the end-of-file source error when the server ends the stream.
+    const CLOSED_SOURCE: &'static str;
+
+    /// The `GET` to (re)connect with; [`ReconnectingSse`] makes it an unreplayed
+    /// streaming `text/event-stream` request.
+    fn request(&self) -> Call;
+
+    /// The wait before reconnecting after `failures` (at least 1) consecutive
+    /// failures; `retry_hint` is the last `retry:` of the previous connection.
+    fn reconnect_delay(
+        &self,
+        retry: RetryPolicy,
+        failures: u32,
+        retry_hint: Option<Duration>,
+    ) -> Duration;
+
+    /// The server accepted a (re)connect.
+    fn connected(&mut self, queue: &mut VecDeque<Self::Item>);
+
+    /// One SSE event arrived. An `Err` ends the stream with it (the rest of the chunk
+    /// is not read).
+    fn event(
+        &mut self,
+        client: &Client,
+        event: &SseEvent,
+        queue: &mut VecDeque<Self::Item>,
+    ) -> Result<()>;
+
+    /// A retryable failure, the `attempt`-th in a row; the connection is gone. An
+    /// `Err` ends the stream with it; `Ok` reconnects (after the backoff).
+    fn disconnected(
+        &mut self,
+        retry: RetryPolicy,
+        attempt: u32,
+        error: Error,
+        queue: &mut VecDeque<Self::Item>,
+    ) -> Result<()>;
+
+    /// True when the stream is complete: it ends once its queued items are yielded.
+    fn is_complete(&self) -> bool;
+}
+
+/// A reconnecting SSE stream: connects with the policy's request, reads with the
+/// client's stream idle timeout, hands every parsed event to the policy, and on a
+/// retryable failure (transport error, 5xx, idle timeout, server close) waits the
+/// policy's backoff and reconnects. A non-retryable connect failure, or an `Err` from
+/// the policy, is yielded once and ends the stream. Queued items are always yielded
+/// before anything else.
+pub(crate) struct ReconnectingSse<P: SsePolicy> {
+    client: Client,
+    policy: P,
+    connection: Option<ByteStream>,
+    parser: SseParser,
+    queue: VecDeque<P::Item>,
+    failures: u32,
+    finished: bool,
+}
+
+impl<P: SsePolicy> ReconnectingSse<P> {
+    /// The stream; nothing is sent before it is first polled.
+    pub(crate) fn stream(
+        client: Client,
+        policy: P,
+    ) -> Pin<Box<dyn Stream<Item = Result<P::Item>> + Send>> {
+        let state = Self {
+            client,
+            policy,
+            connection: None,
+            parser: SseParser::default(),
+            queue: VecDeque::new(),
+            failures: 0,
+            finished: false,
+        };
+        Box::pin(futures::stream::unfold(state, Self::next_item))
+    }
+
+    async fn next_item(mut self) -> Option<(Result<P::Item>, Self)> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some((Ok(item), self));
+            }
+            if self.finished || self.policy.is_complete() {
+                return None;
+            }
+            let step = match self.connection.as_mut() {
+                None => self.connect().await,
+                Some(connection) => {
+                    let idle = self.client.inner.stream_idle_timeout;
+                    match tokio::time::timeout(idle, connection.next()).await {
+                        Ok(read) => self.on_read(read),
+                        Err(_) => self.fail(Error::Timeout {
+                            operation: P::OPERATION,
+                            after: idle,
+                        }),
+                    }
+                }
+            };
+            if let Err(err) = step {
+                self.finished = true;
+                return Some((Err(err), self));
+            }
+        }
+    }
+
+    /// (Re)connect, after the backoff when the last attempt failed.
+    async fn connect(&mut self) -> Result<()> {
+        if self.failures > 0 {
+            let hint = self.parser.retry_ms().map(Duration::from_millis);
+            let delay = self
+                .policy
+                .reconnect_delay(self.client.inner.retry, self.failures, hint);
+            tokio::time::sleep(delay).await;
+        }
+        let mut call = self.policy.request();
+        call.accept = "text/event-stream";
+        call.streaming = true;
+        call.replay = Replay::Never; // the stream reconnects itself
+        match self.client.send(&call).await {
+            Ok(answered) => {
+                self.connection = Some(match answered.body {
+                    AnswerBody::Stream(response) => Box::pin(response.bytes_stream()),
+                    AnswerBody::Full(bytes) => Box::pin(futures::stream::iter([Ok(bytes)])),
+                });
+                self.parser = SseParser::default();
+                if P::FAILURES_RESET == FailuresReset::OnConnect {
+                    self.failures = 0;
+                }
+                self.policy.connected(&mut self.queue);
+                Ok(())
+            }
+            Err(err) if err.is_retryable() => self.fail(err),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Handle what the open connection gave (within the idle timeout).
+    fn on_read(&mut self, read: Option<reqwest::Result<Bytes>>) -> Result<()> {
+        match read {
+            Some(Ok(chunk)) => {
+                if P::FAILURES_RESET == FailuresReset::OnData {
+                    self.failures = 0;
+                }
+                for event in self.parser.feed(&chunk) {
+                    self.policy.event(&self.client, &event, &mut self.queue)?;
+                }
+                Ok(())
+            }
+            Some(Err(err)) => {
+                let timeout = self.client.inner.timeout;
+                self.fail(error::transport_error(P::OPERATION, err, timeout))
+            }
+            None => self.fail(Error::Transport {
+                operation: P::OPERATION,
+                detail: P::CLOSED_DETAIL.to_string(),
+                source: Arc::new(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    P::CLOSED_SOURCE,
+                )),
+            }),
+        }
+    }
+
+    /// Drop the connection and count a retryable failure; `Err` when the policy gives up.
+    fn fail(&mut self, err: Error) -> Result<()> {
+        self.connection = None;
+        self.failures = self.failures.saturating_add(1);
+        tracing::debug!(
+            operation = %P::OPERATION,
+            attempt = self.failures,
+            error = error_kind(&err),
+            "{}",
+            P::DISCONNECTED_LOG
+        );
+        self.policy
+            .disconnected(self.client.inner.retry, self.failures, err, &mut self.queue)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    use gatehouse_wire::execution::{ExecutionEvent, EVENT_STREAM_EVENT_NAME};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use crate::WatchUpdate;
 
     #[test]
     fn parses_events_split_across_chunks_and_line_ends() {
@@ -154,5 +375,162 @@ mod tests {
                 id: Some("7".into())
             }]
         );
+    }
+
+    /// A loopback server answering connection `i` with a 200 `text/event-stream`
+    /// carrying `bodies[i]` (the last body for every later one), then closing it.
+    /// Returns its base URL and the request targets it saw.
+    async fn scripted(bodies: Vec<String>) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let targets = Arc::new(Mutex::new(Vec::new()));
+        let seen = targets.clone();
+        tokio::spawn(async move {
+            let mut index = 0;
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                seen.lock().unwrap().push(target);
+                let body = &bodies[index.min(bodies.len() - 1)];
+                index += 1;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{body}"
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            }
+        });
+        (url, targets)
+    }
+
+    fn client(url: &str, max_attempts: u32) -> Client {
+        Client::builder(url)
+            .retry_policy(RetryPolicy {
+                max_attempts,
+                initial_backoff: Duration::from_millis(1),
+                max_backoff: Duration::from_millis(1),
+            })
+            .build()
+            .unwrap()
+    }
+
+    fn execution_event(sequence: u64, kind: &str) -> String {
+        format!(
+            "event: {EVENT_STREAM_EVENT_NAME}\ndata: {{\"sequence\":{sequence},\"type\":\"{kind}\",\"occurredAt\":\"2026-01-01T00:00:00Z\"}}\n\n"
+        )
+    }
+
+    async fn collect_events(client: &Client) -> Vec<Result<ExecutionEvent>> {
+        let stream = client.execution().watch_events("room-1", "es-1", None);
+        tokio::time::timeout(Duration::from_secs(10), stream.collect::<Vec<_>>())
+            .await
+            .expect("the stream ends")
+    }
+
+    #[tokio::test]
+    async fn execution_stream_resumes_after_the_last_sequence_and_ends_when_reconciled() {
+        let (url, targets) = scripted(vec![
+            execution_event(1, "session_opened") + &execution_event(2, "intervention_requested"),
+            // The reconnect overlaps (2 again): delivered once.
+            execution_event(2, "intervention_requested")
+                + &execution_event(3, "session_reconciled"),
+        ])
+        .await;
+        let events = collect_events(&client(&url, 3)).await;
+        let sequences: Vec<u64> = events.into_iter().map(|e| e.unwrap().sequence).collect();
+        assert_eq!(sequences, vec![1, 2, 3]);
+        let targets = targets.lock().unwrap().clone();
+        assert_eq!(targets.len(), 2, "{targets:?}");
+        assert!(
+            targets[0].ends_with("/events/stream?after=0"),
+            "{targets:?}"
+        );
+        assert!(
+            targets[1].ends_with("/events/stream?after=2"),
+            "{targets:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn execution_stream_gives_up_after_max_attempts_failures_without_data() {
+        // Closed without a byte, then one event (the count restarts), then closed
+        // without a byte every time: 3 failures in a row end the stream.
+        let (url, targets) = scripted(vec![
+            String::new(),
+            execution_event(1, "session_opened"),
+            String::new(),
+        ])
+        .await;
+        let mut events = collect_events(&client(&url, 3)).await;
+        assert_eq!(events.len(), 2, "{events:?}");
+        let err = events.pop().unwrap().unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::Transport { operation: Operation::WatchExecutionEvents, detail, .. }
+                    if detail.contains("before the session was reconciled")
+            ),
+            "{err:?}"
+        );
+        assert_eq!(events.pop().unwrap().unwrap().sequence, 1);
+        let targets = targets.lock().unwrap().clone();
+        // 1 failure, a connect with data then its close (1 again), 2 more failures.
+        assert_eq!(targets.len(), 4, "{targets:?}");
+        assert!(targets[1].ends_with("after=0"), "{targets:?}");
+        assert!(targets[3].ends_with("after=1"), "{targets:?}");
+    }
+
+    #[tokio::test]
+    async fn execution_stream_ends_with_a_decode_error_on_a_garbage_event() {
+        let (url, targets) = scripted(vec![format!(
+            "event: {EVENT_STREAM_EVENT_NAME}\ndata: not json\n\n"
+        )])
+        .await;
+        let events = collect_events(&client(&url, 3)).await;
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(
+            matches!(
+                &events[0],
+                Err(Error::Decode {
+                    operation: Operation::WatchExecutionEvents,
+                    status: 200,
+                    ..
+                })
+            ),
+            "{events:?}"
+        );
+        assert_eq!(targets.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn watch_restarts_its_failure_count_on_every_connect() {
+        let (url, _targets) = scripted(vec![String::new()]).await;
+        let c = client(&url, 1);
+        let mut watch = c.interactions().watch("s-1");
+        let mut attempts = Vec::new();
+        while attempts.len() < 3 {
+            let update = tokio::time::timeout(Duration::from_secs(5), watch.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            match update {
+                WatchUpdate::Connected => attempts.push(0),
+                WatchUpdate::Reconnecting { attempt, error } => {
+                    assert!(matches!(error, Error::Transport { .. }), "{error:?}");
+                    attempts.push(attempt);
+                }
+                WatchUpdate::Event(event) => panic!("unexpected {event:?}"),
+            }
+        }
+        assert_eq!(attempts, vec![0, 1, 0]);
     }
 }

@@ -6,14 +6,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use gatehouse_wire::interaction::WatchEvent;
 use reqwest::Method;
 
-use crate::client::{error_kind, AnswerBody, Call, Client, Replay};
-use crate::error::{self, Error, Operation, Result};
-use crate::sse::{SseEvent, SseParser};
+use crate::client::{Call, Client, RetryPolicy};
+use crate::error::{Error, Operation, Result};
+use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
 
 /// Longest wait between two reconnect attempts of a watch.
 ///
@@ -45,18 +44,6 @@ pub enum WatchUpdate {
         /// What went wrong.
         error: Error,
     },
-}
-
-type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
-
-struct State {
-    client: Client,
-    session_id: String,
-    connection: Option<ByteStream>,
-    parser: SseParser,
-    queue: VecDeque<WatchUpdate>,
-    failures: u32,
-    finished: bool,
 }
 
 /// A `Stream` of [`WatchUpdate`]s for one session.
@@ -104,132 +91,83 @@ impl Stream for WatchStream {
 
 impl WatchStream {
     pub(crate) fn new(client: Client, session_id: String) -> Self {
-        let state = State {
-            client,
-            session_id,
-            connection: None,
-            parser: SseParser::default(),
-            queue: VecDeque::new(),
-            failures: 0,
-            finished: false,
-        };
         Self {
-            inner: Box::pin(futures::stream::unfold(state, next_item)),
+            inner: ReconnectingSse::stream(client, Watch { session_id }),
         }
     }
 }
 
-async fn next_item(mut st: State) -> Option<(Result<WatchUpdate>, State)> {
-    loop {
-        if let Some(update) = st.queue.pop_front() {
-            return Some((Ok(update), st));
-        }
-        if st.finished {
-            return None;
-        }
-        match st.connection.as_mut() {
-            None => {
-                if st.failures > 0 {
-                    tokio::time::sleep(reconnect_delay(&st)).await;
-                }
-                match connect(&st.client, &st.session_id).await {
-                    Ok(bytes) => {
-                        st.connection = Some(bytes);
-                        st.parser = SseParser::default();
-                        st.failures = 0;
-                        st.queue.push_back(WatchUpdate::Connected);
-                    }
-                    Err(err) if err.is_retryable() => st.fail(err),
-                    Err(err) => {
-                        st.finished = true;
-                        return Some((Err(err), st));
-                    }
-                }
-            }
-            Some(connection) => {
-                let idle = st.client.inner.stream_idle_timeout;
-                match tokio::time::timeout(idle, connection.next()).await {
-                    Ok(Some(Ok(chunk))) => {
-                        for event in st.parser.feed(&chunk) {
-                            if let Some(event) = to_watch_event(&event) {
-                                st.queue.push_back(WatchUpdate::Event(event));
-                            }
-                        }
-                    }
-                    Ok(Some(Err(err))) => {
-                        let timeout = st.client.inner.timeout;
-                        st.fail(error::transport_error(
-                            Operation::WatchInteractions,
-                            err,
-                            timeout,
-                        ));
-                    }
-                    Ok(None) => st.fail(Error::Transport {
-                        operation: Operation::WatchInteractions,
-                        detail: "the server closed the watch stream".to_string(),
-                        source: std::sync::Arc::new(std::io::Error::new(
-                            std::io::ErrorKind::UnexpectedEof,
-                            "watch stream closed by the server",
-                        )),
-                    }),
-                    Err(_) => st.fail(Error::Timeout {
-                        operation: Operation::WatchInteractions,
-                        after: idle,
-                    }),
-                }
-            }
-        }
-    }
+/// What is specific to the watch: announce every (re)connect, never give up, back
+/// off at most [`MAX_WATCH_RECONNECT_DELAY`] (and at least the server's `retry:`).
+struct Watch {
+    session_id: String,
 }
 
-impl State {
-    fn fail(&mut self, err: Error) {
-        self.connection = None;
-        self.failures = self.failures.saturating_add(1);
-        tracing::debug!(
-            operation = %Operation::WatchInteractions,
-            attempt = self.failures,
-            error = error_kind(&err),
-            "watch disconnected; reconnecting"
+impl SsePolicy for Watch {
+    type Item = WatchUpdate;
+    const OPERATION: Operation = Operation::WatchInteractions;
+    const FAILURES_RESET: FailuresReset = FailuresReset::OnConnect;
+    const DISCONNECTED_LOG: &'static str = "watch disconnected; reconnecting";
+    const CLOSED_DETAIL: &'static str = "the server closed the watch stream";
+    const CLOSED_SOURCE: &'static str = "watch stream closed by the server";
+
+    fn request(&self) -> Call {
+        let mut call = Call::new(
+            Self::OPERATION,
+            Method::GET,
+            &["api", "sessions", "streams", "watch"],
         );
-        self.queue.push_back(WatchUpdate::Reconnecting {
-            attempt: self.failures,
-            error: err,
-        });
+        call.query.push(("session_id", self.session_id.clone()));
+        call
     }
-}
 
-fn reconnect_delay(st: &State) -> Duration {
-    let policy = st.client.inner.retry;
-    let mut policy = policy;
-    policy.max_backoff = policy
-        .max_backoff
-        .max(Duration::from_millis(1))
-        .min(MAX_WATCH_RECONNECT_DELAY);
-    let backoff = policy.backoff(st.failures, None);
-    let hint = st
-        .parser
-        .retry_ms()
-        .map(Duration::from_millis)
-        .unwrap_or_default()
-        .min(MAX_WATCH_RECONNECT_DELAY);
-    backoff.max(hint)
-}
+    fn reconnect_delay(
+        &self,
+        retry: RetryPolicy,
+        failures: u32,
+        retry_hint: Option<Duration>,
+    ) -> Duration {
+        let mut policy = retry;
+        policy.max_backoff = policy
+            .max_backoff
+            .max(Duration::from_millis(1))
+            .min(MAX_WATCH_RECONNECT_DELAY);
+        let backoff = policy.backoff(failures, None);
+        let hint = retry_hint
+            .unwrap_or_default()
+            .min(MAX_WATCH_RECONNECT_DELAY);
+        backoff.max(hint)
+    }
 
-async fn connect(client: &Client, session_id: &str) -> Result<ByteStream> {
-    let mut call = Call::new(
-        Operation::WatchInteractions,
-        Method::GET,
-        &["api", "sessions", "streams", "watch"],
-    );
-    call.query.push(("session_id", session_id.to_string()));
-    call.accept = "text/event-stream";
-    call.streaming = true;
-    call.replay = Replay::Never; // the stream reconnects itself
-    let answered = client.send(&call).await?;
-    match answered.body {
-        AnswerBody::Stream(response) => Ok(Box::pin(response.bytes_stream())),
-        AnswerBody::Full(bytes) => Ok(Box::pin(futures::stream::iter([Ok(bytes)]))),
+    fn connected(&mut self, queue: &mut VecDeque<WatchUpdate>) {
+        queue.push_back(WatchUpdate::Connected);
+    }
+
+    fn event(
+        &mut self,
+        _client: &Client,
+        event: &SseEvent,
+        queue: &mut VecDeque<WatchUpdate>,
+    ) -> Result<()> {
+        if let Some(event) = to_watch_event(event) {
+            queue.push_back(WatchUpdate::Event(event));
+        }
+        Ok(())
+    }
+
+    fn disconnected(
+        &mut self,
+        _retry: RetryPolicy,
+        attempt: u32,
+        error: Error,
+        queue: &mut VecDeque<WatchUpdate>,
+    ) -> Result<()> {
+        queue.push_back(WatchUpdate::Reconnecting { attempt, error });
+        Ok(())
+    }
+
+    fn is_complete(&self) -> bool {
+        false
     }
 }
 
