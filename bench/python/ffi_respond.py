@@ -6,8 +6,9 @@ Started by ``gatehouse-bench live`` with one argument, a JSON file:
 ``package_dir`` holds the importable ``gatehouse`` package with its native library.
 Each id is a fresh pending gate; each is answered once with
 ``await client.respond_to_interaction(id, True, None, None)`` on one asyncio loop.
-Prints ``{"samples_ns": [...], "python": "3.x.y"}`` (the first ``warmup`` calls left
-out) on stdout. Exit status 3 when the binding cannot be imported, 1 when a respond fails.
+Prints ``{"samples_ns": [...], "process_cpu_ns_per_call": n, "python": "3.x.y"}`` (the
+first ``warmup`` calls left out) on stdout; the CPU figure covers the whole Python
+process, the binding's tokio threads included. Exit status 3 when the binding cannot be imported, 1 when a respond fails.
 
 Diagnostics: with ``GATEHOUSE_BENCH_PY_PROFILE=FILE`` in the environment the run is
 wrapped in cProfile and its statistics are written to FILE (the samples then include
@@ -24,7 +25,7 @@ import sys
 import time
 
 
-async def run(config) -> list[int]:
+async def run(config) -> tuple[list[int], int]:
     from gatehouse import ClientConfig, GatehouseClient
 
     client = GatehouseClient(
@@ -36,16 +37,20 @@ async def run(config) -> list[int]:
         )
     )
     samples = []
+    cpu_ns = 0
     warmup = int(config.get("warmup", 0))
     for i, gate in enumerate(config["ids"]):
+        cpu_started = time.process_time_ns()
         started = time.perf_counter_ns()
         row = await client.respond_to_interaction(gate, True, None, None)
         elapsed = time.perf_counter_ns() - started
+        cpu = time.process_time_ns() - cpu_started
         if row.id != gate:
             raise RuntimeError(f"respond answered {row.id}, not {gate}")
         if i >= warmup:
             samples.append(elapsed)
-    return samples
+            cpu_ns += cpu
+    return samples, cpu_ns
 
 
 def main() -> int:
@@ -66,14 +71,21 @@ def main() -> int:
             import cProfile
 
             profiler = cProfile.Profile()
-            samples = profiler.runcall(asyncio.run, run(config))
+            samples, cpu_ns = profiler.runcall(asyncio.run, run(config))
             profiler.dump_stats(profile_path)
         else:
-            samples = asyncio.run(run(config))
+            samples, cpu_ns = asyncio.run(run(config))
     except Exception as exc:
         print(f"a respond through the binding failed: {exc!r}", file=sys.stderr)
         return 1
-    json.dump({"samples_ns": samples, "python": platform.python_version()}, sys.stdout)
+    report = {
+        "samples_ns": samples,
+        # CPU of the whole Python process (its thread and the binding's tokio threads)
+        # per measured call.
+        "process_cpu_ns_per_call": cpu_ns / len(samples) if samples else None,
+        "python": platform.python_version(),
+    }
+    json.dump(report, sys.stdout)
     return 0
 
 

@@ -172,6 +172,9 @@ pub struct FfiReport {
     pub python_us: Option<Summary>,
     /// `python median - rust median`, microseconds (when measured).
     pub added_us: Option<f64>,
+    /// CPU time of the whole Python process (its thread and the binding's runtime) per
+    /// measured call, microseconds (when measured).
+    pub python_cpu_us_per_call: Option<f64>,
     /// Why the Python side was not measured.
     pub not_measured: Option<String>,
     /// The Python version that ran the binding.
@@ -776,7 +779,15 @@ pub fn bench_contention(
 #[derive(Debug, serde::Deserialize)]
 struct PythonSamples {
     samples_ns: Vec<f64>,
+    process_cpu_ns_per_call: Option<f64>,
     python: Option<String>,
+}
+
+/// What the Python driver measured.
+struct PythonRun {
+    samples_us: Vec<f64>,
+    cpu_us_per_call: Option<f64>,
+    version: Option<String>,
 }
 
 /// Run the Python binding over `ids`; its per-call samples in microseconds.
@@ -785,7 +796,7 @@ fn python_responds(
     server: &TestServer,
     ids: &[String],
     warmup: usize,
-) -> Result<(Vec<f64>, Option<String>), BenchError> {
+) -> Result<PythonRun, BenchError> {
     let dir = tempfile::tempdir().map_err(|source| BenchError::Io {
         what: "creating a temp dir for the FFI driver".into(),
         source,
@@ -827,10 +838,11 @@ fn python_responds(
             what: "reading the FFI driver's output".into(),
             source,
         })?;
-    Ok((
-        parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
-        parsed.python,
-    ))
+    Ok(PythonRun {
+        samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
+        cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
+        version: parsed.python,
+    })
 }
 
 /// Row 6: respond through the Rust client, then through the Python binding, then the
@@ -869,21 +881,23 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
         rust_us.extend(measure_rust(&rust_ids[half + warm..])?);
         let rust_us = summary(&rust_us, "rust respond")?;
         Ok::<_, BenchError>(match python {
-            Ok((samples, version)) => {
-                let python_us = summary(&samples, "python respond")?;
+            Ok(run) => {
+                let python_us = summary(&run.samples_us, "python respond")?;
                 FfiReport {
                     iterations: n,
                     rust_us,
                     added_us: Some(python_us.median - rust_us.median),
                     python_us: Some(python_us),
+                    python_cpu_us_per_call: run.cpu_us_per_call,
                     not_measured: None,
-                    python_version: version,
+                    python_version: run.version,
                 }
             }
             Err(reason) => FfiReport {
                 iterations: n,
                 rust_us,
                 python_us: None,
+                python_cpu_us_per_call: None,
                 added_us: None,
                 not_measured: Some(reason),
                 python_version: None,

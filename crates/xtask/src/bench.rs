@@ -716,7 +716,10 @@ fn render(
                     ffi["iterations"]
                 ),
                 &py_median,
-                &py_spread,
+                &format!(
+                    "{py_spread}; Python process CPU per call (its thread and the binding's runtime): {}",
+                    time(f(ffi, "python_cpu_us_per_call") * 1e3)
+                ),
                 &format!("the Rust client, same server: {rust_median} ({rust_spread})"),
                 &format!("+{:.0} µs per call", f(ffi, "added_us")),
                 "report (no target)",
