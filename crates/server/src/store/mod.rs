@@ -19,6 +19,7 @@ pub use turns::{NewTurn, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
@@ -63,6 +64,13 @@ pub(crate) enum Backend {
 #[derive(Debug, Clone)]
 pub struct Store {
     pub(crate) backend: Backend,
+    /// SQLite has one writer at a time. Writers of this process queue here, FIFO, before
+    /// `BEGIN IMMEDIATE`, and are woken the moment the previous one commits; without it
+    /// they collide on the file lock and sleep in SQLite's busy handler (1 to 100 ms
+    /// back-offs for a lock held ~100 us), which made 8 parallel responds several times
+    /// slower than one by one (bench/NOTES.md). Other processes still meet the busy
+    /// timeout. Unused on Postgres, whose row locks serve concurrent writers.
+    pub(crate) sqlite_writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Run `$body` with `$pool` bound to the backend's pool (the body is compiled once per
@@ -78,12 +86,16 @@ macro_rules! with_pool {
 
 /// Run `$body` (an expression of type `Result<T, StoreError>` that may use `$tx` as an
 /// executor via `&mut *$tx`) inside one transaction: committed on `Ok`, rolled back on
-/// `Err`. On SQLite the transaction takes the write lock up front (`BEGIN IMMEDIATE`), so
-/// concurrent writers queue on the busy timeout instead of failing on a stale snapshot.
+/// `Err`. On SQLite a writer first takes its turn on `Store::sqlite_writer`, then the
+/// write lock up front (`BEGIN IMMEDIATE`), so it never fails on a stale snapshot and
+/// never sleeps in the busy handler behind a writer of this process. A body must not
+/// open another transaction on the same store (the turn is not re-entrant).
 macro_rules! in_tx {
     ($store:expr, $tx:ident => $body:expr) => {
         match &$store.backend {
             $crate::store::Backend::Sqlite(pool) => {
+                // Held until commit or rollback: see `Store::sqlite_writer`.
+                let _write_turn = $store.sqlite_writer.lock().await;
                 let mut $tx = pool.begin_with("BEGIN IMMEDIATE").await?;
                 let out: Result<_, $crate::store::StoreError> = async { $body }.await;
                 match out {
@@ -178,7 +190,10 @@ impl Store {
         } else {
             return Err(StoreError::UnsupportedUrl(database_url.to_string()));
         };
-        Ok(Self { backend })
+        Ok(Self {
+            backend,
+            sqlite_writer: Arc::new(tokio::sync::Mutex::new(())),
+        })
     }
 
     /// Which backend this store runs on: `"sqlite"` or `"postgres"`.
