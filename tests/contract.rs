@@ -560,7 +560,7 @@ const C2_DEPARTURES: [&str; 2] = [
 
 fn check_vector(case: &Value, policy: &StampPolicy) {
     let name = case["name"].as_str().unwrap();
-    let result = stamp_effective_parameters(&case["input"], policy);
+    let result = stamp_effective_parameters(case["input"].clone(), policy);
     if case["emitted"] == json!(true) {
         let stamped = result.unwrap_or_else(|e| panic!("{name}: {e}"));
         let expected = &case["stamped"];
@@ -626,7 +626,8 @@ fn c2_authorization_is_stripped_in_any_letter_case() {
         .iter()
         .find(|c| c["name"] == C2_DEPARTURES[0])
         .unwrap();
-    let stamped = stamp_effective_parameters(&case["input"], &StampPolicy::default()).unwrap();
+    let stamped =
+        stamp_effective_parameters(case["input"].clone(), &StampPolicy::default()).unwrap();
     assert_eq!(
         compact(&Value::Object(stamped.parameters.clone())),
         r#"{"agent":{"tools":[{"name":"t"}]}}"#
@@ -637,7 +638,7 @@ fn c2_authorization_is_stripped_in_any_letter_case() {
     let params = json!({"agent": {"mcps": [{"name": "n", "HEADERS": {"a": "b"},
         "connection": {"url": "u", "Headers": {"x": "secret-1"}, "AuThOrIzAtIoN": "secret-2",
                        "credentials": {"type": "header_secret_refs", "headers": {"authorization": "VAULT_KEY"}}}}]}});
-    let stamped = stamp_effective_parameters(&params, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(params, &StampPolicy::default()).unwrap();
     let text = compact(&Value::Object(stamped.parameters.clone()));
     assert!(!text.contains("secret-"), "{text}");
     assert!(
@@ -663,7 +664,8 @@ fn c2_a_bare_template_is_walked_too() {
         .iter()
         .find(|c| c["name"] == C2_DEPARTURES[1])
         .unwrap();
-    let stamped = stamp_effective_parameters(&case["input"], &StampPolicy::default()).unwrap();
+    let stamped =
+        stamp_effective_parameters(case["input"].clone(), &StampPolicy::default()).unwrap();
     assert_eq!(
         compact(&Value::Object(stamped.parameters.clone())),
         r#"{"mcps":[{"connection":{}}]}"#
@@ -675,7 +677,7 @@ fn c2_a_bare_template_is_walked_too() {
     );
 
     let tools = json!({"tools": [{"name": "t", "call": {"method": "GET", "path": "/p", "authorization": "k"}}]});
-    let stamped = stamp_effective_parameters(&tools, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(tools, &StampPolicy::default()).unwrap();
     assert_eq!(stamped.stripped, ["call.authorization"]);
 }
 
@@ -683,14 +685,14 @@ fn c2_a_bare_template_is_walked_too() {
 fn null_credential_keys_are_popped_only_when_something_else_is_stripped() {
     // Nothing non-null stripped: the original object, `"headers": null` included.
     let only_null = json!({"agent": {"mcps": [{"name": "n", "headers": null}]}});
-    let stamped = stamp_effective_parameters(&only_null, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(only_null.clone(), &StampPolicy::default()).unwrap();
     assert_eq!(
         compact(&Value::Object(stamped.parameters)),
         compact(&only_null)
     );
     // Something stripped elsewhere: the null key goes too, but is not counted.
     let mixed = json!({"agent": {"mcps": [{"name": "n", "headers": null}, {"name": "m", "authorization": "s"}]}});
-    let stamped = stamp_effective_parameters(&mixed, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(mixed, &StampPolicy::default()).unwrap();
     assert_eq!(
         compact(&Value::Object(stamped.parameters)),
         r#"{"agent":{"mcps":[{"name":"n"},{"name":"m"}]}}"#
@@ -709,10 +711,10 @@ fn the_cap_boundary_is_65536_stamped_and_65537_dropped_whole() {
     let policy = StampPolicy::default();
     assert_eq!(policy.max_bytes, 65536);
 
-    let at_cap = stamp_effective_parameters(&instructions_of(65505), &policy).unwrap();
+    let at_cap = stamp_effective_parameters(instructions_of(65505), &policy).unwrap();
     assert_eq!(at_cap.measured_bytes, 65536);
 
-    let over = stamp_effective_parameters(&instructions_of(65506), &policy).unwrap_err();
+    let over = stamp_effective_parameters(instructions_of(65506), &policy).unwrap_err();
     assert_eq!(
         over,
         NotStamped::OverCap {
@@ -727,7 +729,7 @@ fn the_cap_boundary_is_65536_stamped_and_65537_dropped_whole() {
 
     // The cap is a setting (the released Agenta SDK uses 256 KiB).
     let big = StampPolicy::with_max_bytes(262_144);
-    assert!(stamp_effective_parameters(&instructions_of(65506), &big).is_ok());
+    assert!(stamp_effective_parameters(instructions_of(65506), &big).is_ok());
 }
 
 #[test]
@@ -735,11 +737,11 @@ fn the_size_is_measured_after_redaction_with_python_escaping() {
     // Stripping a big header brings the blob under the cap.
     let params = json!({"agent": {"instructions": "x".repeat(65000),
         "mcps": [{"name": "n", "connection": {"headers": {"authorization": "y".repeat(1000)}}}]}});
-    let stamped = stamp_effective_parameters(&params, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(params, &StampPolicy::default()).unwrap();
     assert!(stamped.measured_bytes < 65536);
     // Non-ASCII counts as \uXXXX (6 bytes), astral characters as a surrogate pair (12).
     let unicode = json!({"agent": {"instructions": "é😀"}});
-    let stamped = stamp_effective_parameters(&unicode, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(unicode, &StampPolicy::default()).unwrap();
     // {"agent": {"instructions": "\u00e9\ud83d\ude00"}}
     assert_eq!(stamped.measured_bytes, 49);
 }
@@ -755,7 +757,8 @@ fn the_builder_stamps_a_session_run_and_never_a_non_session_run() {
     let params = golden["effectiveParameters"].clone();
     let mut request: RunRequest = from_json_value(golden.clone()).unwrap();
     request.effective_parameters = None;
-    let (request, outcome) = request.with_effective_parameters(&params, &StampPolicy::default());
+    let (request, outcome) =
+        request.with_effective_parameters(params.clone(), &StampPolicy::default());
     assert_eq!(
         outcome,
         StampOutcome::Stamped {
@@ -768,18 +771,19 @@ fn the_builder_stamps_a_session_run_and_never_a_non_session_run() {
     // claude: built WITH parameters but no session: no key, byte-identical to the golden.
     let golden = agenta_fixture("run_request.claude.json");
     let request: RunRequest = from_json_value(golden.clone()).unwrap();
-    let (request, outcome) = request.with_effective_parameters(&params, &StampPolicy::default());
+    let (request, outcome) =
+        request.with_effective_parameters(params.clone(), &StampPolicy::default());
     assert_eq!(outcome, StampOutcome::NoSession);
     assert_eq!(serde_json::to_string(&request).unwrap(), compact(&golden));
 
     // An empty session id is not a session.
-    let (request, outcome) = request.for_session("", &params, &StampPolicy::default());
+    let (request, outcome) = request.for_session("", params.clone(), &StampPolicy::default());
     assert_eq!(outcome, StampOutcome::NoSession);
     assert!(request.effective_parameters.is_none());
 
     // Over the cap: the key is absent, not null, not {}.
     let (request, outcome) =
-        request.for_session("s1", &instructions_of(70_000), &StampPolicy::default());
+        request.for_session("s1", instructions_of(70_000), &StampPolicy::default());
     assert!(matches!(
         outcome,
         StampOutcome::NotStamped(NotStamped::OverCap { .. })
@@ -789,7 +793,7 @@ fn the_builder_stamps_a_session_run_and_never_a_non_session_run() {
         .contains("effectiveParameters"));
 
     // Clearing the session removes a stamp.
-    let (request, _) = request.for_session("s1", &params, &StampPolicy::default());
+    let (request, _) = request.for_session("s1", params, &StampPolicy::default());
     assert!(request.effective_parameters.is_some());
     let request = request.with_session_id(None);
     assert!(request.effective_parameters.is_none());

@@ -2,17 +2,19 @@
 //! `$CRITERION_HOME/<group>/<id>/new/sample.json`:
 //!
 //! - `stamp/golden_178B`, `stamp/config_64KiB`: `stamp_effective_parameters` under the
-//!   default policy (cap 65536);
+//!   default policy (cap 65536). The stamp consumes its input, so each call gets its own
+//!   copy, made in criterion's untimed setup (`iter_batched`); the stamped result is
+//!   dropped inside the timed routine, as a caller would drop it;
 //! - `stamp_parts/{clone,measure,redact}/<input>`: where a stamp's time goes: one deep
 //!   clone of the input `Value`, `python_json_dumps_len` alone, `redact_effective_parameters`
-//!   alone (it returns an owned copy);
+//!   alone (on an owned copy made in untimed setup, its result dropped in the routine);
 //! - `run_request/typed/<golden>`, `run_request/untyped/<golden>`: parse a `/run` golden
 //!   and serialize it back, into `RunRequest` vs into `serde_json::Value`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
 use gatehouse_bench::inputs::{config_64k, golden_blob, read_fixture, RUN_REQUEST_GOLDENS};
 use gatehouse_wire::effective::{
@@ -28,10 +30,18 @@ fn stamp(c: &mut Criterion) {
     let mut group = c.benchmark_group("stamp");
     for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
         // Both are stamped: nothing is measured on a rejected input.
-        let stamped = stamp_effective_parameters(input, &policy).expect("stamped");
+        let stamped = stamp_effective_parameters(input.clone(), &policy).expect("stamped");
         group.throughput(Throughput::Bytes(stamped.measured_bytes as u64));
         group.bench_function(name, |b| {
-            b.iter(|| stamp_effective_parameters(black_box(input), black_box(&policy)))
+            b.iter_batched(
+                || input.clone(),
+                // The stamped object is dropped here, inside the timed routine.
+                |owned| {
+                    stamp_effective_parameters(owned, black_box(&policy))
+                        .map(|stamped| stamped.measured_bytes)
+                },
+                BatchSize::SmallInput,
+            )
         });
     }
     group.finish();
@@ -50,7 +60,11 @@ fn stamp_parts(c: &mut Criterion) {
             b.iter(|| python_json_dumps_len(black_box(input)))
         });
         group.bench_with_input(BenchmarkId::new("redact", name), &object, |b, object| {
-            b.iter(|| redact_effective_parameters(black_box(object), Redaction::Gatehouse))
+            b.iter_batched(
+                || object.clone(),
+                |owned| redact_effective_parameters(owned, Redaction::Gatehouse).1,
+                BatchSize::SmallInput,
+            )
         });
     }
     group.finish();

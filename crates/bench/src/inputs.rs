@@ -222,8 +222,9 @@ pub fn config_64k() -> Value {
         }
     });
     let measured = |config: &Value| {
+        // Redaction consumes its input; the candidate config is kept, so measure a copy.
         let redacted = gatehouse_wire::effective::redact_effective_parameters(
-            config.as_object().unwrap_or(&Map::new()),
+            config.as_object().cloned().unwrap_or_default(),
             gatehouse_wire::effective::Redaction::Gatehouse,
         )
         .0;

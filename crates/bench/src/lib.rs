@@ -86,9 +86,10 @@ pub fn parity_policy() -> StampPolicy {
 /// gives the same result, i.e. the input is outside the C2 departures.
 pub fn stamp_output(input: &NamedInput) -> Value {
     let policy = parity_policy();
-    let result = stamp_effective_parameters(&input.input, &policy);
+    // Each stamp consumes its input; the shared input is stamped twice, so each gets a copy.
+    let result = stamp_effective_parameters(input.input.clone(), &policy);
     let compatible = stamp_effective_parameters(
-        &input.input,
+        input.input.clone(),
         &StampPolicy {
             redaction: Redaction::AgentaCompatible,
             ..policy

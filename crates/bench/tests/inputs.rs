@@ -13,7 +13,7 @@ use gatehouse_wire::effective::{python_json_dumps_len, stamp_effective_parameter
 fn golden_blob_is_the_178_byte_vector() {
     let golden = golden_blob().unwrap();
     assert_eq!(python_json_dumps_len(&golden), 178);
-    let stamped = stamp_effective_parameters(&golden, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(golden, &StampPolicy::default()).unwrap();
     assert_eq!(stamped.measured_bytes, 178);
     assert!(stamped.stripped.is_empty());
 }
@@ -22,7 +22,7 @@ fn golden_blob_is_the_178_byte_vector() {
 fn config_64k_is_stamped_just_under_the_cap_and_deterministic() {
     let config = config_64k();
     assert_eq!(config, config_64k(), "the same config on every call");
-    let stamped = stamp_effective_parameters(&config, &StampPolicy::default()).unwrap();
+    let stamped = stamp_effective_parameters(config.clone(), &StampPolicy::default()).unwrap();
     assert!(
         (CONFIG_64K_CAP - 64..=CONFIG_64K_CAP).contains(&stamped.measured_bytes),
         "measured {}",

@@ -793,7 +793,7 @@ mod tests {
         let draft = Value::Object(draft_config(MODEL_DRAFT, "task"));
         assert!(draft.to_string().contains(SECRET));
         let stamped = gatehouse_wire::effective::stamp_effective_parameters(
-            &draft,
+            draft,
             &gatehouse_wire::effective::StampPolicy::default(),
         )
         .expect("the draft is stamped");

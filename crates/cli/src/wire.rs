@@ -112,7 +112,7 @@ pub fn parse_json(bytes: &[u8], source: &str) -> CliResult<Value> {
 fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult {
     let source = source_name(file);
     let value = parse_json(&read_input(file)?, &source)?;
-    match stamp_effective_parameters(&value, policy) {
+    match stamp_effective_parameters(value, policy) {
         Ok(stamped) => {
             if explain {
                 if stamped.stripped.is_empty() {

@@ -33,7 +33,7 @@ pub const NDJSON: &str = "application/x-ndjson";
 /// use gatehouse_wire::run::{ChatMessage, Harness, RunRequest, Sandbox};
 /// let params = serde_json::json!({"agent": {"llm": {"model": "anthropic/claude-sonnet-4-5"}}});
 /// let (request, _stamp) = RunRequest::new(Harness::Claude, Sandbox::Local, "anthropic/claude-sonnet-4-5", vec![ChatMessage::text("user", "hi")])
-///     .for_session("48268312-0000-7000-8000-000000000000", &params, &StampPolicy::default());
+///     .for_session("48268312-0000-7000-8000-000000000000", params, &StampPolicy::default());
 /// let result = client.runs().run(&request).await?;
 /// println!("ok={} output={:?}", result.ok, result.output);
 /// # Ok(()) }

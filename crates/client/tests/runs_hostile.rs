@@ -22,7 +22,7 @@ fn session_request() -> RunRequest {
         "m-1",
         vec![ChatMessage::text("user", "hi")],
     )
-    .for_session("sess-1", &params, &StampPolicy::default());
+    .for_session("sess-1", params, &StampPolicy::default());
     assert!(outcome.is_stamped());
     request
 }

@@ -473,7 +473,7 @@ async fn runs_against_the_reference_runner() {
         "m-run",
         vec![gatehouse_wire::run::ChatMessage::text("user", "hello")],
     )
-    .for_session("run-session", &params, &Default::default());
+    .for_session("run-session", params, &Default::default());
     request.permissions.default = gatehouse_wire::run::PermissionMode::Allow;
     let records: Vec<_> = c.runs().stream(&request).collect().await;
     let records: Vec<_> = records.into_iter().map(|r| r.unwrap()).collect();

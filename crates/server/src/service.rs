@@ -461,7 +461,9 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
     )
     .for_session(
         session_id.clone(),
-        &Value::Object(resolved.parameters.clone()),
+        // The stamp consumes its input; the config is still needed below (the harness
+        // script, permissions, the interaction row), so the stamp gets its own copy.
+        Value::Object(resolved.parameters.clone()),
         &policy,
     );
     match &stamp {

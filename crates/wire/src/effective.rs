@@ -12,11 +12,16 @@
 //! (`mcps`/`tools` at the top level of the parameters) is walked too.
 //! [`Redaction::AgentaCompatible`] turns both departures off.
 //!
+//! The parameters are taken by value: a config with nothing to strip moves through
+//! unchanged, with no copy, and one with credentials is stripped in place (only the
+//! entries that lose a key change). A caller that still needs its copy clones it
+//! explicitly, where the cost is visible.
+//!
 //! ```
 //! use gatehouse_wire::effective::{stamp_effective_parameters, StampPolicy};
 //! let params = serde_json::json!({"agent": {"mcps": [{"name": "notion", "connection": {
 //!     "url": "https://mcp.example", "headers": {"authorization": "Bearer sk-live"}}}]}});
-//! let stamped = stamp_effective_parameters(&params, &StampPolicy::default()).unwrap();
+//! let stamped = stamp_effective_parameters(params, &StampPolicy::default()).unwrap();
 //! assert_eq!(stamped.stripped, vec!["connection.headers".to_string()]);
 //! assert!(!serde_json::to_string(&stamped.parameters).unwrap().contains("sk-live"));
 //! ```
@@ -134,12 +139,16 @@ impl StampOutcome {
 
 /// Stamp `params` under `policy` (A2, C2): redact, measure, cap.
 ///
+/// `params` is consumed: when nothing is stripped, [`Stamped::parameters`] is the very
+/// object passed in (moved, not copied); otherwise that object with the credential keys
+/// removed in place. A rejected input is dropped.
+///
 /// - `null` or `{}` -> [`NotStamped::Empty`]; any other non-object -> [`NotStamped::NotAnObject`];
 /// - redaction per [`Redaction`] (see the module docs);
 /// - the size is [`python_json_dumps_len`] of the redacted object; over
 ///   `policy.max_bytes` -> [`NotStamped::OverCap`]; at or under -> [`Stamped`].
 pub fn stamp_effective_parameters(
-    params: &Value,
+    params: Value,
     policy: &StampPolicy,
 ) -> Result<Stamped, NotStamped> {
     let object = match params {
@@ -178,29 +187,26 @@ fn is_credential_key(key: &str, redaction: Redaction) -> bool {
     }
 }
 
-/// Pop every credential key from `object` (order of the rest preserved). A key whose
-/// value is `null` is popped but not reported (Agenta's rule).
+/// Pop every credential key from `object` in place, in one pass (the order of the rest
+/// is preserved). A key whose value is `null` is popped but not reported (Agenta's rule).
 fn strip_credential_keys(
     object: &mut JsonObject,
     prefix: Option<&str>,
     redaction: Redaction,
     stripped: &mut Vec<String>,
 ) {
-    let keys: Vec<String> = object
-        .keys()
-        .filter(|k| is_credential_key(k, redaction))
-        .cloned()
-        .collect();
-    for key in keys {
-        if let Some(value) = object.shift_remove(&key) {
-            if !value.is_null() {
-                stripped.push(match prefix {
-                    Some(prefix) => format!("{prefix}.{key}"),
-                    None => key,
-                });
-            }
+    object.retain(|key, value| {
+        if !is_credential_key(key, redaction) {
+            return true;
         }
-    }
+        if !value.is_null() {
+            stripped.push(match prefix {
+                Some(prefix) => format!("{prefix}.{key}"),
+                None => key.clone(),
+            });
+        }
+        false
+    });
 }
 
 /// Strip an entry in place (only an object entry is touched).
@@ -234,8 +240,9 @@ fn holds_credential(object: &JsonObject, redaction: Redaction) -> bool {
         .any(|(key, value)| !value.is_null() && is_credential_key(key, redaction))
 }
 
-/// True when redacting `container`'s lists would strip something (a read-only pass, so
-/// the common case, nothing to strip, costs one copy instead of two).
+/// True when redacting `container`'s lists would strip something non-null. A read-only
+/// pass: only when it says yes is anything mutated, so an input with nothing (or only
+/// `null`s) to strip comes back exactly as it went in.
 fn lists_need_redaction(container: &JsonObject, redaction: Redaction) -> bool {
     CONNECTION_BEARING_LISTS.iter().any(|list_key| {
         let Some(Value::Array(entries)) = container.get(*list_key) else {
@@ -253,8 +260,12 @@ fn lists_need_redaction(container: &JsonObject, redaction: Redaction) -> bool {
     })
 }
 
-/// Redact `params` (no size check): returns the redacted copy and the sorted,
+/// Redact `params` (no size check): returns the redacted object and the sorted,
 /// deduplicated labels of the stripped fields.
+///
+/// `params` is consumed and redacted in place: when nothing non-null is to be stripped it
+/// is returned as is (moved, no copy); otherwise only the list entries (and their nested
+/// `connection`/`call` objects) that hold a credential key change.
 ///
 /// Agenta's quirks are kept: only object entries of `agent.mcps`/`agent.tools` are
 /// touched; `headers`/`authorization` are popped from the entry and from its nested
@@ -263,29 +274,28 @@ fn lists_need_redaction(container: &JsonObject, redaction: Redaction) -> bool {
 /// returned unchanged (so `"headers": null` survives then). `credentials` (vault key
 /// names) always survives.
 pub fn redact_effective_parameters(
-    params: &JsonObject,
+    mut params: JsonObject,
     redaction: Redaction,
 ) -> (JsonObject, Vec<String>) {
     let agent_needs = matches!(
         params.get("agent"),
         Some(Value::Object(agent)) if lists_need_redaction(agent, redaction)
     );
-    let bare_needs = redaction == Redaction::Gatehouse && lists_need_redaction(params, redaction);
+    let bare_needs = redaction == Redaction::Gatehouse && lists_need_redaction(&params, redaction);
     if !agent_needs && !bare_needs {
         // Nothing non-null to strip: the input unchanged (`"headers": null` included).
-        return (params.clone(), Vec::new());
+        return (params, Vec::new());
     }
     let mut stripped = Vec::new();
-    let mut cleaned = params.clone();
-    if let Some(Value::Object(agent)) = cleaned.get_mut("agent") {
+    if let Some(Value::Object(agent)) = params.get_mut("agent") {
         redact_lists(agent, redaction, &mut stripped);
     }
     if redaction == Redaction::Gatehouse {
-        redact_lists(&mut cleaned, redaction, &mut stripped);
+        redact_lists(&mut params, redaction, &mut stripped);
     }
     stripped.sort();
     stripped.dedup();
-    (cleaned, stripped)
+    (params, stripped)
 }
 
 /// The exact byte length of Python's default `json.dumps(value)` (separators `", "` and
@@ -332,15 +342,77 @@ fn python_json_object_len(map: &JsonObject) -> usize {
     2 + items + 2 * (map.len() - 1)
 }
 
+/// Bytes that `json.dumps` (with `ensure_ascii=True`) writes for each byte of a UTF-8
+/// string. A `&str` is valid UTF-8, so a character's whole cost can sit on its lead byte:
+/// printable ASCII is 1 (`"` and `\\` are 2), `\n \r \t \b \f` are 2, the other control
+/// characters and DEL are `\u00XX` (6); a 2- or 3-byte sequence is one BMP character,
+/// `\uXXXX` (6); a 4-byte sequence is an astral character, a surrogate pair (12); a
+/// continuation byte adds nothing. (0xC0, 0xC1 and 0xF5..=0xFF never occur in a `&str`.)
+const PYTHON_ESCAPED_LEN: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = match byte as u8 {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 2,
+            0x20..=0x7E => 1,
+            0x00..=0x1F | 0x7F => 6,
+            0x80..=0xBF => 0,
+            0xC0..=0xEF => 6,
+            0xF0..=0xFF => 12,
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// `0x01` in every byte of a word.
+const LOW_BITS: u64 = u64::from_ne_bytes([0x01; 8]);
+/// `0x80` in every byte of a word.
+const HIGH_BITS: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// Nonzero when some byte of `word` is zero (the classic SWAR test; exact as a yes/no).
+#[inline]
+fn has_zero_byte(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
+}
+
+/// True when all 8 bytes of `word` are printable ASCII other than `"` and `\\`, i.e.
+/// each is written as itself, 1 byte.
+#[inline]
+fn is_plain_ascii_word(word: u64) -> bool {
+    // Any byte with the high bit set; any byte below 0x20 (the SWAR "has less than" test:
+    // exact as a yes/no, since only such a byte starts a borrow and `& !word` drops bytes
+    // >= 0x80); DEL, `"` or `\\` (a zero byte after XOR with the value).
+    let non_ascii = word & HIGH_BITS;
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
+    let special = has_zero_byte(word ^ (LOW_BITS * 0x7F))
+        | has_zero_byte(word ^ (LOW_BITS * u64::from(b'"')))
+        | has_zero_byte(word ^ (LOW_BITS * u64::from(b'\\')));
+    non_ascii | control | special == 0
+}
+
+/// Length of Python's `json.dumps(s)` (quotes included), byte-wise: 8 bytes at a time
+/// while they are plain ASCII, the per-byte table otherwise.
 fn python_string_len(s: &str) -> usize {
-    2 + s
-        .chars()
-        .map(|c| match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            ' '..='~' => 1,
-            c if (c as u32) > 0xFFFF => 12,
-            _ => 6,
-        })
+    let bytes = s.as_bytes();
+    let mut chunks = bytes.chunks_exact(8);
+    let mut len = 2;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if is_plain_ascii_word(u64::from_ne_bytes(word)) {
+            len += 8;
+        } else {
+            len += chunk
+                .iter()
+                .map(|&b| usize::from(PYTHON_ESCAPED_LEN[usize::from(b)]))
+                .sum::<usize>();
+        }
+    }
+    len + chunks
+        .remainder()
+        .iter()
+        .map(|&b| usize::from(PYTHON_ESCAPED_LEN[usize::from(b)]))
         .sum::<usize>()
 }
 
@@ -464,6 +536,66 @@ mod tests {
         assert_eq!(python_string_len(s), 2 + 1 + 2 + 2 + 2 + 6 + 6 + 6 + 6 + 12);
     }
 
+    /// The character-by-character definition the byte table must agree with.
+    fn python_string_len_by_char(s: &str) -> usize {
+        2 + s
+            .chars()
+            .map(|c| match c {
+                '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+                ' '..='~' => 1,
+                c if (c as u32) > 0xFFFF => 12,
+                _ => 6,
+            })
+            .sum::<usize>()
+    }
+
+    #[test]
+    fn byte_table_agrees_with_the_char_definition() {
+        // Every ASCII byte, and characters at the UTF-8 length boundaries, each placed at
+        // every offset of an 8-byte word (the plain-ASCII fast path) and alone.
+        let mut samples: Vec<char> = (0u8..=0x7F).map(char::from).collect();
+        samples.extend([
+            '\u{80}',
+            '\u{7FF}',
+            '\u{800}',
+            '\u{E9}',
+            '\u{20AC}',
+            '\u{D7FF}',
+            '\u{E000}',
+            '\u{FFFF}',
+            '\u{10000}',
+            '\u{1F600}',
+            '\u{10FFFF}',
+        ]);
+        for c in samples {
+            assert_eq!(
+                python_string_len(&c.to_string()),
+                python_string_len_by_char(&c.to_string()),
+                "{c:?} alone"
+            );
+            for offset in 0..17 {
+                let s = format!("{}{c}{}", "a".repeat(offset), "b".repeat(17 - offset));
+                assert_eq!(
+                    python_string_len(&s),
+                    python_string_len_by_char(&s),
+                    "{s:?}"
+                );
+            }
+        }
+        let long = "The quick brown fox jumps over the lazy dog. ".repeat(20);
+        assert_eq!(python_string_len(&long), long.len() + 2);
+        assert_eq!(python_string_len(""), 2);
+    }
+
+    #[test]
+    fn nothing_to_strip_moves_the_object_through_unchanged() {
+        let params = json!({"agent": {"mcps": [{"name": "a", "headers": null, "connection": {"headers": null}}]}, "z": 1});
+        let before = params.clone();
+        let stamped = stamp_effective_parameters(params, &StampPolicy::default()).unwrap();
+        assert!(stamped.stripped.is_empty());
+        assert_eq!(Value::Object(stamped.parameters), before);
+    }
+
     #[test]
     fn containers_use_python_separators() {
         assert_eq!(python_json_dumps_len(&json!({})), 2);
@@ -480,7 +612,7 @@ mod tests {
     #[test]
     fn removing_keeps_the_order_of_the_rest() {
         let params = json!({"agent": {"tools": [{"a": 1, "headers": {"x": "y"}, "b": 2, "call": {"m": 1, "authorization": "s", "n": 2}, "c": 3}]}});
-        let stamped = stamp_effective_parameters(&params, &StampPolicy::default()).unwrap();
+        let stamped = stamp_effective_parameters(params, &StampPolicy::default()).unwrap();
         let text = serde_json::to_string(&stamped.parameters).unwrap();
         assert_eq!(
             text,

@@ -1095,13 +1095,13 @@ pub struct RunContextTrace {
 ///
 /// let params = serde_json::json!({"agent": {"llm": {"model": "m"}}});
 /// let (request, outcome) = RunRequest::new(Harness::PiCore, Sandbox::Local, "m", vec![ChatMessage::text("user", "hi")])
-///     .for_session("sess-1", &params, &StampPolicy::default());
+///     .for_session("sess-1", params.clone(), &StampPolicy::default());
 /// assert!(outcome.is_stamped());
 /// assert_eq!(request.effective_parameters.unwrap()["agent"]["llm"]["model"], "m");
 ///
 /// // Without a session, no key, whatever the parameters.
 /// let (request, _) = RunRequest::new(Harness::Claude, Sandbox::Local, "m", vec![])
-///     .with_effective_parameters(&params, &StampPolicy::default());
+///     .with_effective_parameters(params, &StampPolicy::default());
 /// assert!(!serde_json::to_string(&request).unwrap().contains("effectiveParameters"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -1312,9 +1312,13 @@ impl RunRequest {
     /// measured, and set only when this is a session run and the stamp is a non-empty
     /// object within `policy.max_bytes`. In every other case the key is removed. The
     /// outcome says what happened (and which fields were stripped) so the caller can log it.
+    ///
+    /// `params` is consumed (see [`crate::effective::stamp_effective_parameters`]): the
+    /// stamp is that object itself, redacted in place, never a copy. A caller that still
+    /// needs the config afterwards passes a clone.
     pub fn with_effective_parameters(
         mut self,
-        params: &serde_json::Value,
+        params: serde_json::Value,
         policy: &crate::effective::StampPolicy,
     ) -> (Self, crate::effective::StampOutcome) {
         use crate::effective::{stamp_effective_parameters, StampOutcome};
@@ -1335,11 +1339,12 @@ impl RunRequest {
         }
     }
 
-    /// A session run: set `sessionId` and stamp `effectiveParameters` in one step.
+    /// A session run: set `sessionId` and stamp `effectiveParameters` in one step
+    /// (`params` is consumed, as in [`RunRequest::with_effective_parameters`]).
     pub fn for_session(
         self,
         session_id: impl Into<String>,
-        params: &serde_json::Value,
+        params: serde_json::Value,
         policy: &crate::effective::StampPolicy,
     ) -> (Self, crate::effective::StampOutcome) {
         self.with_session_id(Some(session_id.into()))
