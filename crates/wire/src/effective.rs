@@ -365,54 +365,11 @@ const PYTHON_ESCAPED_LEN: [u8; 256] = {
     table
 };
 
-/// `0x01` in every byte of a word.
-const LOW_BITS: u64 = u64::from_ne_bytes([0x01; 8]);
-/// `0x80` in every byte of a word.
-const HIGH_BITS: u64 = u64::from_ne_bytes([0x80; 8]);
-
-/// Nonzero when some byte of `word` is zero (the classic SWAR test; exact as a yes/no).
-#[inline]
-fn has_zero_byte(word: u64) -> u64 {
-    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
-}
-
-/// True when all 8 bytes of `word` are printable ASCII other than `"` and `\\`, i.e.
-/// each is written as itself, 1 byte.
-#[inline]
-fn is_plain_ascii_word(word: u64) -> bool {
-    // Any byte with the high bit set; any byte below 0x20 (the SWAR "has less than" test:
-    // exact as a yes/no, since only such a byte starts a borrow and `& !word` drops bytes
-    // >= 0x80); DEL, `"` or `\\` (a zero byte after XOR with the value).
-    let non_ascii = word & HIGH_BITS;
-    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
-    let special = has_zero_byte(word ^ (LOW_BITS * 0x7F))
-        | has_zero_byte(word ^ (LOW_BITS * u64::from(b'"')))
-        | has_zero_byte(word ^ (LOW_BITS * u64::from(b'\\')));
-    non_ascii | control | special == 0
-}
-
-/// Length of Python's `json.dumps(s)` (quotes included), byte-wise: 8 bytes at a time
-/// while they are plain ASCII, the per-byte table otherwise.
+/// Length of Python's `json.dumps(s)` (quotes included), one table lookup per byte.
 fn python_string_len(s: &str) -> usize {
-    let bytes = s.as_bytes();
-    let mut chunks = bytes.chunks_exact(8);
-    let mut len = 2;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        if is_plain_ascii_word(u64::from_ne_bytes(word)) {
-            len += 8;
-        } else {
-            len += chunk
-                .iter()
-                .map(|&b| usize::from(PYTHON_ESCAPED_LEN[usize::from(b)]))
-                .sum::<usize>();
-        }
-    }
-    len + chunks
-        .remainder()
-        .iter()
-        .map(|&b| usize::from(PYTHON_ESCAPED_LEN[usize::from(b)]))
+    2 + s
+        .bytes()
+        .map(|b| usize::from(PYTHON_ESCAPED_LEN[usize::from(b)]))
         .sum::<usize>()
 }
 
@@ -551,8 +508,8 @@ mod tests {
 
     #[test]
     fn byte_table_agrees_with_the_char_definition() {
-        // Every ASCII byte, and characters at the UTF-8 length boundaries, each placed at
-        // every offset of an 8-byte word (the plain-ASCII fast path) and alone.
+        // Every ASCII byte, and characters at the UTF-8 length boundaries, alone and
+        // between plain ASCII at several offsets.
         let mut samples: Vec<char> = (0u8..=0x7F).map(char::from).collect();
         samples.extend([
             '\u{80}',
