@@ -5,8 +5,10 @@
 //!   default policy (cap 65536). The stamp consumes its input, so each call gets its own
 //!   copy, made in criterion's untimed setup (`iter_batched`); the stamped result is
 //!   dropped inside the timed routine, as a caller would drop it;
-//! - `stamp_parts/{clone,measure,redact}/<input>`: where a stamp's time goes: one deep
-//!   clone of the input `Value`, `python_json_dumps_len` alone, `redact_effective_parameters`
+//! - `stamp_parts/{clone,drop,measure,redact}/<input>`: where a stamp's time goes: one deep
+//!   clone of the input `Value`, dropping one owned copy (made in untimed setup; a stamp
+//!   consumes its input, so a dropped stamp frees it), `python_json_dumps_len` alone,
+//!   `redact_effective_parameters`
 //!   alone (on an owned copy made in untimed setup, its result dropped in the routine);
 //! - `run_request/typed/<golden>`, `run_request/untyped/<golden>`: parse a `/run` golden
 //!   and serialize it back, into `RunRequest` vs into `serde_json::Value`.
@@ -55,6 +57,9 @@ fn stamp_parts(c: &mut Criterion) {
         let object = input.as_object().expect("an object").clone();
         group.bench_with_input(BenchmarkId::new("clone", name), input, |b, input| {
             b.iter(|| black_box(input).clone())
+        });
+        group.bench_with_input(BenchmarkId::new("drop", name), input, |b, input| {
+            b.iter_batched(|| input.clone(), drop, BatchSize::SmallInput)
         });
         group.bench_with_input(BenchmarkId::new("measure", name), input, |b, input| {
             b.iter(|| python_json_dumps_len(black_box(input)))
