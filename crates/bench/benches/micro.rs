@@ -3,13 +3,14 @@
 //!
 //! - `stamp/golden_178B`, `stamp/config_64KiB`: `stamp_effective_parameters` under the
 //!   default policy (cap 65536). The stamp consumes its input, so each call gets its own
-//!   copy, made in criterion's untimed setup (`iter_batched`); the stamped result is
-//!   dropped inside the timed routine, as a caller would drop it;
+//!   copy, made in criterion's untimed setup (`iter_batched`, batches of
+//!   `owned_batch`); the stamped result is dropped inside the timed routine, as a caller
+//!   would drop it;
 //! - `stamp_parts/{clone,drop,measure,redact}/<input>`: where a stamp's time goes: one deep
 //!   clone of the input `Value`, dropping one owned copy (made in untimed setup; a stamp
 //!   consumes its input, so a dropped stamp frees it), `python_json_dumps_len` alone,
-//!   `redact_effective_parameters`
-//!   alone (on an owned copy made in untimed setup, its result dropped in the routine);
+//!   `redact_effective_parameters` alone (on an owned copy made in untimed setup, its
+//!   result dropped in the routine);
 //! - `run_request/typed/<golden>`, `run_request/untyped/<golden>`: parse a `/run` golden
 //!   and serialize it back, into `RunRequest` vs into `serde_json::Value`.
 
@@ -24,6 +25,23 @@ use gatehouse_wire::effective::{
     StampPolicy,
 };
 use gatehouse_wire::run::RunRequest;
+
+/// How many owned copies of `input` criterion prepares (untimed) before timing them.
+///
+/// Small enough that a batch stays in cache, as the one dict Agenta's Python stamps over
+/// and over does: about 64 KiB of copies, at least one. (`BatchSize::SmallInput` makes a
+/// batch a tenth of a sample: thousands of golden copies, megabytes that are cold by the
+/// time they are stamped, so the per-call time grew with criterion's sample index, 2 to
+/// 3x from the first sample to the last, and measured cache misses, not the stamp.)
+fn owned_batch(input: &serde_json::Value) -> BatchSize {
+    // The input's JSON size stands in for its heap size (several times larger).
+    let copies = (64 * 1024 / python_json_dumps_len(input).max(1)).max(1);
+    if copies == 1 {
+        BatchSize::PerIteration
+    } else {
+        BatchSize::NumIterations(copies as u64)
+    }
+}
 
 fn stamp(c: &mut Criterion) {
     let policy = StampPolicy::default();
@@ -42,7 +60,7 @@ fn stamp(c: &mut Criterion) {
                     stamp_effective_parameters(owned, black_box(&policy))
                         .map(|stamped| stamped.measured_bytes)
                 },
-                BatchSize::SmallInput,
+                owned_batch(input),
             )
         });
     }
@@ -59,7 +77,7 @@ fn stamp_parts(c: &mut Criterion) {
             b.iter(|| black_box(input).clone())
         });
         group.bench_with_input(BenchmarkId::new("drop", name), input, |b, input| {
-            b.iter_batched(|| input.clone(), drop, BatchSize::SmallInput)
+            b.iter_batched(|| input.clone(), drop, owned_batch(input))
         });
         group.bench_with_input(BenchmarkId::new("measure", name), input, |b, input| {
             b.iter(|| python_json_dumps_len(black_box(input)))
@@ -68,7 +86,7 @@ fn stamp_parts(c: &mut Criterion) {
             b.iter_batched(
                 || object.clone(),
                 |owned| redact_effective_parameters(owned, Redaction::Gatehouse).1,
-                BatchSize::SmallInput,
+                owned_batch(input),
             )
         });
     }
