@@ -831,21 +831,23 @@ fn render(
     // Where a stamp's time goes.
     let mut parts = String::new();
     parts.push_str("\n### Where a stamp's time goes (criterion, same run)\n\n");
-    parts.push_str("| input | `stamp_effective_parameters` | one deep `Value::clone` | `python_json_dumps_len` alone | `redact_effective_parameters` alone |\n");
-    parts.push_str("|---|---|---|---|---|\n");
+    parts.push_str("| input | `stamp_effective_parameters` | one deep `Value::clone` | drop one owned copy | `python_json_dumps_len` alone | `redact_effective_parameters` alone |\n");
+    parts.push_str("|---|---|---|---|---|---|\n");
     for (label, name) in [
         ("178 B golden", "golden_178B"),
         ("64 KiB config", "config_64KiB"),
     ] {
         let whole = criterion_stats(criterion, &format!("stamp/{name}"))?;
         let clone = criterion_stats(criterion, &format!("stamp_parts/clone/{name}"))?;
+        let drop = criterion_stats(criterion, &format!("stamp_parts/drop/{name}"))?;
         let measure = criterion_stats(criterion, &format!("stamp_parts/measure/{name}"))?;
         let redact = criterion_stats(criterion, &format!("stamp_parts/redact/{name}"))?;
         let _ = writeln!(
             parts,
-            "| {label} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} |",
             time(whole.median),
             time(clone.median),
+            time(drop.median),
             time(measure.median),
             time(redact.median)
         );
