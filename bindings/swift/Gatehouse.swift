@@ -1127,8 +1127,8 @@ public func FfiConverterTypeWatchHandle_lower(_ value: WatchHandle) -> UInt64 {
  * Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
  *
  * Methods are called from a background thread, one at a time, in stream order. They
- * should return quickly (post to the UI thread). An exception thrown by a method is
- * caught and ignored; the watch goes on.
+ * should return quickly (post to the UI thread). An exception thrown by a method
+ * arrives as a [`ListenerError`] and is ignored; the watch goes on.
  */
 public protocol WatchListener: AnyObject, Sendable {
     
@@ -1136,33 +1136,33 @@ public protocol WatchListener: AnyObject, Sendable {
      * The stream (re)connected. Re-query the session's gates now: events are
      * notifications, not a log, and some may have been missed while disconnected.
      */
-    func onConnected() 
+    func onConnected() throws 
     
     /**
      * An event from the server.
      */
-    func onEvent(event: WatchEvent) 
+    func onEvent(event: WatchEvent) throws 
     
     /**
      * The connection failed or dropped; the watch reconnects with backoff.
      * `attempt` counts consecutive failures.
      */
-    func onReconnecting(attempt: UInt32, error: GatehouseError) 
+    func onReconnecting(attempt: UInt32, error: GatehouseError) throws 
     
     /**
      * The watch ended by itself: `error` is set when it hit a failure a retry cannot
      * fix (unauthorized, bad session id, no watch capability). Not called after
      * `cancel()`.
      */
-    func onClosed(error: GatehouseError?) 
+    func onClosed(error: GatehouseError?) throws 
     
 }
 /**
  * Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
  *
  * Methods are called from a background thread, one at a time, in stream order. They
- * should return quickly (post to the UI thread). An exception thrown by a method is
- * caught and ignored; the watch goes on.
+ * should return quickly (post to the UI thread). An exception thrown by a method
+ * arrives as a [`ListenerError`] and is ignored; the watch goes on.
  */
 open class WatchListenerImpl: WatchListener, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -1221,7 +1221,7 @@ open class WatchListenerImpl: WatchListener, @unchecked Sendable {
      * The stream (re)connected. Re-query the session's gates now: events are
      * notifications, not a log, and some may have been missed while disconnected.
      */
-open func onConnected()  {try! rustCall() {
+open func onConnected()throws   {try rustCallWithError(FfiConverterTypeListenerError_lift) {
         uniffiCallStatus in
     uniffi_gatehouse_ffi_fn_method_watchlistener_on_connected(
             self.uniffiCloneHandle(),uniffiCallStatus
@@ -1232,7 +1232,7 @@ open func onConnected()  {try! rustCall() {
     /**
      * An event from the server.
      */
-open func onEvent(event: WatchEvent)  {try! rustCall() {
+open func onEvent(event: WatchEvent)throws   {try rustCallWithError(FfiConverterTypeListenerError_lift) {
         uniffiCallStatus in
     uniffi_gatehouse_ffi_fn_method_watchlistener_on_event(
             self.uniffiCloneHandle(),
@@ -1245,7 +1245,7 @@ open func onEvent(event: WatchEvent)  {try! rustCall() {
      * The connection failed or dropped; the watch reconnects with backoff.
      * `attempt` counts consecutive failures.
      */
-open func onReconnecting(attempt: UInt32, error: GatehouseError)  {try! rustCall() {
+open func onReconnecting(attempt: UInt32, error: GatehouseError)throws   {try rustCallWithError(FfiConverterTypeListenerError_lift) {
         uniffiCallStatus in
     uniffi_gatehouse_ffi_fn_method_watchlistener_on_reconnecting(
             self.uniffiCloneHandle(),
@@ -1260,7 +1260,7 @@ open func onReconnecting(attempt: UInt32, error: GatehouseError)  {try! rustCall
      * fix (unauthorized, bad session id, no watch capability). Not called after
      * `cancel()`.
      */
-open func onClosed(error: GatehouseError?)  {try! rustCall() {
+open func onClosed(error: GatehouseError?)throws   {try rustCallWithError(FfiConverterTypeListenerError_lift) {
         uniffiCallStatus in
     uniffi_gatehouse_ffi_fn_method_watchlistener_on_closed(
             self.uniffiCloneHandle(),
@@ -1307,16 +1307,17 @@ fileprivate struct UniffiCallbackInterfaceWatchListener {
                 guard let uniffiObj = try? FfiConverterTypeWatchListener.handleMap.get(handle: uniffiHandle) else {
                     throw UniffiInternalError.unexpectedStaleHandle
                 }
-                return uniffiObj.onConnected(
+                return try uniffiObj.onConnected(
                 )
             }
 
             
             let writeReturn = { () }
-            uniffiTraitInterfaceCall(
+            uniffiTraitInterfaceCallWithError(
                 callStatus: uniffiCallStatus,
                 makeCall: makeCall,
-                writeReturn: writeReturn
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeListenerError_lower
             )
         },
         onEvent: { (
@@ -1330,17 +1331,18 @@ fileprivate struct UniffiCallbackInterfaceWatchListener {
                 guard let uniffiObj = try? FfiConverterTypeWatchListener.handleMap.get(handle: uniffiHandle) else {
                     throw UniffiInternalError.unexpectedStaleHandle
                 }
-                return uniffiObj.onEvent(
+                return try uniffiObj.onEvent(
                      event: try FfiConverterTypeWatchEvent_lift(event)
                 )
             }
 
             
             let writeReturn = { () }
-            uniffiTraitInterfaceCall(
+            uniffiTraitInterfaceCallWithError(
                 callStatus: uniffiCallStatus,
                 makeCall: makeCall,
-                writeReturn: writeReturn
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeListenerError_lower
             )
         },
         onReconnecting: { (
@@ -1355,7 +1357,7 @@ fileprivate struct UniffiCallbackInterfaceWatchListener {
                 guard let uniffiObj = try? FfiConverterTypeWatchListener.handleMap.get(handle: uniffiHandle) else {
                     throw UniffiInternalError.unexpectedStaleHandle
                 }
-                return uniffiObj.onReconnecting(
+                return try uniffiObj.onReconnecting(
                      attempt: try FfiConverterUInt32.lift(attempt),
                      error: try FfiConverterTypeGatehouseError_lift(error)
                 )
@@ -1363,10 +1365,11 @@ fileprivate struct UniffiCallbackInterfaceWatchListener {
 
             
             let writeReturn = { () }
-            uniffiTraitInterfaceCall(
+            uniffiTraitInterfaceCallWithError(
                 callStatus: uniffiCallStatus,
                 makeCall: makeCall,
-                writeReturn: writeReturn
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeListenerError_lower
             )
         },
         onClosed: { (
@@ -1380,17 +1383,18 @@ fileprivate struct UniffiCallbackInterfaceWatchListener {
                 guard let uniffiObj = try? FfiConverterTypeWatchListener.handleMap.get(handle: uniffiHandle) else {
                     throw UniffiInternalError.unexpectedStaleHandle
                 }
-                return uniffiObj.onClosed(
+                return try uniffiObj.onClosed(
                      error: try FfiConverterOptionTypeGatehouseError.lift(error)
                 )
             }
 
             
             let writeReturn = { () }
-            uniffiTraitInterfaceCall(
+            uniffiTraitInterfaceCallWithError(
                 callStatus: uniffiCallStatus,
                 makeCall: makeCall,
-                writeReturn: writeReturn
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeListenerError_lower
             )
         }
     )
@@ -4634,6 +4638,94 @@ public func FfiConverterTypeLifecycleState_lower(_ value: LifecycleState) -> Rus
 
 
 /**
+ * A [`WatchListener`] method failed (in Kotlin, Swift or Python: it threw). The watch
+ * ignores it and goes on.
+ *
+ * Without an error type uniffi would turn a foreign exception into a Rust panic; with
+ * it, the exception arrives as a value (`From<UnexpectedUniFFICallbackError>`).
+ */
+public 
+enum ListenerError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError {
+
+    
+    
+    /**
+     * The listener failed; `reason` is the foreign exception's text.
+     */
+    case Failed(
+        /**
+         * What the listener threw.
+         */reason: String
+    )
+
+    
+
+    
+
+    
+    public var errorDescription: String? {
+        String(reflecting: self)
+    }
+    
+}
+
+#if compiler(>=6)
+extension ListenerError: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeListenerError: FfiConverterRustBuffer {
+    typealias SwiftType = ListenerError
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ListenerError {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+
+        
+
+        
+        case 1: return .Failed(
+            reason: try FfiConverterString.read(from: &buf)
+            )
+
+         default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: ListenerError, into buf: inout [UInt8]) {
+        switch value {
+
+        
+
+        
+        
+        case let .Failed(reason):
+            writeInt(&buf, Int32(1))
+            FfiConverterString.write(reason, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeListenerError_lift(_ buf: RustBuffer) throws -> ListenerError {
+    return try FfiConverterTypeListenerError.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeListenerError_lower(_ value: ListenerError) -> RustBuffer {
+    return FfiConverterTypeListenerError.lower(value)
+}
+
+
+/**
  * One event of a session's watch stream.
  */
 
@@ -5268,16 +5360,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_watchhandle_is_finished() != 11945) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_connected() != 63326) {
+    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_connected() != 12639) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() != 23869) {
+    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() != 2364) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 27552) {
+    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 64865) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() != 1399) {
+    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() != 26011) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new() != 50130) {

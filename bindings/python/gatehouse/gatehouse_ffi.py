@@ -551,13 +551,13 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_watchhandle_is_finished() != 11945:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_connected() != 63326:
+    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_connected() != 12639:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() != 23869:
+    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() != 2364:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 27552:
+    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 64865:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() != 1399:
+    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() != 26011:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
 
 # A ctypes library to expose the extern-C FFI definitions.
@@ -4822,6 +4822,76 @@ class _UniffiFfiConverterTypeLifecycleState(_UniffiConverterRustBuffer):
 
 
 
+# ListenerError
+# We want to define each variant as a nested class that's also a subclass,
+# which is tricky in Python.  To accomplish this we're going to create each
+# class separately, then manually add the child classes to the base class's
+# __dict__.  All of this happens in dummy class to avoid polluting the module
+# namespace.
+class ListenerError(Exception):
+    """
+    A [`WatchListener`] method failed (in Kotlin, Swift or Python: it threw). The watch
+    ignores it and goes on.
+
+    Without an error type uniffi would turn a foreign exception into a Rust panic; with
+    it, the exception arrives as a value (`From<UnexpectedUniFFICallbackError>`).
+"""
+    pass
+
+_UniffiTempListenerError = ListenerError
+
+class ListenerError:  # type: ignore
+    """
+    A [`WatchListener`] method failed (in Kotlin, Swift or Python: it threw). The watch
+    ignores it and goes on.
+
+    Without an error type uniffi would turn a foreign exception into a Rust panic; with
+    it, the exception arrives as a value (`From<UnexpectedUniFFICallbackError>`).
+"""
+    
+    class Failed(_UniffiTempListenerError):
+        """
+        The listener failed; `reason` is the foreign exception's text.
+"""
+        
+        def __init__(self, reason):
+            super().__init__(", ".join([
+                "reason={!r}".format(reason),
+            ]))
+            self.reason = reason
+
+        def __repr__(self):
+            return "ListenerError.Failed({})".format(str(self))
+    _UniffiTempListenerError.Failed = Failed # type: ignore
+
+ListenerError = _UniffiTempListenerError # type: ignore
+del _UniffiTempListenerError
+
+
+class _UniffiFfiConverterTypeListenerError(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return ListenerError.Failed(
+                _UniffiFfiConverterString.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if isinstance(value, ListenerError.Failed):
+            _UniffiFfiConverterString.check_lower(value.reason)
+            return
+
+    @staticmethod
+    def write(value, buf):
+        if isinstance(value, ListenerError.Failed):
+            buf.write_i32(1)
+            _UniffiFfiConverterString.write(value.reason, buf)
+
+
+
 
 
 
@@ -5105,8 +5175,8 @@ class WatchListener():
     Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
 
     Methods are called from a background thread, one at a time, in stream order. They
-    should return quickly (post to the UI thread). An exception thrown by a method is
-    caught and ignored; the watch goes on.
+    should return quickly (post to the UI thread). An exception thrown by a method
+    arrives as a [`ListenerError`] and is ignored; the watch goes on.
 """
     
     def on_connected(self, ) -> None:
@@ -5139,8 +5209,8 @@ class WatchListenerImpl(WatchListener):
     Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
 
     Methods are called from a background thread, one at a time, in stream order. They
-    should return quickly (post to the UI thread). An exception thrown by a method is
-    caught and ignored; the watch goes on.
+    should return quickly (post to the UI thread). An exception thrown by a method
+    arrives as a [`ListenerError`] and is ignored; the watch goes on.
 """
     
     _handle: ctypes.c_uint64
@@ -5174,7 +5244,7 @@ class WatchListenerImpl(WatchListener):
             self._uniffi_clone_handle(),
         )
         _uniffi_lift_return = lambda val: None
-        _uniffi_error_converter = None
+        _uniffi_error_converter = _UniffiFfiConverterTypeListenerError
         _uniffi_ffi_result = _uniffi_rust_call_with_error(
             _uniffi_error_converter,
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_connected,
@@ -5192,7 +5262,7 @@ class WatchListenerImpl(WatchListener):
             _UniffiFfiConverterTypeWatchEvent.lower(event),
         )
         _uniffi_lift_return = lambda val: None
-        _uniffi_error_converter = None
+        _uniffi_error_converter = _UniffiFfiConverterTypeListenerError
         _uniffi_ffi_result = _uniffi_rust_call_with_error(
             _uniffi_error_converter,
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_event,
@@ -5214,7 +5284,7 @@ class WatchListenerImpl(WatchListener):
             _UniffiFfiConverterTypeGatehouseError.lower(error),
         )
         _uniffi_lift_return = lambda val: None
-        _uniffi_error_converter = None
+        _uniffi_error_converter = _UniffiFfiConverterTypeListenerError
         _uniffi_ffi_result = _uniffi_rust_call_with_error(
             _uniffi_error_converter,
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_reconnecting,
@@ -5234,7 +5304,7 @@ class WatchListenerImpl(WatchListener):
             _UniffiFfiConverterOptionalTypeGatehouseError.lower(error),
         )
         _uniffi_lift_return = lambda val: None
-        _uniffi_error_converter = None
+        _uniffi_error_converter = _UniffiFfiConverterTypeListenerError
         _uniffi_ffi_result = _uniffi_rust_call_with_error(
             _uniffi_error_converter,
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_closed,
@@ -5261,10 +5331,12 @@ class _UniffiTraitImplWatchListenerImpl:
             uniffi_method = uniffi_obj.on_connected
             return uniffi_method(*uniffi_args)
         write_return_value = lambda v: None
-        _uniffi_trait_interface_call(
+        _uniffi_trait_interface_call_with_error(
                 uniffi_call_status_ptr.contents,
                 make_call,
                 write_return_value,
+                ListenerError,
+                _UniffiFfiConverterTypeListenerError.lower,
         )
 
     @_UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD1
@@ -5280,10 +5352,12 @@ class _UniffiTraitImplWatchListenerImpl:
             uniffi_method = uniffi_obj.on_event
             return uniffi_method(*uniffi_args)
         write_return_value = lambda v: None
-        _uniffi_trait_interface_call(
+        _uniffi_trait_interface_call_with_error(
                 uniffi_call_status_ptr.contents,
                 make_call,
                 write_return_value,
+                ListenerError,
+                _UniffiFfiConverterTypeListenerError.lower,
         )
 
     @_UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD2
@@ -5300,10 +5374,12 @@ class _UniffiTraitImplWatchListenerImpl:
             uniffi_method = uniffi_obj.on_reconnecting
             return uniffi_method(*uniffi_args)
         write_return_value = lambda v: None
-        _uniffi_trait_interface_call(
+        _uniffi_trait_interface_call_with_error(
                 uniffi_call_status_ptr.contents,
                 make_call,
                 write_return_value,
+                ListenerError,
+                _UniffiFfiConverterTypeListenerError.lower,
         )
 
     @_UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD3
@@ -5319,10 +5395,12 @@ class _UniffiTraitImplWatchListenerImpl:
             uniffi_method = uniffi_obj.on_closed
             return uniffi_method(*uniffi_args)
         write_return_value = lambda v: None
-        _uniffi_trait_interface_call(
+        _uniffi_trait_interface_call_with_error(
                 uniffi_call_status_ptr.contents,
                 make_call,
                 write_return_value,
+                ListenerError,
+                _UniffiFfiConverterTypeListenerError.lower,
         )
 
     @_UNIFFI_CALLBACK_INTERFACE_FREE_GATEHOUSE_FFI_WATCH_LISTENER
@@ -5907,6 +5985,7 @@ __all__ = [
     "GatehouseError",
     "InterventionOutcome",
     "LifecycleState",
+    "ListenerError",
     "WatchEvent",
     "ApproveAllFailure",
     "InteractionRequest",

@@ -36,4 +36,4 @@ pub use records::{
     ExecutionSession, ExecutionSessionStatus, Interaction, InteractionKind, InteractionRequest,
     InteractionStatus, Intervention, InterventionStatus, SessionOutcome,
 };
-pub use watch::{LifecycleState, WatchEvent, WatchHandle, WatchListener};
+pub use watch::{LifecycleState, ListenerError, WatchEvent, WatchHandle, WatchListener};

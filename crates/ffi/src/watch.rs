@@ -82,22 +82,45 @@ impl From<wint::WatchEvent> for WatchEvent {
 /// Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
 ///
 /// Methods are called from a background thread, one at a time, in stream order. They
-/// should return quickly (post to the UI thread). An exception thrown by a method is
-/// caught and ignored; the watch goes on.
+/// should return quickly (post to the UI thread). An exception thrown by a method
+/// arrives as a [`ListenerError`] and is ignored; the watch goes on.
 #[uniffi::export(with_foreign)]
 pub trait WatchListener: Send + Sync {
     /// The stream (re)connected. Re-query the session's gates now: events are
     /// notifications, not a log, and some may have been missed while disconnected.
-    fn on_connected(&self);
+    fn on_connected(&self) -> Result<(), ListenerError>;
     /// An event from the server.
-    fn on_event(&self, event: WatchEvent);
+    fn on_event(&self, event: WatchEvent) -> Result<(), ListenerError>;
     /// The connection failed or dropped; the watch reconnects with backoff.
     /// `attempt` counts consecutive failures.
-    fn on_reconnecting(&self, attempt: u32, error: GatehouseError);
+    fn on_reconnecting(&self, attempt: u32, error: GatehouseError) -> Result<(), ListenerError>;
     /// The watch ended by itself: `error` is set when it hit a failure a retry cannot
     /// fix (unauthorized, bad session id, no watch capability). Not called after
     /// `cancel()`.
-    fn on_closed(&self, error: Option<GatehouseError>);
+    fn on_closed(&self, error: Option<GatehouseError>) -> Result<(), ListenerError>;
+}
+
+/// A [`WatchListener`] method failed (in Kotlin, Swift or Python: it threw). The watch
+/// ignores it and goes on.
+///
+/// Without an error type uniffi would turn a foreign exception into a Rust panic; with
+/// it, the exception arrives as a value (`From<UnexpectedUniFFICallbackError>`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
+pub enum ListenerError {
+    /// The listener failed; `reason` is the foreign exception's text.
+    #[error("the watch listener failed: {reason}")]
+    Failed {
+        /// What the listener threw.
+        reason: String,
+    },
+}
+
+impl From<uniffi::UnexpectedUniFFICallbackError> for ListenerError {
+    fn from(error: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        Self::Failed {
+            reason: error.reason,
+        }
+    }
 }
 
 thread_local! {
@@ -116,9 +139,10 @@ struct Shared {
 }
 
 impl Shared {
-    /// Call the listener unless cancelled; a foreign exception (surfacing as a panic)
-    /// is swallowed. Returns false once cancelled.
-    fn deliver(&self, call: impl FnOnce()) -> bool {
+    /// Call the listener unless cancelled; its error (a foreign exception) is ignored,
+    /// and a panic of a Rust listener is caught as a backstop. Returns false once
+    /// cancelled.
+    fn deliver(&self, call: impl FnOnce() -> Result<(), ListenerError>) -> bool {
         let _lock = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
         if self.cancelled.load(Ordering::SeqCst) {
             return false;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use gatehouse_ffi::{
     Checkpoint, ClientConfig, ExecutionEventType, GatehouseClient, GatehouseError,
-    InteractionStatus, InterventionOutcome, InterventionState, WatchEvent, WatchListener,
+    InteractionStatus, InterventionOutcome, InterventionState, ListenerError, WatchEvent,
+    WatchListener,
 };
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use tokio::sync::mpsc;
@@ -61,8 +62,8 @@ enum Seen {
     Closed(Option<GatehouseError>),
 }
 
-/// Forwards every callback to a channel; optionally panics on connect (a throwing
-/// foreign listener surfaces in Rust as a panic).
+/// Forwards every callback to a channel; optionally fails on connect (a throwing
+/// foreign listener arrives in Rust as a `ListenerError`).
 struct ChannelListener {
     tx: mpsc::UnboundedSender<Seen>,
     panic_on_connect: bool,
@@ -71,15 +72,18 @@ struct ChannelListener {
 }
 
 impl WatchListener for ChannelListener {
-    fn on_connected(&self) {
+    fn on_connected(&self) -> Result<(), ListenerError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let _ = self.tx.send(Seen::Connected);
         if self.panic_on_connect {
-            panic!("listener threw");
+            return Err(ListenerError::Failed {
+                reason: "listener threw".into(),
+            });
         }
+        Ok(())
     }
 
-    fn on_event(&self, event: WatchEvent) {
+    fn on_event(&self, event: WatchEvent) -> Result<(), ListenerError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let gate_opened = matches!(
             event,
@@ -95,15 +99,18 @@ impl WatchListener for ChannelListener {
             }
         }
         let _ = self.tx.send(Seen::Event(event));
+        Ok(())
     }
 
-    fn on_reconnecting(&self, _attempt: u32, _error: GatehouseError) {
+    fn on_reconnecting(&self, _attempt: u32, _error: GatehouseError) -> Result<(), ListenerError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
 
-    fn on_closed(&self, error: Option<GatehouseError>) {
+    fn on_closed(&self, error: Option<GatehouseError>) -> Result<(), ListenerError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let _ = self.tx.send(Seen::Closed(error));
+        Ok(())
     }
 }
 

@@ -986,16 +986,16 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_watchhandle_is_finished() and 0xFFFF) != 11945) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_connected() and 0xFFFF) != 63326) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_connected() and 0xFFFF) != 12639) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() and 0xFFFF) != 23869) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() and 0xFFFF) != 2364) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() and 0xFFFF) != 27552) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() and 0xFFFF) != 64865) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() and 0xFFFF) != 1399) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() and 0xFFFF) != 26011) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new() and 0xFFFF) != 50130) {
@@ -2364,8 +2364,8 @@ public object FfiConverterTypeWatchHandle: FfiConverter<WatchHandle, Long> {
  * Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
  *
  * Methods are called from a background thread, one at a time, in stream order. They
- * should return quickly (post to the UI thread). An exception thrown by a method is
- * caught and ignored; the watch goes on.
+ * should return quickly (post to the UI thread). An exception thrown by a method
+ * arrives as a [`ListenerError`] and is ignored; the watch goes on.
  */
 public interface WatchListener {
     
@@ -2400,8 +2400,8 @@ public interface WatchListener {
  * Implemented by the app (Kotlin, Swift, Python) to hear a watched session.
  *
  * Methods are called from a background thread, one at a time, in stream order. They
- * should return quickly (post to the UI thread). An exception thrown by a method is
- * caught and ignored; the watch goes on.
+ * should return quickly (post to the UI thread). An exception thrown by a method
+ * arrives as a [`ListenerError`] and is ignored; the watch goes on.
  */
 open class WatchListenerImpl: Disposable, AutoCloseable, WatchListener
 {
@@ -2508,10 +2508,11 @@ open class WatchListenerImpl: Disposable, AutoCloseable, WatchListener
     /**
      * The stream (re)connected. Re-query the session's gates now: events are
      * notifications, not a log, and some may have been missed while disconnected.
-     */override fun `onConnected`()
+     */
+    @Throws(ListenerException::class)override fun `onConnected`()
         = 
     callWithHandle {
-    uniffiRustCall() { _status ->
+    uniffiRustCallWithError(ListenerException) { _status ->
     UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_connected(
         it,
         _status)
@@ -2523,10 +2524,11 @@ open class WatchListenerImpl: Disposable, AutoCloseable, WatchListener
     
     /**
      * An event from the server.
-     */override fun `onEvent`(`event`: WatchEvent)
+     */
+    @Throws(ListenerException::class)override fun `onEvent`(`event`: WatchEvent)
         = 
     callWithHandle {
-    uniffiRustCall() { _status ->
+    uniffiRustCallWithError(ListenerException) { _status ->
     UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_event(
         it,
         
@@ -2540,10 +2542,11 @@ open class WatchListenerImpl: Disposable, AutoCloseable, WatchListener
     /**
      * The connection failed or dropped; the watch reconnects with backoff.
      * `attempt` counts consecutive failures.
-     */override fun `onReconnecting`(`attempt`: kotlin.UInt, `error`: GatehouseException)
+     */
+    @Throws(ListenerException::class)override fun `onReconnecting`(`attempt`: kotlin.UInt, `error`: GatehouseException)
         = 
     callWithHandle {
-    uniffiRustCall() { _status ->
+    uniffiRustCallWithError(ListenerException) { _status ->
     UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_reconnecting(
         it,
         
@@ -2559,10 +2562,11 @@ open class WatchListenerImpl: Disposable, AutoCloseable, WatchListener
      * The watch ended by itself: `error` is set when it hit a failure a retry cannot
      * fix (unauthorized, bad session id, no watch capability). Not called after
      * `cancel()`.
-     */override fun `onClosed`(`error`: GatehouseException?)
+     */
+    @Throws(ListenerException::class)override fun `onClosed`(`error`: GatehouseException?)
         = 
     callWithHandle {
-    uniffiRustCall() { _status ->
+    uniffiRustCallWithError(ListenerException) { _status ->
     UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_closed(
         it,
         
@@ -2598,7 +2602,12 @@ internal object uniffiCallbackInterfaceWatchListener {
                 )
             }
             val writeReturn = { _: Unit -> Unit }
-            uniffiTraitInterfaceCall(uniffiCallStatus, makeCall, writeReturn)
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: ListenerException -> FfiConverterTypeListenerError.lower(e) }
+            )
         }
     }
     internal object `onEvent`: UniffiCallbackInterfaceWatchListenerMethod1 {
@@ -2610,7 +2619,12 @@ internal object uniffiCallbackInterfaceWatchListener {
                 )
             }
             val writeReturn = { _: Unit -> Unit }
-            uniffiTraitInterfaceCall(uniffiCallStatus, makeCall, writeReturn)
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: ListenerException -> FfiConverterTypeListenerError.lower(e) }
+            )
         }
     }
     internal object `onReconnecting`: UniffiCallbackInterfaceWatchListenerMethod2 {
@@ -2623,7 +2637,12 @@ internal object uniffiCallbackInterfaceWatchListener {
                 )
             }
             val writeReturn = { _: Unit -> Unit }
-            uniffiTraitInterfaceCall(uniffiCallStatus, makeCall, writeReturn)
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: ListenerException -> FfiConverterTypeListenerError.lower(e) }
+            )
         }
     }
     internal object `onClosed`: UniffiCallbackInterfaceWatchListenerMethod3 {
@@ -2635,7 +2654,12 @@ internal object uniffiCallbackInterfaceWatchListener {
                 )
             }
             val writeReturn = { _: Unit -> Unit }
-            uniffiTraitInterfaceCall(uniffiCallStatus, makeCall, writeReturn)
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: ListenerException -> FfiConverterTypeListenerError.lower(e) }
+            )
         }
     }
 
@@ -5305,6 +5329,81 @@ public object FfiConverterTypeLifecycleState: FfiConverterRustBuffer<LifecycleSt
 }
 
 
+
+
+
+
+
+/**
+ * A [`WatchListener`] method failed (in Kotlin, Swift or Python: it threw). The watch
+ * ignores it and goes on.
+ *
+ * Without an error type uniffi would turn a foreign exception into a Rust panic; with
+ * it, the exception arrives as a value (`From<UnexpectedUniFFICallbackError>`).
+ */
+sealed class ListenerException: kotlin.Exception() {
+    
+    /**
+     * The listener failed; `reason` is the foreign exception's text.
+     */
+    class Failed(
+        
+        /**
+         * What the listener threw.
+         */
+        val `reason`: kotlin.String
+        ) : ListenerException() {
+        override val message
+            get() = "reason=${ `reason` }"
+    }
+    
+
+    
+
+
+    companion object ErrorHandler : UniffiRustCallStatusErrorHandler<ListenerException> {
+        override fun lift(error_buf: RustBuffer.ByValue): ListenerException = FfiConverterTypeListenerError.lift(error_buf)
+    }
+
+    
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeListenerError : FfiConverterRustBuffer<ListenerException> {
+    override fun read(buf: ByteBuffer): ListenerException {
+        
+
+        return when(buf.getInt()) {
+            1 -> ListenerException.Failed(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid error enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: ListenerException): ULong {
+        return when(value) {
+            is ListenerException.Failed -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+        }
+    }
+
+    override fun write(value: ListenerException, buf: ByteBuffer) {
+        when(value) {
+            is ListenerException.Failed -> {
+                buf.putInt(1)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+
+}
 
 
 
