@@ -1,6 +1,15 @@
-//! Decoding helpers whose errors name the JSON path of the offending field.
+//! JSON helpers shared by the wire types.
+//!
+//! - [`from_json_slice`] / [`from_json_value`] decode with errors that name the JSON path
+//!   of the offending field ([`WireDecodeError`]);
+//! - crate-private serde adapters for the contract's key rules: a key that must be present
+//!   but may be `null` (`required_nullable`, with the schema marker `Nullable`), `null`
+//!   read as the default (`null_as_default`), an optional object that must not be empty
+//!   (`non_empty_object`).
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 
 /// A document did not match a wire type. `path` is the JSON path of the field that
 /// failed (`.` for the document itself), `reason` is serde's explanation.
@@ -58,4 +67,57 @@ pub fn from_json_value<T: DeserializeOwned>(
         path: err.path().to_string(),
         reason: err.inner().to_string(),
     })
+}
+
+/// A key that must be present but may be `null` (serde treats a missing `Option`
+/// as `None` unless the field has a `deserialize_with`).
+pub(crate) fn required_nullable<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
+}
+
+/// `null` reads as the default value (an empty list, for instance).
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// An optional object that, when present, must have at least one key.
+pub(crate) fn non_empty_object<'de, D>(
+    deserializer: D,
+) -> Result<Option<crate::JsonObject>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let value = Option::<crate::JsonObject>::deserialize(deserializer)?;
+    match value {
+        Some(map) if map.is_empty() => Err(serde::de::Error::custom(
+            "must be a non-empty object when present (an empty stamp is omitted, never sent)",
+        )),
+        other => Ok(other),
+    }
+}
+
+/// Schema-only marker: a key that is required but may be `null` (`anyOf [T, null]`).
+/// schemars' `required` alone would drop the `null`.
+pub(crate) struct Nullable<T>(std::marker::PhantomData<T>);
+
+impl<T: JsonSchema> JsonSchema for Nullable<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Nullable_{}", T::schema_name()).into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Option<T> as JsonSchema>::json_schema(generator)
+    }
 }

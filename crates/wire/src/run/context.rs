@@ -1,0 +1,183 @@
+//! The run's context: per-call trace propagation (`context`), telemetry export
+//! (`telemetry`) and the run's own identity (`runContext`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::StringMap;
+use crate::json::{required_nullable, Nullable};
+use crate::JsonObject;
+
+/// `context`: the run's per-call protocol context (W3C trace propagation).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestContext {
+    /// The trace-propagation headers.
+    pub propagation: Propagation,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `context.propagation`: both keys are always written, `null` when unset
+/// (`"baggage": null` round-trips).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Propagation {
+    /// W3C `traceparent`.
+    #[serde(deserialize_with = "required_nullable")]
+    #[schemars(required, with = "Nullable<String>")]
+    pub traceparent: Option<String>,
+    /// W3C `baggage`.
+    #[serde(deserialize_with = "required_nullable")]
+    #[schemars(required, with = "Nullable<String>")]
+    pub baggage: Option<String>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `telemetry`: where the run's spans go and whether content is captured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Telemetry {
+    /// The capture policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<TelemetryCapture>,
+    /// The exporters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exporters: Option<TelemetryExporters>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `telemetry.capture`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryCapture {
+    /// `telemetry.capture.content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<CaptureContent>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `telemetry.capture.content`: whether message and tool content is put on spans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CaptureContent {
+    /// Capture content (Agenta's default is on).
+    pub enabled: bool,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `telemetry.exporters`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryExporters {
+    /// The OTLP exporter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otlp: Option<OtlpExporter>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `telemetry.exporters.otlp`: the traces endpoint and its `authorization` header.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OtlpExporter {
+    /// OTLP/HTTP traces endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// Headers (the credential rides `authorization`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<StringMap>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `runContext`: the run's own identity. INNER keys are snake_case (they are the
+/// namespace `$ctx.<dotted.path>` tokens address).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunContext {
+    /// The run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunContextRun>,
+    /// The running workflow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<RunContextWorkflow>,
+    /// The run's trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<RunContextTrace>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl RunContext {
+    /// True when nothing is set (an empty run context is not written).
+    pub fn is_empty(&self) -> bool {
+        self.run.is_none()
+            && self.workflow.is_none()
+            && self.trace.is_none()
+            && self.extra.is_empty()
+    }
+}
+
+/// `runContext.run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunContextRun {
+    /// Run kind, e.g. `test`, `playground`, `api`.
+    pub kind: String,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `runContext.workflow`: artifact, variant, revision, draft flag.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunContextWorkflow {
+    /// The workflow (artifact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<RunContextReference>,
+    /// The variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<RunContextReference>,
+    /// The revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<RunContextReference>,
+    /// The run uses unsaved (draft) config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_draft: Option<bool>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `{id?, slug?, version?}` inside `runContext.workflow`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunContextReference {
+    /// Id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Slug.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    /// Version (revisions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `runContext.trace`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunContextTrace {
+    /// 32 hex characters.
+    pub trace_id: String,
+    /// 16 hex characters.
+    pub span_id: String,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}

@@ -1,0 +1,153 @@
+//! The model side of a run: the author's connection choice (`connection`), the model's
+//! capabilities (`modelCapabilities`) and its resolved routing and credentials
+//! (`modelConnection`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::StringMap;
+use crate::JsonObject;
+
+/// Which connection the author chose.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionMode {
+    /// An Agenta-managed connection (the default; with no slug it is not written).
+    #[default]
+    Agenta,
+    /// The author's own connection.
+    SelfManaged,
+}
+
+/// `connection`: the author's connection CHOICE (non-secret routing config). Written only
+/// when it is not the default (`agenta` without a slug).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Connection {
+    /// The mode.
+    pub mode: ConnectionMode,
+    /// A named connection's slug.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl Connection {
+    /// True for the project default (`agenta`, no slug, nothing else), which is not written.
+    pub fn is_default(&self) -> bool {
+        self.mode == ConnectionMode::Agenta && self.slug.is_none() && self.extra.is_empty()
+    }
+}
+
+/// `modelCapabilities`: what the model accepts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCapabilities {
+    /// Input modalities, e.g. `["text", "image"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_modalities: Option<Vec<String>>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// How the model's credentials are supplied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CredentialMode {
+    /// Through environment variables (`credentials[].binding.kind = environment`).
+    Env,
+    /// The runtime already has them.
+    RuntimeProvided,
+    /// No credentials.
+    None,
+}
+
+/// How a model client consumes a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CredentialUsage {
+    /// Passed as-is over HTTP.
+    OpaqueHttp,
+    /// Used locally (e.g. to sign).
+    LocalUse,
+}
+
+/// The only model credential binding kind: `environment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvironmentBindingKind {
+    /// An environment variable.
+    Environment,
+}
+
+/// Where a model credential is bound: `{"kind": "environment", "name": "OPENAI_API_KEY"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CredentialBinding {
+    /// Always `environment`.
+    pub kind: EnvironmentBindingKind,
+    /// Variable name.
+    pub name: String,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// One model credential: binding, secret value, usage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelCredential {
+    /// Where it is bound.
+    pub binding: CredentialBinding,
+    /// The secret (never fingerprinted, never logged).
+    pub value: String,
+    /// How it is consumed.
+    pub usage: CredentialUsage,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `modelConnection.endpoint`: non-secret connection config.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    /// API base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// API version (Azure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Region (Bedrock, Vertex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// Public headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<StringMap>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `modelConnection`: resolved model routing, environment and credentials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelConnection {
+    /// Provider, e.g. `openai`.
+    pub provider: String,
+    /// Deployment, e.g. `direct`.
+    pub deployment: String,
+    /// How credentials are supplied.
+    pub credential_mode: CredentialMode,
+    /// The credentials (possibly empty).
+    pub credentials: Vec<ModelCredential>,
+    /// Non-secret endpoint config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Endpoint>,
+    /// Non-secret environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<StringMap>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
