@@ -1,6 +1,6 @@
 //! Small helpers shared by the xtask commands.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The workspace root.
@@ -29,4 +29,11 @@ pub fn run_command(command: &mut Command) -> Result<(), String> {
 /// The cargo binary that runs us.
 pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()))
+}
+
+/// Read and parse a JSON file; an error names the file.
+pub fn read_json(path: &Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))
 }

@@ -1,338 +1,29 @@
-//! `cargo xtask bench [--quick] [--no-mobile]`: run every benchmark side by side and
-//! rewrite BENCHMARKS.md.
-//!
-//! 1. `cargo bench -p gatehouse-bench --bench micro --no-run` (the criterion target and
-//!    the bench driver) and `cargo build --release -p gatehouse-ffi` (the library the
-//!    Python binding loads);
-//! 2. `gatehouse-bench prepare-stamp`: the stamp inputs shared with Agenta, and
-//!    Gatehouse's outputs on them;
-//! 3. `cargo bench -p gatehouse-bench --bench micro` (criterion, into
-//!    `target/gatehouse-bench/criterion`): stamping, typed vs untyped `/run` parsing;
-//! 4. `bench/python/agenta_stamp.py`: Agenta's own `stamp_effective_parameters` from the
-//!    `agenta==0.125.1` wheel (downloaded with `pip download --no-deps` into
-//!    `target/gatehouse-bench/agenta`), parity and timing;
-//! 5. `gatehouse-bench live`: respond, approve-all, contention, FFI (with
-//!    `bench/python/ffi_respond.py`), the floor;
-//! 6. `cargo build -p gatehouse-ffi --profile mobile`, a stripped copy, `cargo tree`;
-//! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim.
-//!
-//! `--quick` runs tiny counts and writes `target/gatehouse-bench/BENCHMARKS.quick.md`
-//! instead (a smoke test of the pipeline; its numbers mean nothing).
-//! `--no-mobile` skips step 6 (the row then says so).
-//! `--render-only` skips steps 1 to 5 and renders from the outputs of the last run (step
-//! 6 then measures the existing mobile library without rebuilding it).
+//! Step 7 of `cargo xtask bench`: BENCHMARKS.md from the measurements (criterion's
+//! samples, Agenta's and the live driver's JSON reports, the mobile library's figures),
+//! the run's context, and `bench/NOTES.md`. Reads files and formats; runs nothing but
+//! `date`, `git` and `rustc --version` for the header.
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{cargo, run_command, workspace_root};
+use crate::util::read_json;
 
-const AGENTA_WHEEL: &str = "agenta-0.125.1-py3-none-any.whl";
 const MOBILE_TARGET_BYTES: u64 = 6_000_000;
 
-struct Options {
-    quick: bool,
-    mobile: bool,
-    render_only: bool,
-}
-
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut options = Options {
-        quick: false,
-        mobile: true,
-        render_only: false,
-    };
-    for arg in args {
-        match arg.as_str() {
-            "--quick" => options.quick = true,
-            "--no-mobile" => options.mobile = false,
-            "--render-only" => options.render_only = true,
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; usage: cargo xtask bench [--quick] [--no-mobile] [--render-only]"
-                ))
-            }
-        }
-    }
-    Ok(options)
-}
-
-pub fn run(args: &[String]) -> Result<(), String> {
-    let options = parse(args)?;
-    let root = workspace_root();
-    let out = root.join("target/gatehouse-bench");
-    fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let started = std::time::Instant::now();
-    let criterion_home = out.join("criterion");
-    let agenta_report = out.join("agenta.json");
-    let live_report = out.join("live.json");
-    if !options.render_only {
-        measure(&root, &out, &options)?;
-    }
-
-    // 6. The mobile library.
-    let mobile = if options.mobile {
-        Some(mobile_library(&root, &out, !options.render_only)?)
-    } else {
-        None
-    };
-
-    // 7. The report.
-    let context = Context::gather(&root, started.elapsed(), options.quick);
-    let markdown = render(
-        &context,
-        &criterion_home,
-        &read_json(&agenta_report)?,
-        &read_json(&live_report)?,
-        mobile.as_ref(),
-        &root.join("bench/NOTES.md"),
-    )?;
-    let target = if options.quick {
-        out.join("BENCHMARKS.quick.md")
-    } else {
-        root.join("BENCHMARKS.md")
-    };
-    fs::write(&target, markdown).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
-    eprintln!(
-        "xtask bench: wrote {} in {:.0} s",
-        target.display(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
-}
-
-/// Steps 1 to 5: build, then run every measurement into `out`.
-fn measure(root: &Path, out: &Path, options: &Options) -> Result<(), String> {
-    let root = root.to_path_buf();
-    // 1. Build. `cargo bench --no-run` builds the criterion target and the driver binary
-    // with one feature set, so step 3 rebuilds nothing; the FFI library is built on its
-    // own (its features stay its own, as in the bindings).
-    run_command(cargo().current_dir(&root).args([
-        "bench",
-        "-p",
-        "gatehouse-bench",
-        "--bench",
-        "micro",
-        "--no-run",
-    ]))?;
-    run_command(
-        cargo()
-            .current_dir(&root)
-            .args(["build", "--release", "-p", "gatehouse-ffi"]),
-    )?;
-    let driver = root.join("target/release/gatehouse-bench");
-
-    // 2. Stamp inputs and Gatehouse's outputs.
-    let inputs = out.join("inputs");
-    run_command(
-        Command::new(&driver)
-            .current_dir(&root)
-            .arg("prepare-stamp")
-            .arg("--dir")
-            .arg(&inputs)
-            .args(["--generated", if options.quick { "20" } else { "200" }]),
-    )?;
-
-    // 3. Criterion.
-    let criterion_home = out.join("criterion");
-    if criterion_home.exists() {
-        fs::remove_dir_all(&criterion_home)
-            .map_err(|e| format!("cannot clear {}: {e}", criterion_home.display()))?;
-    }
-    let mut bench = cargo();
-    bench
-        .current_dir(&root)
-        .env("CRITERION_HOME", &criterion_home)
-        .args(["bench", "-p", "gatehouse-bench", "--bench", "micro", "--"]);
-    if options.quick {
-        bench.args([
-            "--warm-up-time",
-            "0.2",
-            "--measurement-time",
-            "0.5",
-            "--sample-size",
-            "10",
-        ]);
-    }
-    run_command(&mut bench)?;
-
-    // 4. Agenta's Python implementation.
-    let wheel = ensure_agenta_wheel(&out.join("agenta"))?;
-    let agenta_report = out.join("agenta.json");
-    let mut agenta = Command::new("python3");
-    agenta
-        .current_dir(&root)
-        .arg("bench/python/agenta_stamp.py")
-        .arg("--wheel")
-        .arg(&wheel)
-        .arg("--inputs")
-        .arg(&inputs)
-        .arg("--out")
-        .arg(&agenta_report);
-    if options.quick {
-        agenta.arg("--quick");
-    }
-    eprintln!("+ {agenta:?}");
-    let status = agenta
-        .status()
-        .map_err(|e| format!("cannot start python3: {e}"))?;
-    // 1 = a parity mismatch: the report is written and the table shows it.
-    if !status.success() && status.code() != Some(1) {
-        return Err(format!("bench/python/agenta_stamp.py failed with {status}"));
-    }
-
-    // 5. Live benchmarks, with the Python binding over the release library.
-    let package = prepare_python_package(&root, out)?;
-    let live_report = out.join("live.json");
-    let mut live = Command::new(&driver);
-    live.current_dir(&root)
-        .arg("live")
-        .arg("--out")
-        .arg(&live_report)
-        .args(["--python", "python3", "--ffi-script"])
-        .arg(root.join("bench/python/ffi_respond.py"));
-    if let Some(package) = &package {
-        live.arg("--python-package").arg(package);
-    }
-    if options.quick {
-        live.arg("--quick");
-    }
-    run_command(&mut live)?;
-    Ok(())
-}
-
-fn read_json(path: &Path) -> Result<Value, String> {
-    let text =
-        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))
-}
-
-/// The agenta 0.125.1 wheel, downloaded once (`pip download --no-deps`).
-fn ensure_agenta_wheel(dir: &Path) -> Result<PathBuf, String> {
-    let wheel = dir.join(AGENTA_WHEEL);
-    if wheel.exists() {
-        return Ok(wheel);
-    }
-    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    run_command(
-        Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "agenta==0.125.1",
-                "-d",
-            ])
-            .arg(dir),
-    )?;
-    if wheel.exists() {
-        Ok(wheel)
-    } else {
-        Err(format!("pip download did not produce {}", wheel.display()))
-    }
-}
-
-/// A copy of `bindings/python/gatehouse` with the release library beside it; `None`
-/// (the FFI row then says why) when the binding is not generated yet.
-fn prepare_python_package(root: &Path, out: &Path) -> Result<Option<PathBuf>, String> {
-    let source = root.join("bindings/python/gatehouse");
-    let library = root.join("target/release/libgatehouse_ffi.so");
-    if !source.join("gatehouse_ffi.py").exists() || !library.exists() {
-        eprintln!("xtask bench: the Python binding or the release library is missing; the FFI row will say so");
-        return Ok(None);
-    }
-    let package_root = out.join("pybinding");
-    let package = package_root.join("gatehouse");
-    fs::create_dir_all(&package)
-        .map_err(|e| format!("cannot create {}: {e}", package.display()))?;
-    let entries =
-        fs::read_dir(&source).map_err(|e| format!("cannot list {}: {e}", source.display()))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| format!("cannot list {}: {e}", source.display()))?
-            .path();
-        if path.extension().is_some_and(|ext| ext == "py") {
-            if let Some(name) = path.file_name() {
-                fs::copy(&path, package.join(name))
-                    .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
-            }
-        }
-    }
-    fs::copy(&library, package.join("libgatehouse_ffi.so"))
-        .map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
-    Ok(Some(package_root))
-}
-
 /// Row 7's figures.
-struct Mobile {
-    unstripped_bytes: u64,
-    stripped_bytes: u64,
-    dependencies: usize,
-    dependency_lines: usize,
-}
-
-fn mobile_library(root: &Path, out: &Path, build: bool) -> Result<Mobile, String> {
-    if build {
-        run_command(cargo().current_dir(root).args([
-            "build",
-            "-p",
-            "gatehouse-ffi",
-            "--profile",
-            "mobile",
-        ]))?;
-    }
-    let library = root.join("target/mobile/libgatehouse_ffi.so");
-    let copy = out.join("libgatehouse_ffi.mobile.stripped.so");
-    fs::copy(&library, &copy).map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
-    run_command(Command::new("strip").arg(&copy))?;
-    let size = |path: &Path| {
-        fs::metadata(path)
-            .map(|m| m.len())
-            .map_err(|e| format!("cannot stat {}: {e}", path.display()))
-    };
-    let tree = cargo()
-        .current_dir(root)
-        .args([
-            "tree",
-            "-p",
-            "gatehouse-ffi",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
-        .output()
-        .map_err(|e| format!("cannot run cargo tree: {e}"))?;
-    if !tree.status.success() {
-        return Err(format!("cargo tree failed with {}", tree.status));
-    }
-    let text = String::from_utf8_lossy(&tree.stdout);
-    // `sort -u | wc -l` of the listing, and the distinct crates (the `(*)` repeat
-    // markers and the root itself left out).
-    let lines: std::collections::BTreeSet<&str> = text.lines().filter(|l| !l.is_empty()).collect();
-    let crates: std::collections::BTreeSet<String> = text
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.split_whitespace();
-            Some(format!("{} {}", parts.next()?, parts.next()?))
-        })
-        .filter(|c| !c.starts_with("gatehouse-ffi "))
-        .collect();
-    Ok(Mobile {
-        unstripped_bytes: size(&library)?,
-        stripped_bytes: size(&copy)?,
-        dependencies: crates.len(),
-        dependency_lines: lines.len(),
-    })
+pub(super) struct Mobile {
+    pub(super) unstripped_bytes: u64,
+    pub(super) stripped_bytes: u64,
+    pub(super) dependencies: usize,
+    pub(super) dependency_lines: usize,
 }
 
 /// When, where and on what the numbers were taken.
-struct Context {
+pub(super) struct Context {
     date: String,
     commit: String,
     machine: String,
@@ -354,7 +45,7 @@ fn command_text(program: &str, args: &[&str], dir: &Path) -> Option<String> {
 }
 
 impl Context {
-    fn gather(root: &Path, elapsed: std::time::Duration, quick: bool) -> Self {
+    pub(super) fn gather(root: &Path, elapsed: std::time::Duration, quick: bool) -> Self {
         let date = command_text("date", &["-u", "+%Y-%m-%d %H:%M UTC"], root)
             .unwrap_or_else(|| "unknown".into());
         let head = command_text("git", &["rev-parse", "--short=12", "HEAD"], root)
@@ -528,7 +219,7 @@ impl Table {
     }
 }
 
-fn render(
+pub(super) fn render(
     context: &Context,
     criterion: &Path,
     agenta: &Value,
@@ -856,7 +547,7 @@ fn render(
     let mut md = String::new();
     md.push_str("# Gatehouse benchmarks\n\n");
     md.push_str(
-        "Generated by `cargo xtask bench` (crates/xtask/src/bench.rs); do not edit by hand. ",
+        "Generated by `cargo xtask bench` (crates/xtask/src/bench/); do not edit by hand. ",
     );
     md.push_str(
         "Each ratio is measured side by side in the same run. The notes after the table are ",
