@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use gatehouse_client::{
-    Answer, Client, Error as ClientError, InterventionOutcome, InterventionRequest,
-    InterventionState, WatchUpdate,
+    Answer, Client, Error as ClientError, InterventionHandle, InterventionOutcome,
+    InterventionRequest, InterventionState, WatchStream, WatchUpdate,
 };
 use gatehouse_server::{ApiKey, RunningServer, ServerConfig};
 use gatehouse_wire::capabilities::Capability;
-use gatehouse_wire::execution::{Checkpoint, ExecutionEventType};
+use gatehouse_wire::execution::{Checkpoint, ExecutionEventType, ExecutionRef};
 use gatehouse_wire::interaction::{InteractionStatus, Reference, References, SessionInteraction};
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, InvokeData, InvokeInputs, InvokeRequest,
@@ -97,8 +97,66 @@ pub async fn run() -> CliResult {
     println!("Gatehouse demo: a gated agent turn, answered from another device, resumed under");
     println!("the config it was gated with; an intervention that is only \"applied\" on evidence.");
 
+    let (server, laptop, phone) = start_control_plane(&mut story, dir.path()).await?;
+    let outcome = tell_story(&mut story, &laptop, &phone, dir.path()).await;
+    server.shutdown().await;
+    outcome?;
+
+    println!();
+    println!(
+        "All {} steps passed in {} ms.",
+        story.step,
+        started.elapsed().as_millis()
+    );
+    Ok(())
+}
+
+/// Steps 2 to 12, in order, against the server of step 1. Each step is one function; what
+/// a later step needs (the revision, the gate, the intervention) is handed on explicitly.
+async fn tell_story(
+    story: &mut Story,
+    laptop: &Client,
+    phone: &Client,
+    dir: &std::path::Path,
+) -> CliResult {
+    let v1 = commit_first_revision(story, laptop).await?;
+    let gate = invoke_draft_turn(story, laptop, &v1).await?;
+    list_the_stamped_gate(story, laptop, &gate).await?;
+    commit_new_head(story, laptop, &v1).await?;
+    let watch = phone_approves(story, laptop, phone, &gate).await?;
+    resume_under_draft(story, laptop, watch, &gate).await?;
+    second_answer_is_already_answered(story, laptop, &gate).await?;
+    let intervention = request_intervention_at_gate(story, laptop, &gate.session_id).await?;
+    approve_and_apply_intervention(story, laptop, phone, &gate.session_id, &intervention).await?;
+    stale_revision_is_refused(story, laptop, &intervention).await?;
+    host_without_execution(story, dir).await
+}
+
+/// The first turn's session and the gate it parked at.
+struct ParkedTurn {
+    session_id: String,
+    gate_id: String,
+}
+
+/// The intervention requested in step 9, for steps 10 and 11.
+struct RequestedIntervention {
+    /// The gate the second turn parked at.
+    gate_id: String,
+    /// The turn's execution session.
+    execution_ref: ExecutionRef,
+    handle: InterventionHandle,
+    /// The session's revision the request was made at (stale once it is applied).
+    stale_revision: u64,
+}
+
+/// Step 1: the control plane on a fresh SQLite file, the two devices' clients, and the
+/// capabilities the host serves.
+async fn start_control_plane(
+    story: &mut Story,
+    dir: &std::path::Path,
+) -> Result<(RunningServer, Client, Client), CliError> {
     story.begin("Start the reference control plane in-process on a fresh SQLite file");
-    let db_path = dir.path().join("gatehouse-demo.db");
+    let db_path = dir.join("gatehouse-demo.db");
     let database_url = format!("sqlite://{}", db_path.display());
     let server = start_server(&database_url, true)
         .await
@@ -121,28 +179,14 @@ pub async fn run() -> CliResult {
             && caps.has(Capability::Execution),
         "the host serves interactions, invoke and execution",
     )?;
-
-    let outcome = story_body(&mut story, &server, &laptop, &phone, dir.path()).await;
-    server.shutdown().await;
-    outcome?;
-
-    println!();
-    println!(
-        "All {} steps passed in {} ms.",
-        story.step,
-        started.elapsed().as_millis()
-    );
-    Ok(())
+    Ok((server, laptop, phone))
 }
 
-async fn story_body(
+/// Step 2: revision v1 becomes the variant's HEAD.
+async fn commit_first_revision(
     story: &mut Story,
-    _server: &RunningServer,
     laptop: &Client,
-    phone: &Client,
-    dir: &std::path::Path,
-) -> CliResult {
-    // ------------------------------------------------------------------------------
+) -> Result<CommitRevisionResponse, CliError> {
     story.begin(format!(
         "Commit revision v1 of {WORKFLOW} / {VARIANT} (model {MODEL_SAVED})"
     ));
@@ -154,8 +198,15 @@ async fn story_body(
         format!("v{} ({})", v1.revision.version, v1.revision.id),
     );
     story.check(v1.revision.version == "1", "the variant's HEAD is v1")?;
+    Ok(v1)
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 3: a turn under an unsaved draft parks at its approval gate.
+async fn invoke_draft_turn(
+    story: &mut Story,
+    laptop: &Client,
+    v1: &CommitRevisionResponse,
+) -> Result<ParkedTurn, CliError> {
     story.begin(format!(
         "Invoke a turn with an unsaved draft config (model {MODEL_DRAFT}, permissions ask, a Notion MCP with an Authorization header)"
     ));
@@ -163,7 +214,7 @@ async fn story_body(
     let draft = draft_config(MODEL_DRAFT, "Refund order 1042 for the customer.");
     let request = InvokeRequest {
         session_id: Some(session_id.clone()),
-        references: Some(references(&v1)),
+        references: Some(references(v1)),
         data: InvokeData {
             inputs: InvokeInputs {
                 messages: vec![ChatMessage::text("user", "Please refund order 1042.")],
@@ -201,14 +252,21 @@ async fn story_body(
         [one] => one.clone(),
         other => return Err(story.fail(format!("expected one gate, got {}", other.len()))),
     };
+    Ok(ParkedTurn {
+        session_id,
+        gate_id,
+    })
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 4: the pending row carries the stamped draft config, credentials stripped.
+async fn list_the_stamped_gate(story: &mut Story, laptop: &Client, gate: &ParkedTurn) -> CliResult {
     story.begin(
         "The laptop lists pending gates; the row carries the stamped config, credentials stripped",
     );
+    let gate_id = &gate.gate_id;
     let pending = laptop
         .interactions()
-        .list_pending(Some(&session_id))
+        .list_pending(Some(&gate.session_id))
         .await
         .map_err(|err| story.fail(err))?;
     let row = pending
@@ -245,9 +303,15 @@ async fn story_body(
             .and_then(|d| d.references.as_ref())
             .is_some_and(|r| r.workflow_revision.is_none()),
         "the row has no workflow_revision (the config was unsaved)",
-    )?;
+    )
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 5: v2 becomes HEAD while the turn waits.
+async fn commit_new_head(
+    story: &mut Story,
+    laptop: &Client,
+    v1: &CommitRevisionResponse,
+) -> CliResult {
     story.begin(format!(
         "Commit revision v2 (model {MODEL_HEAD}) while the turn waits: the variant's HEAD moves"
     ));
@@ -261,17 +325,25 @@ async fn story_body(
     story.check(
         v2.revision.version == "2" && v2.variant.id == v1.variant.id,
         format!("HEAD of {VARIANT} is now v2 ({MODEL_HEAD})"),
-    )?;
+    )
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 6: the phone's approval wins. The laptop's watch, connected before the answer so
+/// no event is missed, is handed to step 7.
+async fn phone_approves(
+    story: &mut Story,
+    laptop: &Client,
+    phone: &Client,
+    gate: &ParkedTurn,
+) -> Result<WatchStream, CliError> {
     story.begin("A second client (the phone, another API key) approves the gate");
-    let mut watch = laptop.interactions().watch(&session_id);
+    let mut watch = laptop.interactions().watch(&gate.session_id);
     wait_connected(&mut watch)
         .await
         .map_err(|err| story.fail(err))?;
     let answered = phone
         .interactions()
-        .respond(&gate_id, &Answer::approve())
+        .respond(&gate.gate_id, &Answer::approve())
         .await
         .map_err(|err| story.fail(err))?;
     story.show("status", status_of(&answered));
@@ -282,19 +354,28 @@ async fn story_body(
         ),
         "the phone's answer won (pending -> responded)",
     )?;
+    Ok(watch)
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 7: the resumed turn runs under the draft's model, not HEAD's.
+async fn resume_under_draft(
+    story: &mut Story,
+    laptop: &Client,
+    mut watch: WatchStream,
+    gate: &ParkedTurn,
+) -> CliResult {
     story.begin(format!(
         "The turn resumes under the draft config (model {MODEL_DRAFT}), not HEAD ({MODEL_HEAD})"
     ));
-    let resolved = wait_resolved(laptop, &mut watch, &gate_id)
+    let gate_id = &gate.gate_id;
+    let resolved = wait_resolved(laptop, &mut watch, gate_id)
         .await
         .map_err(|err| story.fail(err))?;
     drop(watch);
     story.show("gate", format!("{gate_id} {}", status_of(&resolved)));
     let turns = laptop
         .service()
-        .turns(&session_id)
+        .turns(&gate.session_id)
         .await
         .map_err(|err| story.fail(err))?;
     for turn in &turns.turns {
@@ -327,53 +408,41 @@ async fn story_body(
     story.check(
         resumed.status == TurnStatus::Completed,
         "the resumed turn completed (the approved tool ran)",
-    )?;
+    )
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 8: a second answer to the settled gate is `AlreadyAnswered`.
+async fn second_answer_is_already_answered(
+    story: &mut Story,
+    laptop: &Client,
+    gate: &ParkedTurn,
+) -> CliResult {
     story.begin("The laptop answers the same gate too: reported as already answered");
     match laptop
         .interactions()
-        .respond(&gate_id, &Answer::deny("too late"))
+        .respond(&gate.gate_id, &Answer::deny("too late"))
         .await
     {
         Err(ClientError::AlreadyAnswered { detail, .. }) => {
             story.show("server said", detail);
             story.ok("AlreadyAnswered (HTTP 409): benign, the gate is settled");
+            Ok(())
         }
-        Ok(row) => {
-            return Err(story.fail(format!(
-                "the second answer was accepted (status {})",
-                status_of(&row)
-            )))
-        }
-        Err(other) => return Err(story.fail(format!("expected AlreadyAnswered, got: {other}"))),
+        Ok(row) => Err(story.fail(format!(
+            "the second answer was accepted (status {})",
+            status_of(&row)
+        ))),
+        Err(other) => Err(story.fail(format!("expected AlreadyAnswered, got: {other}"))),
     }
-
-    interventions_story(story, laptop, phone, &session_id).await?;
-
-    // ------------------------------------------------------------------------------
-    story.begin(
-        "A host started without the execution service reports the capability as unavailable",
-    );
-    let bare_url = format!("sqlite://{}", dir.join("no-execution.db").display());
-    let bare = start_server(&bare_url, false)
-        .await
-        .map_err(|err| story.fail(err))?;
-    let outcome = no_execution_step(story, &bare).await;
-    bare.shutdown().await;
-    outcome
 }
 
-/// The execution half: an intervention is requested while a turn waits at its gate, is
-/// applied at the run's next checkpoint (with the server's evidence), and a request with a
-/// stale revision is refused.
-async fn interventions_story(
+/// Step 9: while a second turn waits at its gate, the laptop requests an intervention;
+/// it is reported requested, not applied.
+async fn request_intervention_at_gate(
     story: &mut Story,
     laptop: &Client,
-    phone: &Client,
     session_id: &str,
-) -> CliResult {
-    // ------------------------------------------------------------------------------
+) -> Result<RequestedIntervention, CliError> {
     story.begin("Invoke a second turn on the session; while it waits at its gate, the laptop requests an intervention");
     let mut parameters = draft_config(MODEL_DRAFT, "Emailing the customer a receipt.");
     if let Some(Value::Object(agent)) = parameters.get_mut("agent") {
@@ -452,19 +521,35 @@ async fn interventions_story(
             .is_none(),
         "the session holds no intervention_applied event for it",
     )?;
-    let stale_revision = before.revision;
+    Ok(RequestedIntervention {
+        gate_id,
+        execution_ref,
+        handle,
+        stale_revision: before.revision,
+    })
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 10: the phone approves; the run applies the intervention at its next checkpoint,
+/// with the server's evidence, and the instruction shows in the resumed turn.
+async fn approve_and_apply_intervention(
+    story: &mut Story,
+    laptop: &Client,
+    phone: &Client,
+    session_id: &str,
+    intervention: &RequestedIntervention,
+) -> CliResult {
     story.begin(
         "The phone approves; the run reaches its pre_step checkpoint and applies the intervention",
     );
+    let gate_id = &intervention.gate_id;
+    let handle = &intervention.handle;
     let mut watch = laptop.interactions().watch(session_id);
     wait_connected(&mut watch)
         .await
         .map_err(|err| story.fail(err))?;
     phone
         .interactions()
-        .respond(&gate_id, &Answer::approve())
+        .respond(gate_id, &Answer::approve())
         .await
         .map_err(|err| story.fail(err))?;
     let outcome = handle
@@ -490,7 +575,7 @@ async fn interventions_story(
             && evidence.operation_id.as_deref() == Some(handle.operation_id()),
         "applied, on the persisted intervention_applied event",
     )?;
-    wait_resolved(laptop, &mut watch, &gate_id)
+    wait_resolved(laptop, &mut watch, gate_id)
         .await
         .map_err(|err| story.fail(err))?;
     drop(watch);
@@ -512,12 +597,22 @@ async fn interventions_story(
     story.check(
         output.contains("RF-1042"),
         "the instruction shows in the run's next step",
-    )?;
+    )
+}
 
-    // ------------------------------------------------------------------------------
+/// Step 11: a request carrying the revision of step 9, now stale, is refused and changes
+/// nothing.
+async fn stale_revision_is_refused(
+    story: &mut Story,
+    laptop: &Client,
+    intervention: &RequestedIntervention,
+) -> CliResult {
+    let stale_revision = intervention.stale_revision;
+    let execution_ref = &intervention.execution_ref;
     story.begin(format!(
         "Another request carrying the stale revision {stale_revision} is refused; nothing is added"
     ));
+    let execution = laptop.execution();
     let current = execution
         .get_session(&execution_ref.room_id, &execution_ref.session_id)
         .await
@@ -558,7 +653,22 @@ async fn interventions_story(
     )
 }
 
-async fn no_execution_step(story: &Story, bare: &RunningServer) -> CliResult {
+/// Step 12: a second host, started without the execution service, on its own file.
+async fn host_without_execution(story: &mut Story, dir: &std::path::Path) -> CliResult {
+    story.begin(
+        "A host started without the execution service reports the capability as unavailable",
+    );
+    let bare_url = format!("sqlite://{}", dir.join("no-execution.db").display());
+    let bare = start_server(&bare_url, false)
+        .await
+        .map_err(|err| story.fail(err))?;
+    let outcome = no_execution_checks(story, &bare).await;
+    bare.shutdown().await;
+    outcome
+}
+
+/// Step 12's checks, apart so the bare host is shut down whatever they find.
+async fn no_execution_checks(story: &Story, bare: &RunningServer) -> CliResult {
     let project = uuid::Uuid::new_v4().to_string();
     let client = client(bare, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
     story.show("url", bare.base_url());
