@@ -1,4 +1,7 @@
 //! Order statistics over repeated measurements.
+//!
+//! xtask compiles this file in too (`#[path]`, for criterion's samples in BENCHMARKS.md):
+//! keep it to std and serde.
 
 use serde::Serialize;
 

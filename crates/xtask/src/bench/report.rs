@@ -10,6 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::stats::Summary;
 use crate::util::read_json;
 
 const MOBILE_TARGET_BYTES: u64 = 6_000_000;
@@ -85,17 +86,8 @@ impl Context {
     }
 }
 
-/// Order statistics of one criterion benchmark, per iteration, in nanoseconds.
-struct Stats {
-    median: f64,
-    p25: f64,
-    p75: f64,
-    min: f64,
-    max: f64,
-}
-
 /// `IQR p25–p75; range min–max`.
-fn spread(stats: &Stats) -> String {
+fn spread(stats: &Summary) -> String {
     format!(
         "IQR {}–{}; range {}–{}",
         time(stats.p25),
@@ -105,14 +97,9 @@ fn spread(stats: &Stats) -> String {
     )
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let rank = q * (sorted.len() - 1) as f64;
-    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
-}
-
-/// Per-iteration times of `$CRITERION_HOME/<id>/new/sample.json`.
-fn criterion_stats(home: &Path, id: &str) -> Result<Stats, String> {
+/// Order statistics of one criterion benchmark's per-iteration times, in nanoseconds,
+/// from `$CRITERION_HOME/<id>/new/sample.json`.
+fn criterion_stats(home: &Path, id: &str) -> Result<Summary, String> {
     let path = home.join(id).join("new/sample.json");
     let sample = read_json(&path)?;
     let iters = sample["iters"].as_array();
@@ -120,22 +107,12 @@ fn criterion_stats(home: &Path, id: &str) -> Result<Stats, String> {
     let (Some(iters), Some(times)) = (iters, times) else {
         return Err(format!("{} has no iters/times", path.display()));
     };
-    let mut per_iter: Vec<f64> = iters
+    let per_iter: Vec<f64> = iters
         .iter()
         .zip(times)
         .filter_map(|(i, t)| Some(t.as_f64()? / i.as_f64()?))
         .collect();
-    if per_iter.is_empty() {
-        return Err(format!("{} has no samples", path.display()));
-    }
-    per_iter.sort_by(f64::total_cmp);
-    Ok(Stats {
-        median: quantile(&per_iter, 0.5),
-        p25: quantile(&per_iter, 0.25),
-        p75: quantile(&per_iter, 0.75),
-        min: per_iter[0],
-        max: per_iter[per_iter.len() - 1],
-    })
+    Summary::of(&per_iter).ok_or_else(|| format!("{} has no samples", path.display()))
 }
 
 /// A duration in nanoseconds, in a readable unit.
@@ -583,4 +560,30 @@ pub(super) fn render(
         }
     }
     Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn criterion_stats_are_order_statistics_of_the_per_iteration_times() {
+        let home = std::env::temp_dir().join(format!("xtask-report-{}", std::process::id()));
+        let dir = home.join("group/case/new");
+        fs::create_dir_all(&dir).unwrap();
+        // Per iteration: 10, 20, 40, 30 ns.
+        fs::write(
+            dir.join("sample.json"),
+            r#"{"iters": [1, 2, 4, 1], "times": [10, 40, 160, 30]}"#,
+        )
+        .unwrap();
+        let stats = criterion_stats(&home, "group/case");
+        fs::remove_dir_all(&home).unwrap();
+        let stats = stats.unwrap();
+        assert_eq!(
+            (stats.min, stats.p25, stats.median, stats.p75, stats.max),
+            (10.0, 17.5, 25.0, 32.5, 40.0)
+        );
+        assert_eq!(spread(&stats), "IQR 18 ns–32 ns; range 10 ns–40 ns");
+    }
 }
