@@ -306,6 +306,14 @@ fn run_result_goldens_parse_validate_and_round_trip() {
         "the schema accepts the typeless event: {errors:?}"
     );
     let parsed: RunResult = from_json_value(ok.clone()).unwrap();
+    // Decoding the file's bytes gives the same result as decoding its parsed value.
+    for file in ["run_result.ok.json", "run_result.error.json"] {
+        let text = agenta_fixture_text(file);
+        let from_bytes: RunResult =
+            from_json_slice(text.as_bytes()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let from_value: RunResult = from_json_value(agenta_fixture(file)).unwrap();
+        assert_eq!(from_bytes, from_value, "{file}");
+    }
     let mut expected = ok.clone();
     expected["events"]
         .as_array_mut()
