@@ -1,15 +1,16 @@
 //! `gatehouse demo` passes, quickly, and narrates every step.
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+use common::BIN;
 
 #[test]
 fn demo_passes_in_seconds() {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_gatehouse"))
-        .arg("demo")
-        .output()
-        .unwrap();
+    let out = Command::new(BIN).arg("demo").output().unwrap();
     let elapsed = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -1,68 +1,35 @@
 //! `gatehouse interactions ...` against a real server (`gatehouse_server::testing::spawn`):
 //! output, `--json`, and exit codes (3 already answered, 4 not found, 1 server down, 2 usage).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::{client, gatehouse, invoke_parked, run, text, BIN};
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
-use gatehouse_wire::invoke::{InvokeData, InvokeInputs, InvokeRequest, TurnStatus};
 use gatehouse_wire::run::ChatMessage;
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 
-fn gatehouse(server: &TestServer) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.env("GATEHOUSE_URL", &server.base_url)
-        .env("GATEHOUSE_API_KEY", &server.api_key)
-        .env("GATEHOUSE_PROJECT", &server.project_id);
-    cmd
-}
-
-fn run(server: &TestServer, args: &[&str]) -> Output {
-    gatehouse(server).args(args).output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn client(server: &TestServer) -> gatehouse_client::Client {
-    gatehouse_client::Client::builder(&server.base_url)
-        .api_key(&server.api_key)
-        .project_id(&server.project_id)
-        .build()
-        .unwrap()
+/// The agent config of the turns parked here: `MODEL`, every tool asks first.
+fn agent() -> Value {
+    json!({"llm": {"model": MODEL}, "runner": {"permissions": {"default": "ask"}}})
 }
 
 /// Invoke a turn that parks at one approval gate; returns (session id, gate id).
 async fn park(server: &TestServer) -> (String, String) {
     let session = uuid::Uuid::new_v4().to_string();
-    let mut parameters = serde_json::Map::new();
-    parameters.insert(
-        "agent".into(),
-        json!({"llm": {"model": MODEL}, "runner": {"permissions": {"default": "ask"}}}),
-    );
-    let answer = client(server)
-        .service()
-        .invoke(&InvokeRequest {
-            session_id: Some(session.clone()),
-            references: None,
-            data: InvokeData {
-                inputs: InvokeInputs {
-                    messages: vec![ChatMessage::text("user", "say hi")],
-                    ..Default::default()
-                },
-                parameters: Some(parameters),
-                ..Default::default()
-            },
-        })
-        .await
-        .unwrap();
-    assert_eq!(answer.status, TurnStatus::Parked);
+    let answer = invoke_parked(
+        server,
+        &session,
+        agent(),
+        vec![ChatMessage::text("user", "say hi")],
+    )
+    .await;
     (session, answer.interaction_ids[0].clone())
 }
 
@@ -297,23 +264,7 @@ async fn watch_prints_gates_as_they_open_and_resolve() {
     next("ready");
 
     // Park a turn on the watched session, then answer it.
-    let mut parameters = serde_json::Map::new();
-    parameters.insert(
-        "agent".into(),
-        json!({"llm": {"model": MODEL}, "runner": {"permissions": {"default": "ask"}}}),
-    );
-    let parked = client(&server)
-        .service()
-        .invoke(&InvokeRequest {
-            session_id: Some(session.clone()),
-            references: None,
-            data: InvokeData {
-                parameters: Some(parameters),
-                ..Default::default()
-            },
-        })
-        .await
-        .unwrap();
+    let parked = invoke_parked(&server, &session, agent(), Vec::new()).await;
     let gate = parked.interaction_ids[0].clone();
     let pending = next("pending");
     assert_eq!(pending["type"], "interaction");

@@ -2,65 +2,26 @@
 //! wait reports applied only with evidence, and the exit codes (3 conflict, 4 not found,
 //! 5 capability unavailable, 1 rejected).
 
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Stdio;
 
 use futures::StreamExt;
 
+use common::{client, gatehouse, invoke_parked, run, text};
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use gatehouse_wire::execution::ExecutionRef;
-use gatehouse_wire::invoke::{InvokeData, InvokeRequest, TurnStatus};
 use serde_json::{json, Value};
-
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
-
-fn gatehouse(server: &TestServer) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.env("GATEHOUSE_URL", &server.base_url)
-        .env("GATEHOUSE_API_KEY", &server.api_key)
-        .env("GATEHOUSE_PROJECT", &server.project_id);
-    cmd
-}
-
-fn run(server: &TestServer, args: &[&str]) -> Output {
-    gatehouse(server).args(args).output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn client(server: &TestServer) -> gatehouse_client::Client {
-    gatehouse_client::Client::builder(&server.base_url)
-        .api_key(&server.api_key)
-        .project_id(&server.project_id)
-        .build()
-        .unwrap()
-}
 
 /// A turn parked at an approval gate: (gate id, its execution session).
 async fn park(server: &TestServer) -> (String, ExecutionRef) {
-    let mut parameters = serde_json::Map::new();
-    parameters.insert(
-        "agent".into(),
-        json!({
-            "llm": {"model": "m-a"},
-            "runner": {"permissions": {"default": "ask"}},
-            "script": [{"say": "first"}, {"tool": "Bash", "args": {"command": "ls"}}, {"say": "last"}]
-        }),
-    );
-    let answer = client(server)
-        .service()
-        .invoke(&InvokeRequest {
-            session_id: Some(uuid::Uuid::new_v4().to_string()),
-            references: None,
-            data: InvokeData {
-                parameters: Some(parameters),
-                ..Default::default()
-            },
-        })
-        .await
-        .unwrap();
-    assert_eq!(answer.status, TurnStatus::Parked);
+    let agent = json!({
+        "llm": {"model": "m-a"},
+        "runner": {"permissions": {"default": "ask"}},
+        "script": [{"say": "first"}, {"tool": "Bash", "args": {"command": "ls"}}, {"say": "last"}]
+    });
+    let session = uuid::Uuid::new_v4().to_string();
+    let answer = invoke_parked(server, &session, agent, Vec::new()).await;
     (answer.interaction_ids[0].clone(), answer.execution.unwrap())
 }
 

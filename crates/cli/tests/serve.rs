@@ -1,10 +1,12 @@
 //! `gatehouse serve`: the listening line, a working API, one log line per request,
 //! a clean stop on SIGTERM, and bad flags.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
+use common::BIN;
 
 struct Served {
     child: Child,

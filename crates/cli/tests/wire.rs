@@ -1,16 +1,11 @@
 //! `gatehouse wire ...` and `gatehouse schema ...`: output and exit codes, bad input included.
 
+mod common;
+
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/agenta")
-        .join(name)
-}
+use common::{agenta_fixture as fixture, BIN};
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(BIN)

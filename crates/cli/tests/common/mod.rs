@@ -1,0 +1,81 @@
+//! Setup shared by the CLI tests: the binary, a command pointed at a test server, a
+//! client of that server, a turn parked at its gate, and the Agenta fixtures.
+// Each test file uses a part of this module.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use gatehouse_server::testing::TestServer;
+use gatehouse_wire::invoke::{InvokeData, InvokeInputs, InvokeRequest, InvokeResponse, TurnStatus};
+use gatehouse_wire::run::ChatMessage;
+use serde_json::Value;
+
+/// The `gatehouse` binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
+
+/// `gatehouse` with `GATEHOUSE_URL`, `GATEHOUSE_API_KEY` and `GATEHOUSE_PROJECT` set
+/// for `server`.
+pub fn gatehouse(server: &TestServer) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env("GATEHOUSE_URL", &server.base_url)
+        .env("GATEHOUSE_API_KEY", &server.api_key)
+        .env("GATEHOUSE_PROJECT", &server.project_id);
+    cmd
+}
+
+/// Run `gatehouse <args>` against `server` to completion.
+pub fn run(server: &TestServer, args: &[&str]) -> Output {
+    gatehouse(server).args(args).output().unwrap()
+}
+
+/// Command output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A client of `server`, with its key and project.
+pub fn client(server: &TestServer) -> gatehouse_client::Client {
+    gatehouse_client::Client::builder(&server.base_url)
+        .api_key(&server.api_key)
+        .project_id(&server.project_id)
+        .build()
+        .unwrap()
+}
+
+/// Invoke a turn on `session` under the agent config `agent` (sent inline as
+/// `data.parameters.agent`) with `messages`, and check that it parked at a gate.
+pub async fn invoke_parked(
+    server: &TestServer,
+    session: &str,
+    agent: Value,
+    messages: Vec<ChatMessage>,
+) -> InvokeResponse {
+    let mut parameters = serde_json::Map::new();
+    parameters.insert("agent".into(), agent);
+    let answer = client(server)
+        .service()
+        .invoke(&InvokeRequest {
+            session_id: Some(session.to_string()),
+            references: None,
+            data: InvokeData {
+                inputs: InvokeInputs {
+                    messages,
+                    ..Default::default()
+                },
+                parameters: Some(parameters),
+                ..Default::default()
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(answer.status, TurnStatus::Parked);
+    answer
+}
+
+/// An Agenta fixture file: `../shared/fixtures/agenta/<name>` beside the checkout.
+pub fn agenta_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/agenta")
+        .join(name)
+}
