@@ -33,8 +33,6 @@
 //! - [`schema::all`] lists the JSON Schema of every top-level wire type;
 //! - [`from_json_slice`] / [`from_json_value`] decode with errors that name the field path.
 
-#![warn(missing_docs)]
-
 pub mod capabilities;
 pub mod effective;
 pub mod error;
