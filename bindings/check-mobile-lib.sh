@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Check a built mobile library (default: target/mobile/libgatehouse_ffi.so):
+# Check a built mobile library (default: mobile/libgatehouse_ffi.so in cargo's target directory):
 # - it links no OpenSSL (no libssl/libcrypto in its dynamic dependencies, no OpenSSL
 #   symbol among its undefined ones: TLS is rustls, compiled in);
 # - its uniffi entry points are exported;
@@ -7,7 +7,12 @@
 # (The dependency graph is checked too, by `cargo test -p gatehouse-ffi --test mobile_library`.)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-lib="${1:-$root/target/mobile/libgatehouse_ffi.so}"
+lib="${1:-}"
+if [ -z "$lib" ]; then
+  target_dir="$(cd "$root" && cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+  lib="$target_dir/mobile/libgatehouse_ffi.so"
+fi
 limit_bytes=6000000
 
 [ -f "$lib" ] || { echo "FAIL: $lib does not exist (cargo build -p gatehouse-ffi --profile mobile)"; exit 1; }

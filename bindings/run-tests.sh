@@ -8,7 +8,8 @@
 #
 # Environment:
 #   GATEHOUSE_FFI_PROFILE  cargo profile of the library (default: mobile)
-#   GATEHOUSE_BIN          server binary (default: builds and uses target/debug/gatehouse)
+#   GATEHOUSE_BIN          server binary (default: builds it, then uses debug/gatehouse in
+#                          cargo's target directory)
 #   MVN_ARGS               extra Maven arguments, e.g. "-o" to run offline after a prefetch
 #                          (prefetch: `cd bindings/kotlin && mvn -B -q test -DskipTests`)
 set -euo pipefail
@@ -16,7 +17,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 profile="${GATEHOUSE_FFI_PROFILE:-mobile}"
-target_dir="${CARGO_TARGET_DIR:-$root/target}"
+# Cargo's target directory as cargo resolves it (CARGO_TARGET_DIR, build.target-dir, or target/).
+target_dir="$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 case "$profile" in
   dev|test) profile_dir="$target_dir/debug" ;;
   bench) profile_dir="$target_dir/release" ;;

@@ -1,6 +1,7 @@
 """Fixtures for the Python binding tests: a live `gatehouse serve` on an ephemeral port.
 
-The server binary is $GATEHOUSE_BIN (default: target/debug/gatehouse in the workspace).
+The server binary is $GATEHOUSE_BIN (default: debug/gatehouse in cargo's target directory,
+as `cargo metadata` reports it).
 The native library must sit next to gatehouse/gatehouse_ffi.py (bindings/run-tests.sh
 copies it there); the tests fail, not skip, when either is missing.
 """
@@ -27,11 +28,27 @@ API_KEY = "py-binding-secret"
 STARTUP_TIMEOUT_S = 30
 
 
+def default_server_binary() -> str:
+    """debug/gatehouse in cargo's target directory (CARGO_TARGET_DIR, build.target-dir or
+    target/, as cargo itself resolves it)."""
+    metadata = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--no-deps"],
+        cwd=WORKSPACE,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    target = pathlib.Path(json.loads(metadata.stdout)["target_directory"])
+    return str(target / "debug" / "gatehouse")
+
+
 class Server:
     """One `gatehouse serve` process with its own SQLite file."""
 
     def __init__(self, no_execution: bool = False):
-        binary = os.environ.get("GATEHOUSE_BIN", str(WORKSPACE / "target" / "debug" / "gatehouse"))
+        binary = os.environ.get("GATEHOUSE_BIN")
+        if binary is None:
+            binary = default_server_binary()
         if not os.path.isfile(binary):
             raise RuntimeError(
                 f"server binary {binary} not found: build it (cargo build -p gatehouse-cli) "

@@ -22,7 +22,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{cargo, run_command, workspace_root};
+use crate::util::{cargo, profile_dir, run_command, target_dir, workspace_root};
 
 /// The cargo profile the library is built with unless `--profile` says otherwise.
 pub const DEFAULT_PROFILE: &str = "mobile";
@@ -95,21 +95,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
     Ok(options)
 }
 
-/// The directory cargo puts a profile's artifacts in (`dev` builds into `debug`).
-pub fn profile_dir(root: &Path, profile: &str) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let dir = match profile {
-        "dev" | "test" => "debug",
-        "bench" => "release",
-        other => other,
-    };
-    target.join(dir)
-}
-
-/// The built shared library for this platform.
-pub fn library_path(root: &Path, profile: &str) -> PathBuf {
+/// The built shared library for this platform, under cargo's target directory `target`.
+pub fn library_path(target: &Path, profile: &str) -> PathBuf {
     let name = if cfg!(target_os = "macos") {
         "libgatehouse_ffi.dylib"
     } else if cfg!(target_os = "windows") {
@@ -117,11 +104,12 @@ pub fn library_path(root: &Path, profile: &str) -> PathBuf {
     } else {
         "libgatehouse_ffi.so"
     };
-    profile_dir(root, profile).join(name)
+    profile_dir(target, profile).join(name)
 }
 
-/// Build the library with `profile` (separately from the bindgen) and return its path.
-pub fn build_library(root: &Path, profile: &str) -> Result<PathBuf, String> {
+/// Build the library with `profile` (separately from the bindgen) and return its path
+/// under cargo's target directory `target`.
+pub fn build_library(root: &Path, target: &Path, profile: &str) -> Result<PathBuf, String> {
     run_command(cargo().current_dir(root).args([
         "build",
         "-p",
@@ -130,7 +118,7 @@ pub fn build_library(root: &Path, profile: &str) -> Result<PathBuf, String> {
         "--profile",
         profile,
     ]))?;
-    let library = library_path(root, profile);
+    let library = library_path(target, profile);
     if library.is_file() {
         Ok(library)
     } else {
@@ -144,15 +132,16 @@ pub fn build_library(root: &Path, profile: &str) -> Result<PathBuf, String> {
 pub fn run(args: &[String]) -> Result<(), String> {
     let options = parse(args)?;
     let root = workspace_root();
+    let target = target_dir(&root)?;
 
-    let library = build_library(&root, &options.profile)?;
+    let library = build_library(&root, &target, &options.profile)?;
     run_command(
         cargo()
             .current_dir(&root)
             .args(["build", "-p", "uniffi-bindgen"]),
     )?;
     let bindgen =
-        profile_dir(&root, "dev").join(format!("uniffi-bindgen{}", std::env::consts::EXE_SUFFIX));
+        profile_dir(&target, "dev").join(format!("uniffi-bindgen{}", std::env::consts::EXE_SUFFIX));
 
     let scratch = std::env::temp_dir().join(format!("gatehouse-bindings-{}", std::process::id()));
     let result = generate_and_apply(&root, &bindgen, &library, &scratch, options.check);
@@ -344,11 +333,10 @@ mod tests {
 
     #[test]
     fn profiles_map_to_cargo_directories() {
-        let root = Path::new("/w");
-        if std::env::var_os("CARGO_TARGET_DIR").is_none() {
-            assert_eq!(profile_dir(root, "dev"), Path::new("/w/target/debug"));
-            assert_eq!(profile_dir(root, "mobile"), Path::new("/w/target/mobile"));
-        }
+        let target = Path::new("/t");
+        assert_eq!(profile_dir(target, "dev"), Path::new("/t/debug"));
+        assert_eq!(profile_dir(target, "bench"), Path::new("/t/release"));
+        assert_eq!(profile_dir(target, "mobile"), Path::new("/t/mobile"));
         assert!(parse(&["--profile".to_string()]).is_err());
         let options = parse(&["--check".to_string()]).unwrap();
         assert!(options.check);

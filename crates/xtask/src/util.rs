@@ -13,6 +13,41 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or(manifest)
 }
 
+/// Cargo's target directory as cargo itself resolves it (`CARGO_TARGET_DIR`, a
+/// `build.target-dir` setting, or `<workspace>/target`): `cargo metadata`'s
+/// `target_directory`. Every built artifact is looked up under it, never under `target/`.
+pub fn target_dir(root: &Path) -> Result<PathBuf, String> {
+    let output = cargo()
+        .current_dir(root)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .map_err(|e| format!("could not run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo metadata printed no target_directory".to_string())
+}
+
+/// The directory cargo puts a profile's artifacts in under `target` (`dev` and `test`
+/// build into `debug`, `bench` into `release`).
+pub fn profile_dir(target: &Path, profile: &str) -> PathBuf {
+    let dir = match profile {
+        "dev" | "test" => "debug",
+        "bench" => "release",
+        other => other,
+    };
+    target.join(dir)
+}
+
 /// Run a command to completion, echoing it first; an error names it.
 pub fn run_command(command: &mut Command) -> Result<(), String> {
     eprintln!("+ {command:?}");
@@ -36,4 +71,26 @@ pub fn read_json(path: &Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_dir_is_the_one_cargo_built_this_test_into() {
+        let target = target_dir(&workspace_root()).unwrap();
+        let this_test = std::env::current_exe().unwrap();
+        assert!(
+            this_test.starts_with(&target),
+            "{} is not under {}",
+            this_test.display(),
+            target.display()
+        );
+        if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+            if Path::new(&dir).is_absolute() {
+                assert_eq!(target, PathBuf::from(dir));
+            }
+        }
+    }
 }

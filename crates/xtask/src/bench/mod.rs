@@ -7,17 +7,20 @@
 //! 2. `gatehouse-bench prepare-stamp`: the stamp inputs shared with Agenta, and
 //!    Gatehouse's outputs on them;
 //! 3. `cargo bench -p gatehouse-bench --bench micro` (criterion, into
-//!    `target/gatehouse-bench/criterion`): stamping, typed vs untyped `/run` parsing;
+//!    `<target>/gatehouse-bench/criterion`): stamping, typed vs untyped `/run` parsing;
 //! 4. `bench/python/agenta_stamp.py`: Agenta's own `stamp_effective_parameters` from the
 //!    `agenta==0.125.1` wheel (downloaded with `pip download --no-deps` into
-//!    `target/gatehouse-bench/agenta`), parity and timing;
+//!    `<target>/gatehouse-bench/agenta`), parity and timing;
 //! 5. `gatehouse-bench live`: respond, approve-all, contention, FFI (with
 //!    `bench/python/ffi_respond.py`), the floor;
 //! 6. `cargo build -p gatehouse-ffi --profile mobile`, a stripped copy, `cargo tree`;
 //! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim
 //!    (rendered by [`report`] from the outputs of steps 3 to 6).
 //!
-//! `--quick` runs tiny counts and writes `target/gatehouse-bench/BENCHMARKS.quick.md`
+//! `<target>` is cargo's target directory (`CARGO_TARGET_DIR` when set; see
+//! [`crate::util::target_dir`]); every built artifact is read from it too.
+//!
+//! `--quick` runs tiny counts and writes `<target>/gatehouse-bench/BENCHMARKS.quick.md`
 //! instead (a smoke test of the pipeline; its numbers mean nothing).
 //! `--no-mobile` skips step 6 (the row then says so).
 //! `--render-only` skips steps 1 to 5 and renders from the outputs of the last run (step
@@ -29,7 +32,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{cargo, read_json, run_command, workspace_root};
+use crate::util::{cargo, profile_dir, read_json, run_command, target_dir, workspace_root};
 use report::{render, Context, Mobile};
 
 const AGENTA_WHEEL: &str = "agenta-0.125.1-py3-none-any.whl";
@@ -64,19 +67,20 @@ fn parse(args: &[String]) -> Result<Options, String> {
 pub fn run(args: &[String]) -> Result<(), String> {
     let options = parse(args)?;
     let root = workspace_root();
-    let out = root.join("target/gatehouse-bench");
+    let target = target_dir(&root)?;
+    let out = target.join("gatehouse-bench");
     fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let started = std::time::Instant::now();
     let criterion_home = out.join("criterion");
     let agenta_report = out.join("agenta.json");
     let live_report = out.join("live.json");
     if !options.render_only {
-        measure(&root, &out, &options)?;
+        measure(&root, &target, &out, &options)?;
     }
 
     // 6. The mobile library.
     let mobile = if options.mobile {
-        Some(mobile_library(&root, &out, !options.render_only)?)
+        Some(mobile_library(&root, &target, &out, !options.render_only)?)
     } else {
         None
     };
@@ -106,7 +110,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Steps 1 to 5: build, then run every measurement into `out`.
-fn measure(root: &Path, out: &Path, options: &Options) -> Result<(), String> {
+fn measure(root: &Path, target: &Path, out: &Path, options: &Options) -> Result<(), String> {
     let root = root.to_path_buf();
     // 1. Build. `cargo bench --no-run` builds the criterion target and the driver binary
     // with one feature set, so step 3 rebuilds nothing; the FFI library is built on its
@@ -124,7 +128,7 @@ fn measure(root: &Path, out: &Path, options: &Options) -> Result<(), String> {
             .current_dir(&root)
             .args(["build", "--release", "-p", "gatehouse-ffi"]),
     )?;
-    let driver = root.join("target/release/gatehouse-bench");
+    let driver = profile_dir(target, "bench").join("gatehouse-bench");
 
     // 2. Stamp inputs and Gatehouse's outputs.
     let inputs = out.join("inputs");
@@ -186,7 +190,7 @@ fn measure(root: &Path, out: &Path, options: &Options) -> Result<(), String> {
     }
 
     // 5. Live benchmarks, with the Python binding over the release library.
-    let package = prepare_python_package(&root, out)?;
+    let package = prepare_python_package(&root, target, out)?;
     let live_report = out.join("live.json");
     let mut live = Command::new(&driver);
     live.current_dir(&root)
@@ -233,9 +237,13 @@ fn ensure_agenta_wheel(dir: &Path) -> Result<PathBuf, String> {
 
 /// A copy of `bindings/python/gatehouse` with the release library beside it; `None`
 /// (the FFI row then says why) when the binding is not generated yet.
-fn prepare_python_package(root: &Path, out: &Path) -> Result<Option<PathBuf>, String> {
+fn prepare_python_package(
+    root: &Path,
+    target: &Path,
+    out: &Path,
+) -> Result<Option<PathBuf>, String> {
     let source = root.join("bindings/python/gatehouse");
-    let library = root.join("target/release/libgatehouse_ffi.so");
+    let library = profile_dir(target, "release").join("libgatehouse_ffi.so");
     if !source.join("gatehouse_ffi.py").exists() || !library.exists() {
         eprintln!("xtask bench: the Python binding or the release library is missing; the FFI row will say so");
         return Ok(None);
@@ -262,7 +270,7 @@ fn prepare_python_package(root: &Path, out: &Path) -> Result<Option<PathBuf>, St
     Ok(Some(package_root))
 }
 
-fn mobile_library(root: &Path, out: &Path, build: bool) -> Result<Mobile, String> {
+fn mobile_library(root: &Path, target: &Path, out: &Path, build: bool) -> Result<Mobile, String> {
     if build {
         run_command(cargo().current_dir(root).args([
             "build",
@@ -272,7 +280,7 @@ fn mobile_library(root: &Path, out: &Path, build: bool) -> Result<Mobile, String
             "mobile",
         ]))?;
     }
-    let library = root.join("target/mobile/libgatehouse_ffi.so");
+    let library = profile_dir(target, "mobile").join("libgatehouse_ffi.so");
     let copy = out.join("libgatehouse_ffi.mobile.stripped.so");
     fs::copy(&library, &copy).map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
     run_command(Command::new("strip").arg(&copy))?;
