@@ -14,8 +14,10 @@ use gatehouse_wire::execution::{
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
-use super::rules::{self, render_time, Applied, Claim, ExecError, Resolution};
-use crate::store::{in_tx, new_id, to_json_text, with_pool, RowExt, Store, StoreError};
+use super::rules::{self, Applied, Claim, ExecError, Resolution};
+use crate::store::{
+    format_time, in_tx, new_id, to_json_text, with_pool, RowExt, Store, StoreError,
+};
 
 /// How many times an internal writer retries a lost compare-and-set race.
 const INTERNAL_RETRIES: usize = 16;
@@ -99,8 +101,8 @@ impl OpenSession {
             outcome: None,
             interventions: Vec::new(),
             events: Vec::new(),
-            created_at: Some(render_time(now)),
-            updated_at: Some(render_time(now)),
+            created_at: Some(format_time(now)),
+            updated_at: Some(format_time(now)),
             extra: JsonObject::new(),
         };
         let mut details = serde_json::json!({
@@ -216,7 +218,7 @@ impl ExecutionStore {
         let session_id = new_id();
         let fresh = open.new_session(session_id.clone());
         let doc = to_json_text(&fresh);
-        let now = render_time(Utc::now());
+        let now = format_time(Utc::now());
         let outcome: Result<ExecutionSession, ExecError> = in_tx!(self.store, tx => {
             let existing = sqlx::query(
                 "SELECT doc FROM execution_sessions WHERE tenant_id = $1 AND run_id = $2",
@@ -328,7 +330,7 @@ impl ExecutionStore {
                 Ok(Applied::NoWrite(value)) | Ok(Applied::Write(value)) => value,
             };
             session.revision += 1;
-            let now = render_time(Utc::now());
+            let now = format_time(Utc::now());
             session.updated_at = Some(now.clone());
             let updated = sqlx::query(
                 "UPDATE execution_sessions SET doc = $1, revision = $2, status = $3, \

@@ -215,7 +215,9 @@ pub(crate) fn now_text() -> String {
     format_time(chrono::Utc::now())
 }
 
-/// Render a time the way the store keeps it.
+/// Render a time the way the store keeps it and the wire shows it: RFC 3339 UTC with
+/// microseconds and `Z` (the one time format of the server: rows, execution sessions,
+/// their events).
 pub(crate) fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
     time.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
