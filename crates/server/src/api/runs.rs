@@ -68,8 +68,7 @@ async fn run(
     let hook = state.hooks.hook_for(&ctx);
     let outcome =
         runner::run_harness(&request, &script, &StartAt::Fresh, &turn_id, hook.as_ref()).await;
-    hook.turn_ended(&super::invoke::turn_end(&outcome.end))
-        .await;
+    hook.turn_ended(&outcome.end.turn_end()).await;
 
     let events: Vec<RunEvent> = outcome
         .events
