@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::rules::{self, Applied, Claim, ExecError, Resolution};
 use crate::store::{
-    format_time, in_tx, new_id, to_json_text, with_pool, RowExt, Store, StoreError,
+    format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, RowExt, Store, StoreError,
 };
 
 /// How many times an internal writer retries a lost compare-and-set race.
@@ -129,10 +129,7 @@ impl OpenSession {
 }
 
 fn decode(doc: &str) -> Result<ExecutionSession, StoreError> {
-    serde_json::from_str(doc).map_err(|err| StoreError::Corrupt {
-        column: "execution_sessions.doc",
-        reason: err.to_string(),
-    })
+    from_json_text("execution_sessions.doc", doc)
 }
 
 /// The execution sessions of a store: opening, the intervention rules of B3, the

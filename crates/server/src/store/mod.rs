@@ -98,36 +98,36 @@ macro_rules! in_tx {
                 let _write_turn = $store.sqlite_writer.lock().await;
                 let mut $tx = pool.begin_with("BEGIN IMMEDIATE").await?;
                 let out: Result<_, $crate::store::StoreError> = async { $body }.await;
-                match out {
-                    Ok(value) => {
-                        $tx.commit().await?;
-                        Ok(value)
-                    }
-                    Err(err) => {
-                        let _ = $tx.rollback().await;
-                        Err(err)
-                    }
-                }
+                $crate::store::finish_tx($tx, out).await
             }
             $crate::store::Backend::Postgres(pool) => {
                 let mut $tx = pool.begin().await?;
                 let out: Result<_, $crate::store::StoreError> = async { $body }.await;
-                match out {
-                    Ok(value) => {
-                        $tx.commit().await?;
-                        Ok(value)
-                    }
-                    Err(err) => {
-                        let _ = $tx.rollback().await;
-                        Err(err)
-                    }
-                }
+                $crate::store::finish_tx($tx, out).await
             }
         }
     };
 }
 
 pub(crate) use in_tx;
+
+/// The end of [`in_tx`] on either backend: commit `tx` when `out` is `Ok`, roll it back
+/// otherwise.
+pub(crate) async fn finish_tx<DB: sqlx::Database, T>(
+    tx: sqlx::Transaction<'_, DB>,
+    out: Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    match out {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(err) => {
+            let _ = tx.rollback().await;
+            Err(err)
+        }
+    }
+}
 pub(crate) use with_pool;
 
 /// Typed column access shared by both backends' rows.
