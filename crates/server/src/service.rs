@@ -22,7 +22,7 @@ use crate::runner::{
     self, default_script, parse_script, CheckpointHook, GateRequest, HarnessEnd, StartAt, Step,
     TurnContext,
 };
-use crate::store::{new_id, NewInteraction, NewTurn, RevisionRecord, Store};
+use crate::store::{new_id, turn_status_text, NewInteraction, NewTurn, RevisionRecord, Store};
 use crate::AppState;
 
 /// The model of the service's registered default config.
@@ -600,16 +600,11 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
             (TurnStatus::Parked, Some(gate), Some(parked_value))
         }
     };
-    let status_text = match status {
-        TurnStatus::Parked => "parked",
-        TurnStatus::Completed => "completed",
-        TurnStatus::Failed => "failed",
-    };
     let turn = NewTurn {
         id: turn_id,
         project_id,
         session_id,
-        status: status_text.to_string(),
+        status: turn_status_text(status).to_string(),
         model: model.clone(),
         output: Some(output.clone()),
         resumed_from_interaction_id: resume.as_ref().map(|r| r.interaction_id.clone()),

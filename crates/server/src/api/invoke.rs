@@ -8,7 +8,7 @@ use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::InteractionStatus;
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, EntityRef, InvokeRequest, InvokeResponse,
-    RevisionRef, Turn, TurnStatus, TurnsResponse,
+    RevisionRef, Turn, TurnsResponse,
 };
 use gatehouse_wire::JsonObject;
 
@@ -90,14 +90,6 @@ async fn invoke(
     }))
 }
 
-fn turn_status(status: &str) -> TurnStatus {
-    match status {
-        "parked" => TurnStatus::Parked,
-        "failed" => TurnStatus::Failed,
-        _ => TurnStatus::Completed,
-    }
-}
-
 fn wire_turn(record: &TurnRecord) -> Turn {
     let mut extra = JsonObject::new();
     if let Some(by) = &record.resumed_by_turn_id {
@@ -108,7 +100,7 @@ fn wire_turn(record: &TurnRecord) -> Turn {
     }
     Turn {
         turn_id: record.id.clone(),
-        status: turn_status(&record.status),
+        status: record.status(),
         model: record.model.clone(),
         output: record.output.clone(),
         resumed: record.resumed,

@@ -15,7 +15,7 @@ pub use interactions::{
     TransitionOutcome,
 };
 pub use jobs::{ClaimedJob, CompleteOutcome, JobCompletion, MAX_ATTEMPTS};
-pub use turns::{NewTurn, TurnRecord};
+pub use turns::{turn_status_text, NewTurn, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
 
 use std::str::FromStr;
