@@ -81,6 +81,23 @@ impl Harness {
         decode(response).await
     }
 
+    /// Open an SSE stream at `path`: asserts a 200 `text/event-stream` answer.
+    pub async fn open_stream(&self, path: &str) -> reqwest::Response {
+        let response = self
+            .http
+            .get(self.url(path))
+            .header("Authorization", self.server.authorization())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        assert!(response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        response
+    }
+
     /// Commit a revision of `workflow`/`variant` with `model` and `permission`.
     pub async fn commit(
         &self,
@@ -107,6 +124,29 @@ impl Harness {
         let (status, answer) = self.post("/api/invoke", body).await;
         assert_eq!(status, 200, "{answer}");
         answer
+    }
+
+    /// Park a turn of `session_id` at its approval gate (`model`, permission `ask`, the
+    /// user says "go"): the gate's interaction id.
+    pub async fn park(&self, session_id: &str, model: &str) -> String {
+        let parked = self
+            .invoke(json!({
+                "session_id": session_id,
+                "data": {"inputs": {"messages": user("go")}, "parameters": config(model, "ask")}
+            }))
+            .await;
+        assert_eq!(parked["status"], "parked", "{parked}");
+        parked["interaction_ids"][0].as_str().unwrap().to_string()
+    }
+
+    /// Answer a gate: `POST /api/sessions/interactions/{id}/respond` with
+    /// `{"answer": {"approved": approved}}`.
+    pub async fn respond(&self, id: &str, approved: bool) -> (u16, Value) {
+        self.post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            json!({"answer": {"approved": approved}}),
+        )
+        .await
     }
 
     pub async fn interaction(&self, id: &str) -> Value {
