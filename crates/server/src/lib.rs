@@ -208,22 +208,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         );
     }
     let store = Store::connect(&config.database_url).await?;
-    if config.execution && store.backend_name() == "sqlite" {
-        // Runs execute inside this process: an `active` session left by a previous
-        // process lost its run. Reconcile it so no intervention stays silently pending.
-        match execution::ExecutionStore::new(store.clone())
-            .reconcile_orphans(execution::ORPHAN_REASON)
-            .await
-        {
-            Ok(0) => {}
-            Ok(n) => tracing::warn!(
-                sessions = n,
-                "reconciled execution sessions orphaned by a restart"
-            ),
-            Err(err) => {
-                tracing::warn!(error = %err, "reconciling orphaned execution sessions failed")
-            }
-        }
+    if config.execution {
+        execution::reconcile_orphans_at_startup(&store).await;
     }
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
