@@ -28,7 +28,6 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::config::ServerConfig;
 use crate::error::ApiError;
-use crate::store::InteractionRecord;
 use crate::AppState;
 
 pub use extract::{JsonBody, ProjectId};
@@ -46,16 +45,6 @@ pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
         capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);
     }
     capabilities
-}
-
-/// `{"count": 1, "interaction": row}` as JSON text.
-pub(crate) fn interaction_body(record: &InteractionRecord) -> String {
-    let body = gatehouse_wire::interaction::InteractionResponse {
-        count: 1,
-        interaction: Some(record.to_wire()),
-        extra: Default::default(),
-    };
-    serde_json::to_string(&body).unwrap_or_else(|_| "{}".to_string())
 }
 
 /// A 200 response with a JSON text body.
