@@ -1,4 +1,5 @@
-//! The interaction dispatcher: resumes answered gates.
+//! The interaction dispatcher: resumes answered gates. (The intervention dispatcher of
+//! execution sessions is another thing: it lives in `execution/hooks.rs`.)
 //!
 //! It claims `responded` rows' resume jobs under a lease (a conditional UPDATE), rebuilds
 //! the resume invoke with `gatehouse-wire`'s builder (the row's stamped parameters

@@ -2,6 +2,11 @@
 //! request with `gatehouse-wire` (so `effectiveParameters` is stamped exactly as the SDK
 //! does), hands it to the runner tier, and shapes what the turn leaves behind (the turn
 //! record, the gate row with `data.parameters` = the stamped blob, the parked state).
+//!
+//! Both callers, `POST /api/invoke` and the resume [`dispatch`](crate::dispatch)er, run a
+//! turn the same way: [`begin_turn`], write what [`ExecutedTurn`] holds in one
+//! transaction of their own, then [`end_turn`] (watch-stream events, the checkpoint
+//! hook's end of turn).
 
 use std::sync::Arc;
 

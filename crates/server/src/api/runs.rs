@@ -1,4 +1,5 @@
-//! The runner tier's endpoint: `POST /run` (outside `/api`, Bearer auth).
+//! The runner tier's endpoint: `POST /run` (outside `/api`, so no `project_id`; the
+//! API key as on every route, which a runner sends as `Bearer <key>`).
 //!
 //! Takes a wire `RunRequest`, runs the deterministic harness on it, and answers a JSON
 //! `RunResult`, or NDJSON `RunStreamRecord` lines (events, then exactly one result) when

@@ -5,7 +5,8 @@
 //! | [`rules`] | B3 as pure functions: CAS request with replay first, the 256 limit, claim under a lease, resolve-once, reconciliation |
 //! | [`store`] | [`ExecutionStore`]: durable sessions (one CAS-written row each), opening and recovery rules, the dispatcher's claim/resolve |
 //! | [`hooks`] | [`ExecutionHookProvider`]: every service-tier turn opens its session, and the harness's checkpoints claim, apply and resolve interventions |
-//! | [`api`] | the B2 routes under `/api/rooms/...` and the SSE event stream |
+//! | [`api`] | the B2 routes under `/api/rooms/...` and the SSE event stream, in AgentPlat's envelope; mounted by [`crate::api::router`] |
+//! | this module | [`reconcile_orphans_at_startup`], which [`crate::start`] runs |
 //!
 //! ## How a run is bound
 //!

@@ -133,7 +133,8 @@ fn decode(doc: &str) -> Result<ExecutionSession, StoreError> {
 }
 
 /// The execution sessions of a store: opening, the intervention rules of B3, the
-/// dispatcher's claim/resolve, progress and terminal reconciliation.
+/// intervention dispatcher's claim/resolve (driven by [`super::hooks`]), progress and
+/// terminal reconciliation.
 ///
 /// Public so that a second dispatcher (a test, another process over the same database)
 /// can claim and resolve exactly as the built-in one does.

@@ -1,9 +1,13 @@
 //! Durable state: interactions, idempotency keys, resume jobs, turns and the workflow
 //! registry, behind one [`Store`] over SQLite (default, a WAL file) or Postgres.
+//! Execution sessions share this store, its transactions and its migrations, but their
+//! queries live with the rest of execution, in `execution/store.rs`.
 //!
 //! The SQL is written once and portable (`$N` parameters, `ON CONFLICT`, `RETURNING`);
-//! each backend has its own migration folder embedded in the binary. Every write that
-//! must be atomic (respond + enqueue, resume + resolve) runs in one transaction.
+//! each backend has its own migration folder embedded in the binary (`migrations/sqlite`,
+//! `migrations/postgres`: the same schema in two dialects, changed together). Every
+//! write that must be atomic (respond + enqueue, resume + resolve) runs in one
+//! transaction (`in_tx!`). Times are stored as text in one format (`format_time`).
 
 mod interactions;
 mod jobs;
