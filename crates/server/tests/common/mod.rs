@@ -70,26 +70,23 @@ impl Harness {
         decode(response).await
     }
 
-    pub async fn get(&self, path: &str) -> (u16, Value) {
-        let response = self
-            .http
+    /// An authorized `GET`, its answer not yet read.
+    async fn get_response(&self, path: &str) -> reqwest::Response {
+        self.http
             .get(self.url(path))
             .header("Authorization", self.server.authorization())
             .send()
             .await
-            .unwrap();
-        decode(response).await
+            .unwrap()
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        decode(self.get_response(path).await).await
     }
 
     /// Open an SSE stream at `path`: asserts a 200 `text/event-stream` answer.
     pub async fn open_stream(&self, path: &str) -> reqwest::Response {
-        let response = self
-            .http
-            .get(self.url(path))
-            .header("Authorization", self.server.authorization())
-            .send()
-            .await
-            .unwrap();
+        let response = self.get_response(path).await;
         assert_eq!(response.status().as_u16(), 200);
         assert!(response.headers()["content-type"]
             .to_str()
