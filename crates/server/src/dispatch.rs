@@ -1,4 +1,5 @@
-//! The interaction dispatcher: resumes answered gates.
+//! The interaction dispatcher: resumes answered gates. (The intervention dispatcher of
+//! execution sessions is another thing: it lives in `execution/hooks.rs`.)
 //!
 //! It claims `responded` rows' resume jobs under a lease (a conditional UPDATE), rebuilds
 //! the resume invoke with `gatehouse-wire`'s builder (the row's stamped parameters
@@ -11,13 +12,12 @@
 //! It wakes on a notify after every respond, polls periodically, and drains the queue at
 //! startup (restart safety).
 
-use gatehouse_wire::interaction::{ApprovalAnswer, InteractionStatus, LifecycleState, Verdict};
+use gatehouse_wire::interaction::{ApprovalAnswer, InteractionStatus, Verdict};
 use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
 use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
-use crate::api::invoke::turn_end;
-use crate::service::{execute_turn, ParkedState, ResumePoint, TurnInput};
+use crate::service::{begin_turn, end_turn, ParkedState, ResumePoint, TurnInput, TurnWrite};
 use crate::store::{ClaimedJob, CompleteOutcome, JobCompletion};
 use crate::AppState;
 
@@ -148,11 +148,9 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
     let mut parked = parked;
     parked.gate.tool_call_id = tool_call_id.clone();
     let session_id = row.session_id.clone();
-    state
-        .events
-        .lifecycle(&row.project_id, &session_id, LifecycleState::Running);
-    let executed = execute_turn(
+    let executed = begin_turn(
         state,
+        &session_id,
         TurnInput {
             project_id: row.project_id.clone(),
             actor: DISPATCHER_ACTOR.to_string(),
@@ -164,16 +162,8 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
             }),
         },
     )
-    .await;
-    let executed = match executed {
-        Ok(executed) => executed,
-        Err(err) => {
-            state
-                .events
-                .lifecycle(&row.project_id, &session_id, LifecycleState::Ended);
-            return Err(err.to_string());
-        }
-    };
+    .await
+    .map_err(|err| err.to_string())?;
     let mut resolution = JsonObject::new();
     let verdict = if answer.approved {
         Verdict::Approved
@@ -195,39 +185,27 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         parked_turn_id: Some(parked_turn.id.clone()),
         note: None,
     };
-    let outcome = store
-        .complete_job(job, &completion)
-        .await
-        .map_err(|e| e.to_string());
-    state
-        .events
-        .lifecycle(&row.project_id, &session_id, LifecycleState::Ended);
-    match outcome? {
-        CompleteOutcome::Completed { resolved, gate } => {
-            if let Some(resolved) = resolved {
-                state.events.interaction(
-                    &row.project_id,
-                    &session_id,
-                    &resolved.id,
-                    InteractionStatus::Resolved,
-                );
+    match store.complete_job(job, &completion).await {
+        Ok(CompleteOutcome::Completed { resolved, gate }) => {
+            let mut changed = Vec::new();
+            if let Some(resolved) = &resolved {
+                changed.push((resolved.id.as_str(), InteractionStatus::Resolved));
             }
-            if let Some(gate) = gate {
-                state.events.interaction(
-                    &row.project_id,
-                    &session_id,
-                    &gate.id,
-                    InteractionStatus::Pending,
-                );
+            if let Some(gate) = &gate {
+                changed.push((gate.id.as_str(), InteractionStatus::Pending));
             }
-            state.events.records_changed(&row.project_id, &session_id);
-            executed.hook.turn_ended(&turn_end(&executed.end)).await;
+            end_turn(state, &session_id, &executed, TurnWrite::Written(&changed)).await;
             tracing::info!(interaction_id = %row.id, turn_id = %executed.turn.id, "resumed");
             Ok(())
         }
-        CompleteOutcome::LeaseLost => {
+        Ok(CompleteOutcome::LeaseLost) => {
+            end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
             tracing::warn!(interaction_id = %row.id, "lease lost before completion; another worker owns the resume");
             Ok(())
+        }
+        Err(err) => {
+            end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
+            Err(err.to_string())
         }
     }
 }

@@ -1,5 +1,7 @@
-//! The in-process event bus that feeds the SSE watch streams. Store writes publish
-//! after their transaction commits; a lagging subscriber is told to revalidate.
+//! The in-process event bus that feeds the SSE watch streams. The code that wrote
+//! (an interaction handler in `api::interactions`, or `service::end_turn` for a turn)
+//! publishes once the store's transaction committed; a lagging subscriber is told to
+//! revalidate. Execution sessions have no bus: their event stream polls the store.
 
 use gatehouse_wire::interaction::{InteractionStatus, LifecycleState, WatchEvent};
 use tokio::sync::broadcast;

@@ -1,41 +1,104 @@
 //! # gatehouse-server
 //!
 //! The Gatehouse reference control plane: a small, honest server that runs the whole
-//! approval loop of CONTRACT.md on one machine.
+//! approval loop of CONTRACT.md on one machine. Start one with [`start`]; tests use
+//! [`testing::spawn`].
 //!
-//! | module | role |
+//! Read this page first: the rule, the map, every route, and where each kind of change
+//! goes. Then the module you need; each one's docs say what it owns.
+//!
+//! ## The rule
+//!
+//! **Interactions are layered across the crate; execution is one folder.**
+//!
+//! - Interactions (A4-A6, C1) and the turns that open and resume them: HTTP in
+//!   [`api`], SQL in [`store`], the turn itself in [`service`] (which runs the harness
+//!   of [`runner`]), the resume of an answered gate in [`dispatch`].
+//! - Execution sessions and interventions (B1-B3) live in [`execution`], with the same
+//!   layers inside: routes ([`execution::api`]), SQL ([`execution::store`]), pure rules
+//!   ([`execution::rules`]), and the intervention dispatcher that claims, applies and
+//!   resolves at a turn's checkpoints ([`execution::hooks`]).
+//!
+//! Dependencies go one way: `api` uses `service`, `runner` and `store`; `dispatch` uses
+//! `service` and `store`; `service` uses `runner` and `store`; `runner` and `store` use
+//! neither each other nor anything above them. `execution` uses the shared plumbing
+//! (`store`, `runner`'s hook traits, `api::extract`, `auth`, `error`); the rest of the
+//! crate reaches it in two places only: [`start`] (its hook provider and startup
+//! reconciliation) and [`api::router`] (which mounts its routes when
+//! [`ServerConfig::execution`] is on).
+//!
+//! ## The map
+//!
+//! | module | what it owns |
 //! |---|---|
-//! | [`api`] | axum routers: interactions (A5), invoke and turns, workflow commits, capabilities (C5), the runner tier's `/run` |
-//! | [`service`] | the service tier: config resolution (A6 hydration rule) and `/run` request building with `gatehouse-wire` |
-//! | [`runner`] | the runner tier: the deterministic harness and its checkpoint hooks |
-//! | [`dispatch`] | the resume worker: claims responded interactions under a lease and resumes their turns |
-//! | [`store`] | sqlx storage (SQLite file by default, Postgres by URL), migrations embedded |
-//! | [`auth`], [`error`], [`events`] | API keys, error envelopes, the watch-stream event bus |
-//!
-//! Start one with [`start`]; tests use [`testing::spawn`].
+//! | [`api`] | the HTTP surface: [`api::router`] assembles every route, the auth layer, the 404/405 fallbacks, panic catching and the request log; one file per area of Agenta-shaped routes |
+//! | [`api::interactions`] | the interaction endpoints (A5) and the SSE watch stream |
+//! | [`api::invoke`] | invoke (runs a turn), a session's turns, workflow revision commits |
+//! | [`api::capabilities`] | `GET /api/capabilities` (C5) |
+//! | [`api::runs`] | the runner tier's stateless `POST /run` |
+//! | [`api::extract`] | request extractors (project id, actor, JSON bodies) whose rejections name the field |
+//! | [`service`] | the service tier: config resolution (A6), the `/run` request with its stamp (A2), what a turn leaves behind (turn row, gate row, parked state), and the watch-stream bracket of a turn ([`service::begin_turn`], [`service::end_turn`]) |
+//! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
+//! | [`dispatch`] | the resume worker: claims answered gates' resume jobs under a lease and resumes their parked turns, exactly once |
+//! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`) |
+//! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the startup reconciliation of orphaned sessions |
+//! | [`events`] | the in-process bus that feeds the watch streams |
+//! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests |
+//! | [`error`] | [`error::ApiError`]: every failure as a JSON body with a machine code, in Agenta's or AgentPlat's envelope |
+//! | [`config`] | [`ServerConfig`] and its defaults |
+//! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests |
+//! | `lib.rs` | [`start`], [`RunningServer`], [`AppState`]: wiring and lifecycle only |
 //!
 //! ## Routes
 //!
 //! Every route but `GET /api/capabilities` needs `Authorization: ApiKey <key>` (or
 //! `Bearer <key>`); every `/api` route but capabilities needs `?project_id=<uuid>`.
+//! Each handler is the named function of the named module.
 //!
-//! | method, path | what |
+//! | method | path | handler | what |
+//! |---|---|---|---|
+//! | `POST` | `/api/sessions/interactions/query` | [`api::interactions`] `query` | filter + window rows (A5) |
+//! | `GET` | `/api/sessions/interactions/{id}` | [`api::interactions`] `get_one` | one row |
+//! | `POST` | `/api/sessions/interactions/{id}/respond` | [`api::interactions`] `respond` | compare-and-set answer (C1); `Idempotency-Key` replays |
+//! | `POST` | `/api/sessions/interactions/` (and without the slash) | [`api::interactions`] `create` | a runner opens a gate (idempotent on session + token) |
+//! | `POST` | `/api/sessions/interactions/transition` | [`api::interactions`] `transition` | a runner resolves/cancels by token |
+//! | `POST` | `/api/sessions/interactions/cancel-stale` | [`api::interactions`] `cancel_stale` | cancel other turns' pending gates |
+//! | `GET` | `/api/sessions/streams/watch?session_id=` | [`api::interactions`] `watch` | SSE: `ready`, `interaction`, `records-changed`, `lifecycle`, heartbeats |
+//! | `POST` | `/api/invoke` | [`api::invoke`] `invoke` | run a turn (service tier) |
+//! | `GET` | `/api/sessions/{session_id}/turns` | [`api::invoke`] `turns` | a session's turns, oldest first |
+//! | `POST` | `/api/workflows/revisions/commit` | [`api::invoke`] `commit` | commit a revision, move the variant's HEAD |
+//! | `GET` | `/api/capabilities` | [`api::capabilities`] `capabilities` | what this host serves (C5), no auth |
+//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}` | [`execution::api`] `get_session` | one execution session (B2) |
+//! | `POST` | `/api/rooms/{room_id}/execution-sessions/{session_id}/interventions` | [`execution::api`] `request_intervention` | request an intervention: 202, replay-first on `operationId` (B3) |
+//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events?after=` | [`execution::api`] `list_events` | the session's events after a sequence |
+//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream` | [`execution::api`] `stream_events` | the same as SSE (resumes from `Last-Event-ID`), ends once the session is terminal |
+//! | `POST` | `/run` | [`api::runs`] `run` | runner tier: `RunRequest` -> `RunResult` (JSON) or NDJSON records |
+//!
+//! The `/api/rooms/...` routes exist only when [`ServerConfig::execution`] is on (the
+//! default; `gatehouse serve --no-execution` turns it off). They answer in AgentPlat's
+//! envelope `{"data": ...}`, errors `{"error": {"code", "message", "gatehouseCode"}}`.
+//! Every other route's errors answer `{"detail": ..., "code": GatehouseCode}`;
+//! validation errors carry FastAPI's `[{loc, msg, type}]` list. Unknown routes answer
+//! 404 `ROUTE_NOT_FOUND` (in AgentPlat's envelope under `/rooms/`, also when execution
+//! is off), a wrong method 405.
+//!
+//! ## Where each kind of change goes
+//!
+//! | change | where |
 //! |---|---|
-//! | `POST /api/sessions/interactions/query` | filter + window rows (A5) |
-//! | `GET /api/sessions/interactions/{id}` | one row |
-//! | `POST /api/sessions/interactions/{id}/respond` | compare-and-set answer (C1); `Idempotency-Key` replays |
-//! | `POST /api/sessions/interactions/` | runner opens a gate (idempotent on session + token) |
-//! | `POST /api/sessions/interactions/transition` | runner resolves/cancels by token |
-//! | `POST /api/sessions/interactions/cancel-stale` | cancel other turns' pending gates |
-//! | `GET /api/sessions/streams/watch?session_id=` | SSE: `ready`, `interaction`, `records-changed`, `lifecycle`, heartbeats |
-//! | `POST /api/invoke` | run a turn (service tier) |
-//! | `GET /api/sessions/{session_id}/turns` | a session's turns, oldest first |
-//! | `POST /api/workflows/revisions/commit` | commit a revision, move the variant's HEAD |
-//! | `GET /api/capabilities` | what this host serves (C5), no auth |
-//! | `POST /run` | runner tier: `RunRequest` -> `RunResult` (JSON) or NDJSON records |
-//!
-//! Errors answer `{"detail": ..., "code": GatehouseCode}`; validation errors carry
-//! FastAPI's `[{loc, msg, type}]` list. Unknown routes answer 404 `ROUTE_NOT_FOUND`.
+//! | an interaction endpoint (new or changed) | the handler and its `routes()` entry in [`api::interactions`]; its SQL in `store/interactions.rs`; a line in the route table above |
+//! | a new area of Agenta-shaped routes | a new `api/<area>.rs` with a `routes()` merged in [`api::router`] (behind the auth `route_layer` unless public); its [`Capability`] in [`api::capabilities_for`] |
+//! | how a turn resolves its config, what its `/run` request carries, what it leaves behind, what the watch stream hears of it | [`service`] |
+//! | what the harness does (script steps, permissions, checkpoints) | [`runner`] (`runner/script.rs` for the script format, `runner/hooks.rs` for the hook traits) |
+//! | resuming answered gates (lease, retry, completion) | [`dispatch`]; the queue's SQL in `store/jobs.rs` |
+//! | execution sessions or interventions, anything of B1-B3 | [`execution`]: a rule in `rules.rs` (pure, unit-tested there), its persistence in `store.rs`, what a turn does at a checkpoint (binding, claim, apply, resolve, reconcile) in `hooks.rs`, a B2 route in `api.rs` |
+//! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); the queries in the `store/` file of that table, or `execution/store.rs` for `execution_sessions` |
+//! | an error code or message | the code in `gatehouse_wire::error::GatehouseCode` (wire crate; it decides the HTTP status), the text in `gatehouse_wire::error::messages`; the server builds it with [`error::ApiError`] (Agenta routes) or [`execution::ExecError`] (execution) |
+//! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`events`]; published after the write commits, by the handler or [`service::end_turn`] |
+//! | API keys, authentication | [`auth`] |
+//! | a server setting | [`ServerConfig`] in [`config`], [`testing::TestServerOptions`] for tests; the `gatehouse serve` flags live in `crates/cli` |
+//! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]) |
+//! | a test | `tests/<area>.rs` over real HTTP with `tests/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
 //!
 //! ## Durability
 //!
@@ -208,22 +271,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         );
     }
     let store = Store::connect(&config.database_url).await?;
-    if config.execution && store.backend_name() == "sqlite" {
-        // Runs execute inside this process: an `active` session left by a previous
-        // process lost its run. Reconcile it so no intervention stays silently pending.
-        match execution::ExecutionStore::new(store.clone())
-            .reconcile_orphans(execution::ORPHAN_REASON)
-            .await
-        {
-            Ok(0) => {}
-            Ok(n) => tracing::warn!(
-                sessions = n,
-                "reconciled execution sessions orphaned by a restart"
-            ),
-            Err(err) => {
-                tracing::warn!(error = %err, "reconciling orphaned execution sessions failed")
-            }
-        }
+    if config.execution {
+        execution::reconcile_orphans_at_startup(&store).await;
     }
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await

@@ -2,11 +2,18 @@
 //! request with `gatehouse-wire` (so `effectiveParameters` is stamped exactly as the SDK
 //! does), hands it to the runner tier, and shapes what the turn leaves behind (the turn
 //! record, the gate row with `data.parameters` = the stamped blob, the parked state).
+//!
+//! Both callers, `POST /api/invoke` and the resume [`dispatch`](crate::dispatch)er, run a
+//! turn the same way: [`begin_turn`], write what [`ExecutedTurn`] holds in one
+//! transaction of their own, then [`end_turn`] (watch-stream events, the checkpoint
+//! hook's end of turn).
 
 use std::sync::Arc;
 
 use gatehouse_wire::effective::{StampOutcome, StampPolicy};
-use gatehouse_wire::interaction::{InteractionData, InteractionRequest, Reference, References};
+use gatehouse_wire::interaction::{
+    InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
+};
 use gatehouse_wire::invoke::{InvokeRequest, TurnStatus};
 use gatehouse_wire::run::{
     ChatMessage, Harness, MessageContent, Permissions, RunContext, RunContextReference,
@@ -20,7 +27,7 @@ use crate::runner::{
     self, default_script, parse_script, CheckpointHook, GateRequest, HarnessEnd, StartAt, Step,
     TurnContext,
 };
-use crate::store::{new_id, NewInteraction, NewTurn, RevisionRecord, Store};
+use crate::store::{new_id, turn_status_text, NewInteraction, NewTurn, RevisionRecord, Store};
 use crate::AppState;
 
 /// The model of the service's registered default config.
@@ -598,16 +605,11 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
             (TurnStatus::Parked, Some(gate), Some(parked_value))
         }
     };
-    let status_text = match status {
-        TurnStatus::Parked => "parked",
-        TurnStatus::Completed => "completed",
-        TurnStatus::Failed => "failed",
-    };
     let turn = NewTurn {
         id: turn_id,
         project_id,
         session_id,
-        status: status_text.to_string(),
+        status: turn_status_text(status).to_string(),
         model: model.clone(),
         output: Some(output.clone()),
         resumed_from_interaction_id: resume.as_ref().map(|r| r.interaction_id.clone()),
@@ -624,4 +626,65 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         hook,
         end,
     })
+}
+
+/// Run one turn of `session_id` as the session's watch stream shows it:
+/// `lifecycle: running`, then [`execute_turn`]. A turn that cannot run is announced
+/// `lifecycle: ended` at once; a turn that ran is written by the caller (an invoke, or a
+/// resume completion) and then ended with [`end_turn`].
+pub async fn begin_turn(
+    state: &AppState,
+    session_id: &str,
+    input: TurnInput,
+) -> Result<ExecutedTurn, ApiError> {
+    let project_id = input.project_id.clone();
+    state
+        .events
+        .lifecycle(&project_id, session_id, LifecycleState::Running);
+    let executed = execute_turn(state, input).await;
+    if executed.is_err() {
+        state
+            .events
+            .lifecycle(&project_id, session_id, LifecycleState::Ended);
+    }
+    executed
+}
+
+/// What writing an executed turn came to, for [`end_turn`].
+#[derive(Debug, Clone, Copy)]
+pub enum TurnWrite<'a> {
+    /// The turn is recorded; these interactions changed status in the same write.
+    Written(&'a [(&'a str, InteractionStatus)]),
+    /// Nothing was written: the store failed, or another worker owns the resume.
+    NotWritten,
+}
+
+/// End a turn [`begin_turn`] ran, after the caller tried to write it. A written turn
+/// announces its interaction changes and `records-changed`, then `lifecycle: ended`, and
+/// tells its checkpoint hook how it ended; an unwritten one only announces
+/// `lifecycle: ended` (the hook hears nothing, so no execution session is reconciled for
+/// a turn that left no record).
+pub async fn end_turn(
+    state: &AppState,
+    session_id: &str,
+    executed: &ExecutedTurn,
+    write: TurnWrite<'_>,
+) {
+    let project_id = &executed.turn.project_id;
+    let TurnWrite::Written(changed) = write else {
+        state
+            .events
+            .lifecycle(project_id, session_id, LifecycleState::Ended);
+        return;
+    };
+    for (interaction_id, status) in changed {
+        state
+            .events
+            .interaction(project_id, session_id, interaction_id, *status);
+    }
+    state.events.records_changed(project_id, session_id);
+    state
+        .events
+        .lifecycle(project_id, session_id, LifecycleState::Ended);
+    executed.hook.turn_ended(&executed.end.turn_end()).await;
 }

@@ -2,16 +2,9 @@
 
 mod common;
 
-use common::{config, user, Harness};
+use common::{user, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::{json, Value};
-
-async fn parked(h: &Harness) -> String {
-    let parked = h
-        .invoke(json!({"session_id": "bad", "data": {"inputs": {"messages": user("go")}, "parameters": config("m", "ask")}}))
-        .await;
-    parked["interaction_ids"][0].as_str().unwrap().to_string()
-}
 
 async fn raw(
     h: &Harness,
@@ -107,7 +100,7 @@ async fn unauthenticated_requests_get_401() {
 #[tokio::test]
 async fn another_projects_id_is_404_never_403() {
     let h = Harness::start().await;
-    let id = parked(&h).await;
+    let id = h.park("bad", "m").await;
     let other = uuid::Uuid::new_v4();
     let auth = Some(h.server.authorization());
     let base = &h.server.base_url;
@@ -176,7 +169,7 @@ async fn oversized_body_is_413_json() {
 #[tokio::test]
 async fn malformed_json_and_wrong_types_name_the_field() {
     let h = Harness::start().await;
-    let id = parked(&h).await;
+    let id = h.park("bad", "m").await;
     let auth = Some(h.server.authorization());
     let respond = h.url(&format!("/api/sessions/interactions/{id}/respond"));
     let (status, body) = raw(

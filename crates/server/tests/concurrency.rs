@@ -2,24 +2,13 @@
 
 mod common;
 
-use common::{config, user, Harness};
+use common::Harness;
 use serde_json::json;
-
-async fn parked_gate(h: &Harness, session: &str) -> String {
-    let parked = h
-        .invoke(json!({
-            "session_id": session,
-            "data": {"inputs": {"messages": user("go")}, "parameters": config("m-race", "ask")}
-        }))
-        .await;
-    assert_eq!(parked["status"], "parked", "{parked}");
-    parked["interaction_ids"][0].as_str().unwrap().to_string()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_responders_exactly_one_winner_one_resume() {
     let h = Harness::start().await;
-    let id = parked_gate(&h, "race").await;
+    let id = h.park("race", "m-race").await;
     let url = h.url(&format!("/api/sessions/interactions/{id}/respond"));
     let mut tasks = Vec::new();
     for i in 0..50 {
@@ -72,7 +61,7 @@ async fn fifty_concurrent_responders_exactly_one_winner_one_resume() {
 #[tokio::test]
 async fn idempotency_key_replays_the_winning_request() {
     let h = Harness::start().await;
-    let id = parked_gate(&h, "idem").await;
+    let id = h.park("idem", "m-race").await;
     let path = format!("/api/sessions/interactions/{id}/respond");
     let body = json!({"answer": {"approved": true}});
     let (first_status, first) = h.post_with_key(&path, body.clone(), "key-1").await;

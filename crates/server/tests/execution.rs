@@ -78,12 +78,7 @@ async fn wait_terminal(h: &Harness, room: &str, session: &str) -> Value {
 }
 
 async fn approve(h: &Harness, interaction: &str, approved: bool) {
-    let (status, body) = h
-        .post(
-            &format!("/api/sessions/interactions/{interaction}/respond"),
-            json!({"answer": {"approved": approved}}),
-        )
-        .await;
+    let (status, body) = h.respond(interaction, approved).await;
     assert_eq!(status, 200, "{body}");
 }
 
@@ -783,20 +778,11 @@ async fn events_after_and_the_sse_stream() {
     assert_eq!(events.last().unwrap()["type"], "intervention_requested");
 
     let response = h
-        .http
-        .get(h.url(&format!(
+        .open_stream(&format!(
             "{}/events/stream?after=0",
             session_path(&room, &session)
-        )))
-        .header("Authorization", h.server.authorization())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    assert!(response.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/event-stream"));
+        ))
+        .await;
     approve(&h, &gate, true).await;
     // The stream ends by itself once the session is reconciled.
     let text = tokio::time::timeout(Duration::from_secs(10), response.text())

@@ -2,20 +2,13 @@
 
 mod common;
 
-use common::{config, user, Harness};
+use common::Harness;
 use gatehouse_server::testing::TestServerOptions;
-use serde_json::json;
 
 #[tokio::test]
 async fn restart_between_gate_and_answer_resumes_once() {
     let h = Harness::start().await;
-    let parked = h
-        .invoke(json!({
-            "session_id": "durable",
-            "data": {"inputs": {"messages": user("go")}, "parameters": config("m-durable", "ask")}
-        }))
-        .await;
-    let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
+    let id = h.park("durable", "m-durable").await;
 
     let h = h.restart().await;
     let row = h.interaction(&id).await;
@@ -24,12 +17,7 @@ async fn restart_between_gate_and_answer_resumes_once() {
         row["data"]["parameters"]["agent"]["llm"]["model"],
         "m-durable"
     );
-    let (status, body) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            json!({"answer": {"approved": true}}),
-        )
-        .await;
+    let (status, body) = h.respond(&id, true).await;
     assert_eq!(status, 200, "{body}");
     h.wait_resolved(&id).await;
     let turns = h.turns("durable").await;
@@ -46,19 +34,8 @@ async fn queued_resume_survives_a_restart() {
         ..Default::default()
     })
     .await;
-    let parked = h
-        .invoke(json!({
-            "session_id": "queued",
-            "data": {"inputs": {"messages": user("go")}, "parameters": config("m-queued", "ask")}
-        }))
-        .await;
-    let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
-    let (status, _) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            json!({"answer": {"approved": true}}),
-        )
-        .await;
+    let id = h.park("queued", "m-queued").await;
+    let (status, _) = h.respond(&id, true).await;
     assert_eq!(status, 200);
     assert_eq!(h.interaction(&id).await["status"], "responded");
     let mut h = h;
@@ -84,19 +61,8 @@ async fn crashed_claim_is_retried_once() {
         ..Default::default()
     })
     .await;
-    let parked = h
-        .invoke(json!({
-            "session_id": "crashed",
-            "data": {"inputs": {"messages": user("go")}, "parameters": config("m-crash", "ask")}
-        }))
-        .await;
-    let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
-    let (status, _) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            json!({"answer": {"approved": true}}),
-        )
-        .await;
+    let id = h.park("crashed", "m-crash").await;
+    let (status, _) = h.respond(&id, true).await;
     assert_eq!(status, 200);
     // The "crashed" worker: claims with a lease that has already run out, never completes.
     let store = h.server.server.state().store.clone();

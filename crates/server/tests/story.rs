@@ -6,10 +6,6 @@ use common::{config, user, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::{json, Value};
 
-fn respond_body(approved: bool) -> Value {
-    json!({"answer": {"approved": approved}})
-}
-
 /// A dirty draft (model A, ask) gates; the variant's HEAD then moves to model B; an answer
 /// from another client resumes the turn under model A.
 #[tokio::test]
@@ -89,7 +85,7 @@ async fn upstream_story_resumes_under_the_gated_config() {
     let response = other
         .post(h.url(&format!("/api/sessions/interactions/{id}/respond")))
         .header("Authorization", format!("Bearer {}", h.server.api_key))
-        .json(&respond_body(true))
+        .json(&json!({"answer": {"approved": true}}))
         .send()
         .await
         .unwrap();
@@ -162,12 +158,7 @@ async fn unstamped_row_from_a_saved_revision_resumes_under_that_revision() {
     );
 
     h.commit("wf", "wf.default", "model-head-2", "allow").await;
-    let (status, _) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            respond_body(true),
-        )
-        .await;
+    let (status, _) = h.respond(&id, true).await;
     assert_eq!(status, 200);
     h.wait_resolved(&id).await;
     let turns = h.turns("legacy").await;
@@ -202,12 +193,7 @@ async fn unstamped_draft_row_resumes_under_head_at_answer_time() {
 
     h.commit("wf", "wf.default", "model-new-head", "allow")
         .await;
-    let (status, _) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            respond_body(true),
-        )
-        .await;
+    let (status, _) = h.respond(&id, true).await;
     assert_eq!(status, 200);
     h.wait_resolved(&id).await;
     let turns = h.turns("draft-legacy").await;
@@ -249,12 +235,7 @@ async fn pinned_revision_resumes_under_that_revision() {
         "wf.default"
     );
     h.commit("wf", "wf.default", "model-latest", "allow").await;
-    let (status, _) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            respond_body(true),
-        )
-        .await;
+    let (status, _) = h.respond(&id, true).await;
     assert_eq!(status, 200);
     h.wait_resolved(&id).await;
     let turns = h.turns("pinned").await;
@@ -357,11 +338,7 @@ async fn scripts_and_permissions_shape_the_turn() {
         }}}}))
         .await;
     let first = twice["interaction_ids"][0].as_str().unwrap().to_string();
-    h.post(
-        &format!("/api/sessions/interactions/{first}/respond"),
-        respond_body(true),
-    )
-    .await;
+    h.respond(&first, true).await;
     h.wait_resolved(&first).await;
     let (_, pending) = h
         .post(
@@ -377,11 +354,7 @@ async fn scripts_and_permissions_shape_the_turn() {
         "m-twice"
     );
     let second_id = second["id"].as_str().unwrap().to_string();
-    h.post(
-        &format!("/api/sessions/interactions/{second_id}/respond"),
-        respond_body(true),
-    )
-    .await;
+    h.respond(&second_id, true).await;
     h.wait_resolved(&second_id).await;
     let turns = h.turns("twice").await;
     assert_eq!(turns["count"], 3, "{turns}");
@@ -408,12 +381,7 @@ async fn a_new_turn_cancels_the_stale_gate() {
     let new_gate = second["interaction_ids"][0].as_str().unwrap().to_string();
     assert_eq!(h.interaction(&old_gate).await["status"], "cancelled");
     assert_eq!(h.interaction(&new_gate).await["status"], "pending");
-    let (status, body) = h
-        .post(
-            &format!("/api/sessions/interactions/{old_gate}/respond"),
-            respond_body(true),
-        )
-        .await;
+    let (status, body) = h.respond(&old_gate, true).await;
     assert_eq!(status, 409);
     assert_eq!(body["code"], "ALREADY_ANSWERED");
     // Another session's gate is untouched.

@@ -79,17 +79,8 @@ async fn watch_sees_pending_then_resolved() {
     })
     .await;
     let response = h
-        .http
-        .get(h.url("/api/sessions/streams/watch?session_id=watched"))
-        .header("Authorization", h.server.authorization())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    assert!(response.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/event-stream"));
+        .open_stream("/api/sessions/streams/watch?session_id=watched")
+        .await;
     let mut frames = Frames::new(response);
     let first = frames.next().await;
     assert_eq!(first.event.as_deref(), Some("ready"));
@@ -123,11 +114,7 @@ async fn watch_sees_pending_then_resolved() {
         json!({"type": "interaction", "session_id": "watched", "status": "pending", "interaction_id": id})
     );
 
-    h.post(
-        &format!("/api/sessions/interactions/{id}/respond"),
-        json!({"answer": {"approved": true}}),
-    )
-    .await;
+    h.respond(&id, true).await;
     assert_eq!(frames.next_interaction().await["status"], "responded");
     let resolved = frames.next_interaction().await;
     assert_eq!(resolved["status"], "resolved");

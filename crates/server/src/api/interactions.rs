@@ -21,7 +21,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::StreamExt as _;
 
 use super::extract::{parse_uuid, query_map, ActorName, JsonBody, OptionalJsonBody, ProjectId};
-use super::{interaction_body, json, json_text};
+use super::{json, json_text};
 use crate::error::{ApiError, ApiResult};
 use crate::store::{InteractionFilter, NewInteraction, RespondOutcome, TransitionOutcome};
 use crate::AppState;
@@ -110,7 +110,7 @@ async fn get_one(
 ) -> ApiResult<Response> {
     let id = parse_uuid(&id, &["path", "id"])?;
     match state.store.get_interaction(&project_id, &id).await? {
-        Some(record) => Ok(json_text(interaction_body(&record))),
+        Some(record) => Ok(json_text(record.response_body())),
         None => Err(ApiError::interaction_not_found()),
     }
 }
@@ -157,7 +157,7 @@ async fn create(
             InteractionStatus::Pending,
         );
     }
-    Ok(json_text(interaction_body(&outcome.record)))
+    Ok(json_text(outcome.record.response_body()))
 }
 
 /// The `Idempotency-Key` header, when present (1..=255 visible characters).
@@ -245,7 +245,7 @@ async fn respond(
                 &record.id,
                 InteractionStatus::Responded,
             );
-            Ok(json_text(interaction_body(&record)))
+            Ok(json_text(record.response_body()))
         }
         RespondOutcome::Replayed { response } => Ok(json_text(response)),
         RespondOutcome::KeyReused => Err(ApiError::new(
@@ -316,7 +316,7 @@ async fn transition(
             state
                 .events
                 .interaction(&project_id, &record.session_id, &record.id, record.status());
-            Ok(json_text(interaction_body(&record)))
+            Ok(json_text(record.response_body()))
         }
         TransitionOutcome::Conflict => Err(ApiError::not_pending()),
         TransitionOutcome::NotFound => Err(ApiError::interaction_not_found()),

@@ -5,18 +5,17 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use gatehouse_wire::error::GatehouseCode;
-use gatehouse_wire::interaction::{InteractionStatus, LifecycleState};
+use gatehouse_wire::interaction::InteractionStatus;
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, EntityRef, InvokeRequest, InvokeResponse,
-    RevisionRef, Turn, TurnStatus, TurnsResponse,
+    RevisionRef, Turn, TurnsResponse,
 };
 use gatehouse_wire::JsonObject;
 
 use super::extract::{ActorName, JsonBody, ProjectId};
 use super::json;
 use crate::error::{ApiError, ApiResult};
-use crate::runner::{HarnessEnd, TurnEnd};
-use crate::service::{execute_turn, TurnInput};
+use crate::service::{begin_turn, end_turn, TurnInput, TurnWrite};
 use crate::store::TurnRecord;
 use crate::AppState;
 
@@ -26,17 +25,6 @@ pub fn routes() -> Router<AppState> {
         .route("/invoke", post(invoke))
         .route("/sessions/{session_id}/turns", get(turns))
         .route("/workflows/revisions/commit", post(commit))
-}
-
-/// What a harness end means for the turn's checkpoint hook.
-pub(crate) fn turn_end(end: &HarnessEnd) -> TurnEnd {
-    match end {
-        HarnessEnd::Completed => TurnEnd::Completed,
-        HarnessEnd::Parked(_) => TurnEnd::Parked,
-        HarnessEnd::Failed { reason } => TurnEnd::Failed {
-            reason: reason.clone(),
-        },
-    }
 }
 
 async fn invoke(
@@ -58,11 +46,9 @@ async fn invoke(
         .clone()
         .unwrap_or_else(crate::store::new_id);
     request.session_id = Some(session_id.clone());
-    state
-        .events
-        .lifecycle(&project_id, &session_id, LifecycleState::Running);
-    let executed = execute_turn(
+    let executed = begin_turn(
         &state,
+        &session_id,
         TurnInput {
             project_id: project_id.clone(),
             actor,
@@ -70,53 +56,27 @@ async fn invoke(
             resume: None,
         },
     )
-    .await;
-    let executed = match executed {
-        Ok(executed) => executed,
-        Err(err) => {
-            state
-                .events
-                .lifecycle(&project_id, &session_id, LifecycleState::Ended);
-            return Err(err);
-        }
-    };
+    .await?;
     let recorded = state
         .store
         .record_fresh_turn(&executed.turn, executed.gate.as_ref())
         .await;
-    let gate = match recorded {
-        Ok((gate, cancelled)) => {
-            for stale in &cancelled {
-                tracing::info!(interaction_id = %stale.id, "cancelled a stale gate: a new turn started");
-                state.events.interaction(
-                    &project_id,
-                    &session_id,
-                    &stale.id,
-                    InteractionStatus::Cancelled,
-                );
-            }
-            gate
-        }
+    let (gate, cancelled) = match recorded {
+        Ok(recorded) => recorded,
         Err(err) => {
-            state
-                .events
-                .lifecycle(&project_id, &session_id, LifecycleState::Ended);
+            end_turn(&state, &session_id, &executed, TurnWrite::NotWritten).await;
             return Err(err.into());
         }
     };
-    if let Some(gate) = &gate {
-        state.events.interaction(
-            &project_id,
-            &session_id,
-            &gate.id,
-            InteractionStatus::Pending,
-        );
+    let mut changed = Vec::new();
+    for stale in &cancelled {
+        tracing::info!(interaction_id = %stale.id, "cancelled a stale gate: a new turn started");
+        changed.push((stale.id.as_str(), InteractionStatus::Cancelled));
     }
-    state.events.records_changed(&project_id, &session_id);
-    state
-        .events
-        .lifecycle(&project_id, &session_id, LifecycleState::Ended);
-    executed.hook.turn_ended(&turn_end(&executed.end)).await;
+    if let Some(gate) = &gate {
+        changed.push((gate.id.as_str(), InteractionStatus::Pending));
+    }
+    end_turn(&state, &session_id, &executed, TurnWrite::Written(&changed)).await;
     let execution = executed.hook.execution().await;
     Ok(json(&InvokeResponse {
         status: executed.status,
@@ -130,14 +90,6 @@ async fn invoke(
     }))
 }
 
-fn turn_status(status: &str) -> TurnStatus {
-    match status {
-        "parked" => TurnStatus::Parked,
-        "failed" => TurnStatus::Failed,
-        _ => TurnStatus::Completed,
-    }
-}
-
 fn wire_turn(record: &TurnRecord) -> Turn {
     let mut extra = JsonObject::new();
     if let Some(by) = &record.resumed_by_turn_id {
@@ -148,7 +100,7 @@ fn wire_turn(record: &TurnRecord) -> Turn {
     }
     Turn {
         turn_id: record.id.clone(),
-        status: turn_status(&record.status),
+        status: record.status(),
         model: record.model.clone(),
         output: record.output.clone(),
         resumed: record.resumed,

@@ -1,4 +1,6 @@
-//! The HTTP API: one router per area, assembled by [`router`].
+//! The HTTP surface: one router per area, assembled by [`router`] with the auth layer,
+//! the 404/405 fallbacks, panic catching and the request log. The crate docs list
+//! every route with its handler.
 //!
 //! | area | routes |
 //! |---|---|
@@ -6,9 +8,11 @@
 //! | [`invoke`] | `POST /api/invoke`, `GET /api/sessions/{session_id}/turns`, `POST /api/workflows/revisions/commit` |
 //! | [`capabilities`] | `GET /api/capabilities` (no auth) |
 //! | [`runs`] | the runner tier's `POST /run` (outside `/api`) |
+//! | [`crate::execution::api`] | B2 under `/api/rooms/...`: not here but in the execution folder; [`router`] mounts it when the execution service is on |
 //!
-//! Every route but capabilities needs an API key; every `/api` route but capabilities
-//! needs `?project_id=<uuid>`. Unknown routes answer 404 `ROUTE_NOT_FOUND`.
+//! [`extract`] holds the request extractors every area shares (the execution routes
+//! too). Every route but capabilities needs an API key; every `/api` route but
+//! capabilities needs `?project_id=<uuid>`. Unknown routes answer 404 `ROUTE_NOT_FOUND`.
 
 pub mod capabilities;
 pub mod extract;
@@ -28,13 +32,12 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::config::ServerConfig;
 use crate::error::ApiError;
-use crate::store::InteractionRecord;
 use crate::AppState;
 
 pub use extract::{JsonBody, ProjectId};
 
-/// What a host with `config` serves. The execution capabilities are added by the
-/// execution service when it mounts its routes.
+/// What a host with `config` serves: the execution capabilities only when the
+/// execution service is on (as [`router`] mounts its routes only then).
 pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
     let mut capabilities = vec![
         Capability::Interactions,
@@ -46,16 +49,6 @@ pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
         capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);
     }
     capabilities
-}
-
-/// `{"count": 1, "interaction": row}` as JSON text.
-pub(crate) fn interaction_body(record: &InteractionRecord) -> String {
-    let body = gatehouse_wire::interaction::InteractionResponse {
-        count: 1,
-        interaction: Some(record.to_wire()),
-        extra: Default::default(),
-    };
-    serde_json::to_string(&body).unwrap_or_else(|_| "{}".to_string())
 }
 
 /// A 200 response with a JSON text body.

@@ -1,4 +1,5 @@
-//! The runner tier's endpoint: `POST /run` (outside `/api`, Bearer auth).
+//! The runner tier's endpoint: `POST /run` (outside `/api`, so no `project_id`; the
+//! API key as on every route, which a runner sends as `Bearer <key>`).
 //!
 //! Takes a wire `RunRequest`, runs the deterministic harness on it, and answers a JSON
 //! `RunResult`, or NDJSON `RunStreamRecord` lines (events, then exactly one result) when
@@ -68,8 +69,7 @@ async fn run(
     let hook = state.hooks.hook_for(&ctx);
     let outcome =
         runner::run_harness(&request, &script, &StartAt::Fresh, &turn_id, hook.as_ref()).await;
-    hook.turn_ended(&super::invoke::turn_end(&outcome.end))
-        .await;
+    hook.turn_ended(&outcome.end.turn_end()).await;
 
     let events: Vec<RunEvent> = outcome
         .events

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::extract::{FromRequestParts, Path, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -179,23 +179,31 @@ fn data<T: serde::Serialize>(status: StatusCode, value: T) -> Response {
     }
 }
 
-fn parse_after(
-    parts_query: &std::collections::HashMap<String, String>,
-    headers: &HeaderMap,
-) -> Result<u64, ApiError> {
-    if let Some(text) = parts_query.get("after") {
-        return text.trim().parse::<u64>().map_err(|_| {
-            agentplat(
-                GatehouseCode::BadRequest,
-                format!("after must be a non-negative integer, not {text:?}"),
-            )
-        });
+/// Where an event read starts: the events after sequence `?after=N`, else after the
+/// `Last-Event-ID` header (an SSE reconnect), else from the first.
+struct After(u64);
+
+impl<S: Send + Sync> FromRequestParts<S> for After {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        if let Some(text) = query_map(parts).get("after") {
+            return text.trim().parse::<u64>().map(After).map_err(|_| {
+                agentplat(
+                    GatehouseCode::BadRequest,
+                    format!("after must be a non-negative integer, not {text:?}"),
+                )
+            });
+        }
+        Ok(After(
+            parts
+                .headers
+                .get("last-event-id")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0),
+        ))
     }
-    Ok(headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(0))
 }
 
 async fn get_session(
@@ -246,11 +254,8 @@ async fn list_events(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
-    headers: HeaderMap,
-    request: Request,
+    After(after): After,
 ) -> Result<Response, ApiError> {
-    let (parts, _) = request.into_parts();
-    let after = parse_after(&query_map(&parts), &headers)?;
     let exec = ExecutionStore::new(state.store.clone());
     let session = exec.get(&tenant, &room_id, &session_id).await?;
     let events: Vec<ExecutionEvent> = session
@@ -326,11 +331,8 @@ async fn stream_events(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
-    headers: HeaderMap,
-    request: Request,
+    After(after): After,
 ) -> Result<Response, ApiError> {
-    let (parts, _) = request.into_parts();
-    let after = parse_after(&query_map(&parts), &headers)?;
     let exec = ExecutionStore::new(state.store.clone());
     // 404 before the stream starts.
     exec.get(&tenant, &room_id, &session_id).await?;

@@ -12,6 +12,8 @@ use gatehouse_wire::execution::{
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
+use crate::store::format_time;
+
 /// A refusal of an execution-session operation: a machine code and the upstream message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
@@ -83,11 +85,6 @@ impl ExecError {
     }
 }
 
-/// Now as the store renders times (RFC 3339, microseconds, `Z`).
-pub fn render_time(time: DateTime<Utc>) -> String {
-    time.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-}
-
 fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
@@ -107,7 +104,7 @@ pub fn push_event(
     session.events.push(ExecutionEvent {
         sequence,
         event_type,
-        occurred_at: render_time(now),
+        occurred_at: format_time(now),
         operation_id: operation_id.map(str::to_string),
         checkpoint,
         details,
@@ -176,7 +173,7 @@ pub fn request_intervention(
         attempts: 0,
         dispatch_token: None,
         dispatch_lease_expires_at: None,
-        requested_at: render_time(now),
+        requested_at: format_time(now),
         resolved_at: None,
         resolution_reason: None,
         extra: JsonObject::new(),
@@ -268,7 +265,7 @@ pub fn claim(
     intervention.status = InterventionStatus::Dispatching;
     intervention.attempts = intervention.attempts.saturating_add(1);
     intervention.dispatch_token = Some(token.clone());
-    intervention.dispatch_lease_expires_at = Some(render_time(expires));
+    intervention.dispatch_lease_expires_at = Some(format_time(expires));
     let claim = Claim {
         session_id,
         operation_id: intervention.operation_id.clone(),
@@ -276,7 +273,7 @@ pub fn claim(
         checkpoint,
         dispatch_token: token,
         attempts: intervention.attempts,
-        lease_expires_at: render_time(expires),
+        lease_expires_at: format_time(expires),
     };
     push_event(
         session,
@@ -352,7 +349,7 @@ pub fn resolve(
     intervention.status = resolution.status();
     intervention.dispatch_token = None;
     intervention.dispatch_lease_expires_at = None;
-    intervention.resolved_at = Some(render_time(now));
+    intervention.resolved_at = Some(format_time(now));
     let (event_type, details) = match resolution {
         Resolution::Applied { details } => {
             intervention.resolution_reason = details
@@ -433,7 +430,7 @@ pub fn reconcile(
         intervention.status = InterventionStatus::Rejected;
         intervention.dispatch_token = None;
         intervention.dispatch_lease_expires_at = None;
-        intervention.resolved_at = Some(render_time(now));
+        intervention.resolved_at = Some(format_time(now));
         intervention.resolution_reason = Some(why.clone());
         push_event(
             session,
@@ -449,7 +446,7 @@ pub fn reconcile(
     session.outcome = Some(SessionOutcome {
         status,
         reason: reason.map(str::to_string),
-        ended_at: Some(render_time(now)),
+        ended_at: Some(format_time(now)),
     });
     let mut event_details = serde_json::json!({
         "status": status.as_str(),

@@ -14,8 +14,10 @@ use gatehouse_wire::execution::{
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
-use super::rules::{self, render_time, Applied, Claim, ExecError, Resolution};
-use crate::store::{in_tx, new_id, to_json_text, with_pool, RowExt, Store, StoreError};
+use super::rules::{self, Applied, Claim, ExecError, Resolution};
+use crate::store::{
+    format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, RowExt, Store, StoreError,
+};
 
 /// How many times an internal writer retries a lost compare-and-set race.
 const INTERNAL_RETRIES: usize = 16;
@@ -99,8 +101,8 @@ impl OpenSession {
             outcome: None,
             interventions: Vec::new(),
             events: Vec::new(),
-            created_at: Some(render_time(now)),
-            updated_at: Some(render_time(now)),
+            created_at: Some(format_time(now)),
+            updated_at: Some(format_time(now)),
             extra: JsonObject::new(),
         };
         let mut details = serde_json::json!({
@@ -127,14 +129,12 @@ impl OpenSession {
 }
 
 fn decode(doc: &str) -> Result<ExecutionSession, StoreError> {
-    serde_json::from_str(doc).map_err(|err| StoreError::Corrupt {
-        column: "execution_sessions.doc",
-        reason: err.to_string(),
-    })
+    from_json_text("execution_sessions.doc", doc)
 }
 
 /// The execution sessions of a store: opening, the intervention rules of B3, the
-/// dispatcher's claim/resolve, progress and terminal reconciliation.
+/// intervention dispatcher's claim/resolve (driven by [`super::hooks`]), progress and
+/// terminal reconciliation.
 ///
 /// Public so that a second dispatcher (a test, another process over the same database)
 /// can claim and resolve exactly as the built-in one does.
@@ -216,7 +216,7 @@ impl ExecutionStore {
         let session_id = new_id();
         let fresh = open.new_session(session_id.clone());
         let doc = to_json_text(&fresh);
-        let now = render_time(Utc::now());
+        let now = format_time(Utc::now());
         let outcome: Result<ExecutionSession, ExecError> = in_tx!(self.store, tx => {
             let existing = sqlx::query(
                 "SELECT doc FROM execution_sessions WHERE tenant_id = $1 AND run_id = $2",
@@ -328,7 +328,7 @@ impl ExecutionStore {
                 Ok(Applied::NoWrite(value)) | Ok(Applied::Write(value)) => value,
             };
             session.revision += 1;
-            let now = render_time(Utc::now());
+            let now = format_time(Utc::now());
             session.updated_at = Some(now.clone());
             let updated = sqlx::query(
                 "UPDATE execution_sessions SET doc = $1, revision = $2, status = $3, \

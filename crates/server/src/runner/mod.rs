@@ -50,6 +50,19 @@ pub enum HarnessEnd {
     },
 }
 
+impl HarnessEnd {
+    /// What this end means for the turn's checkpoint hook ([`CheckpointHook::turn_ended`]).
+    pub fn turn_end(&self) -> TurnEnd {
+        match self {
+            Self::Completed => TurnEnd::Completed,
+            Self::Parked(_) => TurnEnd::Parked,
+            Self::Failed { reason } => TurnEnd::Failed {
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
 /// What a harness run produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HarnessOutcome {

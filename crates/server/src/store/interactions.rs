@@ -79,6 +79,17 @@ impl InteractionRecord {
     pub fn status(&self) -> InteractionStatus {
         parse_status(&self.status)
     }
+
+    /// The answer body of a one-row endpoint, `{"count": 1, "interaction": row}`, as
+    /// JSON text (the store keeps it verbatim for `Idempotency-Key` replays).
+    pub fn response_body(&self) -> String {
+        let body = gatehouse_wire::interaction::InteractionResponse {
+            count: 1,
+            interaction: Some(self.to_wire()),
+            extra: Default::default(),
+        };
+        serde_json::to_string(&body).unwrap_or_else(|_| "{}".to_string())
+    }
 }
 
 fn parse_kind(kind: &str) -> InteractionKind {
@@ -493,7 +504,7 @@ impl Store {
             };
             let record = interaction_from_row(&row)?;
             if let Some((key, hash)) = idempotency {
-                let response = crate::api::interaction_body(&record);
+                let response = record.response_body();
                 sqlx::query(
                     "INSERT INTO idempotency_keys (project_id, idem_key, interaction_id, \
                      request_hash, response, created_at) VALUES ($1, $2, $3, $4, $5, $6)",

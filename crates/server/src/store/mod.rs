@@ -1,9 +1,13 @@
 //! Durable state: interactions, idempotency keys, resume jobs, turns and the workflow
 //! registry, behind one [`Store`] over SQLite (default, a WAL file) or Postgres.
+//! Execution sessions share this store, its transactions and its migrations, but their
+//! queries live with the rest of execution, in `execution/store.rs`.
 //!
 //! The SQL is written once and portable (`$N` parameters, `ON CONFLICT`, `RETURNING`);
-//! each backend has its own migration folder embedded in the binary. Every write that
-//! must be atomic (respond + enqueue, resume + resolve) runs in one transaction.
+//! each backend has its own migration folder embedded in the binary (`migrations/sqlite`,
+//! `migrations/postgres`: the same schema in two dialects, changed together). Every
+//! write that must be atomic (respond + enqueue, resume + resolve) runs in one
+//! transaction (`in_tx!`). Times are stored as text in one format (`format_time`).
 
 mod interactions;
 mod jobs;
@@ -15,7 +19,7 @@ pub use interactions::{
     TransitionOutcome,
 };
 pub use jobs::{ClaimedJob, CompleteOutcome, JobCompletion, MAX_ATTEMPTS};
-pub use turns::{NewTurn, TurnRecord};
+pub use turns::{turn_status_text, NewTurn, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
 
 use std::str::FromStr;
@@ -98,36 +102,36 @@ macro_rules! in_tx {
                 let _write_turn = $store.sqlite_writer.lock().await;
                 let mut $tx = pool.begin_with("BEGIN IMMEDIATE").await?;
                 let out: Result<_, $crate::store::StoreError> = async { $body }.await;
-                match out {
-                    Ok(value) => {
-                        $tx.commit().await?;
-                        Ok(value)
-                    }
-                    Err(err) => {
-                        let _ = $tx.rollback().await;
-                        Err(err)
-                    }
-                }
+                $crate::store::finish_tx($tx, out).await
             }
             $crate::store::Backend::Postgres(pool) => {
                 let mut $tx = pool.begin().await?;
                 let out: Result<_, $crate::store::StoreError> = async { $body }.await;
-                match out {
-                    Ok(value) => {
-                        $tx.commit().await?;
-                        Ok(value)
-                    }
-                    Err(err) => {
-                        let _ = $tx.rollback().await;
-                        Err(err)
-                    }
-                }
+                $crate::store::finish_tx($tx, out).await
             }
         }
     };
 }
 
 pub(crate) use in_tx;
+
+/// The end of [`in_tx`] on either backend: commit `tx` when `out` is `Ok`, roll it back
+/// otherwise.
+pub(crate) async fn finish_tx<DB: sqlx::Database, T>(
+    tx: sqlx::Transaction<'_, DB>,
+    out: Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    match out {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(err) => {
+            let _ = tx.rollback().await;
+            Err(err)
+        }
+    }
+}
 pub(crate) use with_pool;
 
 /// Typed column access shared by both backends' rows.
@@ -215,7 +219,9 @@ pub(crate) fn now_text() -> String {
     format_time(chrono::Utc::now())
 }
 
-/// Render a time the way the store keeps it.
+/// Render a time the way the store keeps it and the wire shows it: RFC 3339 UTC with
+/// microseconds and `Z` (the one time format of the server: rows, execution sessions,
+/// their events).
 pub(crate) fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
     time.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }

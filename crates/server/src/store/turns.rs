@@ -1,6 +1,7 @@
 //! Turns of a session: what ran, under which model, with what output, and (for a parked
 //! turn) the durable state a resume continues from.
 
+use gatehouse_wire::invoke::TurnStatus;
 use gatehouse_wire::run::ChatMessage;
 
 use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
@@ -15,7 +16,7 @@ pub struct TurnRecord {
     pub project_id: String,
     /// The agent session.
     pub session_id: String,
-    /// `parked`, `completed` or `failed`.
+    /// `parked`, `completed` or `failed` ([`turn_status_text`]).
     pub status: String,
     /// The model it ran under.
     pub model: Option<String>,
@@ -35,6 +36,26 @@ pub struct TurnRecord {
     pub created_at: String,
 }
 
+impl TurnRecord {
+    /// The status as the wire types it (unknown text reads as completed).
+    pub fn status(&self) -> TurnStatus {
+        match self.status.as_str() {
+            "parked" => TurnStatus::Parked,
+            "failed" => TurnStatus::Failed,
+            _ => TurnStatus::Completed,
+        }
+    }
+}
+
+/// The `turns.status` text of a status (read back by [`TurnRecord::status`]).
+pub fn turn_status_text(status: TurnStatus) -> &'static str {
+    match status {
+        TurnStatus::Parked => "parked",
+        TurnStatus::Completed => "completed",
+        TurnStatus::Failed => "failed",
+    }
+}
+
 /// A turn to record.
 #[derive(Debug, Clone)]
 pub struct NewTurn {
@@ -44,7 +65,7 @@ pub struct NewTurn {
     pub project_id: String,
     /// The agent session.
     pub session_id: String,
-    /// `parked`, `completed` or `failed`.
+    /// `parked`, `completed` or `failed` ([`turn_status_text`]).
     pub status: String,
     /// The model it ran under.
     pub model: Option<String>,

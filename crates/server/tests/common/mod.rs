@@ -70,15 +70,29 @@ impl Harness {
         decode(response).await
     }
 
-    pub async fn get(&self, path: &str) -> (u16, Value) {
-        let response = self
-            .http
+    /// An authorized `GET`, its answer not yet read.
+    async fn get_response(&self, path: &str) -> reqwest::Response {
+        self.http
             .get(self.url(path))
             .header("Authorization", self.server.authorization())
             .send()
             .await
-            .unwrap();
-        decode(response).await
+            .unwrap()
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        decode(self.get_response(path).await).await
+    }
+
+    /// Open an SSE stream at `path`: asserts a 200 `text/event-stream` answer.
+    pub async fn open_stream(&self, path: &str) -> reqwest::Response {
+        let response = self.get_response(path).await;
+        assert_eq!(response.status().as_u16(), 200);
+        assert!(response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        response
     }
 
     /// Commit a revision of `workflow`/`variant` with `model` and `permission`.
@@ -107,6 +121,29 @@ impl Harness {
         let (status, answer) = self.post("/api/invoke", body).await;
         assert_eq!(status, 200, "{answer}");
         answer
+    }
+
+    /// Park a turn of `session_id` at its approval gate (`model`, permission `ask`, the
+    /// user says "go"): the gate's interaction id.
+    pub async fn park(&self, session_id: &str, model: &str) -> String {
+        let parked = self
+            .invoke(json!({
+                "session_id": session_id,
+                "data": {"inputs": {"messages": user("go")}, "parameters": config(model, "ask")}
+            }))
+            .await;
+        assert_eq!(parked["status"], "parked", "{parked}");
+        parked["interaction_ids"][0].as_str().unwrap().to_string()
+    }
+
+    /// Answer a gate: `POST /api/sessions/interactions/{id}/respond` with
+    /// `{"answer": {"approved": approved}}`.
+    pub async fn respond(&self, id: &str, approved: bool) -> (u16, Value) {
+        self.post(
+            &format!("/api/sessions/interactions/{id}/respond"),
+            json!({"answer": {"approved": approved}}),
+        )
+        .await
     }
 
     pub async fn interaction(&self, id: &str) -> Value {
