@@ -16,7 +16,8 @@ use serde::de::DeserializeOwned;
 use tracing::{field, Instrument};
 
 use crate::capabilities::Capabilities;
-use crate::error::{self, Error, Operation, Result};
+use crate::classify;
+use crate::error::{Error, Operation, Result};
 use crate::interactions::Interactions;
 use crate::runs::Runs;
 use crate::service::Service;
@@ -374,7 +375,7 @@ impl ClientBuilder {
             .build()
             .map_err(|e| Error::Config {
                 operation: Operation::BuildClient,
-                reason: format!("cannot build the HTTP client: {}", error::chain_text(&e)),
+                reason: format!("cannot build the HTTP client: {}", classify::chain_text(&e)),
             })?;
         Ok(Client {
             inner: Arc::new(Inner {
@@ -863,7 +864,7 @@ impl Client {
         }
         let response = request.send().await.map_err(|e| {
             (
-                error::transport_error(call.operation, e, self.inner.timeout),
+                classify::transport_error(call.operation, e, self.inner.timeout),
                 None,
             )
         })?;
@@ -910,11 +911,11 @@ impl Client {
         .await
         .map(|(bytes, _)| bytes)
         .unwrap_or_default();
-        let info = error::parse_error_body(&body);
-        if error::is_route_not_found(status.as_u16(), &info) {
+        let info = classify::parse_error_body(&body);
+        if classify::is_route_not_found(status.as_u16(), &info) {
             return Err((self.learn_absent(call.operation), None));
         }
-        let err = error::classify(
+        let err = classify::classify(
             call.operation,
             status.as_u16(),
             retry_after,
@@ -942,7 +943,7 @@ impl Client {
             }
         };
         gatehouse_wire::from_json_slice::<T>(&body)
-            .map_err(|e| error::decode_error(call.operation, status, e, &body, self.secrets()))
+            .map_err(|e| classify::decode_error(call.operation, status, e, &body, self.secrets()))
     }
 }
 
@@ -956,7 +957,7 @@ pub(crate) async fn read_bounded(
     let mut stream = response.bytes_stream();
     let mut buf = bytes::BytesMut::new();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| error::transport_error(operation, e, timeout))?;
+        let chunk = chunk.map_err(|e| classify::transport_error(operation, e, timeout))?;
         if buf.len() + chunk.len() > limit {
             let room = limit - buf.len();
             buf.extend_from_slice(&chunk[..room]);

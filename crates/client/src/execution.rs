@@ -16,8 +16,9 @@ use gatehouse_wire::execution::{
 };
 use reqwest::Method;
 
+use crate::classify;
 use crate::client::{Call, Client, Replay, RetryPolicy};
-use crate::error::{self, Error, Operation, Result};
+use crate::error::{Error, Operation, Result};
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
 
 /// First poll interval of [`InterventionHandle::wait_applied`].
@@ -595,7 +596,7 @@ impl SsePolicy for EventLog {
         }
         let data = event.data.as_bytes();
         let event: ExecutionEvent = gatehouse_wire::from_json_slice(data)
-            .map_err(|e| error::decode_error(Self::OPERATION, 200, e, data, client.secrets()))?;
+            .map_err(|e| classify::decode_error(Self::OPERATION, 200, e, data, client.secrets()))?;
         if event.sequence <= self.after {
             return Ok(()); // already delivered (a reconnect overlaps)
         }

@@ -35,10 +35,12 @@
 #![warn(missing_docs)]
 
 mod capabilities;
+mod classify;
 mod client;
 mod error;
 mod execution;
 mod interactions;
+mod redact;
 mod runs;
 mod service;
 mod sse;

@@ -15,8 +15,9 @@ use gatehouse_wire::run::{RunRequest, RunResult, RunStreamRecord};
 use reqwest::header::CONTENT_TYPE;
 use reqwest::Method;
 
+use crate::classify;
 use crate::client::{read_bounded, AnswerBody, Call, Client, Target};
-use crate::error::{self, Error, Operation, Result};
+use crate::error::{Error, Operation, Result};
 
 /// The `Accept` value of a streaming run.
 ///
@@ -222,7 +223,10 @@ async fn next_record(mut st: State) -> Option<(Result<RunStreamRecord>, State)> 
                     }
                     Ok(Some(Err(err))) => {
                         let timeout = st.client.inner.timeout;
-                        return Some((Err(error::transport_error(st.operation, err, timeout)), st));
+                        return Some((
+                            Err(classify::transport_error(st.operation, err, timeout)),
+                            st,
+                        ));
                     }
                     Ok(None) => {
                         // End of body: a last line without its newline still counts.
@@ -298,7 +302,7 @@ fn whole_or_stream(
     if is_json {
         gatehouse_wire::from_json_slice::<RunResult>(&bytes)
             .map(|r| Started::Whole(Box::new(r)))
-            .map_err(|e| error::decode_error(operation, status, e, &bytes, client.secrets()))
+            .map_err(|e| classify::decode_error(operation, status, e, &bytes, client.secrets()))
     } else {
         Ok(Started::Stream(Box::pin(futures::stream::iter([Ok(
             bytes,
@@ -349,7 +353,7 @@ impl State {
             Ok(None) => Ok(()),
             Err(err) => {
                 let err = refine_result_path(&text).unwrap_or(err);
-                Err(error::decode_error(
+                Err(classify::decode_error(
                     self.operation,
                     200,
                     err,

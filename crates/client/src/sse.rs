@@ -11,8 +11,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 
+use crate::classify;
 use crate::client::{error_kind, AnswerBody, Call, Client, Replay, RetryPolicy};
-use crate::error::{self, Error, Operation, Result};
+use crate::error::{Error, Operation, Result};
 
 /// One dispatched SSE event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +309,7 @@ impl<P: SsePolicy> ReconnectingSse<P> {
             }
             Some(Err(err)) => {
                 let timeout = self.client.inner.timeout;
-                self.fail(error::transport_error(P::OPERATION, err, timeout))
+                self.fail(classify::transport_error(P::OPERATION, err, timeout))
             }
             None => self.fail(Error::Transport {
                 operation: P::OPERATION,
