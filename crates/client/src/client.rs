@@ -796,7 +796,7 @@ impl Client {
                 if let Some(status) = err.http_status() {
                     span.record("status", status);
                 }
-                span.record("outcome", error_kind(err));
+                span.record("outcome", err.kind().as_str());
             }
         }
         result
@@ -826,7 +826,7 @@ impl Client {
             tracing::debug!(
                 attempt,
                 delay_ms = delay.as_millis() as u64,
-                error = error_kind(&err),
+                error = err.kind().as_str(),
                 "retrying"
             );
             tokio::time::sleep(delay).await;
@@ -972,30 +972,6 @@ fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?;
     let seconds: u64 = value.trim().parse().ok()?;
     Some(Duration::from_secs(seconds))
-}
-
-/// A short name of the error kind, for spans and logs (never its texts).
-pub(crate) fn error_kind(err: &Error) -> &'static str {
-    match err {
-        Error::AlreadyAnswered { .. } => "already_answered",
-        Error::NotFound { .. } => "not_found",
-        Error::RevisionConflict { .. } => "revision_conflict",
-        Error::OperationConflict { .. } => "operation_conflict",
-        Error::DispatchOwnershipLost { .. } => "dispatch_ownership_lost",
-        Error::ResolvedDifferently { .. } => "resolved_differently",
-        Error::Conflict { .. } => "conflict",
-        Error::CapabilityUnavailable { .. } => "capability_unavailable",
-        Error::Unauthorized { .. } => "unauthorized",
-        Error::Forbidden { .. } => "forbidden",
-        Error::Invalid { .. } => "invalid",
-        Error::PayloadTooLarge { .. } => "payload_too_large",
-        Error::RateLimited { .. } => "rate_limited",
-        Error::Server { .. } => "server",
-        Error::Transport { .. } => "transport",
-        Error::Decode { .. } => "decode",
-        Error::Timeout { .. } => "timeout",
-        Error::Config { .. } => "config",
-    }
 }
 
 #[cfg(test)]

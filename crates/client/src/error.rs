@@ -376,9 +376,40 @@ impl Error {
         }
     }
 
+    /// What kind of failure this is, without its texts (see [`ErrorKind`]).
+    ///
+    /// ```
+    /// use gatehouse_client::{Error, ErrorKind, Operation};
+    /// let err = Error::NotFound { operation: Operation::GetInteraction, detail: "Interaction not found".into() };
+    /// assert_eq!(err.kind(), ErrorKind::NotFound);
+    /// assert_eq!(err.kind().as_str(), "not_found");
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::AlreadyAnswered { .. } => ErrorKind::AlreadyAnswered,
+            Self::NotFound { .. } => ErrorKind::NotFound,
+            Self::RevisionConflict { .. } => ErrorKind::RevisionConflict,
+            Self::OperationConflict { .. } => ErrorKind::OperationConflict,
+            Self::DispatchOwnershipLost { .. } => ErrorKind::DispatchOwnershipLost,
+            Self::ResolvedDifferently { .. } => ErrorKind::ResolvedDifferently,
+            Self::Conflict { .. } => ErrorKind::Conflict,
+            Self::CapabilityUnavailable { .. } => ErrorKind::CapabilityUnavailable,
+            Self::Unauthorized { .. } => ErrorKind::Unauthorized,
+            Self::Forbidden { .. } => ErrorKind::Forbidden,
+            Self::Invalid { .. } => ErrorKind::Invalid,
+            Self::PayloadTooLarge { .. } => ErrorKind::PayloadTooLarge,
+            Self::RateLimited { .. } => ErrorKind::RateLimited,
+            Self::Server { .. } => ErrorKind::Server,
+            Self::Transport { .. } => ErrorKind::Transport,
+            Self::Decode { .. } => ErrorKind::Decode,
+            Self::Timeout { .. } => ErrorKind::Timeout,
+            Self::Config { .. } => ErrorKind::Config,
+        }
+    }
+
     /// True when the same call may succeed if tried again later: transport errors,
     /// timeouts, 429 and 5xx. Conflicts, 4xx, decode errors and an absent capability
-    /// are facts a retry cannot change.
+    /// are facts a retry cannot change. The rule is [`ErrorKind::is_retryable`].
     ///
     /// ```
     /// use gatehouse_client::{Error, Operation};
@@ -388,11 +419,7 @@ impl Error {
     /// assert!(!gone.is_retryable());
     /// ```
     pub fn is_retryable(&self) -> bool {
-        match self {
-            Self::Transport { .. } | Self::Timeout { .. } | Self::RateLimited { .. } => true,
-            Self::Server { status, .. } => *status >= 500,
-            _ => false,
-        }
+        self.kind().is_retryable(self.http_status())
     }
 
     /// The HTTP status the server answered with, when the error came from an answer.
@@ -426,6 +453,141 @@ impl Error {
     }
 }
 
+/// What kind of failure an [`Error`] is, without its texts: one kind per [`Error`]
+/// variant. The one table every consumer derives from: [`as_str`](Self::as_str) names
+/// it in spans and logs, [`is_retryable`](Self::is_retryable) is the retry rule, the
+/// FFI's error variant and the CLI's exit code are mapped from it.
+///
+/// ```
+/// use gatehouse_client::ErrorKind;
+/// assert_eq!(ErrorKind::AlreadyAnswered.as_str(), "already_answered");
+/// assert_eq!(ErrorKind::Timeout.to_string(), "timeout");
+/// assert!(ErrorKind::ALL.contains(&ErrorKind::Config));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// See [`Error::AlreadyAnswered`].
+    AlreadyAnswered,
+    /// See [`Error::NotFound`].
+    NotFound,
+    /// See [`Error::RevisionConflict`].
+    RevisionConflict,
+    /// See [`Error::OperationConflict`].
+    OperationConflict,
+    /// See [`Error::DispatchOwnershipLost`].
+    DispatchOwnershipLost,
+    /// See [`Error::ResolvedDifferently`].
+    ResolvedDifferently,
+    /// See [`Error::Conflict`].
+    Conflict,
+    /// See [`Error::CapabilityUnavailable`].
+    CapabilityUnavailable,
+    /// See [`Error::Unauthorized`].
+    Unauthorized,
+    /// See [`Error::Forbidden`].
+    Forbidden,
+    /// See [`Error::Invalid`].
+    Invalid,
+    /// See [`Error::PayloadTooLarge`].
+    PayloadTooLarge,
+    /// See [`Error::RateLimited`].
+    RateLimited,
+    /// See [`Error::Server`].
+    Server,
+    /// See [`Error::Transport`].
+    Transport,
+    /// See [`Error::Decode`].
+    Decode,
+    /// See [`Error::Timeout`].
+    Timeout,
+    /// See [`Error::Config`].
+    Config,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order (for tables that map each kind elsewhere, and
+    /// their tests).
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 18);
+    /// ```
+    pub const ALL: &'static [ErrorKind] = &[
+        Self::AlreadyAnswered,
+        Self::NotFound,
+        Self::RevisionConflict,
+        Self::OperationConflict,
+        Self::DispatchOwnershipLost,
+        Self::ResolvedDifferently,
+        Self::Conflict,
+        Self::CapabilityUnavailable,
+        Self::Unauthorized,
+        Self::Forbidden,
+        Self::Invalid,
+        Self::PayloadTooLarge,
+        Self::RateLimited,
+        Self::Server,
+        Self::Transport,
+        Self::Decode,
+        Self::Timeout,
+        Self::Config,
+    ];
+
+    /// The stable snake_case name, e.g. `"revision_conflict"` (the `outcome` of a
+    /// `gatehouse_call` span). Never changes once published.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::ErrorKind::CapabilityUnavailable.as_str(), "capability_unavailable");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AlreadyAnswered => "already_answered",
+            Self::NotFound => "not_found",
+            Self::RevisionConflict => "revision_conflict",
+            Self::OperationConflict => "operation_conflict",
+            Self::DispatchOwnershipLost => "dispatch_ownership_lost",
+            Self::ResolvedDifferently => "resolved_differently",
+            Self::Conflict => "conflict",
+            Self::CapabilityUnavailable => "capability_unavailable",
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
+            Self::Invalid => "invalid",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::RateLimited => "rate_limited",
+            Self::Server => "server",
+            Self::Transport => "transport",
+            Self::Decode => "decode",
+            Self::Timeout => "timeout",
+            Self::Config => "config",
+        }
+    }
+
+    /// The retry rule: an error of this kind, answered with `http_status` (if any),
+    /// may succeed if tried again. Transport failures, timeouts and 429 may; a server
+    /// error may when its status is 5xx (not for any other unexpected status);
+    /// everything else is a fact a retry cannot change.
+    ///
+    /// ```
+    /// use gatehouse_client::ErrorKind;
+    /// assert!(ErrorKind::Server.is_retryable(Some(503)));
+    /// assert!(!ErrorKind::Server.is_retryable(Some(418)));
+    /// assert!(ErrorKind::Timeout.is_retryable(None));
+    /// assert!(!ErrorKind::AlreadyAnswered.is_retryable(Some(409)));
+    /// ```
+    pub fn is_retryable(self, http_status: Option<u16>) -> bool {
+        match self {
+            Self::Transport | Self::Timeout | Self::RateLimited => true,
+            Self::Server => http_status.is_some_and(|status| status >= 500),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The client's result type.
 ///
 /// ```
@@ -433,3 +595,15 @@ impl Error {
 /// assert_eq!(check().ok(), Some(1));
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_are_unique() {
+        let names: std::collections::HashSet<&str> =
+            ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+}

@@ -507,7 +507,7 @@ impl Interactions {
             },
             Err(read_err) => {
                 tracing::debug!(
-                    error = crate::client::error_kind(&read_err),
+                    error = read_err.kind().as_str(),
                     "re-reading the row after an ambiguous respond failed"
                 );
                 Err(err)

@@ -25,6 +25,8 @@
 //!   hands out sub-clients: [`Client::interactions`], [`Client::runs`],
 //!   [`Client::capabilities`].
 //! - Every failure is one flat [`Error`] naming its [`Operation`], with
+//!   [`Error::kind`] (an [`ErrorKind`] with a stable name: the one table the FFI's
+//!   error variants and the CLI's exit codes are mapped from) and
 //!   [`Error::is_retryable`].
 //! - Reads are retried with jittered, bounded backoff ([`RetryPolicy`]); a respond is
 //!   never blindly replayed (it carries an `Idempotency-Key`, see
@@ -51,7 +53,7 @@ pub use client::{
     AuthScheme, Client, ClientBuilder, RetryPolicy, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
 };
-pub use error::{Error, Operation, Result, TransportSource};
+pub use error::{Error, ErrorKind, Operation, Result, TransportSource};
 pub use execution::{
     Execution, ExecutionEventStream, InterventionHandle, InterventionOutcome, InterventionRequest,
     InterventionState,

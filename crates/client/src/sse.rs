@@ -12,7 +12,7 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 
 use crate::classify;
-use crate::client::{error_kind, AnswerBody, Call, Client, Replay, RetryPolicy};
+use crate::client::{AnswerBody, Call, Client, Replay, RetryPolicy};
 use crate::error::{Error, Operation, Result};
 
 /// One dispatched SSE event.
@@ -329,7 +329,7 @@ impl<P: SsePolicy> ReconnectingSse<P> {
         tracing::debug!(
             operation = %P::OPERATION,
             attempt = self.failures,
-            error = error_kind(&err),
+            error = err.kind().as_str(),
             "{}",
             P::DISCONNECTED_LOG
         );
