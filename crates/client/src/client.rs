@@ -56,6 +56,7 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 /// assert_eq!(AuthScheme::default(), AuthScheme::Bearer);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum AuthScheme {
     /// `Authorization: Bearer <key>`.
     #[default]

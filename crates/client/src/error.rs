@@ -17,6 +17,7 @@ use gatehouse_wire::error::GatehouseCode;
 /// assert_eq!(Operation::RespondInteraction.to_string(), "respond_interaction");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Operation {
     /// Building a [`Client`](crate::Client) (bad base URL, unusable API key).
     BuildClient,
@@ -170,6 +171,7 @@ pub type TransportSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
 /// # }
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// 409: the interaction is no longer pending (answered elsewhere, or cancelled).
     /// Benign for a person: the gate is settled.
@@ -465,6 +467,7 @@ impl Error {
 /// assert!(ErrorKind::ALL.contains(&ErrorKind::Config));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// See [`Error::AlreadyAnswered`].
     AlreadyAnswered,

@@ -88,6 +88,7 @@ impl InterventionRequest {
 /// assert!(!InterventionState::Requested.is_final());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InterventionState {
     /// Requested, nothing more: NOT evidence that anything stopped or changed.
     Requested,
@@ -163,6 +164,7 @@ impl InterventionState {
 /// assert!(!InterventionOutcome::TimedOut.is_applied());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InterventionOutcome {
     /// Applied at its checkpoint.
     Applied {
@@ -469,6 +471,7 @@ impl InterventionHandle {
     ///     InterventionOutcome::Rejected { reason } => println!("rejected: {reason}"),
     ///     InterventionOutcome::UnresolvedAtTerminal { status } => println!("run ended ({}) first", status.as_str()),
     ///     InterventionOutcome::TimedOut => println!("still waiting for the checkpoint"),
+    ///     other => println!("not applied: {other:?}"),
     /// }
     /// # Ok(()) }
     /// ```

@@ -674,6 +674,7 @@ impl Interactions {
     ///         WatchUpdate::Connected => { /* re-query: events are notifications, not a log */ }
     ///         WatchUpdate::Event(event) => println!("{event:?}"),
     ///         WatchUpdate::Reconnecting { error, .. } => eprintln!("connection lost: {error}"),
+    ///         _ => {} // a kind of update newer than this code
     ///     }
     /// }
     /// # Ok(()) }

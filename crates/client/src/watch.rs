@@ -29,6 +29,7 @@ pub const MAX_WATCH_RECONNECT_DELAY: Duration = Duration::from_secs(30);
 /// assert!(matches!(update, WatchUpdate::Connected));
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum WatchUpdate {
     /// The stream is (re)connected. Revalidate now (re-query the session's gates):
     /// events are notifications, not a log, and some may have been missed.
