@@ -16,10 +16,11 @@ use gatehouse_wire::execution::{
 };
 use reqwest::Method;
 
-use crate::classify;
-use crate::client::{Call, Client, Replay, RetryPolicy};
+use crate::client::Client;
 use crate::error::{Error, Operation, Result};
+use crate::retry::RetryPolicy;
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
+use crate::transport::{Call, Replay};
 
 /// First poll interval of [`InterventionHandle::wait_applied`].
 const WAIT_POLL_INITIAL: Duration = Duration::from_millis(20);
@@ -598,8 +599,7 @@ impl SsePolicy for EventLog {
             return Ok(());
         }
         let data = event.data.as_bytes();
-        let event: ExecutionEvent = gatehouse_wire::from_json_slice(data)
-            .map_err(|e| classify::decode_error(Self::OPERATION, 200, e, data, client.secrets()))?;
+        let event: ExecutionEvent = client.transport().decode(Self::OPERATION, 200, data)?;
         if event.sequence <= self.after {
             return Ok(()); // already delivered (a reconnect overlaps)
         }

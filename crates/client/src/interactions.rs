@@ -13,8 +13,9 @@ use reqwest::Method;
 use std::collections::HashSet;
 use tracing::Instrument;
 
-use crate::client::{Call, Client, Replay};
+use crate::client::Client;
 use crate::error::{Error, Operation, Result};
+use crate::transport::{Call, Replay};
 use crate::watch::WatchStream;
 
 /// Page size [`Interactions::query_all`] asks for when walking pages.
@@ -442,7 +443,7 @@ impl Interactions {
         let mut call = Call::new(op, Method::POST, &segments).json_body(&body)?;
         call.idempotency_key = Some(idempotency_key.to_string());
         call.replay = Replay::Never; // re-sends are decided here, not blindly
-        let policy = self.client.inner.retry;
+        let policy = self.client.transport().retry_policy();
         let max_attempts = policy.max_attempts.max(1);
         // True once an attempt failed in a way that may have landed the answer.
         let mut outcome_unknown = false;

@@ -39,19 +39,23 @@
 mod capabilities;
 mod classify;
 mod client;
+mod config;
 mod error;
 mod execution;
 mod interactions;
 mod redact;
+mod retry;
 mod runs;
 mod service;
 mod sse;
+mod transport;
 mod watch;
 
 pub use capabilities::Capabilities;
-pub use client::{
-    AuthScheme, Client, ClientBuilder, RetryPolicy, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
+pub use client::Client;
+pub use config::{
+    AuthScheme, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
 };
 pub use error::{Error, ErrorKind, Operation, Result, TransportSource};
 pub use execution::{
@@ -61,6 +65,7 @@ pub use execution::{
 pub use interactions::{
     Answer, ApproveAllReport, Interactions, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
 };
+pub use retry::RetryPolicy;
 pub use runs::{RunStream, Runs, NDJSON};
 pub use service::Service;
 pub use watch::{WatchStream, WatchUpdate, MAX_WATCH_RECONNECT_DELAY};

@@ -10,9 +10,11 @@ use futures::Stream;
 use gatehouse_wire::interaction::WatchEvent;
 use reqwest::Method;
 
-use crate::client::{Call, Client, RetryPolicy};
+use crate::client::Client;
 use crate::error::{Error, Operation, Result};
+use crate::retry::RetryPolicy;
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
+use crate::transport::Call;
 
 /// Longest wait between two reconnect attempts of a watch.
 ///
