@@ -8,6 +8,9 @@
 //! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, ...); `wire stamp`: nothing would be stamped |
 //! | 4 | not found |
 //! | 5 | capability unavailable on this host |
+//!
+//! A client error's code follows from its `gatehouse_client::ErrorKind` through
+//! [`exit_for`], the one table.
 
 use std::fmt;
 

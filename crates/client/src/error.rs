@@ -153,7 +153,8 @@ impl fmt::Display for Operation {
 pub type TransportSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Everything that can go wrong in a client call. Flat, so a caller matches it
-/// without parsing strings; every variant names its [`Operation`].
+/// without parsing strings (with a wildcard arm: new variants may come); every variant
+/// names its [`Operation`] and has an [`ErrorKind`] ([`Error::kind`]).
 ///
 /// Server texts (`detail`, `body`, `snippet`) are bounded in length; JSON bodies are
 /// redacted (values under `parameters`, `args`, `headers`, `authorization` and similar

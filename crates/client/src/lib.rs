@@ -33,6 +33,37 @@
 //!   [`Interactions::respond_with_idempotency_key`]).
 //! - Each HTTP call runs in a `gatehouse_call` tracing span (operation, method,
 //!   status, attempts, duration); the API key and request contents are never logged.
+//! - Public enums are `#[non_exhaustive]`: match them with a wildcard arm, so a new
+//!   error kind, operation or stream update is not a breaking change.
+//!
+//! ## Where things are (`src/`)
+//!
+//! | module | holds |
+//! |---|---|
+//! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s and hands them to its `Client` |
+//! | `watch.rs`, `sse.rs` | the interaction watch; the SSE parser and the reconnect loop it shares with the execution event stream |
+//! | `capabilities.rs` | the [`Capabilities`] sub-client, and the capability cache every call is checked against before it is sent |
+//! | `client.rs` | [`Client`], the handle every sub-client holds: `send` opens the `gatehouse_call` span, asks the capability cache, lets the transport send, and teaches the cache |
+//! | `config.rs` | [`ClientBuilder`], [`AuthScheme`], the `DEFAULT_*` settings |
+//! | `transport.rs` | the transport: a `Call` in, an answer or an [`Error`] out (URLs, credentials, attempts, bounded reads, `Retry-After`) |
+//! | `retry.rs` | [`RetryPolicy`] and `with_retries`, the one retry loop (the transport's and the respond path's) |
+//! | `classify.rs` | classification: HTTP status + upstream error bodies (FastAPI, AgentPlat, Gatehouse codes) to [`Error`]; reqwest failures; decode errors |
+//! | `redact.rs` | bounds and secret scrubbing of every text an [`Error`] keeps |
+//! | `error.rs` | [`Error`], [`Operation`] and [`ErrorKind`], the kind table |
+//!
+//! The last five know nothing of the modules above them: the transport does not know
+//! the sub-clients nor the capability cache (a route-not-found 404 comes back as
+//! [`Error::CapabilityUnavailable`] and `Client::send` remembers it).
+//!
+//! Where a change goes:
+//! - a new endpoint: an [`Operation`] (its name, whether it is a read, its capability)
+//!   in `error.rs`, and a method on its sub-client;
+//! - a new failure: an [`Error`] variant and its [`ErrorKind`] (with its place in
+//!   [`ErrorKind::ALL`]) in `error.rs`, how answers map to it in `classify.rs`; then
+//!   its row in the FFI's kind table (`From<ErrorKind> for GatehouseErrorKind`) and the
+//!   CLI's exit table (`exit_for`), whose tests fail until it is there;
+//! - a new upstream error body or message: `classify.rs`; what is scrubbed: `redact.rs`;
+//! - how calls are sent, timed out or retried: `transport.rs`, `retry.rs`, `config.rs`.
 
 #![warn(missing_docs)]
 
