@@ -8,8 +8,13 @@
 //! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, ...); `wire stamp`: nothing would be stamped |
 //! | 4 | not found |
 //! | 5 | capability unavailable on this host |
+//!
+//! A client error's code follows from its `gatehouse_client::ErrorKind` through
+//! [`exit_for`], the one table.
 
 use std::fmt;
+
+use gatehouse_client::ErrorKind;
 
 /// The process exit codes of the `gatehouse` command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,27 +87,54 @@ impl std::error::Error for CliError {}
 /// The result type of every command.
 pub type CliResult<T = ()> = Result<T, CliError>;
 
-/// Map a client error onto an exit code and a message: the ONE place that decides
-/// which failure gets which code.
-pub fn client_error(err: gatehouse_client::Error) -> CliError {
-    use gatehouse_client::Error as E;
-    let exit = match &err {
-        E::AlreadyAnswered { .. }
-        | E::RevisionConflict { .. }
-        | E::OperationConflict { .. }
-        | E::DispatchOwnershipLost { .. }
-        | E::ResolvedDifferently { .. }
-        | E::Conflict { .. } => Exit::Conflict,
-        E::NotFound { .. } => Exit::NotFound,
-        E::CapabilityUnavailable { .. } => Exit::Unavailable,
+/// THE table from the client's error kinds to exit codes.
+pub fn exit_for(kind: ErrorKind) -> Exit {
+    match kind {
+        ErrorKind::AlreadyAnswered
+        | ErrorKind::RevisionConflict
+        | ErrorKind::OperationConflict
+        | ErrorKind::DispatchOwnershipLost
+        | ErrorKind::ResolvedDifferently
+        | ErrorKind::Conflict => Exit::Conflict,
+        ErrorKind::NotFound => Exit::NotFound,
+        ErrorKind::CapabilityUnavailable => Exit::Unavailable,
         _ => Exit::Other,
-    };
-    let message = match &err {
-        E::Transport { .. } | E::Timeout { .. } => {
+    }
+}
+
+/// Map a client error onto its exit code ([`exit_for`] its kind) and a message.
+pub fn client_error(err: gatehouse_client::Error) -> CliError {
+    let kind = err.kind();
+    let message = match kind {
+        ErrorKind::Transport | ErrorKind::Timeout => {
             format!("cannot reach the server: {err}")
         }
-        E::AlreadyAnswered { .. } => format!("already answered: {err}"),
+        ErrorKind::AlreadyAnswered => format!("already answered: {err}"),
         _ => err.to_string(),
     };
-    CliError::new(exit, message)
+    CliError::new(exit_for(kind), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_a_failure_code() {
+        for kind in ErrorKind::ALL {
+            let exit = exit_for(*kind);
+            assert!(
+                !matches!(exit, Exit::Ok | Exit::Usage),
+                "{kind} must not exit {}",
+                exit.code()
+            );
+        }
+        assert_eq!(exit_for(ErrorKind::ResolvedDifferently), Exit::Conflict);
+        assert_eq!(exit_for(ErrorKind::NotFound), Exit::NotFound);
+        assert_eq!(
+            exit_for(ErrorKind::CapabilityUnavailable),
+            Exit::Unavailable
+        );
+        assert_eq!(exit_for(ErrorKind::Server), Exit::Other);
+    }
 }

@@ -407,16 +407,15 @@ async fn watch_cmd(
             return Ok(());
         };
         match update.map_err(client_error)? {
-            gatehouse_client::WatchUpdate::Connected => {
-                if !connect.json {
-                    eprintln!("connected; current pending gates:");
-                    let rows = client
-                        .interactions()
-                        .list_pending(Some(session_id))
-                        .await
-                        .map_err(client_error)?;
-                    print_rows(&rows, false)?;
-                }
+            // Revalidate after every (re)connect; the JSON stream carries events only.
+            gatehouse_client::WatchUpdate::Connected if !connect.json => {
+                eprintln!("connected; current pending gates:");
+                let rows = client
+                    .interactions()
+                    .list_pending(Some(session_id))
+                    .await
+                    .map_err(client_error)?;
+                print_rows(&rows, false)?;
             }
             gatehouse_client::WatchUpdate::Reconnecting { attempt, error } => {
                 eprintln!("connection lost (attempt {attempt}): {error}; reconnecting");
@@ -429,6 +428,8 @@ async fn watch_cmd(
                     println!("{}", describe_event(&event));
                 }
             }
+            // A connect in JSON mode, or an update this CLI does not know yet: nothing to show.
+            _ => {}
         }
     }
 }

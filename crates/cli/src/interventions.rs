@@ -194,6 +194,8 @@ pub fn describe_state(state: &InterventionState) -> String {
                 .unwrap_or_default()
         ),
         InterventionState::Rejected { reason } => format!("rejected: {reason}"),
+        // A state this CLI does not know yet: say so, never claim it applied.
+        other => format!("in a state this CLI does not know ({other:?}; not known to be applied)"),
     }
 }
 
@@ -358,6 +360,11 @@ fn report_outcome(json: bool, operation_id: &str, outcome: &InterventionOutcome)
             InterventionOutcome::TimedOut => {
                 serde_json::json!({"operation_id": operation_id, "outcome": "timed_out"})
             }
+            other => serde_json::json!({
+                "operation_id": operation_id,
+                "outcome": "unknown",
+                "detail": format!("{other:?}"),
+            }),
         };
         print_json(&value)?;
     }
@@ -385,6 +392,10 @@ fn report_outcome(json: bool, operation_id: &str, outcome: &InterventionOutcome)
         ))),
         InterventionOutcome::TimedOut => Err(CliError::other(format!(
             "operation {operation_id} is not applied yet: timed out waiting (it is still requested)"
+        ))),
+        // Only `Applied` is a success; an outcome this CLI does not know is not one.
+        other => Err(CliError::other(format!(
+            "operation {operation_id} is not known to be applied: {other:?}"
         ))),
     }
 }

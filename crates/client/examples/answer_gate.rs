@@ -91,7 +91,8 @@ async fn run() -> Result<bool, String> {
                 WatchUpdate::Reconnecting { attempt, error } => {
                     eprintln!("reconnecting ({attempt}): {error}")
                 }
-                WatchUpdate::Event(_) => {}
+                // Other events, and kinds of update newer than this example.
+                _ => {}
             }
         }
     }

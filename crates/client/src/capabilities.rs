@@ -1,15 +1,125 @@
 //! Capability discovery (CONTRACT.md C5): `GET /api/capabilities` when the host has
 //! it; otherwise absence is learned from a route-not-found 404. Either way the fact is
-//! cached per client, and a call to an absent capability fails at once with
-//! [`Error::CapabilityUnavailable`]: no network, no retry.
+//! kept in the client's [`CapabilityCache`], and a call to an absent capability fails
+//! at once with [`Error::CapabilityUnavailable`]: no network, no retry.
+//!
+//! - [`CapabilityCache`]: what the client has learned, and the check every call passes
+//!   before it is sent ([`Client::send`](crate::Client) asks it and teaches it).
+//! - [`Capabilities`]: the public sub-client that reads and refreshes discovery.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use gatehouse_wire::capabilities::{CapabilitiesResponse, Capability};
 use reqwest::Method;
 
-use crate::client::{Call, Client};
+use crate::client::Client;
 use crate::error::{Error, Operation, Result};
+use crate::transport::Call;
+
+/// What the client has learned about the host's capabilities (C5), shared by every
+/// clone of a client.
+#[derive(Debug, Default)]
+pub(crate) struct CapabilityCache {
+    learned: RwLock<Learned>,
+}
+
+#[derive(Debug, Default)]
+struct Learned {
+    /// The discovery answer, once read.
+    discovered: Option<Arc<CapabilitiesResponse>>,
+    /// True once `GET /api/capabilities` answered route-not-found.
+    discovery_absent: bool,
+    /// Capabilities learned absent from a route-not-found 404.
+    absent: HashSet<Capability>,
+}
+
+impl CapabilityCache {
+    fn read(&self) -> RwLockReadGuard<'_, Learned> {
+        // A poisoned lock only means a panic elsewhere while holding it; the cache
+        // holds plain facts, still valid.
+        self.learned
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Learned> {
+        self.learned
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Fail at once when the operation's capability is known absent (no network).
+    pub(crate) fn check(&self, operation: Operation) -> Result<()> {
+        let Some(capability) = operation.capability() else {
+            if operation == Operation::GetCapabilities && self.read().discovery_absent {
+                return Err(Error::CapabilityUnavailable {
+                    operation,
+                    capability: None,
+                });
+            }
+            return Ok(());
+        };
+        let learned = self.read();
+        let known_absent = learned.absent.contains(&capability)
+            || learned
+                .discovered
+                .as_ref()
+                .is_some_and(|d| !d.has(capability));
+        if known_absent {
+            return Err(Error::CapabilityUnavailable {
+                operation,
+                capability: Some(capability),
+            });
+        }
+        Ok(())
+    }
+
+    /// Remember that the host answered `operation` with a route-not-found 404.
+    pub(crate) fn learn_absent(&self, operation: Operation) {
+        let capability = operation.capability();
+        {
+            let mut learned = self.write();
+            match capability {
+                Some(c) => {
+                    learned.absent.insert(c);
+                }
+                None => learned.discovery_absent = true,
+            }
+        }
+        tracing::info!(
+            operation = %operation,
+            capability = capability.map(|c| c.as_str()).unwrap_or("capabilities"),
+            "host does not serve this capability; cached"
+        );
+    }
+
+    /// Keep a discovery answer; it is the authority now: absences it contradicts are
+    /// forgotten.
+    fn learn_discovery(&self, response: &CapabilitiesResponse) {
+        let mut learned = self.write();
+        learned.absent.retain(|c| !response.has(*c));
+        learned.discovered = Some(Arc::new(response.clone()));
+    }
+
+    fn discovered(&self) -> Option<Arc<CapabilitiesResponse>> {
+        self.read().discovered.clone()
+    }
+
+    fn discovery_absent(&self) -> bool {
+        self.read().discovery_absent
+    }
+
+    /// `Some(false)` when known absent, `Some(true)` when discovery listed it, `None`
+    /// when unknown.
+    fn known(&self, capability: Capability) -> Option<bool> {
+        let learned = self.read();
+        if learned.absent.contains(&capability) {
+            return Some(false);
+        }
+        learned.discovered.as_ref().map(|d| d.has(capability))
+    }
+}
 
 /// Capability discovery. Obtain with [`Client::capabilities`].
 ///
@@ -44,7 +154,7 @@ impl Capabilities {
     /// # Ok(()) }
     /// ```
     pub async fn get(&self) -> Result<CapabilitiesResponse> {
-        if let Some(cached) = self.client.caps_read().discovered.clone() {
+        if let Some(cached) = self.client.capability_cache().discovered() {
             return Ok((*cached).clone());
         }
         self.refresh().await
@@ -64,12 +174,7 @@ impl Capabilities {
             &["api", "capabilities"],
         );
         let response: CapabilitiesResponse = self.client.call_json(&call).await?;
-        {
-            let mut caps = self.client.caps_write();
-            // The discovery answer is the authority now: forget absences it contradicts.
-            caps.absent.retain(|c| !response.has(*c));
-            caps.discovered = Some(Arc::new(response.clone()));
-        }
+        self.client.capability_cache().learn_discovery(&response);
         Ok(response)
     }
 
@@ -91,7 +196,7 @@ impl Capabilities {
                 Err(unavailable(capability))
             };
         }
-        if self.client.caps_read().discovery_absent {
+        if self.client.capability_cache().discovery_absent() {
             return Ok(());
         }
         match self.get().await {
@@ -114,11 +219,7 @@ impl Capabilities {
     /// # Ok::<(), gatehouse_client::Error>(())
     /// ```
     pub fn known(&self, capability: Capability) -> Option<bool> {
-        let caps = self.client.caps_read();
-        if caps.absent.contains(&capability) {
-            return Some(false);
-        }
-        caps.discovered.as_ref().map(|d| d.has(capability))
+        self.client.capability_cache().known(capability)
     }
 }
 

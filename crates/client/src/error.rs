@@ -1,21 +1,13 @@
-//! The one error type of the client, and how HTTP answers map onto it.
-//!
-//! Every variant names the [`Operation`] that failed and answers
-//! [`Error::is_retryable`]. Conflicts that share the 409 status are told apart
-//! (CONTRACT.md C3) from Gatehouse's machine code when the server sends one, else
-//! from the exact upstream messages of Agenta and AgentPlat.
+//! The one error type of the client: [`Error`], the [`Operation`] each failure names,
+//! and [`Error::is_retryable`]. How an HTTP answer becomes an [`Error`] is in
+//! [`crate::classify`]; how its texts are bounded and scrubbed, in [`crate::redact`].
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_wire::capabilities::Capability;
-use gatehouse_wire::error::{messages, GatehouseCode};
-
-/// Longest server detail kept in an error, in characters.
-pub(crate) const MAX_DETAIL_CHARS: usize = 512;
-/// Longest raw-body snippet kept in an error, in characters.
-pub(crate) const MAX_SNIPPET_CHARS: usize = 256;
+use gatehouse_wire::error::GatehouseCode;
 
 /// The client call that failed. Its [`Display`](fmt::Display) is the snake_case name
 /// used in tracing spans and error messages.
@@ -25,6 +17,7 @@ pub(crate) const MAX_SNIPPET_CHARS: usize = 256;
 /// assert_eq!(Operation::RespondInteraction.to_string(), "respond_interaction");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Operation {
     /// Building a [`Client`](crate::Client) (bad base URL, unusable API key).
     BuildClient,
@@ -160,7 +153,8 @@ impl fmt::Display for Operation {
 pub type TransportSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Everything that can go wrong in a client call. Flat, so a caller matches it
-/// without parsing strings; every variant names its [`Operation`].
+/// without parsing strings (with a wildcard arm: new variants may come); every variant
+/// names its [`Operation`] and has an [`ErrorKind`] ([`Error::kind`]).
 ///
 /// Server texts (`detail`, `body`, `snippet`) are bounded in length; JSON bodies are
 /// redacted (values under `parameters`, `args`, `headers`, `authorization` and similar
@@ -178,6 +172,7 @@ pub type TransportSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
 /// # }
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// 409: the interaction is no longer pending (answered elsewhere, or cancelled).
     /// Benign for a person: the gate is settled.
@@ -384,9 +379,40 @@ impl Error {
         }
     }
 
+    /// What kind of failure this is, without its texts (see [`ErrorKind`]).
+    ///
+    /// ```
+    /// use gatehouse_client::{Error, ErrorKind, Operation};
+    /// let err = Error::NotFound { operation: Operation::GetInteraction, detail: "Interaction not found".into() };
+    /// assert_eq!(err.kind(), ErrorKind::NotFound);
+    /// assert_eq!(err.kind().as_str(), "not_found");
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::AlreadyAnswered { .. } => ErrorKind::AlreadyAnswered,
+            Self::NotFound { .. } => ErrorKind::NotFound,
+            Self::RevisionConflict { .. } => ErrorKind::RevisionConflict,
+            Self::OperationConflict { .. } => ErrorKind::OperationConflict,
+            Self::DispatchOwnershipLost { .. } => ErrorKind::DispatchOwnershipLost,
+            Self::ResolvedDifferently { .. } => ErrorKind::ResolvedDifferently,
+            Self::Conflict { .. } => ErrorKind::Conflict,
+            Self::CapabilityUnavailable { .. } => ErrorKind::CapabilityUnavailable,
+            Self::Unauthorized { .. } => ErrorKind::Unauthorized,
+            Self::Forbidden { .. } => ErrorKind::Forbidden,
+            Self::Invalid { .. } => ErrorKind::Invalid,
+            Self::PayloadTooLarge { .. } => ErrorKind::PayloadTooLarge,
+            Self::RateLimited { .. } => ErrorKind::RateLimited,
+            Self::Server { .. } => ErrorKind::Server,
+            Self::Transport { .. } => ErrorKind::Transport,
+            Self::Decode { .. } => ErrorKind::Decode,
+            Self::Timeout { .. } => ErrorKind::Timeout,
+            Self::Config { .. } => ErrorKind::Config,
+        }
+    }
+
     /// True when the same call may succeed if tried again later: transport errors,
     /// timeouts, 429 and 5xx. Conflicts, 4xx, decode errors and an absent capability
-    /// are facts a retry cannot change.
+    /// are facts a retry cannot change. The rule is [`ErrorKind::is_retryable`].
     ///
     /// ```
     /// use gatehouse_client::{Error, Operation};
@@ -396,11 +422,7 @@ impl Error {
     /// assert!(!gone.is_retryable());
     /// ```
     pub fn is_retryable(&self) -> bool {
-        match self {
-            Self::Transport { .. } | Self::Timeout { .. } | Self::RateLimited { .. } => true,
-            Self::Server { status, .. } => *status >= 500,
-            _ => false,
-        }
+        self.kind().is_retryable(self.http_status())
     }
 
     /// The HTTP status the server answered with, when the error came from an answer.
@@ -434,6 +456,142 @@ impl Error {
     }
 }
 
+/// What kind of failure an [`Error`] is, without its texts: one kind per [`Error`]
+/// variant. The one table every consumer derives from: [`as_str`](Self::as_str) names
+/// it in spans and logs, [`is_retryable`](Self::is_retryable) is the retry rule, the
+/// FFI's error variant and the CLI's exit code are mapped from it.
+///
+/// ```
+/// use gatehouse_client::ErrorKind;
+/// assert_eq!(ErrorKind::AlreadyAnswered.as_str(), "already_answered");
+/// assert_eq!(ErrorKind::Timeout.to_string(), "timeout");
+/// assert!(ErrorKind::ALL.contains(&ErrorKind::Config));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// See [`Error::AlreadyAnswered`].
+    AlreadyAnswered,
+    /// See [`Error::NotFound`].
+    NotFound,
+    /// See [`Error::RevisionConflict`].
+    RevisionConflict,
+    /// See [`Error::OperationConflict`].
+    OperationConflict,
+    /// See [`Error::DispatchOwnershipLost`].
+    DispatchOwnershipLost,
+    /// See [`Error::ResolvedDifferently`].
+    ResolvedDifferently,
+    /// See [`Error::Conflict`].
+    Conflict,
+    /// See [`Error::CapabilityUnavailable`].
+    CapabilityUnavailable,
+    /// See [`Error::Unauthorized`].
+    Unauthorized,
+    /// See [`Error::Forbidden`].
+    Forbidden,
+    /// See [`Error::Invalid`].
+    Invalid,
+    /// See [`Error::PayloadTooLarge`].
+    PayloadTooLarge,
+    /// See [`Error::RateLimited`].
+    RateLimited,
+    /// See [`Error::Server`].
+    Server,
+    /// See [`Error::Transport`].
+    Transport,
+    /// See [`Error::Decode`].
+    Decode,
+    /// See [`Error::Timeout`].
+    Timeout,
+    /// See [`Error::Config`].
+    Config,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order (for tables that map each kind elsewhere, and
+    /// their tests).
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 18);
+    /// ```
+    pub const ALL: &'static [ErrorKind] = &[
+        Self::AlreadyAnswered,
+        Self::NotFound,
+        Self::RevisionConflict,
+        Self::OperationConflict,
+        Self::DispatchOwnershipLost,
+        Self::ResolvedDifferently,
+        Self::Conflict,
+        Self::CapabilityUnavailable,
+        Self::Unauthorized,
+        Self::Forbidden,
+        Self::Invalid,
+        Self::PayloadTooLarge,
+        Self::RateLimited,
+        Self::Server,
+        Self::Transport,
+        Self::Decode,
+        Self::Timeout,
+        Self::Config,
+    ];
+
+    /// The stable snake_case name, e.g. `"revision_conflict"` (the `outcome` of a
+    /// `gatehouse_call` span). Never changes once published.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::ErrorKind::CapabilityUnavailable.as_str(), "capability_unavailable");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AlreadyAnswered => "already_answered",
+            Self::NotFound => "not_found",
+            Self::RevisionConflict => "revision_conflict",
+            Self::OperationConflict => "operation_conflict",
+            Self::DispatchOwnershipLost => "dispatch_ownership_lost",
+            Self::ResolvedDifferently => "resolved_differently",
+            Self::Conflict => "conflict",
+            Self::CapabilityUnavailable => "capability_unavailable",
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
+            Self::Invalid => "invalid",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::RateLimited => "rate_limited",
+            Self::Server => "server",
+            Self::Transport => "transport",
+            Self::Decode => "decode",
+            Self::Timeout => "timeout",
+            Self::Config => "config",
+        }
+    }
+
+    /// The retry rule: an error of this kind, answered with `http_status` (if any),
+    /// may succeed if tried again. Transport failures, timeouts and 429 may; a server
+    /// error may when its status is 5xx (not for any other unexpected status);
+    /// everything else is a fact a retry cannot change.
+    ///
+    /// ```
+    /// use gatehouse_client::ErrorKind;
+    /// assert!(ErrorKind::Server.is_retryable(Some(503)));
+    /// assert!(!ErrorKind::Server.is_retryable(Some(418)));
+    /// assert!(ErrorKind::Timeout.is_retryable(None));
+    /// assert!(!ErrorKind::AlreadyAnswered.is_retryable(Some(409)));
+    /// ```
+    pub fn is_retryable(self, http_status: Option<u16>) -> bool {
+        match self {
+            Self::Transport | Self::Timeout | Self::RateLimited => true,
+            Self::Server => http_status.is_some_and(|status| status >= 500),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The client's result type.
 ///
 /// ```
@@ -442,502 +600,14 @@ impl Error {
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-// ---------------------------------------------------------------------------------
-// Mapping an HTTP error answer onto Error.
-// ---------------------------------------------------------------------------------
-
-/// What an error body says, whichever of the three shapes it has.
-#[derive(Debug, Default)]
-pub(crate) struct ErrorBodyInfo {
-    /// Gatehouse's machine code (`code` beside `detail`, or `error.gatehouseCode`).
-    pub gatehouse_code: Option<GatehouseCode>,
-    /// AgentPlat's coarse code (`error.code`).
-    pub agentplat_code: Option<String>,
-    /// The readable message (`detail` or `error.message`), bounded.
-    pub message: Option<String>,
-}
-
-/// Read the error body shapes: FastAPI `{"detail": str|list, "code"?}` and AgentPlat
-/// `{"error": {"code", "message", "gatehouseCode"?}}`.
-pub(crate) fn parse_error_body(body: &[u8]) -> ErrorBodyInfo {
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return ErrorBodyInfo::default();
-    };
-    let mut info = ErrorBodyInfo::default();
-    let Some(obj) = value.as_object() else {
-        return info;
-    };
-    if let Some(detail) = obj.get("detail") {
-        let fastapi = gatehouse_wire::error::FastApiErrorBody {
-            detail: detail.clone(),
-            code: None,
-            extra: Default::default(),
-        };
-        info.message = Some(bound_chars(&fastapi.detail_text(), MAX_DETAIL_CHARS));
-        info.gatehouse_code = obj
-            .get("code")
-            .and_then(|c| c.as_str())
-            .and_then(GatehouseCode::parse);
-    }
-    if let Some(err) = obj.get("error").and_then(|e| e.as_object()) {
-        if let Some(code) = err.get("code").and_then(|c| c.as_str()) {
-            info.agentplat_code = Some(bound_chars(code, 64));
-        }
-        if let Some(message) = err.get("message").and_then(|m| m.as_str()) {
-            info.message = Some(bound_chars(message, MAX_DETAIL_CHARS));
-        }
-        if let Some(code) = err
-            .get("gatehouseCode")
-            .and_then(|c| c.as_str())
-            .and_then(GatehouseCode::parse)
-        {
-            info.gatehouse_code = Some(code);
-        }
-    }
-    // Gatehouse's own code wins; a bare `code` on a body without `detail` is read too.
-    if info.gatehouse_code.is_none() {
-        info.gatehouse_code = obj
-            .get("code")
-            .and_then(|c| c.as_str())
-            .and_then(GatehouseCode::parse);
-    }
-    info
-}
-
-/// True when a 404 body says the ROUTE is absent (not the addressed thing): FastAPI's
-/// default `{"detail":"Not Found"}`, Gatehouse's `ROUTE_NOT_FOUND`, or AgentPlat's
-/// `{"error":{"code":"NOT_FOUND","message":"Route not found"}}`.
-pub(crate) fn is_route_not_found(status: u16, info: &ErrorBodyInfo) -> bool {
-    if status != 404 {
-        return false;
-    }
-    if let Some(code) = info.gatehouse_code {
-        return code == GatehouseCode::RouteNotFound;
-    }
-    matches!(
-        info.message.as_deref(),
-        Some("Not Found") | Some(messages::ROUTE_NOT_FOUND)
-    )
-}
-
-/// Map a non-success answer onto an [`Error`]. `body` is the (bounded) raw body,
-/// `secret` the API key to scrub from any text kept.
-pub(crate) fn classify(
-    operation: Operation,
-    status: u16,
-    retry_after: Option<Duration>,
-    body: &[u8],
-    secrets: &[String],
-) -> Error {
-    let info = parse_error_body(body);
-    let detail = || -> String {
-        let text = match &info.message {
-            Some(m) => m.clone(),
-            None => snippet(body, MAX_DETAIL_CHARS),
-        };
-        scrub_secret(&text, secrets)
-    };
-
-    if let Some(code) = info.gatehouse_code {
-        use GatehouseCode as G;
-        return match code {
-            G::AlreadyAnswered => Error::AlreadyAnswered {
-                operation,
-                detail: detail(),
-            },
-            G::RevisionConflict => Error::RevisionConflict {
-                operation,
-                detail: detail(),
-            },
-            G::OperationConflict => Error::OperationConflict {
-                operation,
-                detail: detail(),
-            },
-            G::DispatchOwnershipLost => Error::DispatchOwnershipLost {
-                operation,
-                detail: detail(),
-            },
-            G::ResolvedDifferently => Error::ResolvedDifferently {
-                operation,
-                detail: detail(),
-            },
-            G::NotFound | G::RouteNotFound => Error::NotFound {
-                operation,
-                detail: detail(),
-            },
-            G::Unauthorized => Error::Unauthorized {
-                operation,
-                detail: detail(),
-            },
-            G::Forbidden => Error::Forbidden {
-                operation,
-                detail: detail(),
-            },
-            G::BadRequest | G::ValidationError => Error::Invalid {
-                operation,
-                status,
-                detail: detail(),
-            },
-            G::PayloadTooLarge => Error::PayloadTooLarge {
-                operation,
-                detail: detail(),
-            },
-            G::IdempotencyKeyReused
-            | G::BindingConflict
-            | G::InterventionLimit
-            | G::InvalidState
-            | G::Conflict => Error::Conflict {
-                operation,
-                code: Some(code),
-                detail: detail(),
-            },
-            G::AdapterError | G::InternalError | G::Unavailable => Error::Server {
-                operation,
-                status,
-                code: Some(code),
-                body: detail(),
-            },
-        };
-    }
-
-    match status {
-        401 => Error::Unauthorized {
-            operation,
-            detail: detail(),
-        },
-        403 => Error::Forbidden {
-            operation,
-            detail: detail(),
-        },
-        404 => Error::NotFound {
-            operation,
-            detail: detail(),
-        },
-        409 => classify_conflict(operation, info.message.as_deref(), detail()),
-        413 => Error::PayloadTooLarge {
-            operation,
-            detail: detail(),
-        },
-        429 => Error::RateLimited {
-            operation,
-            retry_after,
-        },
-        400..=499 => Error::Invalid {
-            operation,
-            status,
-            detail: detail(),
-        },
-        _ => Error::Server {
-            operation,
-            status,
-            code: None,
-            body: scrub_secret(&redacted_snippet(body, MAX_SNIPPET_CHARS), secrets),
-        },
-    }
-}
-
-/// A 409 without Gatehouse's code: tell the meanings apart by the upstream messages.
-fn classify_conflict(operation: Operation, message: Option<&str>, detail: String) -> Error {
-    match message {
-        Some(messages::INTERACTION_NOT_PENDING) => Error::AlreadyAnswered { operation, detail },
-        Some(messages::REVISION_CONFLICT) | Some(messages::CHANGED_CONCURRENTLY) => {
-            Error::RevisionConflict { operation, detail }
-        }
-        Some(messages::OPERATION_CONFLICT) => Error::OperationConflict { operation, detail },
-        Some(messages::DISPATCH_OWNERSHIP_LOST) => {
-            Error::DispatchOwnershipLost { operation, detail }
-        }
-        Some(messages::RESOLVED_DIFFERENTLY) => Error::ResolvedDifferently { operation, detail },
-        // Agenta's respond has exactly one 409: the row is no longer pending (A5, A7).
-        _ if operation == Operation::RespondInteraction => {
-            Error::AlreadyAnswered { operation, detail }
-        }
-        _ => Error::Conflict {
-            operation,
-            code: None,
-            detail,
-        },
-    }
-}
-
-/// Build a [`Error::Decode`] for a body that did not match its type.
-pub(crate) fn decode_error(
-    operation: Operation,
-    status: u16,
-    err: gatehouse_wire::WireDecodeError,
-    body: &[u8],
-    secrets: &[String],
-) -> Error {
-    Error::Decode {
-        operation,
-        status,
-        path: err.path,
-        reason: scrub_secret(&scrub_quoted_values(&err.reason), secrets),
-        snippet: scrub_secret(&redacted_snippet(body, MAX_SNIPPET_CHARS), secrets),
-    }
-}
-
-/// Map a reqwest failure onto [`Error::Timeout`] or [`Error::Transport`].
-pub(crate) fn transport_error(
-    operation: Operation,
-    err: reqwest::Error,
-    timeout: Duration,
-) -> Error {
-    if err.is_timeout() {
-        return Error::Timeout {
-            operation,
-            after: timeout,
-        };
-    }
-    let err = err.without_url();
-    let detail = chain_text(&err);
-    Error::Transport {
-        operation,
-        detail,
-        source: Arc::new(err),
-    }
-}
-
-/// The error and its sources as one line: `a: b: c`.
-pub(crate) fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![err.to_string()];
-    let mut current = err.source();
-    while let Some(source) = current {
-        let text = source.to_string();
-        if parts.last() != Some(&text) {
-            parts.push(text);
-        }
-        current = source.source();
-    }
-    bound_chars(&parts.join(": "), MAX_DETAIL_CHARS)
-}
-
-// ---------------------------------------------------------------------------------
-// Bounding and redaction.
-// ---------------------------------------------------------------------------------
-
-/// Keys whose values are never kept in an error snippet.
-const REDACTED_KEYS: &[&str] = &[
-    "parameters",
-    "effectiveparameters",
-    "args",
-    "input",
-    "headers",
-    "authorization",
-    "credentials",
-    "api_key",
-    "apikey",
-    "token",
-    "password",
-    "secret",
-    "value",
-];
-
-/// At most `max` characters of `text`, with an ellipsis when cut.
-pub(crate) fn bound_chars(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().take(max).collect();
-    if text.chars().nth(max).is_some() {
-        out.push('…');
-    }
-    out
-}
-
-/// A bounded, printable snippet of raw bytes.
-pub(crate) fn snippet(body: &[u8], max: usize) -> String {
-    let text = String::from_utf8_lossy(body);
-    let cleaned: String = text
-        .chars()
-        .map(|c| if c.is_control() && c != ' ' { ' ' } else { c })
-        .collect();
-    let collapsed = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
-    bound_chars(&collapsed, max)
-}
-
-/// A bounded snippet of a body; when it is JSON, sensitive values are replaced first.
-pub(crate) fn redacted_snippet(body: &[u8], max: usize) -> String {
-    match serde_json::from_slice::<serde_json::Value>(body) {
-        Ok(mut value) => {
-            redact_value(&mut value);
-            bound_chars(&value.to_string(), max)
-        }
-        Err(_) => snippet(body, max),
-    }
-}
-
-fn redact_value(value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (key, inner) in map.iter_mut() {
-                if REDACTED_KEYS.contains(&key.to_ascii_lowercase().as_str()) {
-                    *inner = serde_json::Value::String("[redacted]".to_string());
-                } else {
-                    redact_value(inner);
-                }
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_value),
-        _ => {}
-    }
-}
-
-/// serde's messages quote offending string values (`invalid type: string "..."`);
-/// keep the shape of the message, not the value.
-fn scrub_quoted_values(reason: &str) -> String {
-    let mut out = String::with_capacity(reason.len());
-    let mut rest = reason;
-    while let Some(start) = rest.find('"') {
-        out.push_str(&rest[..=start]);
-        let after = &rest[start + 1..];
-        match after.find('"') {
-            Some(end) => {
-                out.push('…');
-                out.push('"');
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push('…');
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Remove the API key and runner token from a text (a hostile server may echo the header).
-pub(crate) fn scrub_secret(text: &str, secrets: &[String]) -> String {
-    secrets
-        .iter()
-        .filter(|s| !s.is_empty())
-        .fold(text.to_string(), |acc, secret| {
-            acc.replace(secret.as_str(), "[redacted]")
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn fastapi_not_pending_without_code_is_already_answered() {
-        let body = br#"{"detail":"Interaction is no longer pending"}"#;
-        let err = classify(Operation::TransitionInteraction, 409, None, body, &[]);
-        assert!(
-            matches!(
-                err,
-                Error::AlreadyAnswered {
-                    operation: Operation::TransitionInteraction,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-    }
-
-    #[test]
-    fn gatehouse_code_takes_precedence_over_message() {
-        let body =
-            br#"{"detail":"Interaction is no longer pending","code":"IDEMPOTENCY_KEY_REUSED"}"#;
-        let err = classify(Operation::RespondInteraction, 409, None, body, &[]);
-        assert!(
-            matches!(
-                err,
-                Error::Conflict {
-                    code: Some(GatehouseCode::IdempotencyKeyReused),
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-        let body = br#"{"error":{"code":"CONFLICT","message":"whatever","gatehouseCode":"DISPATCH_OWNERSHIP_LOST"}}"#;
-        let err = classify(Operation::RequestIntervention, 409, None, body, &[]);
-        assert!(
-            matches!(err, Error::DispatchOwnershipLost { .. }),
-            "{err:?}"
-        );
-    }
-
-    #[test]
-    fn agentplat_messages_map_to_typed_conflicts() {
-        let cases = [
-            (messages::REVISION_CONFLICT, "RevisionConflict"),
-            (messages::CHANGED_CONCURRENTLY, "RevisionConflict"),
-            (messages::OPERATION_CONFLICT, "OperationConflict"),
-            (messages::DISPATCH_OWNERSHIP_LOST, "DispatchOwnershipLost"),
-            (messages::RESOLVED_DIFFERENTLY, "ResolvedDifferently"),
-            ("something else", "Conflict"),
-        ];
-        for (message, expected) in cases {
-            let body =
-                serde_json::json!({"error": {"code": "CONFLICT", "message": message}}).to_string();
-            let err = classify(
-                Operation::RequestIntervention,
-                409,
-                None,
-                body.as_bytes(),
-                &[],
-            );
-            let name = format!("{err:?}");
-            assert!(name.starts_with(expected), "{message}: {name}");
-        }
-    }
-
-    #[test]
-    fn route_not_found_is_recognised_in_all_shapes() {
-        for body in [
-            &br#"{"detail":"Not Found"}"#[..],
-            br#"{"detail":"no such route","code":"ROUTE_NOT_FOUND"}"#,
-            br#"{"error":{"code":"NOT_FOUND","message":"Route not found"}}"#,
-        ] {
-            assert!(is_route_not_found(404, &parse_error_body(body)));
-        }
-        for body in [
-            &br#"{"detail":"Interaction not found"}"#[..],
-            br#"{"error":{"code":"NOT_FOUND","message":"Execution session not found"}}"#,
-            br#"{"detail":"Not Found","code":"NOT_FOUND"}"#,
-            b"<html>Not Found</html>",
-        ] {
-            assert!(!is_route_not_found(404, &parse_error_body(body)));
-        }
-    }
-
-    #[test]
-    fn validation_list_is_joined_and_html_is_bounded() {
-        let body =
-            br#"{"detail":[{"loc":["body","answer"],"msg":"field required","type":"missing"}]}"#;
-        let err = classify(Operation::RespondInteraction, 422, None, body, &[]);
-        match err {
-            Error::Invalid {
-                status: 422,
-                detail,
-                ..
-            } => assert_eq!(detail, "body.answer: field required"),
-            other => panic!("{other:?}"),
-        }
-        let html = format!("<html><body>{}</body></html>", "x".repeat(10_000));
-        let err = classify(Operation::GetInteraction, 502, None, html.as_bytes(), &[]);
-        match err {
-            Error::Server {
-                status: 502, body, ..
-            } => {
-                assert!(body.starts_with("<html>"));
-                assert!(body.chars().count() <= MAX_SNIPPET_CHARS + 1);
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn snippets_redact_sensitive_values_and_the_key() {
-        let body =
-            br#"{"detail":"boom","parameters":{"agent":{"secret":"hunter2"}},"echo":"key-123"}"#;
-        let text = redacted_snippet(body, 1000);
-        assert!(!text.contains("hunter2"), "{text}");
-        let text = scrub_secret(&text, &["key-123".to_string()]);
-        assert!(!text.contains("key-123"), "{text}");
-        assert_eq!(
-            scrub_quoted_values(r#"invalid type: string "sk-live", expected u64"#),
-            r#"invalid type: string "…", expected u64"#
-        );
+    fn kind_names_are_unique() {
+        let names: std::collections::HashSet<&str> =
+            ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
     }
 }

@@ -16,9 +16,11 @@ use gatehouse_wire::execution::{
 };
 use reqwest::Method;
 
-use crate::client::{Call, Client, Replay, RetryPolicy};
-use crate::error::{self, Error, Operation, Result};
+use crate::client::Client;
+use crate::error::{Error, Operation, Result};
+use crate::retry::RetryPolicy;
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
+use crate::transport::{Call, Replay};
 
 /// First poll interval of [`InterventionHandle::wait_applied`].
 const WAIT_POLL_INITIAL: Duration = Duration::from_millis(20);
@@ -87,6 +89,7 @@ impl InterventionRequest {
 /// assert!(!InterventionState::Requested.is_final());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InterventionState {
     /// Requested, nothing more: NOT evidence that anything stopped or changed.
     Requested,
@@ -162,6 +165,7 @@ impl InterventionState {
 /// assert!(!InterventionOutcome::TimedOut.is_applied());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InterventionOutcome {
     /// Applied at its checkpoint.
     Applied {
@@ -468,6 +472,7 @@ impl InterventionHandle {
     ///     InterventionOutcome::Rejected { reason } => println!("rejected: {reason}"),
     ///     InterventionOutcome::UnresolvedAtTerminal { status } => println!("run ended ({}) first", status.as_str()),
     ///     InterventionOutcome::TimedOut => println!("still waiting for the checkpoint"),
+    ///     other => println!("not applied: {other:?}"),
     /// }
     /// # Ok(()) }
     /// ```
@@ -594,8 +599,7 @@ impl SsePolicy for EventLog {
             return Ok(());
         }
         let data = event.data.as_bytes();
-        let event: ExecutionEvent = gatehouse_wire::from_json_slice(data)
-            .map_err(|e| error::decode_error(Self::OPERATION, 200, e, data, client.secrets()))?;
+        let event: ExecutionEvent = client.transport().decode(Self::OPERATION, 200, data)?;
         if event.sequence <= self.after {
             return Ok(()); // already delivered (a reconnect overlaps)
         }

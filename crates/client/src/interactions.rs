@@ -13,8 +13,10 @@ use reqwest::Method;
 use std::collections::HashSet;
 use tracing::Instrument;
 
-use crate::client::{Call, Client, Replay};
+use crate::client::Client;
 use crate::error::{Error, Operation, Result};
+use crate::retry::{with_retries, Failed};
+use crate::transport::{Call, Replay};
 use crate::watch::WatchStream;
 
 /// Page size [`Interactions::query_all`] asks for when walking pages.
@@ -442,43 +444,43 @@ impl Interactions {
         let mut call = Call::new(op, Method::POST, &segments).json_body(&body)?;
         call.idempotency_key = Some(idempotency_key.to_string());
         call.replay = Replay::Never; // re-sends are decided here, not blindly
-        let policy = self.client.inner.retry;
-        let max_attempts = policy.max_attempts.max(1);
+        let policy = self.client.transport().retry_policy();
         // True once an attempt failed in a way that may have landed the answer.
         let mut outcome_unknown = false;
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
-            let result: Result<InteractionResponse> = self.client.call_json(&call).await;
-            match result {
-                Ok(response) => return row_of(op, response),
-                Err(err) if err.is_retryable() => {
-                    outcome_unknown |= !matches!(err, Error::RateLimited { .. });
-                    if attempt >= max_attempts {
-                        if outcome_unknown {
-                            return self.settle_from_row(id, answer, err).await;
-                        }
-                        return Err(err);
-                    }
-                    let retry_after = match &err {
-                        Error::RateLimited { retry_after, .. } => *retry_after,
-                        _ => None,
-                    };
-                    let delay = policy.backoff(attempt, retry_after);
-                    tracing::debug!(
-                        attempt,
-                        delay_ms = delay.as_millis() as u64,
-                        "respond outcome unknown; re-sending with the same idempotency key"
-                    );
-                    tokio::time::sleep(delay).await;
-                }
-                Err(err @ Error::AlreadyAnswered { .. }) | Err(err @ Error::Conflict { .. })
-                    if outcome_unknown =>
-                {
-                    return self.settle_from_row(id, answer, err).await;
-                }
-                Err(err) => return Err(err),
+        let result = with_retries(
+            policy,
+            policy.max_attempts.max(1),
+            "respond outcome unknown; re-sending with the same idempotency key",
+            |_attempt| async {
+                self.client
+                    .call_json::<InteractionResponse>(&call)
+                    .await
+                    .map_err(|error| {
+                        let retry_after = match &error {
+                            Error::RateLimited { retry_after, .. } => *retry_after,
+                            _ => None,
+                        };
+                        Failed { error, retry_after }
+                    })
+            },
+            |error| outcome_unknown |= !matches!(error, Error::RateLimited { .. }),
+        )
+        .await;
+        match result {
+            Ok(response) => row_of(op, response),
+            // Every re-send failed, or one met a 409 after an earlier try may have
+            // landed: the row tells whether our answer is there.
+            Err(err)
+                if outcome_unknown
+                    && (err.is_retryable()
+                        || matches!(
+                            err,
+                            Error::AlreadyAnswered { .. } | Error::Conflict { .. }
+                        )) =>
+            {
+                self.settle_from_row(id, answer, err).await
             }
+            Err(err) => Err(err),
         }
     }
 
@@ -507,7 +509,7 @@ impl Interactions {
             },
             Err(read_err) => {
                 tracing::debug!(
-                    error = crate::client::error_kind(&read_err),
+                    error = read_err.kind().as_str(),
                     "re-reading the row after an ambiguous respond failed"
                 );
                 Err(err)
@@ -674,6 +676,7 @@ impl Interactions {
     ///         WatchUpdate::Connected => { /* re-query: events are notifications, not a log */ }
     ///         WatchUpdate::Event(event) => println!("{event:?}"),
     ///         WatchUpdate::Reconnecting { error, .. } => eprintln!("connection lost: {error}"),
+    ///         _ => {} // a kind of update newer than this code
     ///     }
     /// }
     /// # Ok(()) }

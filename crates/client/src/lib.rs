@@ -25,31 +25,70 @@
 //!   hands out sub-clients: [`Client::interactions`], [`Client::runs`],
 //!   [`Client::capabilities`].
 //! - Every failure is one flat [`Error`] naming its [`Operation`], with
+//!   [`Error::kind`] (an [`ErrorKind`] with a stable name: the one table the FFI's
+//!   error variants and the CLI's exit codes are mapped from) and
 //!   [`Error::is_retryable`].
 //! - Reads are retried with jittered, bounded backoff ([`RetryPolicy`]); a respond is
 //!   never blindly replayed (it carries an `Idempotency-Key`, see
 //!   [`Interactions::respond_with_idempotency_key`]).
 //! - Each HTTP call runs in a `gatehouse_call` tracing span (operation, method,
 //!   status, attempts, duration); the API key and request contents are never logged.
+//! - Public enums are `#[non_exhaustive]`: match them with a wildcard arm, so a new
+//!   error kind, operation or stream update is not a breaking change.
+//!
+//! ## Where things are (`src/`)
+//!
+//! | module | holds |
+//! |---|---|
+//! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s and hands them to its `Client` |
+//! | `watch.rs`, `sse.rs` | the interaction watch; the SSE parser and the reconnect loop it shares with the execution event stream |
+//! | `capabilities.rs` | the [`Capabilities`] sub-client, and the capability cache every call is checked against before it is sent |
+//! | `client.rs` | [`Client`], the handle every sub-client holds: `send` opens the `gatehouse_call` span, asks the capability cache, lets the transport send, and teaches the cache |
+//! | `config.rs` | [`ClientBuilder`], [`AuthScheme`], the `DEFAULT_*` settings |
+//! | `transport.rs` | the transport: a `Call` in, an answer or an [`Error`] out (URLs, credentials, attempts, bounded reads, `Retry-After`) |
+//! | `retry.rs` | [`RetryPolicy`] and `with_retries`, the one retry loop (the transport's and the respond path's) |
+//! | `classify.rs` | classification: HTTP status + upstream error bodies (FastAPI, AgentPlat, Gatehouse codes) to [`Error`]; reqwest failures; decode errors |
+//! | `redact.rs` | bounds and secret scrubbing of every text an [`Error`] keeps |
+//! | `error.rs` | [`Error`], [`Operation`] and [`ErrorKind`], the kind table |
+//!
+//! The last five know nothing of the modules above them: the transport does not know
+//! the sub-clients nor the capability cache (a route-not-found 404 comes back as
+//! [`Error::CapabilityUnavailable`] and `Client::send` remembers it).
+//!
+//! Where a change goes:
+//! - a new endpoint: an [`Operation`] (its name, whether it is a read, its capability)
+//!   in `error.rs`, and a method on its sub-client;
+//! - a new failure: an [`Error`] variant and its [`ErrorKind`] (with its place in
+//!   [`ErrorKind::ALL`]) in `error.rs`, how answers map to it in `classify.rs`; then
+//!   its row in the FFI's kind table (`From<ErrorKind> for GatehouseErrorKind`) and the
+//!   CLI's exit table (`exit_for`), whose tests fail until it is there;
+//! - a new upstream error body or message: `classify.rs`; what is scrubbed: `redact.rs`;
+//! - how calls are sent, timed out or retried: `transport.rs`, `retry.rs`, `config.rs`.
 
 #![warn(missing_docs)]
 
 mod capabilities;
+mod classify;
 mod client;
+mod config;
 mod error;
 mod execution;
 mod interactions;
+mod redact;
+mod retry;
 mod runs;
 mod service;
 mod sse;
+mod transport;
 mod watch;
 
 pub use capabilities::Capabilities;
-pub use client::{
-    AuthScheme, Client, ClientBuilder, RetryPolicy, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
+pub use client::Client;
+pub use config::{
+    AuthScheme, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
 };
-pub use error::{Error, Operation, Result, TransportSource};
+pub use error::{Error, ErrorKind, Operation, Result, TransportSource};
 pub use execution::{
     Execution, ExecutionEventStream, InterventionHandle, InterventionOutcome, InterventionRequest,
     InterventionState,
@@ -57,6 +96,7 @@ pub use execution::{
 pub use interactions::{
     Answer, ApproveAllReport, Interactions, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
 };
+pub use retry::RetryPolicy;
 pub use runs::{RunStream, Runs, NDJSON};
 pub use service::Service;
 pub use watch::{WatchStream, WatchUpdate, MAX_WATCH_RECONNECT_DELAY};

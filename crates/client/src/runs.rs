@@ -15,8 +15,9 @@ use gatehouse_wire::run::{RunRequest, RunResult, RunStreamRecord};
 use reqwest::header::CONTENT_TYPE;
 use reqwest::Method;
 
-use crate::client::{read_bounded, AnswerBody, Call, Client, Target};
-use crate::error::{self, Error, Operation, Result};
+use crate::client::Client;
+use crate::error::{Error, Operation, Result};
+use crate::transport::{AnswerBody, Call, Target};
 
 /// The `Accept` value of a streaming run.
 ///
@@ -211,7 +212,7 @@ async fn next_record(mut st: State) -> Option<(Result<RunStreamRecord>, State)> 
                 Err(err) => return Some((Err(err), st)),
             },
             Phase::Reading(mut bytes) => {
-                let idle = st.client.inner.stream_idle_timeout;
+                let idle = st.client.transport().stream_idle_timeout();
                 match tokio::time::timeout(idle, bytes.next()).await {
                     Ok(Some(Ok(chunk))) => {
                         if let Err(err) = st.take_lines(&chunk) {
@@ -221,8 +222,8 @@ async fn next_record(mut st: State) -> Option<(Result<RunStreamRecord>, State)> 
                         }
                     }
                     Ok(Some(Err(err))) => {
-                        let timeout = st.client.inner.timeout;
-                        return Some((Err(error::transport_error(st.operation, err, timeout)), st));
+                        let err = st.client.transport().stream_error(st.operation, err);
+                        return Some((Err(err), st));
                     }
                     Ok(None) => {
                         // End of body: a last line without its newline still counts.
@@ -276,13 +277,7 @@ async fn start(client: &Client, operation: Operation, body: Result<Bytes>) -> Re
         }
     };
     if is_json {
-        let (bytes, _) = read_bounded(
-            response,
-            client.inner.max_response_bytes,
-            operation,
-            client.inner.timeout,
-        )
-        .await?;
+        let bytes = client.transport().read_body(response, operation).await?;
         return whole_or_stream(client, operation, true, bytes, answered.status.as_u16());
     }
     Ok(Started::Stream(Box::pin(response.bytes_stream())))
@@ -296,9 +291,10 @@ fn whole_or_stream(
     status: u16,
 ) -> Result<Started> {
     if is_json {
-        gatehouse_wire::from_json_slice::<RunResult>(&bytes)
+        client
+            .transport()
+            .decode::<RunResult>(operation, status, &bytes)
             .map(|r| Started::Whole(Box::new(r)))
-            .map_err(|e| error::decode_error(operation, status, e, &bytes, client.secrets()))
     } else {
         Ok(Started::Stream(Box::pin(futures::stream::iter([Ok(
             bytes,
@@ -320,7 +316,7 @@ impl State {
             }
         }
         self.line.extend_from_slice(rest);
-        let limit = self.client.inner.max_response_bytes;
+        let limit = self.client.transport().max_response_bytes();
         if self.line.len() > limit {
             return Err(Error::Decode {
                 operation: self.operation,
@@ -349,13 +345,10 @@ impl State {
             Ok(None) => Ok(()),
             Err(err) => {
                 let err = refine_result_path(&text).unwrap_or(err);
-                Err(error::decode_error(
-                    self.operation,
-                    200,
-                    err,
-                    line,
-                    self.client.secrets(),
-                ))
+                Err(self
+                    .client
+                    .transport()
+                    .decode_error(self.operation, 200, err, line))
             }
         }
     }

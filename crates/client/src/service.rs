@@ -7,8 +7,9 @@ use gatehouse_wire::invoke::{
 };
 use reqwest::Method;
 
-use crate::client::{Call, Client};
+use crate::client::Client;
 use crate::error::{Operation, Result};
+use crate::transport::Call;
 
 /// The service-tier endpoints. Obtain with [`Client::service`]; cheap to create.
 ///

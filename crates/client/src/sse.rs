@@ -11,8 +11,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 
-use crate::client::{error_kind, AnswerBody, Call, Client, Replay, RetryPolicy};
-use crate::error::{self, Error, Operation, Result};
+use crate::client::Client;
+use crate::error::{Error, Operation, Result};
+use crate::retry::RetryPolicy;
+use crate::transport::{AnswerBody, Call, Replay};
 
 /// One dispatched SSE event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,7 +248,7 @@ impl<P: SsePolicy> ReconnectingSse<P> {
             let step = match self.connection.as_mut() {
                 None => self.connect().await,
                 Some(connection) => {
-                    let idle = self.client.inner.stream_idle_timeout;
+                    let idle = self.client.transport().stream_idle_timeout();
                     match tokio::time::timeout(idle, connection.next()).await {
                         Ok(read) => self.on_read(read),
                         Err(_) => self.fail(Error::Timeout {
@@ -267,9 +269,11 @@ impl<P: SsePolicy> ReconnectingSse<P> {
     async fn connect(&mut self) -> Result<()> {
         if self.failures > 0 {
             let hint = self.parser.retry_ms().map(Duration::from_millis);
-            let delay = self
-                .policy
-                .reconnect_delay(self.client.inner.retry, self.failures, hint);
+            let delay = self.policy.reconnect_delay(
+                self.client.transport().retry_policy(),
+                self.failures,
+                hint,
+            );
             tokio::time::sleep(delay).await;
         }
         let mut call = self.policy.request();
@@ -307,8 +311,8 @@ impl<P: SsePolicy> ReconnectingSse<P> {
                 Ok(())
             }
             Some(Err(err)) => {
-                let timeout = self.client.inner.timeout;
-                self.fail(error::transport_error(P::OPERATION, err, timeout))
+                let err = self.client.transport().stream_error(P::OPERATION, err);
+                self.fail(err)
             }
             None => self.fail(Error::Transport {
                 operation: P::OPERATION,
@@ -328,12 +332,13 @@ impl<P: SsePolicy> ReconnectingSse<P> {
         tracing::debug!(
             operation = %P::OPERATION,
             attempt = self.failures,
-            error = error_kind(&err),
+            error = err.kind().as_str(),
             "{}",
             P::DISCONNECTED_LOG
         );
+        let retry = self.client.transport().retry_policy();
         self.policy
-            .disconnected(self.client.inner.retry, self.failures, err, &mut self.queue)
+            .disconnected(retry, self.failures, err, &mut self.queue)
     }
 }
 

@@ -10,9 +10,11 @@ use futures::Stream;
 use gatehouse_wire::interaction::WatchEvent;
 use reqwest::Method;
 
-use crate::client::{Call, Client, RetryPolicy};
+use crate::client::Client;
 use crate::error::{Error, Operation, Result};
+use crate::retry::RetryPolicy;
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
+use crate::transport::Call;
 
 /// Longest wait between two reconnect attempts of a watch.
 ///
@@ -29,6 +31,7 @@ pub const MAX_WATCH_RECONNECT_DELAY: Duration = Duration::from_secs(30);
 /// assert!(matches!(update, WatchUpdate::Connected));
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum WatchUpdate {
     /// The stream is (re)connected. Revalidate now (re-query the session's gates):
     /// events are notifications, not a log, and some may have been missed.

@@ -1,11 +1,16 @@
 //! `GatehouseError`: the one error every export throws.
 //!
-//! It mirrors `gatehouse_client::Error` variant for variant, so a Kotlin `when`, a Swift
-//! `catch` or a Python `except` can tell "someone else already answered" from "the
-//! network is down" without parsing strings. Every variant carries `msg` (one readable
+//! It has one variant per `gatehouse_client::ErrorKind` (plus [`GatehouseError::Internal`]),
+//! so a Kotlin `when`, a Swift `catch` or a Python `except` can tell "someone else
+//! already answered" from "the network is down" without parsing strings. The variant
+//! of a client error follows from its kind through ONE table
+//! (`From<ErrorKind> for GatehouseErrorKind`); whether it is retryable follows from
+//! the client's rule (`ErrorKind::is_retryable`), never from a copy of it here. Every variant carries `msg` (one readable
 //! sentence naming the operation that failed) and `details` (the server's detail, the
 //! source chain, or a bounded body snippet, when there is one). The fields are never
 //! called `message`: that name clashes with `Throwable.message` in Kotlin.
+
+use gatehouse_client::{Error as ClientError, ErrorKind};
 
 /// Everything that can go wrong in a Gatehouse call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
@@ -284,8 +289,11 @@ impl GatehouseError {
     }
 
     /// True when the same call may succeed if tried again later: transport failures,
-    /// timeouts, 429 and 5xx, as `gatehouse_client::Error::is_retryable` says.
-    /// Conflicts, refusals, decode errors and absent capabilities are not retryable.
+    /// timeouts, 429 and 5xx. The rule is the client's (`ErrorKind::is_retryable`),
+    /// applied to this error's kind and status, so it answers as
+    /// `gatehouse_client::Error::is_retryable` did for the error it came from.
+    /// Conflicts, refusals, decode errors, absent capabilities and internal errors are
+    /// not retryable.
     ///
     /// ```
     /// use gatehouse_ffi::GatehouseError;
@@ -293,10 +301,68 @@ impl GatehouseError {
     /// assert!(!e.retryable());
     /// ```
     pub fn retryable(&self) -> bool {
-        match self {
-            Self::Transport { .. } | Self::Timeout { .. } | Self::RateLimited { .. } => true,
-            Self::Server { status, .. } => *status >= 500,
-            _ => false,
+        let status = match self {
+            Self::Server { status, .. } => Some(*status),
+            _ => None,
+        };
+        self.client_kind()
+            .is_some_and(|kind| kind.is_retryable(status))
+    }
+
+    /// The client's kind of this error: the kind table read backwards (`None` for
+    /// [`GatehouseError::Internal`], which no client kind maps to).
+    fn client_kind(&self) -> Option<ErrorKind> {
+        let kind = self.kind();
+        ErrorKind::ALL
+            .iter()
+            .copied()
+            .find(|client_kind| GatehouseErrorKind::from(*client_kind) == kind)
+    }
+
+    /// The variant of `kind` with its texts; `status` is kept by
+    /// [`GatehouseError::Server`] only.
+    fn of_kind(
+        kind: GatehouseErrorKind,
+        msg: String,
+        details: Option<String>,
+        status: Option<u16>,
+    ) -> Self {
+        use GatehouseErrorKind as K;
+        match kind {
+            K::AlreadyAnswered => Self::AlreadyAnswered { msg, details },
+            K::NotFound => Self::NotFound { msg, details },
+            K::RevisionConflict => Self::RevisionConflict { msg, details },
+            K::OperationConflict => Self::OperationConflict { msg, details },
+            K::DispatchOwnershipLost => Self::DispatchOwnershipLost { msg, details },
+            K::ResolvedDifferently => Self::ResolvedDifferently { msg, details },
+            K::Conflict => Self::Conflict { msg, details },
+            K::CapabilityUnavailable => Self::CapabilityUnavailable { msg, details },
+            K::Unauthorized => Self::Unauthorized { msg, details },
+            K::Forbidden => Self::Forbidden { msg, details },
+            K::Invalid => Self::Invalid { msg, details },
+            K::PayloadTooLarge => Self::PayloadTooLarge { msg, details },
+            K::RateLimited => Self::RateLimited { msg, details },
+            K::Server => Self::Server {
+                msg,
+                details,
+                status: status.unwrap_or_default(),
+            },
+            K::Transport => Self::Transport { msg, details },
+            K::Decode => Self::Decode { msg, details },
+            K::Timeout => Self::Timeout { msg, details },
+            K::Config => Self::Config { msg, details },
+            K::Internal => Self::Internal { msg, details },
+        }
+    }
+
+    /// A [`GatehouseError::Internal`] for a value of the client (`what`) newer than this
+    /// crate knows: reported instead of guessed.
+    pub(crate) fn unknown_variant(what: &str) -> Self {
+        Self::Internal {
+            msg: format!(
+                "gatehouse-client reported an {what} this library does not know (a bug in gatehouse-ffi)"
+            ),
+            details: None,
         }
     }
 
@@ -330,105 +396,115 @@ impl GatehouseError {
     }
 }
 
-impl From<gatehouse_client::Error> for GatehouseError {
-    fn from(error: gatehouse_client::Error) -> Self {
-        use gatehouse_client::Error as E;
-        let msg = error.to_string();
-        match error {
-            E::AlreadyAnswered { detail, .. } => Self::AlreadyAnswered {
-                msg,
-                details: Some(detail),
-            },
-            E::NotFound { detail, .. } => Self::NotFound {
-                msg,
-                details: Some(detail),
-            },
-            E::RevisionConflict { detail, .. } => Self::RevisionConflict {
-                msg,
-                details: Some(detail),
-            },
-            E::OperationConflict { detail, .. } => Self::OperationConflict {
-                msg,
-                details: Some(detail),
-            },
-            E::DispatchOwnershipLost { detail, .. } => Self::DispatchOwnershipLost {
-                msg,
-                details: Some(detail),
-            },
-            E::ResolvedDifferently { detail, .. } => Self::ResolvedDifferently {
-                msg,
-                details: Some(detail),
-            },
-            E::Conflict { code, detail, .. } => Self::Conflict {
-                msg,
-                details: Some(match code {
-                    Some(code) => format!("{code}: {detail}"),
-                    None => detail,
-                }),
-            },
-            E::CapabilityUnavailable { capability, .. } => Self::CapabilityUnavailable {
-                msg,
-                details: Some(
-                    capability
-                        .map(|c| c.as_str())
-                        .unwrap_or("capabilities")
-                        .to_string(),
-                ),
-            },
-            E::Unauthorized { detail, .. } => Self::Unauthorized {
-                msg,
-                details: Some(detail),
-            },
-            E::Forbidden { detail, .. } => Self::Forbidden {
-                msg,
-                details: Some(detail),
-            },
-            E::Invalid { detail, .. } => Self::Invalid {
-                msg,
-                details: Some(detail),
-            },
-            E::PayloadTooLarge { detail, .. } => Self::PayloadTooLarge {
-                msg,
-                details: Some(detail),
-            },
-            E::RateLimited { retry_after, .. } => Self::RateLimited {
-                msg,
-                details: retry_after.map(|d| format!("retry after {} ms", d.as_millis())),
-            },
-            E::Server { status, body, .. } => Self::Server {
-                msg,
-                details: Some(body),
-                status,
-            },
-            E::Transport { detail, .. } => Self::Transport {
-                msg,
-                details: Some(detail),
-            },
-            E::Decode {
-                path,
-                reason,
-                snippet,
-                ..
-            } => Self::Decode {
-                msg,
-                details: Some(format!("at {path}: {reason}; body: {snippet}")),
-            },
-            E::Timeout { after, .. } => Self::Timeout {
-                msg,
-                details: Some(format!("{} ms", after.as_millis())),
-            },
-            E::Config { reason, .. } => Self::Config {
-                msg,
-                details: Some(reason),
-            },
+/// THE table from the client's error kinds to this crate's: every other mapping
+/// (the variant of a converted error, its retry flag) is derived from it.
+impl From<ErrorKind> for GatehouseErrorKind {
+    fn from(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::AlreadyAnswered => Self::AlreadyAnswered,
+            ErrorKind::NotFound => Self::NotFound,
+            ErrorKind::RevisionConflict => Self::RevisionConflict,
+            ErrorKind::OperationConflict => Self::OperationConflict,
+            ErrorKind::DispatchOwnershipLost => Self::DispatchOwnershipLost,
+            ErrorKind::ResolvedDifferently => Self::ResolvedDifferently,
+            ErrorKind::Conflict => Self::Conflict,
+            ErrorKind::CapabilityUnavailable => Self::CapabilityUnavailable,
+            ErrorKind::Unauthorized => Self::Unauthorized,
+            ErrorKind::Forbidden => Self::Forbidden,
+            ErrorKind::Invalid => Self::Invalid,
+            ErrorKind::PayloadTooLarge => Self::PayloadTooLarge,
+            ErrorKind::RateLimited => Self::RateLimited,
+            ErrorKind::Server => Self::Server,
+            ErrorKind::Transport => Self::Transport,
+            ErrorKind::Decode => Self::Decode,
+            ErrorKind::Timeout => Self::Timeout,
+            ErrorKind::Config => Self::Config,
+            // A kind newer than this crate is a bug here, reported, never dropped (the
+            // test every_client_kind_has_its_own_variant fails first).
+            _ => Self::Internal,
         }
+    }
+}
+
+impl From<ClientError> for GatehouseError {
+    fn from(error: ClientError) -> Self {
+        Self::of_kind(
+            error.kind().into(),
+            error.to_string(),
+            details_of(&error),
+            error.http_status(),
+        )
+    }
+}
+
+/// The `details` text of a client error: the server's detail, the source chain, a
+/// bounded body snippet, or which limit or capability was hit.
+fn details_of(error: &ClientError) -> Option<String> {
+    use gatehouse_client::Error as E;
+    match error {
+        E::AlreadyAnswered { detail, .. }
+        | E::NotFound { detail, .. }
+        | E::RevisionConflict { detail, .. }
+        | E::OperationConflict { detail, .. }
+        | E::DispatchOwnershipLost { detail, .. }
+        | E::ResolvedDifferently { detail, .. }
+        | E::Unauthorized { detail, .. }
+        | E::Forbidden { detail, .. }
+        | E::Invalid { detail, .. }
+        | E::PayloadTooLarge { detail, .. }
+        | E::Transport { detail, .. } => Some(detail.clone()),
+        E::Conflict { code, detail, .. } => Some(match code {
+            Some(code) => format!("{code}: {detail}"),
+            None => detail.clone(),
+        }),
+        E::CapabilityUnavailable { capability, .. } => Some(
+            capability
+                .map(|c| c.as_str())
+                .unwrap_or("capabilities")
+                .to_string(),
+        ),
+        E::RateLimited { retry_after, .. } => {
+            retry_after.map(|d| format!("retry after {} ms", d.as_millis()))
+        }
+        E::Server { body, .. } => Some(body.clone()),
+        E::Decode {
+            path,
+            reason,
+            snippet,
+            ..
+        } => Some(format!("at {path}: {reason}; body: {snippet}")),
+        E::Timeout { after, .. } => Some(format!("{} ms", after.as_millis())),
+        E::Config { reason, .. } => Some(reason.clone()),
+        // A variant newer than this crate: its message (`msg`) still says what happened.
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gatehouse_client::{Error as ClientError, Operation};
+    use gatehouse_client::Operation;
+
+    #[test]
+    fn every_client_kind_has_its_own_variant() {
+        let mut seen = std::collections::HashSet::new();
+        for kind in ErrorKind::ALL {
+            let ffi_kind = GatehouseErrorKind::from(*kind);
+            assert_ne!(
+                ffi_kind,
+                GatehouseErrorKind::Internal,
+                "{kind} is not mapped"
+            );
+            assert!(seen.insert(ffi_kind), "{kind} shares {ffi_kind:?}");
+            let error = GatehouseError::of_kind(ffi_kind, kind.to_string(), None, Some(503));
+            assert_eq!(error.kind(), ffi_kind);
+            assert_eq!(error.client_kind(), Some(*kind));
+            assert_eq!(error.retryable(), kind.is_retryable(Some(503)), "{kind}");
+        }
+        let internal = GatehouseError::from_panic("test", &"boom");
+        assert_eq!(internal.client_kind(), None);
+        assert!(!internal.retryable());
+    }
 
     #[test]
     fn client_errors_keep_their_kind_text_and_retryability() {

@@ -34,16 +34,20 @@ pub enum InterventionState {
     },
 }
 
-impl From<ClientState> for InterventionState {
-    fn from(state: ClientState) -> Self {
-        match state {
+impl TryFrom<ClientState> for InterventionState {
+    type Error = GatehouseError;
+
+    /// Fails (as an internal error) on a state newer than this crate: never guess one.
+    fn try_from(state: ClientState) -> Result<Self, GatehouseError> {
+        Ok(match state {
             ClientState::Requested => Self::Requested,
             ClientState::Dispatching { attempts } => Self::Dispatching { attempts },
             ClientState::Applied { evidence } => Self::Applied {
                 evidence: (&evidence).into(),
             },
             ClientState::Rejected { reason } => Self::Rejected { reason },
-        }
+            _ => return Err(GatehouseError::unknown_variant("intervention state")),
+        })
     }
 }
 
@@ -70,9 +74,12 @@ pub enum InterventionOutcome {
     TimedOut,
 }
 
-impl From<ClientOutcome> for InterventionOutcome {
-    fn from(outcome: ClientOutcome) -> Self {
-        match outcome {
+impl TryFrom<ClientOutcome> for InterventionOutcome {
+    type Error = GatehouseError;
+
+    /// Fails (as an internal error) on an outcome newer than this crate: never guess one.
+    fn try_from(outcome: ClientOutcome) -> Result<Self, GatehouseError> {
+        Ok(match outcome {
             ClientOutcome::Applied { evidence } => Self::Applied {
                 evidence: (&evidence).into(),
             },
@@ -81,7 +88,8 @@ impl From<ClientOutcome> for InterventionOutcome {
                 status: status.into(),
             },
             ClientOutcome::TimedOut => Self::TimedOut,
-        }
+            _ => return Err(GatehouseError::unknown_variant("intervention outcome")),
+        })
     }
 }
 
@@ -152,7 +160,7 @@ impl GatehouseClient {
                 room_id,
                 session_id,
                 operation_id: handle.operation_id().to_string(),
-                state: handle.state().into(),
+                state: handle.state().try_into()?,
                 session: handle.session().into(),
             })
         })
@@ -177,7 +185,7 @@ impl GatehouseClient {
             let outcome = handle
                 .wait_applied(Duration::from_millis(timeout_ms))
                 .await?;
-            Ok(outcome.into())
+            outcome.try_into()
         })
         .await
     }

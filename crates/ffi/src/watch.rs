@@ -235,6 +235,8 @@ pub(crate) fn start(
                     let error = GatehouseError::from(error);
                     task_shared.deliver(|| listener.on_reconnecting(attempt, error))
                 }
+                // An update newer than this crate carries nothing a listener can hear.
+                Some(Ok(_)) => true,
                 Some(Err(error)) => {
                     let error = GatehouseError::from(error);
                     task_shared.ended.store(true, Ordering::SeqCst);

@@ -1,0 +1,397 @@
+//! Classification: how a failed HTTP answer, a reqwest failure or an undecodable body
+//! becomes an [`Error`].
+//!
+//! Conflicts that share the 409 status are told apart (CONTRACT.md C3) from
+//! Gatehouse's machine code when the server sends one, else from the exact upstream
+//! messages of Agenta and AgentPlat. Every text kept goes through [`crate::redact`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatehouse_wire::error::{messages, GatehouseCode};
+
+use crate::error::{Error, Operation};
+use crate::redact::{
+    bound_chars, redacted_snippet, scrub_quoted_values, scrub_secret, snippet, MAX_DETAIL_CHARS,
+    MAX_SNIPPET_CHARS,
+};
+
+/// What an error body says, whichever of the three shapes it has.
+#[derive(Debug, Default)]
+pub(crate) struct ErrorBodyInfo {
+    /// Gatehouse's machine code (`code` beside `detail`, or `error.gatehouseCode`).
+    pub gatehouse_code: Option<GatehouseCode>,
+    /// AgentPlat's coarse code (`error.code`).
+    pub agentplat_code: Option<String>,
+    /// The readable message (`detail` or `error.message`), bounded.
+    pub message: Option<String>,
+}
+
+/// Read the error body shapes: FastAPI `{"detail": str|list, "code"?}` and AgentPlat
+/// `{"error": {"code", "message", "gatehouseCode"?}}`.
+pub(crate) fn parse_error_body(body: &[u8]) -> ErrorBodyInfo {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return ErrorBodyInfo::default();
+    };
+    let mut info = ErrorBodyInfo::default();
+    let Some(obj) = value.as_object() else {
+        return info;
+    };
+    if let Some(detail) = obj.get("detail") {
+        let fastapi = gatehouse_wire::error::FastApiErrorBody {
+            detail: detail.clone(),
+            code: None,
+            extra: Default::default(),
+        };
+        info.message = Some(bound_chars(&fastapi.detail_text(), MAX_DETAIL_CHARS));
+        info.gatehouse_code = obj
+            .get("code")
+            .and_then(|c| c.as_str())
+            .and_then(GatehouseCode::parse);
+    }
+    if let Some(err) = obj.get("error").and_then(|e| e.as_object()) {
+        if let Some(code) = err.get("code").and_then(|c| c.as_str()) {
+            info.agentplat_code = Some(bound_chars(code, 64));
+        }
+        if let Some(message) = err.get("message").and_then(|m| m.as_str()) {
+            info.message = Some(bound_chars(message, MAX_DETAIL_CHARS));
+        }
+        if let Some(code) = err
+            .get("gatehouseCode")
+            .and_then(|c| c.as_str())
+            .and_then(GatehouseCode::parse)
+        {
+            info.gatehouse_code = Some(code);
+        }
+    }
+    // Gatehouse's own code wins; a bare `code` on a body without `detail` is read too.
+    if info.gatehouse_code.is_none() {
+        info.gatehouse_code = obj
+            .get("code")
+            .and_then(|c| c.as_str())
+            .and_then(GatehouseCode::parse);
+    }
+    info
+}
+
+/// True when a 404 body says the ROUTE is absent (not the addressed thing): FastAPI's
+/// default `{"detail":"Not Found"}`, Gatehouse's `ROUTE_NOT_FOUND`, or AgentPlat's
+/// `{"error":{"code":"NOT_FOUND","message":"Route not found"}}`.
+pub(crate) fn is_route_not_found(status: u16, info: &ErrorBodyInfo) -> bool {
+    if status != 404 {
+        return false;
+    }
+    if let Some(code) = info.gatehouse_code {
+        return code == GatehouseCode::RouteNotFound;
+    }
+    matches!(
+        info.message.as_deref(),
+        Some("Not Found") | Some(messages::ROUTE_NOT_FOUND)
+    )
+}
+
+/// Map a non-success answer onto an [`Error`]. `body` is the (bounded) raw body,
+/// `secret` the API key to scrub from any text kept.
+pub(crate) fn classify(
+    operation: Operation,
+    status: u16,
+    retry_after: Option<Duration>,
+    body: &[u8],
+    secrets: &[String],
+) -> Error {
+    let info = parse_error_body(body);
+    let detail = || -> String {
+        let text = match &info.message {
+            Some(m) => m.clone(),
+            None => snippet(body, MAX_DETAIL_CHARS),
+        };
+        scrub_secret(&text, secrets)
+    };
+
+    if let Some(code) = info.gatehouse_code {
+        use GatehouseCode as G;
+        return match code {
+            G::AlreadyAnswered => Error::AlreadyAnswered {
+                operation,
+                detail: detail(),
+            },
+            G::RevisionConflict => Error::RevisionConflict {
+                operation,
+                detail: detail(),
+            },
+            G::OperationConflict => Error::OperationConflict {
+                operation,
+                detail: detail(),
+            },
+            G::DispatchOwnershipLost => Error::DispatchOwnershipLost {
+                operation,
+                detail: detail(),
+            },
+            G::ResolvedDifferently => Error::ResolvedDifferently {
+                operation,
+                detail: detail(),
+            },
+            G::NotFound | G::RouteNotFound => Error::NotFound {
+                operation,
+                detail: detail(),
+            },
+            G::Unauthorized => Error::Unauthorized {
+                operation,
+                detail: detail(),
+            },
+            G::Forbidden => Error::Forbidden {
+                operation,
+                detail: detail(),
+            },
+            G::BadRequest | G::ValidationError => Error::Invalid {
+                operation,
+                status,
+                detail: detail(),
+            },
+            G::PayloadTooLarge => Error::PayloadTooLarge {
+                operation,
+                detail: detail(),
+            },
+            G::IdempotencyKeyReused
+            | G::BindingConflict
+            | G::InterventionLimit
+            | G::InvalidState
+            | G::Conflict => Error::Conflict {
+                operation,
+                code: Some(code),
+                detail: detail(),
+            },
+            G::AdapterError | G::InternalError | G::Unavailable => Error::Server {
+                operation,
+                status,
+                code: Some(code),
+                body: detail(),
+            },
+        };
+    }
+
+    match status {
+        401 => Error::Unauthorized {
+            operation,
+            detail: detail(),
+        },
+        403 => Error::Forbidden {
+            operation,
+            detail: detail(),
+        },
+        404 => Error::NotFound {
+            operation,
+            detail: detail(),
+        },
+        409 => classify_conflict(operation, info.message.as_deref(), detail()),
+        413 => Error::PayloadTooLarge {
+            operation,
+            detail: detail(),
+        },
+        429 => Error::RateLimited {
+            operation,
+            retry_after,
+        },
+        400..=499 => Error::Invalid {
+            operation,
+            status,
+            detail: detail(),
+        },
+        _ => Error::Server {
+            operation,
+            status,
+            code: None,
+            body: scrub_secret(&redacted_snippet(body, MAX_SNIPPET_CHARS), secrets),
+        },
+    }
+}
+
+/// A 409 without Gatehouse's code: tell the meanings apart by the upstream messages.
+fn classify_conflict(operation: Operation, message: Option<&str>, detail: String) -> Error {
+    match message {
+        Some(messages::INTERACTION_NOT_PENDING) => Error::AlreadyAnswered { operation, detail },
+        Some(messages::REVISION_CONFLICT) | Some(messages::CHANGED_CONCURRENTLY) => {
+            Error::RevisionConflict { operation, detail }
+        }
+        Some(messages::OPERATION_CONFLICT) => Error::OperationConflict { operation, detail },
+        Some(messages::DISPATCH_OWNERSHIP_LOST) => {
+            Error::DispatchOwnershipLost { operation, detail }
+        }
+        Some(messages::RESOLVED_DIFFERENTLY) => Error::ResolvedDifferently { operation, detail },
+        // Agenta's respond has exactly one 409: the row is no longer pending (A5, A7).
+        _ if operation == Operation::RespondInteraction => {
+            Error::AlreadyAnswered { operation, detail }
+        }
+        _ => Error::Conflict {
+            operation,
+            code: None,
+            detail,
+        },
+    }
+}
+
+/// Build a [`Error::Decode`] for a body that did not match its type.
+pub(crate) fn decode_error(
+    operation: Operation,
+    status: u16,
+    err: gatehouse_wire::WireDecodeError,
+    body: &[u8],
+    secrets: &[String],
+) -> Error {
+    Error::Decode {
+        operation,
+        status,
+        path: err.path,
+        reason: scrub_secret(&scrub_quoted_values(&err.reason), secrets),
+        snippet: scrub_secret(&redacted_snippet(body, MAX_SNIPPET_CHARS), secrets),
+    }
+}
+
+/// Map a reqwest failure onto [`Error::Timeout`] or [`Error::Transport`].
+pub(crate) fn transport_error(
+    operation: Operation,
+    err: reqwest::Error,
+    timeout: Duration,
+) -> Error {
+    if err.is_timeout() {
+        return Error::Timeout {
+            operation,
+            after: timeout,
+        };
+    }
+    let err = err.without_url();
+    let detail = chain_text(&err);
+    Error::Transport {
+        operation,
+        detail,
+        source: Arc::new(err),
+    }
+}
+
+/// The error and its sources as one line: `a: b: c`.
+pub(crate) fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![err.to_string()];
+    let mut current = err.source();
+    while let Some(source) = current {
+        let text = source.to_string();
+        if parts.last() != Some(&text) {
+            parts.push(text);
+        }
+        current = source.source();
+    }
+    bound_chars(&parts.join(": "), MAX_DETAIL_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fastapi_not_pending_without_code_is_already_answered() {
+        let body = br#"{"detail":"Interaction is no longer pending"}"#;
+        let err = classify(Operation::TransitionInteraction, 409, None, body, &[]);
+        assert!(
+            matches!(
+                err,
+                Error::AlreadyAnswered {
+                    operation: Operation::TransitionInteraction,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn gatehouse_code_takes_precedence_over_message() {
+        let body =
+            br#"{"detail":"Interaction is no longer pending","code":"IDEMPOTENCY_KEY_REUSED"}"#;
+        let err = classify(Operation::RespondInteraction, 409, None, body, &[]);
+        assert!(
+            matches!(
+                err,
+                Error::Conflict {
+                    code: Some(GatehouseCode::IdempotencyKeyReused),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let body = br#"{"error":{"code":"CONFLICT","message":"whatever","gatehouseCode":"DISPATCH_OWNERSHIP_LOST"}}"#;
+        let err = classify(Operation::RequestIntervention, 409, None, body, &[]);
+        assert!(
+            matches!(err, Error::DispatchOwnershipLost { .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn agentplat_messages_map_to_typed_conflicts() {
+        let cases = [
+            (messages::REVISION_CONFLICT, "RevisionConflict"),
+            (messages::CHANGED_CONCURRENTLY, "RevisionConflict"),
+            (messages::OPERATION_CONFLICT, "OperationConflict"),
+            (messages::DISPATCH_OWNERSHIP_LOST, "DispatchOwnershipLost"),
+            (messages::RESOLVED_DIFFERENTLY, "ResolvedDifferently"),
+            ("something else", "Conflict"),
+        ];
+        for (message, expected) in cases {
+            let body =
+                serde_json::json!({"error": {"code": "CONFLICT", "message": message}}).to_string();
+            let err = classify(
+                Operation::RequestIntervention,
+                409,
+                None,
+                body.as_bytes(),
+                &[],
+            );
+            let name = format!("{err:?}");
+            assert!(name.starts_with(expected), "{message}: {name}");
+        }
+    }
+
+    #[test]
+    fn route_not_found_is_recognised_in_all_shapes() {
+        for body in [
+            &br#"{"detail":"Not Found"}"#[..],
+            br#"{"detail":"no such route","code":"ROUTE_NOT_FOUND"}"#,
+            br#"{"error":{"code":"NOT_FOUND","message":"Route not found"}}"#,
+        ] {
+            assert!(is_route_not_found(404, &parse_error_body(body)));
+        }
+        for body in [
+            &br#"{"detail":"Interaction not found"}"#[..],
+            br#"{"error":{"code":"NOT_FOUND","message":"Execution session not found"}}"#,
+            br#"{"detail":"Not Found","code":"NOT_FOUND"}"#,
+            b"<html>Not Found</html>",
+        ] {
+            assert!(!is_route_not_found(404, &parse_error_body(body)));
+        }
+    }
+
+    #[test]
+    fn validation_list_is_joined_and_html_is_bounded() {
+        let body =
+            br#"{"detail":[{"loc":["body","answer"],"msg":"field required","type":"missing"}]}"#;
+        let err = classify(Operation::RespondInteraction, 422, None, body, &[]);
+        match err {
+            Error::Invalid {
+                status: 422,
+                detail,
+                ..
+            } => assert_eq!(detail, "body.answer: field required"),
+            other => panic!("{other:?}"),
+        }
+        let html = format!("<html><body>{}</body></html>", "x".repeat(10_000));
+        let err = classify(Operation::GetInteraction, 502, None, html.as_bytes(), &[]);
+        match err {
+            Error::Server {
+                status: 502, body, ..
+            } => {
+                assert!(body.starts_with("<html>"));
+                assert!(body.chars().count() <= MAX_SNIPPET_CHARS + 1);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
