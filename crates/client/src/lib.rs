@@ -65,8 +65,6 @@
 //! - a new upstream error body or message: `classify.rs`; what is scrubbed: `redact.rs`;
 //! - how calls are sent, timed out or retried: `transport.rs`, `retry.rs`, `config.rs`.
 
-#![warn(missing_docs)]
-
 mod capabilities;
 mod classify;
 mod client;

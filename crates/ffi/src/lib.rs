@@ -15,8 +15,6 @@
 //!
 //! Generated bindings live in `bindings/` at the workspace root (`cargo xtask bindings`).
 
-#![warn(missing_docs)]
-
 uniffi::setup_scaffolding!();
 
 mod client;

@@ -106,8 +106,6 @@
 //! nothing committed (an OS crash may lose the last transactions). Set a `postgres://`
 //! URL for a shared database; leases then lock rows (`FOR UPDATE SKIP LOCKED`).
 
-#![warn(missing_docs)]
-
 pub mod api;
 pub mod auth;
 pub mod config;
