@@ -10,9 +10,9 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `../shared/fixtures/agenta` beside the checkout (CI lays `shared/` next to the clone).
+/// Agenta's fixture folder, where the conformance suites find it (`gatehouse_fixtures`).
 pub fn agenta_fixtures() -> PathBuf {
-    workspace_root().join("../shared/fixtures/agenta")
+    gatehouse_fixtures::fixtures_root().join(gatehouse_fixtures::Upstream::Agenta.folder())
 }
 
 /// The committed JSON Schema folder (`schema/`).

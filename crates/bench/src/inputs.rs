@@ -33,13 +33,10 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or(manifest)
 }
 
-/// Agenta's fixture folder: `$GATEHOUSE_FIXTURES` when set, else
-/// `../shared/fixtures/agenta` beside the checkout.
+/// Agenta's fixture folder, as the conformance suites find it (`gatehouse_fixtures`):
+/// `$GATEHOUSE_FIXTURES/agenta`, else `shared/fixtures/agenta` beside the checkout.
 pub fn fixtures_dir() -> PathBuf {
-    match std::env::var_os("GATEHOUSE_FIXTURES") {
-        Some(dir) => PathBuf::from(dir),
-        None => workspace_root().join("../shared/fixtures/agenta"),
-    }
+    gatehouse_fixtures::fixtures_root().join(gatehouse_fixtures::Upstream::Agenta.folder())
 }
 
 /// Read a fixture file's bytes.

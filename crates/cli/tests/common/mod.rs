@@ -73,9 +73,9 @@ pub async fn invoke_parked(
     answer
 }
 
-/// An Agenta fixture file: `../shared/fixtures/agenta/<name>` beside the checkout.
+/// An Agenta fixture file, where the conformance suites find it (`gatehouse_fixtures`).
 pub fn agenta_fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/agenta")
+    gatehouse_fixtures::fixtures_root()
+        .join(gatehouse_fixtures::Upstream::Agenta.folder())
         .join(name)
 }
