@@ -649,9 +649,12 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
      * you last saw (a stale one throws `RevisionConflict`). The answer means
      * "requested", nothing more: call `wait_for_intervention` to learn whether it was
      * applied. `operation_id` makes a retry replay instead of duplicating; the client
-     * generates one when absent.
+     * generates one when absent. `requested_by_participant_id` names who asks on an
+     * AgentPlat host that does not authenticate the actor (default: the config's
+     * `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
+     * request but its answer could not be read: it WAS requested.
      */
-    func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String?) async throws  -> RequestedIntervention
+    func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String?, requestedByParticipantId: String?) async throws  -> RequestedIntervention
     
     /**
      * Wait up to `timeout_ms` for an intervention to be applied (with the server's
@@ -884,14 +887,17 @@ open func getExecutionSession(roomId: String, sessionId: String)async throws  ->
      * you last saw (a stale one throws `RevisionConflict`). The answer means
      * "requested", nothing more: call `wait_for_intervention` to learn whether it was
      * applied. `operation_id` makes a retry replay instead of duplicating; the client
-     * generates one when absent.
+     * generates one when absent. `requested_by_participant_id` names who asks on an
+     * AgentPlat host that does not authenticate the actor (default: the config's
+     * `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
+     * request but its answer could not be read: it WAS requested.
      */
-open func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String? = nil)async throws  -> RequestedIntervention  {
+open func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String? = nil, requestedByParticipantId: String? = nil)async throws  -> RequestedIntervention  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterUInt64.lower(expectedRevision),FfiConverterString.lower(instruction),FfiConverterTypeCheckpoint_lower(checkpoint),FfiConverterOptionString.lower(operationId)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterUInt64.lower(expectedRevision),FfiConverterString.lower(instruction),FfiConverterTypeCheckpoint_lower(checkpoint),FfiConverterOptionString.lower(operationId),FfiConverterOptionString.lower(requestedByParticipantId)
                 )
             },
             pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
@@ -1838,41 +1844,71 @@ public func FfiConverterTypeCheckpointProgress_lower(_ value: CheckpointProgress
  */
 public struct ClientConfig: Equatable, Hashable {
     /**
-     * Base URL of the control plane, e.g. `https://gatehouse.example.com`.
+     * Base URL of the control plane, e.g. `https://gatehouse.example.com` (a path
+     * prefix is kept).
      */
     public var baseUrl: String
     /**
-     * API key, sent as `Authorization: Bearer <key>`.
+     * API key, sent as `Authorization: Bearer <key>` (`ApiKey <key>` to Agenta).
      */
     public var apiKey: String?
     /**
-     * Project id sent as `?project_id=` on every interaction call.
+     * Project id sent as `?project_id=` on every Gatehouse and Agenta call.
      */
     public var projectId: String?
     /**
      * Per-call timeout in milliseconds (the client's default when absent).
      */
     public var timeoutMs: UInt64?
+    /**
+     * Which kind of host `base_url` is (Gatehouse when absent).
+     */
+    public var upstream: Upstream?
+    /**
+     * The tenant, sent as `X-Agentplat-Tenant-Id` (AgentPlat's default authentication
+     * requires it).
+     */
+    public var tenant: String?
+    /**
+     * Who requests interventions, sent as `requestedByParticipantId` (read by an
+     * AgentPlat host whose authentication names no actor).
+     */
+    public var participantId: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
     public init(
         /**
-         * Base URL of the control plane, e.g. `https://gatehouse.example.com`.
+         * Base URL of the control plane, e.g. `https://gatehouse.example.com` (a path
+         * prefix is kept).
          */baseUrl: String, 
         /**
-         * API key, sent as `Authorization: Bearer <key>`.
+         * API key, sent as `Authorization: Bearer <key>` (`ApiKey <key>` to Agenta).
          */apiKey: String? = nil, 
         /**
-         * Project id sent as `?project_id=` on every interaction call.
+         * Project id sent as `?project_id=` on every Gatehouse and Agenta call.
          */projectId: String? = nil, 
         /**
          * Per-call timeout in milliseconds (the client's default when absent).
-         */timeoutMs: UInt64? = nil) {
+         */timeoutMs: UInt64? = nil, 
+        /**
+         * Which kind of host `base_url` is (Gatehouse when absent).
+         */upstream: Upstream? = nil, 
+        /**
+         * The tenant, sent as `X-Agentplat-Tenant-Id` (AgentPlat's default authentication
+         * requires it).
+         */tenant: String? = nil, 
+        /**
+         * Who requests interventions, sent as `requestedByParticipantId` (read by an
+         * AgentPlat host whose authentication names no actor).
+         */participantId: String? = nil) {
         self.baseUrl = baseUrl
         self.apiKey = apiKey
         self.projectId = projectId
         self.timeoutMs = timeoutMs
+        self.upstream = upstream
+        self.tenant = tenant
+        self.participantId = participantId
     }
 
     
@@ -1894,7 +1930,10 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
                 baseUrl: FfiConverterString.read(from: &buf), 
                 apiKey: FfiConverterOptionString.read(from: &buf), 
                 projectId: FfiConverterOptionString.read(from: &buf), 
-                timeoutMs: FfiConverterOptionUInt64.read(from: &buf)
+                timeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
+                upstream: FfiConverterOptionTypeUpstream.read(from: &buf), 
+                tenant: FfiConverterOptionString.read(from: &buf), 
+                participantId: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -1903,6 +1942,9 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.apiKey, into: &buf)
         FfiConverterOptionString.write(value.projectId, into: &buf)
         FfiConverterOptionUInt64.write(value.timeoutMs, into: &buf)
+        FfiConverterOptionTypeUpstream.write(value.upstream, into: &buf)
+        FfiConverterOptionString.write(value.tenant, into: &buf)
+        FfiConverterOptionString.write(value.participantId, into: &buf)
     }
 }
 
@@ -2060,13 +2102,13 @@ public struct ExecutionSession: Equatable, Hashable {
      */
     public var participantId: String
     /**
-     * The exact agent revision.
+     * The exact agent revision (absent on an AgentPlat host without an agent registry).
      */
-    public var agentRevisionId: String
+    public var agentRevisionId: String?
     /**
-     * Digest of that revision.
+     * Digest of that revision (absent with it).
      */
-    public var agentRevisionDigest: String
+    public var agentRevisionDigest: String?
     /**
      * The failed session this one recovers, when it is a retry.
      */
@@ -2138,11 +2180,11 @@ public struct ExecutionSession: Equatable, Hashable {
          * The agent participant.
          */participantId: String, 
         /**
-         * The exact agent revision.
-         */agentRevisionId: String, 
+         * The exact agent revision (absent on an AgentPlat host without an agent registry).
+         */agentRevisionId: String?, 
         /**
-         * Digest of that revision.
-         */agentRevisionDigest: String, 
+         * Digest of that revision (absent with it).
+         */agentRevisionDigest: String?, 
         /**
          * The failed session this one recovers, when it is a retry.
          */predecessorSessionId: String?, 
@@ -2223,8 +2265,8 @@ public struct FfiConverterTypeExecutionSession: FfiConverterRustBuffer {
                 runId: FfiConverterString.read(from: &buf), 
                 taskId: FfiConverterString.read(from: &buf), 
                 participantId: FfiConverterString.read(from: &buf), 
-                agentRevisionId: FfiConverterString.read(from: &buf), 
-                agentRevisionDigest: FfiConverterString.read(from: &buf), 
+                agentRevisionId: FfiConverterOptionString.read(from: &buf), 
+                agentRevisionDigest: FfiConverterOptionString.read(from: &buf), 
                 predecessorSessionId: FfiConverterOptionString.read(from: &buf), 
                 runtimeProfile: FfiConverterOptionString.read(from: &buf), 
                 authorityRevision: FfiConverterOptionString.read(from: &buf), 
@@ -2247,8 +2289,8 @@ public struct FfiConverterTypeExecutionSession: FfiConverterRustBuffer {
         FfiConverterString.write(value.runId, into: &buf)
         FfiConverterString.write(value.taskId, into: &buf)
         FfiConverterString.write(value.participantId, into: &buf)
-        FfiConverterString.write(value.agentRevisionId, into: &buf)
-        FfiConverterString.write(value.agentRevisionDigest, into: &buf)
+        FfiConverterOptionString.write(value.agentRevisionId, into: &buf)
+        FfiConverterOptionString.write(value.agentRevisionDigest, into: &buf)
         FfiConverterOptionString.write(value.predecessorSessionId, into: &buf)
         FfiConverterOptionString.write(value.runtimeProfile, into: &buf)
         FfiConverterOptionString.write(value.authorityRevision, into: &buf)
@@ -2571,7 +2613,7 @@ public struct Intervention: Equatable, Hashable {
      */
     public var operationId: String
     /**
-     * Who asked (the authenticated actor).
+     * Who asked (the authenticated actor, or the participant named in the request).
      */
     public var requestedByParticipantId: String
     /**
@@ -2610,7 +2652,7 @@ public struct Intervention: Equatable, Hashable {
          * The idempotency id.
          */operationId: String, 
         /**
-         * Who asked (the authenticated actor).
+         * Who asked (the authenticated actor, or the participant named in the request).
          */requestedByParticipantId: String, 
         /**
          * What to do.
@@ -3013,6 +3055,15 @@ public enum Checkpoint: Equatable, Hashable {
      * Before a protected external action.
      */
     case preAction
+    /**
+     * A checkpoint this library does not know, kept as sent (and sent as given: the
+     * host decides whether it knows it).
+     */
+    case unknown(
+        /**
+         * The checkpoint's wire spelling.
+         */value: String
+    )
 
 
 
@@ -3040,6 +3091,9 @@ public struct FfiConverterTypeCheckpoint: FfiConverterRustBuffer {
         
         case 3: return .preAction
         
+        case 4: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -3059,6 +3113,11 @@ public struct FfiConverterTypeCheckpoint: FfiConverterRustBuffer {
         case .preAction:
             writeInt(&buf, Int32(3))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -3110,6 +3169,14 @@ public enum ExecutionEventType: Equatable, Hashable {
      * The run ended and the session was reconciled.
      */
     case sessionReconciled
+    /**
+     * An event type this library does not know, kept as sent.
+     */
+    case unknown(
+        /**
+         * The type as the server spelled it.
+         */value: String
+    )
 
 
 
@@ -3143,6 +3210,9 @@ public struct FfiConverterTypeExecutionEventType: FfiConverterRustBuffer {
         
         case 6: return .sessionReconciled
         
+        case 7: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -3174,6 +3244,11 @@ public struct FfiConverterTypeExecutionEventType: FfiConverterRustBuffer {
         case .sessionReconciled:
             writeInt(&buf, Int32(6))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(7))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -3221,6 +3296,14 @@ public enum ExecutionSessionStatus: Equatable, Hashable {
      * The run was cancelled (including by a `stop` intervention).
      */
     case canceled
+    /**
+     * A status this library does not know (a newer server's), kept as sent.
+     */
+    case unknown(
+        /**
+         * The status as the server spelled it.
+         */value: String
+    )
 
 
 
@@ -3252,6 +3335,9 @@ public struct FfiConverterTypeExecutionSessionStatus: FfiConverterRustBuffer {
         
         case 5: return .canceled
         
+        case 6: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -3279,6 +3365,11 @@ public struct FfiConverterTypeExecutionSessionStatus: FfiConverterRustBuffer {
         case .canceled:
             writeInt(&buf, Int32(5))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(6))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -3376,8 +3467,30 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */details: String?
     )
     /**
+     * The execution session already holds the most interventions it may (256).
+     */
+    case InterventionLimit(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
+     * The execution session is not active (its run ended): nothing can be steered.
+     */
+    case SessionNotActive(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
-     * server sent one (e.g. `INTERVENTION_LIMIT`).
+     * server sent one (e.g. `INVALID_STATE`).
      */
     case Conflict(
         /**
@@ -3411,7 +3524,8 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */details: String?
     )
     /**
-     * The API key may not do this (403).
+     * Permission denied (403): the API key, or on AgentPlat the requesting participant
+     * (not a human room participant, or without `run.intervene`), may not do this.
      */
     case Forbidden(
         /**
@@ -3422,8 +3536,32 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */details: String?
     )
     /**
-     * The request was refused as malformed (400/422), or an argument given to this
-     * library was not valid (a bad base URL, text that is not JSON).
+     * The host needs a tenant it was not given (set `tenant` in the config), or refuses
+     * the one given.
+     */
+    case TenantRejected(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
+     * The request failed the server's validation (400 `VALIDATION_ERROR`, 422), e.g. an
+     * invalid checkpoint.
+     */
+    case Validation(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
+     * The request was refused as malformed (400 and other 4xx), or an argument given to
+     * this library was not valid (a bad base URL, text that is not JSON).
      */
     case Invalid(
         /**
@@ -3489,6 +3627,29 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */msg: String, 
         /**
          * A bounded snippet of the body.
+         */details: String?
+    )
+    /**
+     * The server's event stream failed (its `agentplat.failed` frame).
+     */
+    case StreamFailed(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The failure frame's text.
+         */details: String?
+    )
+    /**
+     * The host ACCEPTED the write (2xx): it landed; only its answer could not be read.
+     * Do not report it as failed: read the state again.
+     */
+    case AcceptedUnreadable(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The operation id of the write, where and why its answer could not be read.
          */details: String?
     )
     /**
@@ -3615,56 +3776,80 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 7: return .Conflict(
+        case 7: return .InterventionLimit(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 8: return .CapabilityUnavailable(
+        case 8: return .SessionNotActive(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 9: return .Unauthorized(
+        case 9: return .Conflict(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 10: return .Forbidden(
+        case 10: return .CapabilityUnavailable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 11: return .Invalid(
+        case 11: return .Unauthorized(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 12: return .PayloadTooLarge(
+        case 12: return .Forbidden(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 13: return .RateLimited(
+        case 13: return .TenantRejected(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 14: return .Server(
+        case 14: return .Validation(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 15: return .Invalid(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 16: return .PayloadTooLarge(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 17: return .RateLimited(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 18: return .Server(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf), 
             status: try FfiConverterUInt16.read(from: &buf)
             )
-        case 15: return .Transport(
+        case 19: return .Transport(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 16: return .Decode(
+        case 20: return .Decode(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 17: return .Timeout(
+        case 21: return .StreamFailed(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 18: return .Config(
+        case 22: return .AcceptedUnreadable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 19: return .Internal(
+        case 23: return .Timeout(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 24: return .Config(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 25: return .Internal(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
@@ -3716,81 +3901,117 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Conflict(msg,details):
+        case let .InterventionLimit(msg,details):
             writeInt(&buf, Int32(7))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .CapabilityUnavailable(msg,details):
+        case let .SessionNotActive(msg,details):
             writeInt(&buf, Int32(8))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Unauthorized(msg,details):
+        case let .Conflict(msg,details):
             writeInt(&buf, Int32(9))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Forbidden(msg,details):
+        case let .CapabilityUnavailable(msg,details):
             writeInt(&buf, Int32(10))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Invalid(msg,details):
+        case let .Unauthorized(msg,details):
             writeInt(&buf, Int32(11))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .PayloadTooLarge(msg,details):
+        case let .Forbidden(msg,details):
             writeInt(&buf, Int32(12))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .RateLimited(msg,details):
+        case let .TenantRejected(msg,details):
             writeInt(&buf, Int32(13))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Server(msg,details,status):
+        case let .Validation(msg,details):
             writeInt(&buf, Int32(14))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Invalid(msg,details):
+            writeInt(&buf, Int32(15))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .PayloadTooLarge(msg,details):
+            writeInt(&buf, Int32(16))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .RateLimited(msg,details):
+            writeInt(&buf, Int32(17))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Server(msg,details,status):
+            writeInt(&buf, Int32(18))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             FfiConverterUInt16.write(status, into: &buf)
             
         
         case let .Transport(msg,details):
-            writeInt(&buf, Int32(15))
+            writeInt(&buf, Int32(19))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Decode(msg,details):
-            writeInt(&buf, Int32(16))
+            writeInt(&buf, Int32(20))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .StreamFailed(msg,details):
+            writeInt(&buf, Int32(21))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .AcceptedUnreadable(msg,details):
+            writeInt(&buf, Int32(22))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Timeout(msg,details):
-            writeInt(&buf, Int32(17))
+            writeInt(&buf, Int32(23))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Config(msg,details):
-            writeInt(&buf, Int32(18))
+            writeInt(&buf, Int32(24))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Internal(msg,details):
-            writeInt(&buf, Int32(19))
+            writeInt(&buf, Int32(25))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
@@ -3846,6 +4067,14 @@ public enum GatehouseErrorKind: Equatable, Hashable {
      */
     case resolvedDifferently
     /**
+     * See [`GatehouseError::InterventionLimit`].
+     */
+    case interventionLimit
+    /**
+     * See [`GatehouseError::SessionNotActive`].
+     */
+    case sessionNotActive
+    /**
      * See [`GatehouseError::Conflict`].
      */
     case conflict
@@ -3861,6 +4090,14 @@ public enum GatehouseErrorKind: Equatable, Hashable {
      * See [`GatehouseError::Forbidden`].
      */
     case forbidden
+    /**
+     * See [`GatehouseError::TenantRejected`].
+     */
+    case tenantRejected
+    /**
+     * See [`GatehouseError::Validation`].
+     */
+    case validation
     /**
      * See [`GatehouseError::Invalid`].
      */
@@ -3885,6 +4122,14 @@ public enum GatehouseErrorKind: Equatable, Hashable {
      * See [`GatehouseError::Decode`].
      */
     case decode
+    /**
+     * See [`GatehouseError::StreamFailed`].
+     */
+    case streamFailed
+    /**
+     * See [`GatehouseError::AcceptedUnreadable`].
+     */
+    case acceptedUnreadable
     /**
      * See [`GatehouseError::Timeout`].
      */
@@ -3930,31 +4175,43 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
         
         case 6: return .resolvedDifferently
         
-        case 7: return .conflict
+        case 7: return .interventionLimit
         
-        case 8: return .capabilityUnavailable
+        case 8: return .sessionNotActive
         
-        case 9: return .unauthorized
+        case 9: return .conflict
         
-        case 10: return .forbidden
+        case 10: return .capabilityUnavailable
         
-        case 11: return .invalid
+        case 11: return .unauthorized
         
-        case 12: return .payloadTooLarge
+        case 12: return .forbidden
         
-        case 13: return .rateLimited
+        case 13: return .tenantRejected
         
-        case 14: return .server
+        case 14: return .validation
         
-        case 15: return .transport
+        case 15: return .invalid
         
-        case 16: return .decode
+        case 16: return .payloadTooLarge
         
-        case 17: return .timeout
+        case 17: return .rateLimited
         
-        case 18: return .config
+        case 18: return .server
         
-        case 19: return .`internal`
+        case 19: return .transport
+        
+        case 20: return .decode
+        
+        case 21: return .streamFailed
+        
+        case 22: return .acceptedUnreadable
+        
+        case 23: return .timeout
+        
+        case 24: return .config
+        
+        case 25: return .`internal`
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -3988,56 +4245,80 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
             writeInt(&buf, Int32(6))
         
         
-        case .conflict:
+        case .interventionLimit:
             writeInt(&buf, Int32(7))
         
         
-        case .capabilityUnavailable:
+        case .sessionNotActive:
             writeInt(&buf, Int32(8))
         
         
-        case .unauthorized:
+        case .conflict:
             writeInt(&buf, Int32(9))
         
         
-        case .forbidden:
+        case .capabilityUnavailable:
             writeInt(&buf, Int32(10))
         
         
-        case .invalid:
+        case .unauthorized:
             writeInt(&buf, Int32(11))
         
         
-        case .payloadTooLarge:
+        case .forbidden:
             writeInt(&buf, Int32(12))
         
         
-        case .rateLimited:
+        case .tenantRejected:
             writeInt(&buf, Int32(13))
         
         
-        case .server:
+        case .validation:
             writeInt(&buf, Int32(14))
         
         
-        case .transport:
+        case .invalid:
             writeInt(&buf, Int32(15))
         
         
-        case .decode:
+        case .payloadTooLarge:
             writeInt(&buf, Int32(16))
         
         
-        case .timeout:
+        case .rateLimited:
             writeInt(&buf, Int32(17))
         
         
-        case .config:
+        case .server:
             writeInt(&buf, Int32(18))
         
         
-        case .`internal`:
+        case .transport:
             writeInt(&buf, Int32(19))
+        
+        
+        case .decode:
+            writeInt(&buf, Int32(20))
+        
+        
+        case .streamFailed:
+            writeInt(&buf, Int32(21))
+        
+        
+        case .acceptedUnreadable:
+            writeInt(&buf, Int32(22))
+        
+        
+        case .timeout:
+            writeInt(&buf, Int32(23))
+        
+        
+        case .config:
+            writeInt(&buf, Int32(24))
+        
+        
+        case .`internal`:
+            writeInt(&buf, Int32(25))
         
         }
     }
@@ -4388,6 +4669,14 @@ public enum InterventionState: Equatable, Hashable {
          * The server's reason.
          */reason: String
     )
+    /**
+     * A status this library does not know (a newer server's): not known to be applied.
+     */
+    case unknown(
+        /**
+         * The status as the server spelled it.
+         */status: String
+    )
 
 
 
@@ -4420,6 +4709,9 @@ public struct FfiConverterTypeInterventionState: FfiConverterRustBuffer {
         case 4: return .rejected(reason: try FfiConverterString.read(from: &buf)
         )
         
+        case 5: return .unknown(status: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4445,6 +4737,11 @@ public struct FfiConverterTypeInterventionState: FfiConverterRustBuffer {
         case let .rejected(reason):
             writeInt(&buf, Int32(4))
             FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .unknown(status):
+            writeInt(&buf, Int32(5))
+            FfiConverterString.write(status, into: &buf)
             
         }
     }
@@ -4489,6 +4786,14 @@ public enum InterventionStatus: Equatable, Hashable {
      * Not applied, with a reason.
      */
     case rejected
+    /**
+     * A status this library does not know, kept as sent: not known to be applied.
+     */
+    case unknown(
+        /**
+         * The status as the server spelled it.
+         */value: String
+    )
 
 
 
@@ -4518,6 +4823,9 @@ public struct FfiConverterTypeInterventionStatus: FfiConverterRustBuffer {
         
         case 4: return .rejected
         
+        case 5: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4541,6 +4849,11 @@ public struct FfiConverterTypeInterventionStatus: FfiConverterRustBuffer {
         case .rejected:
             writeInt(&buf, Int32(4))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(5))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -4723,6 +5036,94 @@ public func FfiConverterTypeListenerError_lift(_ buf: RustBuffer) throws -> List
 public func FfiConverterTypeListenerError_lower(_ value: ListenerError) -> RustBuffer {
     return FfiConverterTypeListenerError.lower(value)
 }
+
+
+/**
+ * Which kind of host the base URL is.
+ */
+
+public enum Upstream: Equatable, Hashable {
+    
+    /**
+     * Gatehouse's own server: everything under `/api` (the default).
+     */
+    case gatehouse
+    /**
+     * AgentPlat's Rooms API: execution sessions at the root, the tenant in
+     * `X-Agentplat-Tenant-Id`, the requester as `requestedByParticipantId`, no
+     * `project_id`; no interactions.
+     */
+    case agentplat
+    /**
+     * Agenta's API: the interactions endpoints (`Authorization: ApiKey <key>`); no
+     * execution sessions.
+     */
+    case agenta
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension Upstream: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeUpstream: FfiConverterRustBuffer {
+    typealias SwiftType = Upstream
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Upstream {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .gatehouse
+        
+        case 2: return .agentplat
+        
+        case 3: return .agenta
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: Upstream, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .gatehouse:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .agentplat:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .agenta:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeUpstream_lift(_ buf: RustBuffer) throws -> Upstream {
+    return try FfiConverterTypeUpstream.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeUpstream_lower(_ value: Upstream) -> RustBuffer {
+    return FfiConverterTypeUpstream.lower(value)
+}
+
 
 
 /**
@@ -5050,6 +5451,30 @@ fileprivate struct FfiConverterOptionTypeInteractionStatus: FfiConverterRustBuff
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeUpstream: FfiConverterRustBuffer {
+    typealias SwiftType = Upstream?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeUpstream.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeUpstream.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeJsonText: FfiConverterRustBuffer {
     typealias SwiftType = JsonText?
 
@@ -5348,7 +5773,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() != 48209) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 13997) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 30333) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 1671) {

@@ -537,7 +537,7 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 55482:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 13997:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 30333:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 59675:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
@@ -675,6 +675,7 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention.a
     _UniffiRustBuffer,
     _UniffiRustBuffer,
     ctypes.c_uint64,
+    _UniffiRustBuffer,
     _UniffiRustBuffer,
     _UniffiRustBuffer,
     _UniffiRustBuffer,
@@ -1190,67 +1191,97 @@ class GatehouseErrorKind(enum.Enum):
     See [`GatehouseError::ResolvedDifferently`].
 """
     
-    CONFLICT = 6
+    INTERVENTION_LIMIT = 6
+    """
+    See [`GatehouseError::InterventionLimit`].
+"""
+    
+    SESSION_NOT_ACTIVE = 7
+    """
+    See [`GatehouseError::SessionNotActive`].
+"""
+    
+    CONFLICT = 8
     """
     See [`GatehouseError::Conflict`].
 """
     
-    CAPABILITY_UNAVAILABLE = 7
+    CAPABILITY_UNAVAILABLE = 9
     """
     See [`GatehouseError::CapabilityUnavailable`].
 """
     
-    UNAUTHORIZED = 8
+    UNAUTHORIZED = 10
     """
     See [`GatehouseError::Unauthorized`].
 """
     
-    FORBIDDEN = 9
+    FORBIDDEN = 11
     """
     See [`GatehouseError::Forbidden`].
 """
     
-    INVALID = 10
+    TENANT_REJECTED = 12
+    """
+    See [`GatehouseError::TenantRejected`].
+"""
+    
+    VALIDATION = 13
+    """
+    See [`GatehouseError::Validation`].
+"""
+    
+    INVALID = 14
     """
     See [`GatehouseError::Invalid`].
 """
     
-    PAYLOAD_TOO_LARGE = 11
+    PAYLOAD_TOO_LARGE = 15
     """
     See [`GatehouseError::PayloadTooLarge`].
 """
     
-    RATE_LIMITED = 12
+    RATE_LIMITED = 16
     """
     See [`GatehouseError::RateLimited`].
 """
     
-    SERVER = 13
+    SERVER = 17
     """
     See [`GatehouseError::Server`].
 """
     
-    TRANSPORT = 14
+    TRANSPORT = 18
     """
     See [`GatehouseError::Transport`].
 """
     
-    DECODE = 15
+    DECODE = 19
     """
     See [`GatehouseError::Decode`].
 """
     
-    TIMEOUT = 16
+    STREAM_FAILED = 20
+    """
+    See [`GatehouseError::StreamFailed`].
+"""
+    
+    ACCEPTED_UNREADABLE = 21
+    """
+    See [`GatehouseError::AcceptedUnreadable`].
+"""
+    
+    TIMEOUT = 22
     """
     See [`GatehouseError::Timeout`].
 """
     
-    CONFIG = 17
+    CONFIG = 23
     """
     See [`GatehouseError::Config`].
 """
     
-    INTERNAL = 18
+    INTERNAL = 24
     """
     See [`GatehouseError::Internal`].
 """
@@ -1274,30 +1305,42 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if variant == 6:
             return GatehouseErrorKind.RESOLVED_DIFFERENTLY
         if variant == 7:
-            return GatehouseErrorKind.CONFLICT
+            return GatehouseErrorKind.INTERVENTION_LIMIT
         if variant == 8:
-            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
+            return GatehouseErrorKind.SESSION_NOT_ACTIVE
         if variant == 9:
-            return GatehouseErrorKind.UNAUTHORIZED
+            return GatehouseErrorKind.CONFLICT
         if variant == 10:
-            return GatehouseErrorKind.FORBIDDEN
+            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
         if variant == 11:
-            return GatehouseErrorKind.INVALID
+            return GatehouseErrorKind.UNAUTHORIZED
         if variant == 12:
-            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
+            return GatehouseErrorKind.FORBIDDEN
         if variant == 13:
-            return GatehouseErrorKind.RATE_LIMITED
+            return GatehouseErrorKind.TENANT_REJECTED
         if variant == 14:
-            return GatehouseErrorKind.SERVER
+            return GatehouseErrorKind.VALIDATION
         if variant == 15:
-            return GatehouseErrorKind.TRANSPORT
+            return GatehouseErrorKind.INVALID
         if variant == 16:
-            return GatehouseErrorKind.DECODE
+            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
         if variant == 17:
-            return GatehouseErrorKind.TIMEOUT
+            return GatehouseErrorKind.RATE_LIMITED
         if variant == 18:
-            return GatehouseErrorKind.CONFIG
+            return GatehouseErrorKind.SERVER
         if variant == 19:
+            return GatehouseErrorKind.TRANSPORT
+        if variant == 20:
+            return GatehouseErrorKind.DECODE
+        if variant == 21:
+            return GatehouseErrorKind.STREAM_FAILED
+        if variant == 22:
+            return GatehouseErrorKind.ACCEPTED_UNREADABLE
+        if variant == 23:
+            return GatehouseErrorKind.TIMEOUT
+        if variant == 24:
+            return GatehouseErrorKind.CONFIG
+        if variant == 25:
             return GatehouseErrorKind.INTERNAL
         raise InternalError("Raw enum value doesn't match any cases")
 
@@ -1315,6 +1358,10 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
             return
         if value == GatehouseErrorKind.RESOLVED_DIFFERENTLY:
             return
+        if value == GatehouseErrorKind.INTERVENTION_LIMIT:
+            return
+        if value == GatehouseErrorKind.SESSION_NOT_ACTIVE:
+            return
         if value == GatehouseErrorKind.CONFLICT:
             return
         if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
@@ -1322,6 +1369,10 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if value == GatehouseErrorKind.UNAUTHORIZED:
             return
         if value == GatehouseErrorKind.FORBIDDEN:
+            return
+        if value == GatehouseErrorKind.TENANT_REJECTED:
+            return
+        if value == GatehouseErrorKind.VALIDATION:
             return
         if value == GatehouseErrorKind.INVALID:
             return
@@ -1334,6 +1385,10 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if value == GatehouseErrorKind.TRANSPORT:
             return
         if value == GatehouseErrorKind.DECODE:
+            return
+        if value == GatehouseErrorKind.STREAM_FAILED:
+            return
+        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
             return
         if value == GatehouseErrorKind.TIMEOUT:
             return
@@ -1357,32 +1412,44 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
             buf.write_i32(5)
         if value == GatehouseErrorKind.RESOLVED_DIFFERENTLY:
             buf.write_i32(6)
-        if value == GatehouseErrorKind.CONFLICT:
+        if value == GatehouseErrorKind.INTERVENTION_LIMIT:
             buf.write_i32(7)
-        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
+        if value == GatehouseErrorKind.SESSION_NOT_ACTIVE:
             buf.write_i32(8)
-        if value == GatehouseErrorKind.UNAUTHORIZED:
+        if value == GatehouseErrorKind.CONFLICT:
             buf.write_i32(9)
-        if value == GatehouseErrorKind.FORBIDDEN:
+        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
             buf.write_i32(10)
-        if value == GatehouseErrorKind.INVALID:
+        if value == GatehouseErrorKind.UNAUTHORIZED:
             buf.write_i32(11)
-        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
+        if value == GatehouseErrorKind.FORBIDDEN:
             buf.write_i32(12)
-        if value == GatehouseErrorKind.RATE_LIMITED:
+        if value == GatehouseErrorKind.TENANT_REJECTED:
             buf.write_i32(13)
-        if value == GatehouseErrorKind.SERVER:
+        if value == GatehouseErrorKind.VALIDATION:
             buf.write_i32(14)
-        if value == GatehouseErrorKind.TRANSPORT:
+        if value == GatehouseErrorKind.INVALID:
             buf.write_i32(15)
-        if value == GatehouseErrorKind.DECODE:
+        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
             buf.write_i32(16)
-        if value == GatehouseErrorKind.TIMEOUT:
+        if value == GatehouseErrorKind.RATE_LIMITED:
             buf.write_i32(17)
-        if value == GatehouseErrorKind.CONFIG:
+        if value == GatehouseErrorKind.SERVER:
             buf.write_i32(18)
-        if value == GatehouseErrorKind.INTERNAL:
+        if value == GatehouseErrorKind.TRANSPORT:
             buf.write_i32(19)
+        if value == GatehouseErrorKind.DECODE:
+            buf.write_i32(20)
+        if value == GatehouseErrorKind.STREAM_FAILED:
+            buf.write_i32(21)
+        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
+            buf.write_i32(22)
+        if value == GatehouseErrorKind.TIMEOUT:
+            buf.write_i32(23)
+        if value == GatehouseErrorKind.CONFIG:
+            buf.write_i32(24)
+        if value == GatehouseErrorKind.INTERNAL:
+            buf.write_i32(25)
 
 
 
@@ -2183,26 +2250,142 @@ class _UniffiFfiConverterUInt64(_UniffiConverterPrimitiveInt):
 
 
 
-class Checkpoint(enum.Enum):
+class Checkpoint:
     """
     Where in a run an intervention may be applied.
 """
-    
-    PRE_STEP = 0
-    """
-    Before the next inference step.
+    def __init__(self):
+        raise RuntimeError("Checkpoint cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class PRE_STEP:
+        """
+        Before the next inference step.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    POST_OUTPUT = 1
-    """
-    After model output, before continuation.
+            
+            
+    
+        def __str__(self):
+            return "Checkpoint.PRE_STEP()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Checkpoint):
+                return NotImplemented
+            if not other.is_PRE_STEP():
+                return False
+            return True
+
+    @dataclass
+    class POST_OUTPUT:
+        """
+        After model output, before continuation.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    PRE_ACTION = 2
-    """
-    Before a protected external action.
+            
+            
+    
+        def __str__(self):
+            return "Checkpoint.POST_OUTPUT()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Checkpoint):
+                return NotImplemented
+            if not other.is_POST_OUTPUT():
+                return False
+            return True
+
+    @dataclass
+    class PRE_ACTION:
+        """
+        Before a protected external action.
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "Checkpoint.PRE_ACTION()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Checkpoint):
+                return NotImplemented
+            if not other.is_PRE_ACTION():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        A checkpoint this library does not know, kept as sent (and sent as given: the
+        host decides whether it knows it).
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The checkpoint's wire spelling.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "Checkpoint.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, Checkpoint):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_PRE_STEP(self) -> bool:
+        return isinstance(self, Checkpoint.PRE_STEP)
+    def is_pre_step(self) -> bool:
+        return isinstance(self, Checkpoint.PRE_STEP)
+    def is_POST_OUTPUT(self) -> bool:
+        return isinstance(self, Checkpoint.POST_OUTPUT)
+    def is_post_output(self) -> bool:
+        return isinstance(self, Checkpoint.POST_OUTPUT)
+    def is_PRE_ACTION(self) -> bool:
+        return isinstance(self, Checkpoint.PRE_ACTION)
+    def is_pre_action(self) -> bool:
+        return isinstance(self, Checkpoint.PRE_ACTION)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, Checkpoint.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, Checkpoint.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+Checkpoint.PRE_STEP = type("Checkpoint.PRE_STEP", (Checkpoint.PRE_STEP, Checkpoint,), {})  # type: ignore
+Checkpoint.POST_OUTPUT = type("Checkpoint.POST_OUTPUT", (Checkpoint.POST_OUTPUT, Checkpoint,), {})  # type: ignore
+Checkpoint.PRE_ACTION = type("Checkpoint.PRE_ACTION", (Checkpoint.PRE_ACTION, Checkpoint,), {})  # type: ignore
+Checkpoint.UNKNOWN = type("Checkpoint.UNKNOWN", (Checkpoint.UNKNOWN, Checkpoint,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeCheckpoint(_UniffiConverterRustBuffer):
@@ -2210,31 +2393,44 @@ class _UniffiFfiConverterTypeCheckpoint(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return Checkpoint.PRE_STEP
+            return Checkpoint.PRE_STEP(
+            )
         if variant == 2:
-            return Checkpoint.POST_OUTPUT
+            return Checkpoint.POST_OUTPUT(
+            )
         if variant == 3:
-            return Checkpoint.PRE_ACTION
+            return Checkpoint.PRE_ACTION(
+            )
+        if variant == 4:
+            return Checkpoint.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == Checkpoint.PRE_STEP:
+        if value.is_PRE_STEP():
             return
-        if value == Checkpoint.POST_OUTPUT:
+        if value.is_POST_OUTPUT():
             return
-        if value == Checkpoint.PRE_ACTION:
+        if value.is_PRE_ACTION():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == Checkpoint.PRE_STEP:
+        if value.is_PRE_STEP():
             buf.write_i32(1)
-        if value == Checkpoint.POST_OUTPUT:
+        if value.is_POST_OUTPUT():
             buf.write_i32(2)
-        if value == Checkpoint.PRE_ACTION:
+        if value.is_PRE_ACTION():
             buf.write_i32(3)
+        if value.is_UNKNOWN():
+            buf.write_i32(4)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 
@@ -2339,12 +2535,100 @@ class _UniffiFfiConverterOptionalUInt64(_UniffiConverterRustBuffer):
         else:
             raise InternalError("Unexpected flag byte for optional type")
 
+
+
+
+
+
+class Upstream(enum.Enum):
+    """
+    Which kind of host the base URL is.
+"""
+    
+    GATEHOUSE = 0
+    """
+    Gatehouse's own server: everything under `/api` (the default).
+"""
+    
+    AGENTPLAT = 1
+    """
+    AgentPlat's Rooms API: execution sessions at the root, the tenant in
+    `X-Agentplat-Tenant-Id`, the requester as `requestedByParticipantId`, no
+    `project_id`; no interactions.
+"""
+    
+    AGENTA = 2
+    """
+    Agenta's API: the interactions endpoints (`Authorization: ApiKey <key>`); no
+    execution sessions.
+"""
+    
+
+
+class _UniffiFfiConverterTypeUpstream(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return Upstream.GATEHOUSE
+        if variant == 2:
+            return Upstream.AGENTPLAT
+        if variant == 3:
+            return Upstream.AGENTA
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value == Upstream.GATEHOUSE:
+            return
+        if value == Upstream.AGENTPLAT:
+            return
+        if value == Upstream.AGENTA:
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value == Upstream.GATEHOUSE:
+            buf.write_i32(1)
+        if value == Upstream.AGENTPLAT:
+            buf.write_i32(2)
+        if value == Upstream.AGENTA:
+            buf.write_i32(3)
+
+
+
+class _UniffiFfiConverterOptionalTypeUpstream(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterTypeUpstream.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterTypeUpstream.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterTypeUpstream.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
 @dataclass
 class ClientConfig:
     """
     How to reach a Gatehouse-compatible control plane.
 """
-    def __init__(self, *, base_url:str, api_key:typing.Optional[str] = _DEFAULT, project_id:typing.Optional[str] = _DEFAULT, timeout_ms:typing.Optional[int] = _DEFAULT):
+    def __init__(self, *, base_url:str, api_key:typing.Optional[str] = _DEFAULT, project_id:typing.Optional[str] = _DEFAULT, timeout_ms:typing.Optional[int] = _DEFAULT, upstream:typing.Optional[Upstream] = _DEFAULT, tenant:typing.Optional[str] = _DEFAULT, participant_id:typing.Optional[str] = _DEFAULT):
         self.base_url = base_url
         if api_key is _DEFAULT:
             self.api_key = None
@@ -2358,12 +2642,24 @@ class ClientConfig:
             self.timeout_ms = None
         else:
             self.timeout_ms = timeout_ms
+        if upstream is _DEFAULT:
+            self.upstream = None
+        else:
+            self.upstream = upstream
+        if tenant is _DEFAULT:
+            self.tenant = None
+        else:
+            self.tenant = tenant
+        if participant_id is _DEFAULT:
+            self.participant_id = None
+        else:
+            self.participant_id = participant_id
         
         
 
     
     def __str__(self):
-        return "ClientConfig(base_url={}, api_key={}, project_id={}, timeout_ms={})".format(self.base_url, self.api_key, self.project_id, self.timeout_ms)
+        return "ClientConfig(base_url={}, api_key={}, project_id={}, timeout_ms={}, upstream={}, tenant={}, participant_id={})".format(self.base_url, self.api_key, self.project_id, self.timeout_ms, self.upstream, self.tenant, self.participant_id)
     def __eq__(self, other):
         if self.base_url != other.base_url:
             return False
@@ -2372,6 +2668,12 @@ class ClientConfig:
         if self.project_id != other.project_id:
             return False
         if self.timeout_ms != other.timeout_ms:
+            return False
+        if self.upstream != other.upstream:
+            return False
+        if self.tenant != other.tenant:
+            return False
+        if self.participant_id != other.participant_id:
             return False
         return True
 
@@ -2383,6 +2685,9 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
             api_key=_UniffiFfiConverterOptionalString.read(buf),
             project_id=_UniffiFfiConverterOptionalString.read(buf),
             timeout_ms=_UniffiFfiConverterOptionalUInt64.read(buf),
+            upstream=_UniffiFfiConverterOptionalTypeUpstream.read(buf),
+            tenant=_UniffiFfiConverterOptionalString.read(buf),
+            participant_id=_UniffiFfiConverterOptionalString.read(buf),
         )
 
     @staticmethod
@@ -2391,6 +2696,9 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalString.check_lower(value.api_key)
         _UniffiFfiConverterOptionalString.check_lower(value.project_id)
         _UniffiFfiConverterOptionalUInt64.check_lower(value.timeout_ms)
+        _UniffiFfiConverterOptionalTypeUpstream.check_lower(value.upstream)
+        _UniffiFfiConverterOptionalString.check_lower(value.tenant)
+        _UniffiFfiConverterOptionalString.check_lower(value.participant_id)
 
     @staticmethod
     def write(value, buf):
@@ -2398,47 +2706,231 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalString.write(value.api_key, buf)
         _UniffiFfiConverterOptionalString.write(value.project_id, buf)
         _UniffiFfiConverterOptionalUInt64.write(value.timeout_ms, buf)
+        _UniffiFfiConverterOptionalTypeUpstream.write(value.upstream, buf)
+        _UniffiFfiConverterOptionalString.write(value.tenant, buf)
+        _UniffiFfiConverterOptionalString.write(value.participant_id, buf)
 
 
 
 
 
 
-class ExecutionEventType(enum.Enum):
+class ExecutionEventType:
     """
     Kinds of execution-session event.
 """
-    
-    SESSION_OPENED = 0
-    """
-    The session was opened for a run.
+    def __init__(self):
+        raise RuntimeError("ExecutionEventType cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class SESSION_OPENED:
+        """
+        The session was opened for a run.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    INTERVENTION_REQUESTED = 1
-    """
-    An intervention was requested.
+            
+            
+    
+        def __str__(self):
+            return "ExecutionEventType.SESSION_OPENED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionEventType):
+                return NotImplemented
+            if not other.is_SESSION_OPENED():
+                return False
+            return True
+
+    @dataclass
+    class INTERVENTION_REQUESTED:
+        """
+        An intervention was requested.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    INTERVENTION_CLAIMED = 2
-    """
-    A dispatcher claimed an intervention.
+            
+            
+    
+        def __str__(self):
+            return "ExecutionEventType.INTERVENTION_REQUESTED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionEventType):
+                return NotImplemented
+            if not other.is_INTERVENTION_REQUESTED():
+                return False
+            return True
+
+    @dataclass
+    class INTERVENTION_CLAIMED:
+        """
+        A dispatcher claimed an intervention.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    INTERVENTION_APPLIED = 3
-    """
-    An intervention was applied: the evidence.
+            
+            
+    
+        def __str__(self):
+            return "ExecutionEventType.INTERVENTION_CLAIMED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionEventType):
+                return NotImplemented
+            if not other.is_INTERVENTION_CLAIMED():
+                return False
+            return True
+
+    @dataclass
+    class INTERVENTION_APPLIED:
+        """
+        An intervention was applied: the evidence.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    INTERVENTION_REJECTED = 4
-    """
-    An intervention was rejected.
+            
+            
+    
+        def __str__(self):
+            return "ExecutionEventType.INTERVENTION_APPLIED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionEventType):
+                return NotImplemented
+            if not other.is_INTERVENTION_APPLIED():
+                return False
+            return True
+
+    @dataclass
+    class INTERVENTION_REJECTED:
+        """
+        An intervention was rejected.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    SESSION_RECONCILED = 5
-    """
-    The run ended and the session was reconciled.
+            
+            
+    
+        def __str__(self):
+            return "ExecutionEventType.INTERVENTION_REJECTED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionEventType):
+                return NotImplemented
+            if not other.is_INTERVENTION_REJECTED():
+                return False
+            return True
+
+    @dataclass
+    class SESSION_RECONCILED:
+        """
+        The run ended and the session was reconciled.
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "ExecutionEventType.SESSION_RECONCILED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionEventType):
+                return NotImplemented
+            if not other.is_SESSION_RECONCILED():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        An event type this library does not know, kept as sent.
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The type as the server spelled it.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "ExecutionEventType.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionEventType):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_SESSION_OPENED(self) -> bool:
+        return isinstance(self, ExecutionEventType.SESSION_OPENED)
+    def is_session_opened(self) -> bool:
+        return isinstance(self, ExecutionEventType.SESSION_OPENED)
+    def is_INTERVENTION_REQUESTED(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_REQUESTED)
+    def is_intervention_requested(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_REQUESTED)
+    def is_INTERVENTION_CLAIMED(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_CLAIMED)
+    def is_intervention_claimed(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_CLAIMED)
+    def is_INTERVENTION_APPLIED(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_APPLIED)
+    def is_intervention_applied(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_APPLIED)
+    def is_INTERVENTION_REJECTED(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_REJECTED)
+    def is_intervention_rejected(self) -> bool:
+        return isinstance(self, ExecutionEventType.INTERVENTION_REJECTED)
+    def is_SESSION_RECONCILED(self) -> bool:
+        return isinstance(self, ExecutionEventType.SESSION_RECONCILED)
+    def is_session_reconciled(self) -> bool:
+        return isinstance(self, ExecutionEventType.SESSION_RECONCILED)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, ExecutionEventType.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, ExecutionEventType.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+ExecutionEventType.SESSION_OPENED = type("ExecutionEventType.SESSION_OPENED", (ExecutionEventType.SESSION_OPENED, ExecutionEventType,), {})  # type: ignore
+ExecutionEventType.INTERVENTION_REQUESTED = type("ExecutionEventType.INTERVENTION_REQUESTED", (ExecutionEventType.INTERVENTION_REQUESTED, ExecutionEventType,), {})  # type: ignore
+ExecutionEventType.INTERVENTION_CLAIMED = type("ExecutionEventType.INTERVENTION_CLAIMED", (ExecutionEventType.INTERVENTION_CLAIMED, ExecutionEventType,), {})  # type: ignore
+ExecutionEventType.INTERVENTION_APPLIED = type("ExecutionEventType.INTERVENTION_APPLIED", (ExecutionEventType.INTERVENTION_APPLIED, ExecutionEventType,), {})  # type: ignore
+ExecutionEventType.INTERVENTION_REJECTED = type("ExecutionEventType.INTERVENTION_REJECTED", (ExecutionEventType.INTERVENTION_REJECTED, ExecutionEventType,), {})  # type: ignore
+ExecutionEventType.SESSION_RECONCILED = type("ExecutionEventType.SESSION_RECONCILED", (ExecutionEventType.SESSION_RECONCILED, ExecutionEventType,), {})  # type: ignore
+ExecutionEventType.UNKNOWN = type("ExecutionEventType.UNKNOWN", (ExecutionEventType.UNKNOWN, ExecutionEventType,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeExecutionEventType(_UniffiConverterRustBuffer):
@@ -2446,49 +2938,65 @@ class _UniffiFfiConverterTypeExecutionEventType(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return ExecutionEventType.SESSION_OPENED
+            return ExecutionEventType.SESSION_OPENED(
+            )
         if variant == 2:
-            return ExecutionEventType.INTERVENTION_REQUESTED
+            return ExecutionEventType.INTERVENTION_REQUESTED(
+            )
         if variant == 3:
-            return ExecutionEventType.INTERVENTION_CLAIMED
+            return ExecutionEventType.INTERVENTION_CLAIMED(
+            )
         if variant == 4:
-            return ExecutionEventType.INTERVENTION_APPLIED
+            return ExecutionEventType.INTERVENTION_APPLIED(
+            )
         if variant == 5:
-            return ExecutionEventType.INTERVENTION_REJECTED
+            return ExecutionEventType.INTERVENTION_REJECTED(
+            )
         if variant == 6:
-            return ExecutionEventType.SESSION_RECONCILED
+            return ExecutionEventType.SESSION_RECONCILED(
+            )
+        if variant == 7:
+            return ExecutionEventType.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == ExecutionEventType.SESSION_OPENED:
+        if value.is_SESSION_OPENED():
             return
-        if value == ExecutionEventType.INTERVENTION_REQUESTED:
+        if value.is_INTERVENTION_REQUESTED():
             return
-        if value == ExecutionEventType.INTERVENTION_CLAIMED:
+        if value.is_INTERVENTION_CLAIMED():
             return
-        if value == ExecutionEventType.INTERVENTION_APPLIED:
+        if value.is_INTERVENTION_APPLIED():
             return
-        if value == ExecutionEventType.INTERVENTION_REJECTED:
+        if value.is_INTERVENTION_REJECTED():
             return
-        if value == ExecutionEventType.SESSION_RECONCILED:
+        if value.is_SESSION_RECONCILED():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == ExecutionEventType.SESSION_OPENED:
+        if value.is_SESSION_OPENED():
             buf.write_i32(1)
-        if value == ExecutionEventType.INTERVENTION_REQUESTED:
+        if value.is_INTERVENTION_REQUESTED():
             buf.write_i32(2)
-        if value == ExecutionEventType.INTERVENTION_CLAIMED:
+        if value.is_INTERVENTION_CLAIMED():
             buf.write_i32(3)
-        if value == ExecutionEventType.INTERVENTION_APPLIED:
+        if value.is_INTERVENTION_APPLIED():
             buf.write_i32(4)
-        if value == ExecutionEventType.INTERVENTION_REJECTED:
+        if value.is_INTERVENTION_REJECTED():
             buf.write_i32(5)
-        if value == ExecutionEventType.SESSION_RECONCILED:
+        if value.is_SESSION_RECONCILED():
             buf.write_i32(6)
+        if value.is_UNKNOWN():
+            buf.write_i32(7)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 
@@ -2560,36 +3068,195 @@ class _UniffiFfiConverterTypeExecutionEvent(_UniffiConverterRustBuffer):
 
 
 
-class ExecutionSessionStatus(enum.Enum):
+class ExecutionSessionStatus:
     """
     Status of an execution session.
 """
-    
-    ACTIVE = 0
-    """
-    The run is going.
+    def __init__(self):
+        raise RuntimeError("ExecutionSessionStatus cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class ACTIVE:
+        """
+        The run is going.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    PAUSED = 1
-    """
-    The run is parked (e.g. at an approval gate).
+            
+            
+    
+        def __str__(self):
+            return "ExecutionSessionStatus.ACTIVE()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionSessionStatus):
+                return NotImplemented
+            if not other.is_ACTIVE():
+                return False
+            return True
+
+    @dataclass
+    class PAUSED:
+        """
+        The run is parked (e.g. at an approval gate).
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    COMPLETED = 2
-    """
-    The run finished.
+            
+            
+    
+        def __str__(self):
+            return "ExecutionSessionStatus.PAUSED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionSessionStatus):
+                return NotImplemented
+            if not other.is_PAUSED():
+                return False
+            return True
+
+    @dataclass
+    class COMPLETED:
+        """
+        The run finished.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    FAILED = 3
-    """
-    The run failed.
+            
+            
+    
+        def __str__(self):
+            return "ExecutionSessionStatus.COMPLETED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionSessionStatus):
+                return NotImplemented
+            if not other.is_COMPLETED():
+                return False
+            return True
+
+    @dataclass
+    class FAILED:
+        """
+        The run failed.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    CANCELED = 4
-    """
-    The run was cancelled (including by a `stop` intervention).
+            
+            
+    
+        def __str__(self):
+            return "ExecutionSessionStatus.FAILED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionSessionStatus):
+                return NotImplemented
+            if not other.is_FAILED():
+                return False
+            return True
+
+    @dataclass
+    class CANCELED:
+        """
+        The run was cancelled (including by a `stop` intervention).
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "ExecutionSessionStatus.CANCELED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionSessionStatus):
+                return NotImplemented
+            if not other.is_CANCELED():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        A status this library does not know (a newer server's), kept as sent.
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The status as the server spelled it.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "ExecutionSessionStatus.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, ExecutionSessionStatus):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_ACTIVE(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.ACTIVE)
+    def is_active(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.ACTIVE)
+    def is_PAUSED(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.PAUSED)
+    def is_paused(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.PAUSED)
+    def is_COMPLETED(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.COMPLETED)
+    def is_completed(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.COMPLETED)
+    def is_FAILED(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.FAILED)
+    def is_failed(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.FAILED)
+    def is_CANCELED(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.CANCELED)
+    def is_canceled(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.CANCELED)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, ExecutionSessionStatus.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+ExecutionSessionStatus.ACTIVE = type("ExecutionSessionStatus.ACTIVE", (ExecutionSessionStatus.ACTIVE, ExecutionSessionStatus,), {})  # type: ignore
+ExecutionSessionStatus.PAUSED = type("ExecutionSessionStatus.PAUSED", (ExecutionSessionStatus.PAUSED, ExecutionSessionStatus,), {})  # type: ignore
+ExecutionSessionStatus.COMPLETED = type("ExecutionSessionStatus.COMPLETED", (ExecutionSessionStatus.COMPLETED, ExecutionSessionStatus,), {})  # type: ignore
+ExecutionSessionStatus.FAILED = type("ExecutionSessionStatus.FAILED", (ExecutionSessionStatus.FAILED, ExecutionSessionStatus,), {})  # type: ignore
+ExecutionSessionStatus.CANCELED = type("ExecutionSessionStatus.CANCELED", (ExecutionSessionStatus.CANCELED, ExecutionSessionStatus,), {})  # type: ignore
+ExecutionSessionStatus.UNKNOWN = type("ExecutionSessionStatus.UNKNOWN", (ExecutionSessionStatus.UNKNOWN, ExecutionSessionStatus,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeExecutionSessionStatus(_UniffiConverterRustBuffer):
@@ -2597,43 +3264,58 @@ class _UniffiFfiConverterTypeExecutionSessionStatus(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return ExecutionSessionStatus.ACTIVE
+            return ExecutionSessionStatus.ACTIVE(
+            )
         if variant == 2:
-            return ExecutionSessionStatus.PAUSED
+            return ExecutionSessionStatus.PAUSED(
+            )
         if variant == 3:
-            return ExecutionSessionStatus.COMPLETED
+            return ExecutionSessionStatus.COMPLETED(
+            )
         if variant == 4:
-            return ExecutionSessionStatus.FAILED
+            return ExecutionSessionStatus.FAILED(
+            )
         if variant == 5:
-            return ExecutionSessionStatus.CANCELED
+            return ExecutionSessionStatus.CANCELED(
+            )
+        if variant == 6:
+            return ExecutionSessionStatus.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == ExecutionSessionStatus.ACTIVE:
+        if value.is_ACTIVE():
             return
-        if value == ExecutionSessionStatus.PAUSED:
+        if value.is_PAUSED():
             return
-        if value == ExecutionSessionStatus.COMPLETED:
+        if value.is_COMPLETED():
             return
-        if value == ExecutionSessionStatus.FAILED:
+        if value.is_FAILED():
             return
-        if value == ExecutionSessionStatus.CANCELED:
+        if value.is_CANCELED():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == ExecutionSessionStatus.ACTIVE:
+        if value.is_ACTIVE():
             buf.write_i32(1)
-        if value == ExecutionSessionStatus.PAUSED:
+        if value.is_PAUSED():
             buf.write_i32(2)
-        if value == ExecutionSessionStatus.COMPLETED:
+        if value.is_COMPLETED():
             buf.write_i32(3)
-        if value == ExecutionSessionStatus.FAILED:
+        if value.is_FAILED():
             buf.write_i32(4)
-        if value == ExecutionSessionStatus.CANCELED:
+        if value.is_CANCELED():
             buf.write_i32(5)
+        if value.is_UNKNOWN():
+            buf.write_i32(6)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 
@@ -2737,31 +3419,168 @@ class _UniffiFfiConverterOptionalTypeSessionOutcome(_UniffiConverterRustBuffer):
 
 
 
-class InterventionStatus(enum.Enum):
+class InterventionStatus:
     """
     Status of an intervention. `Pending` means requested, nothing more.
 """
-    
-    PENDING = 0
-    """
-    Requested, not yet claimed.
+    def __init__(self):
+        raise RuntimeError("InterventionStatus cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class PENDING:
+        """
+        Requested, not yet claimed.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    DISPATCHING = 1
-    """
-    Claimed by a dispatcher under a lease.
+            
+            
+    
+        def __str__(self):
+            return "InterventionStatus.PENDING()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InterventionStatus):
+                return NotImplemented
+            if not other.is_PENDING():
+                return False
+            return True
+
+    @dataclass
+    class DISPATCHING:
+        """
+        Claimed by a dispatcher under a lease.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    APPLIED = 2
-    """
-    Applied at its checkpoint.
+            
+            
+    
+        def __str__(self):
+            return "InterventionStatus.DISPATCHING()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InterventionStatus):
+                return NotImplemented
+            if not other.is_DISPATCHING():
+                return False
+            return True
+
+    @dataclass
+    class APPLIED:
+        """
+        Applied at its checkpoint.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    REJECTED = 3
-    """
-    Not applied, with a reason.
+            
+            
+    
+        def __str__(self):
+            return "InterventionStatus.APPLIED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InterventionStatus):
+                return NotImplemented
+            if not other.is_APPLIED():
+                return False
+            return True
+
+    @dataclass
+    class REJECTED:
+        """
+        Not applied, with a reason.
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "InterventionStatus.REJECTED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InterventionStatus):
+                return NotImplemented
+            if not other.is_REJECTED():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        A status this library does not know, kept as sent: not known to be applied.
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The status as the server spelled it.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionStatus.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionStatus):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_PENDING(self) -> bool:
+        return isinstance(self, InterventionStatus.PENDING)
+    def is_pending(self) -> bool:
+        return isinstance(self, InterventionStatus.PENDING)
+    def is_DISPATCHING(self) -> bool:
+        return isinstance(self, InterventionStatus.DISPATCHING)
+    def is_dispatching(self) -> bool:
+        return isinstance(self, InterventionStatus.DISPATCHING)
+    def is_APPLIED(self) -> bool:
+        return isinstance(self, InterventionStatus.APPLIED)
+    def is_applied(self) -> bool:
+        return isinstance(self, InterventionStatus.APPLIED)
+    def is_REJECTED(self) -> bool:
+        return isinstance(self, InterventionStatus.REJECTED)
+    def is_rejected(self) -> bool:
+        return isinstance(self, InterventionStatus.REJECTED)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, InterventionStatus.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, InterventionStatus.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+InterventionStatus.PENDING = type("InterventionStatus.PENDING", (InterventionStatus.PENDING, InterventionStatus,), {})  # type: ignore
+InterventionStatus.DISPATCHING = type("InterventionStatus.DISPATCHING", (InterventionStatus.DISPATCHING, InterventionStatus,), {})  # type: ignore
+InterventionStatus.APPLIED = type("InterventionStatus.APPLIED", (InterventionStatus.APPLIED, InterventionStatus,), {})  # type: ignore
+InterventionStatus.REJECTED = type("InterventionStatus.REJECTED", (InterventionStatus.REJECTED, InterventionStatus,), {})  # type: ignore
+InterventionStatus.UNKNOWN = type("InterventionStatus.UNKNOWN", (InterventionStatus.UNKNOWN, InterventionStatus,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeInterventionStatus(_UniffiConverterRustBuffer):
@@ -2769,37 +3588,51 @@ class _UniffiFfiConverterTypeInterventionStatus(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return InterventionStatus.PENDING
+            return InterventionStatus.PENDING(
+            )
         if variant == 2:
-            return InterventionStatus.DISPATCHING
+            return InterventionStatus.DISPATCHING(
+            )
         if variant == 3:
-            return InterventionStatus.APPLIED
+            return InterventionStatus.APPLIED(
+            )
         if variant == 4:
-            return InterventionStatus.REJECTED
+            return InterventionStatus.REJECTED(
+            )
+        if variant == 5:
+            return InterventionStatus.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == InterventionStatus.PENDING:
+        if value.is_PENDING():
             return
-        if value == InterventionStatus.DISPATCHING:
+        if value.is_DISPATCHING():
             return
-        if value == InterventionStatus.APPLIED:
+        if value.is_APPLIED():
             return
-        if value == InterventionStatus.REJECTED:
+        if value.is_REJECTED():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == InterventionStatus.PENDING:
+        if value.is_PENDING():
             buf.write_i32(1)
-        if value == InterventionStatus.DISPATCHING:
+        if value.is_DISPATCHING():
             buf.write_i32(2)
-        if value == InterventionStatus.APPLIED:
+        if value.is_APPLIED():
             buf.write_i32(3)
-        if value == InterventionStatus.REJECTED:
+        if value.is_REJECTED():
             buf.write_i32(4)
+        if value.is_UNKNOWN():
+            buf.write_i32(5)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 
@@ -2948,7 +3781,7 @@ class ExecutionSession:
     """
     An execution session: one run bound to a room, task, participant and agent revision.
 """
-    def __init__(self, *, tenant_id:str, room_id:str, session_id:str, run_id:str, task_id:str, participant_id:str, agent_revision_id:str, agent_revision_digest:str, predecessor_session_id:typing.Optional[str], runtime_profile:typing.Optional[str], authority_revision:typing.Optional[str], role_revision:typing.Optional[str], revision:int, status:ExecutionSessionStatus, checkpoint_progress:typing.Optional[CheckpointProgress], outcome:typing.Optional[SessionOutcome], interventions:typing.List[Intervention], events:typing.List[ExecutionEvent], created_at:typing.Optional[str], updated_at:typing.Optional[str]):
+    def __init__(self, *, tenant_id:str, room_id:str, session_id:str, run_id:str, task_id:str, participant_id:str, agent_revision_id:typing.Optional[str], agent_revision_digest:typing.Optional[str], predecessor_session_id:typing.Optional[str], runtime_profile:typing.Optional[str], authority_revision:typing.Optional[str], role_revision:typing.Optional[str], revision:int, status:ExecutionSessionStatus, checkpoint_progress:typing.Optional[CheckpointProgress], outcome:typing.Optional[SessionOutcome], interventions:typing.List[Intervention], events:typing.List[ExecutionEvent], created_at:typing.Optional[str], updated_at:typing.Optional[str]):
         self.tenant_id = tenant_id
         self.room_id = room_id
         self.session_id = session_id
@@ -3028,8 +3861,8 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
             run_id=_UniffiFfiConverterString.read(buf),
             task_id=_UniffiFfiConverterString.read(buf),
             participant_id=_UniffiFfiConverterString.read(buf),
-            agent_revision_id=_UniffiFfiConverterString.read(buf),
-            agent_revision_digest=_UniffiFfiConverterString.read(buf),
+            agent_revision_id=_UniffiFfiConverterOptionalString.read(buf),
+            agent_revision_digest=_UniffiFfiConverterOptionalString.read(buf),
             predecessor_session_id=_UniffiFfiConverterOptionalString.read(buf),
             runtime_profile=_UniffiFfiConverterOptionalString.read(buf),
             authority_revision=_UniffiFfiConverterOptionalString.read(buf),
@@ -3052,8 +3885,8 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.check_lower(value.run_id)
         _UniffiFfiConverterString.check_lower(value.task_id)
         _UniffiFfiConverterString.check_lower(value.participant_id)
-        _UniffiFfiConverterString.check_lower(value.agent_revision_id)
-        _UniffiFfiConverterString.check_lower(value.agent_revision_digest)
+        _UniffiFfiConverterOptionalString.check_lower(value.agent_revision_id)
+        _UniffiFfiConverterOptionalString.check_lower(value.agent_revision_digest)
         _UniffiFfiConverterOptionalString.check_lower(value.predecessor_session_id)
         _UniffiFfiConverterOptionalString.check_lower(value.runtime_profile)
         _UniffiFfiConverterOptionalString.check_lower(value.authority_revision)
@@ -3075,8 +3908,8 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.write(value.run_id, buf)
         _UniffiFfiConverterString.write(value.task_id, buf)
         _UniffiFfiConverterString.write(value.participant_id, buf)
-        _UniffiFfiConverterString.write(value.agent_revision_id, buf)
-        _UniffiFfiConverterString.write(value.agent_revision_digest, buf)
+        _UniffiFfiConverterOptionalString.write(value.agent_revision_id, buf)
+        _UniffiFfiConverterOptionalString.write(value.agent_revision_digest, buf)
         _UniffiFfiConverterOptionalString.write(value.predecessor_session_id, buf)
         _UniffiFfiConverterOptionalString.write(value.runtime_profile, buf)
         _UniffiFfiConverterOptionalString.write(value.authority_revision, buf)
@@ -3215,6 +4048,36 @@ class InterventionState:
                 return False
             return True
 
+    @dataclass
+    class UNKNOWN:
+        """
+        A status this library does not know (a newer server's): not known to be applied.
+"""
+        
+        def __init__(self, status:str):
+            self.status = status
+            
+            """
+        The status as the server spelled it.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InterventionState.UNKNOWN(status={})".format(self.status)
+        def __eq__(self, other):
+            if not isinstance(other, InterventionState):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.status != other.status:
+                return False
+            return True
+
     
 
     # For each variant, we have `is_NAME` and `is_name` methods for easily checking
@@ -3235,6 +4098,10 @@ class InterventionState:
         return isinstance(self, InterventionState.REJECTED)
     def is_rejected(self) -> bool:
         return isinstance(self, InterventionState.REJECTED)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, InterventionState.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, InterventionState.UNKNOWN)
     
 
 # Now, a little trick - we make each nested variant class be a subclass of the main
@@ -3244,6 +4111,7 @@ InterventionState.REQUESTED = type("InterventionState.REQUESTED", (InterventionS
 InterventionState.DISPATCHING = type("InterventionState.DISPATCHING", (InterventionState.DISPATCHING, InterventionState,), {})  # type: ignore
 InterventionState.APPLIED = type("InterventionState.APPLIED", (InterventionState.APPLIED, InterventionState,), {})  # type: ignore
 InterventionState.REJECTED = type("InterventionState.REJECTED", (InterventionState.REJECTED, InterventionState,), {})  # type: ignore
+InterventionState.UNKNOWN = type("InterventionState.UNKNOWN", (InterventionState.UNKNOWN, InterventionState,), {})  # type: ignore
 
 
 
@@ -3267,6 +4135,10 @@ class _UniffiFfiConverterTypeInterventionState(_UniffiConverterRustBuffer):
             return InterventionState.REJECTED(
                 _UniffiFfiConverterString.read(buf),
             )
+        if variant == 5:
+            return InterventionState.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
@@ -3281,6 +4153,9 @@ class _UniffiFfiConverterTypeInterventionState(_UniffiConverterRustBuffer):
             return
         if value.is_REJECTED():
             _UniffiFfiConverterString.check_lower(value.reason)
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.status)
             return
         raise ValueError(value)
 
@@ -3297,6 +4172,9 @@ class _UniffiFfiConverterTypeInterventionState(_UniffiConverterRustBuffer):
         if value.is_REJECTED():
             buf.write_i32(4)
             _UniffiFfiConverterString.write(value.reason, buf)
+        if value.is_UNKNOWN():
+            buf.write_i32(5)
+            _UniffiFfiConverterString.write(value.status, buf)
 
 
 
@@ -3675,10 +4553,104 @@ class GatehouseError:  # type: ignore
             )
             return _uniffi_lift_return(_uniffi_ffi_result)
     _UniffiTempGatehouseError.ResolvedDifferently = ResolvedDifferently # type: ignore
+    class InterventionLimit(_UniffiTempGatehouseError):
+        """
+        The execution session already holds the most interventions it may (256).
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.InterventionLimit({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.InterventionLimit = InterventionLimit # type: ignore
+    class SessionNotActive(_UniffiTempGatehouseError):
+        """
+        The execution session is not active (its run ended): nothing can be steered.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.SessionNotActive({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.SessionNotActive = SessionNotActive # type: ignore
     class Conflict(_UniffiTempGatehouseError):
         """
         Any other conflict (409); `details` starts with Gatehouse's machine code when the
-        server sent one (e.g. `INTERVENTION_LIMIT`).
+        server sent one (e.g. `INVALID_STATE`).
 """
         
         def __init__(self, msg, details):
@@ -3820,7 +4792,8 @@ class GatehouseError:  # type: ignore
     _UniffiTempGatehouseError.Unauthorized = Unauthorized # type: ignore
     class Forbidden(_UniffiTempGatehouseError):
         """
-        The API key may not do this (403).
+        Permission denied (403): the API key, or on AgentPlat the requesting participant
+        (not a human room participant, or without `run.intervene`), may not do this.
 """
         
         def __init__(self, msg, details):
@@ -3865,10 +4838,106 @@ class GatehouseError:  # type: ignore
             )
             return _uniffi_lift_return(_uniffi_ffi_result)
     _UniffiTempGatehouseError.Forbidden = Forbidden # type: ignore
+    class TenantRejected(_UniffiTempGatehouseError):
+        """
+        The host needs a tenant it was not given (set `tenant` in the config), or refuses
+        the one given.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.TenantRejected({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.TenantRejected = TenantRejected # type: ignore
+    class Validation(_UniffiTempGatehouseError):
+        """
+        The request failed the server's validation (400 `VALIDATION_ERROR`, 422), e.g. an
+        invalid checkpoint.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.Validation({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.Validation = Validation # type: ignore
     class Invalid(_UniffiTempGatehouseError):
         """
-        The request was refused as malformed (400/422), or an argument given to this
-        library was not valid (a bad base URL, text that is not JSON).
+        The request was refused as malformed (400 and other 4xx), or an argument given to
+        this library was not valid (a bad base URL, text that is not JSON).
 """
         
         def __init__(self, msg, details):
@@ -4150,6 +5219,101 @@ class GatehouseError:  # type: ignore
             )
             return _uniffi_lift_return(_uniffi_ffi_result)
     _UniffiTempGatehouseError.Decode = Decode # type: ignore
+    class StreamFailed(_UniffiTempGatehouseError):
+        """
+        The server's event stream failed (its `agentplat.failed` frame).
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.StreamFailed({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.StreamFailed = StreamFailed # type: ignore
+    class AcceptedUnreadable(_UniffiTempGatehouseError):
+        """
+        The host ACCEPTED the write (2xx): it landed; only its answer could not be read.
+        Do not report it as failed: read the state again.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.AcceptedUnreadable({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.AcceptedUnreadable = AcceptedUnreadable # type: ignore
     class Timeout(_UniffiTempGatehouseError):
         """
         The call did not finish within the configured timeout.
@@ -4333,67 +5497,97 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 7:
-            return GatehouseError.Conflict(
+            return GatehouseError.InterventionLimit(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 8:
-            return GatehouseError.CapabilityUnavailable(
+            return GatehouseError.SessionNotActive(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 9:
-            return GatehouseError.Unauthorized(
+            return GatehouseError.Conflict(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 10:
-            return GatehouseError.Forbidden(
+            return GatehouseError.CapabilityUnavailable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 11:
-            return GatehouseError.Invalid(
+            return GatehouseError.Unauthorized(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 12:
-            return GatehouseError.PayloadTooLarge(
+            return GatehouseError.Forbidden(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 13:
-            return GatehouseError.RateLimited(
+            return GatehouseError.TenantRejected(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 14:
+            return GatehouseError.Validation(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 15:
+            return GatehouseError.Invalid(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 16:
+            return GatehouseError.PayloadTooLarge(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 17:
+            return GatehouseError.RateLimited(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 18:
             return GatehouseError.Server(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
                 _UniffiFfiConverterUInt16.read(buf),
             )
-        if variant == 15:
+        if variant == 19:
             return GatehouseError.Transport(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 16:
+        if variant == 20:
             return GatehouseError.Decode(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 17:
+        if variant == 21:
+            return GatehouseError.StreamFailed(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 22:
+            return GatehouseError.AcceptedUnreadable(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 23:
             return GatehouseError.Timeout(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 18:
+        if variant == 24:
             return GatehouseError.Config(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 19:
+        if variant == 25:
             return GatehouseError.Internal(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
@@ -4426,6 +5620,14 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
+        if isinstance(value, GatehouseError.InterventionLimit):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.SessionNotActive):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
         if isinstance(value, GatehouseError.Conflict):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
@@ -4439,6 +5641,14 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
         if isinstance(value, GatehouseError.Forbidden):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.TenantRejected):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.Validation):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
@@ -4464,6 +5674,14 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
         if isinstance(value, GatehouseError.Decode):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.StreamFailed):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.AcceptedUnreadable):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
@@ -4506,57 +5724,81 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             buf.write_i32(6)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Conflict):
+        if isinstance(value, GatehouseError.InterventionLimit):
             buf.write_i32(7)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.CapabilityUnavailable):
+        if isinstance(value, GatehouseError.SessionNotActive):
             buf.write_i32(8)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Unauthorized):
+        if isinstance(value, GatehouseError.Conflict):
             buf.write_i32(9)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Forbidden):
+        if isinstance(value, GatehouseError.CapabilityUnavailable):
             buf.write_i32(10)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Invalid):
+        if isinstance(value, GatehouseError.Unauthorized):
             buf.write_i32(11)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.PayloadTooLarge):
+        if isinstance(value, GatehouseError.Forbidden):
             buf.write_i32(12)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.RateLimited):
+        if isinstance(value, GatehouseError.TenantRejected):
             buf.write_i32(13)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Server):
+        if isinstance(value, GatehouseError.Validation):
             buf.write_i32(14)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Invalid):
+            buf.write_i32(15)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.PayloadTooLarge):
+            buf.write_i32(16)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.RateLimited):
+            buf.write_i32(17)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Server):
+            buf.write_i32(18)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
             _UniffiFfiConverterUInt16.write(value.status, buf)
         if isinstance(value, GatehouseError.Transport):
-            buf.write_i32(15)
+            buf.write_i32(19)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Decode):
-            buf.write_i32(16)
+            buf.write_i32(20)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.StreamFailed):
+            buf.write_i32(21)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.AcceptedUnreadable):
+            buf.write_i32(22)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Timeout):
-            buf.write_i32(17)
+            buf.write_i32(23)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Config):
-            buf.write_i32(18)
+            buf.write_i32(24)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Internal):
-            buf.write_i32(19)
+            buf.write_i32(25)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
 
@@ -5611,14 +6853,17 @@ class GatehouseClientProtocol(typing.Protocol):
         Every pending interaction of the project (all pages), or of one session.
 """
         raise NotImplementedError
-    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
+    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,requested_by_participant_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
         """
         Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
         into its next step, at `checkpoint`. `expected_revision` is the session revision
         you last saw (a stale one throws `RevisionConflict`). The answer means
         "requested", nothing more: call `wait_for_intervention` to learn whether it was
         applied. `operation_id` makes a retry replay instead of duplicating; the client
-        generates one when absent.
+        generates one when absent. `requested_by_participant_id` names who asks on an
+        AgentPlat host that does not authenticate the actor (default: the config's
+        `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
+        request but its answer could not be read: it WAS requested.
 """
         raise NotImplementedError
     async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
@@ -5809,14 +7054,17 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
-    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
+    async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,requested_by_participant_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
         """
         Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
         into its next step, at `checkpoint`. `expected_revision` is the session revision
         you last saw (a stale one throws `RevisionConflict`). The answer means
         "requested", nothing more: call `wait_for_intervention` to learn whether it was
         applied. `operation_id` makes a retry replay instead of duplicating; the client
-        generates one when absent.
+        generates one when absent. `requested_by_participant_id` names who asks on an
+        AgentPlat host that does not authenticate the actor (default: the config's
+        `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
+        request but its answer could not be read: it WAS requested.
 """
         
         _UniffiFfiConverterString.check_lower(room_id)
@@ -5832,6 +7080,10 @@ class GatehouseClient(GatehouseClientProtocol):
         if operation_id is _DEFAULT:
             operation_id = None
         _UniffiFfiConverterOptionalString.check_lower(operation_id)
+
+        if requested_by_participant_id is _DEFAULT:
+            requested_by_participant_id = None
+        _UniffiFfiConverterOptionalString.check_lower(requested_by_participant_id)
         _uniffi_lowered_args = (
             self._uniffi_clone_handle(),
             _UniffiFfiConverterString.lower(room_id),
@@ -5840,6 +7092,7 @@ class GatehouseClient(GatehouseClientProtocol):
             _UniffiFfiConverterString.lower(instruction),
             _UniffiFfiConverterTypeCheckpoint.lower(checkpoint),
             _UniffiFfiConverterOptionalString.lower(operation_id),
+            _UniffiFfiConverterOptionalString.lower(requested_by_participant_id),
         )
         _uniffi_lift_return = _UniffiFfiConverterTypeRequestedIntervention.lift
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
@@ -5978,6 +7231,7 @@ __all__ = [
     "InteractionStatus",
     "Capability",
     "Checkpoint",
+    "Upstream",
     "ExecutionEventType",
     "ExecutionSessionStatus",
     "InterventionStatus",

@@ -139,9 +139,9 @@ def test_an_intervention_goes_from_requested_to_applied(server, client, project_
     async def scenario():
         seen = await client.get_execution_session(room, session)
         assert seen.revision == answer["execution"]["revision"]
-        assert seen.status == gatehouse.ExecutionSessionStatus.PAUSED  # parked at the gate
+        assert seen.status == gatehouse.ExecutionSessionStatus.PAUSED()  # parked at the gate
         requested = await client.request_intervention(
-            room, session, seen.revision, "stop", gatehouse.Checkpoint.PRE_ACTION, None
+            room, session, seen.revision, "stop", gatehouse.Checkpoint.PRE_ACTION(), None
         )
         assert requested.state.is_REQUESTED()
         assert requested.operation_id
@@ -151,17 +151,61 @@ def test_an_intervention_goes_from_requested_to_applied(server, client, project_
         # A stale revision is a typed conflict.
         with pytest.raises(GatehouseError.RevisionConflict):
             await client.request_intervention(
-                room, session, seen.revision, "be brief", gatehouse.Checkpoint.PRE_STEP, None
+                room, session, seen.revision, "be brief", gatehouse.Checkpoint.PRE_STEP(), None
             )
         # The person approves the gate; the run resumes and reaches pre_action.
         await client.respond_to_interaction(gate_id, True, None, None)
         outcome = await client.wait_for_intervention(room, session, requested.operation_id, 10_000)
         assert outcome.is_APPLIED(), outcome
-        assert outcome.evidence.event_type == gatehouse.ExecutionEventType.INTERVENTION_APPLIED
+        assert outcome.evidence.event_type == gatehouse.ExecutionEventType.INTERVENTION_APPLIED()
         assert outcome.evidence.operation_id == requested.operation_id
-        assert outcome.evidence.checkpoint == gatehouse.Checkpoint.PRE_ACTION
+        assert outcome.evidence.checkpoint == gatehouse.Checkpoint.PRE_ACTION()
         done = await client.get_execution_session(room, session)
-        assert done.status == gatehouse.ExecutionSessionStatus.CANCELED  # the stop halted it
+        assert done.status == gatehouse.ExecutionSessionStatus.CANCELED()  # the stop halted it
+
+    asyncio.run(scenario())
+
+
+def test_an_agentplat_upstream_client_uses_the_root_paths_and_the_tenant(server, project_id):
+    """ClientConfig(upstream=AGENTPLAT, tenant=..., participant_id=...): the server's
+    AgentPlat root paths, the tenant header as the project; typed AgentPlat refusals."""
+    answer = server.open_gate(project_id)
+    room, session = answer["execution"]["room_id"], answer["execution"]["session_id"]
+    agentplat = gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(
+            base_url=server.url,
+            api_key=API_KEY,
+            upstream=gatehouse.Upstream.AGENTPLAT,
+            tenant=project_id,
+            participant_id="human-1",
+            timeout_ms=10_000,
+        )
+    )
+    no_tenant = gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(base_url=server.url, api_key=API_KEY, upstream=gatehouse.Upstream.AGENTPLAT)
+    )
+
+    async def scenario():
+        seen = await agentplat.get_execution_session(room, session)
+        assert seen.session_id == session and seen.tenant_id == project_id
+        assert seen.agent_revision_id is not None  # this host has a registry of revisions
+        requested = await agentplat.request_intervention(
+            room, session, seen.revision, "be brief", gatehouse.Checkpoint.PRE_STEP()
+        )
+        assert requested.state.is_REQUESTED()
+        # A checkpoint this library does not know is sent as given; the host refuses it.
+        with pytest.raises(GatehouseError.Validation) as refused:
+            await agentplat.request_intervention(
+                room, session, requested.session.revision, "x", gatehouse.Checkpoint.UNKNOWN("mid_air")
+            )
+        assert refused.value.error_kind() == GatehouseErrorKind.VALIDATION
+        assert "checkpoint is invalid" in refused.value.details
+        with pytest.raises(GatehouseError.TenantRejected) as missing:
+            await no_tenant.get_execution_session(room, session)
+        assert missing.value.is_retryable() is False
+        # Interactions are not served by an AgentPlat host: refused without a request.
+        with pytest.raises(GatehouseError.CapabilityUnavailable):
+            await agentplat.list_pending_interactions(None)
 
     asyncio.run(scenario())
 
@@ -188,6 +232,8 @@ def test_bad_configuration_and_unreachable_hosts_are_typed_errors():
     with pytest.raises(GatehouseError.Config) as caught:
         gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="not a url"))
     assert caught.value.is_retryable() is False
+    with pytest.raises(GatehouseError.Config):
+        gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="http://127.0.0.1:9", tenant="  "))
 
     with pytest.raises(GatehouseError.Invalid):
         gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="http://127.0.0.1:9", timeout_ms=0))

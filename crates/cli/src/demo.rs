@@ -127,8 +127,9 @@ async fn tell_story(
     resume_under_draft(story, laptop, watch, &gate).await?;
     second_answer_is_already_answered(story, laptop, &gate).await?;
     let intervention = request_intervention_at_gate(story, laptop, &gate.session_id).await?;
-    approve_and_apply_intervention(story, laptop, phone, &gate.session_id, &intervention).await?;
+    // While the run still waits (a session that ended refuses as not active first).
     stale_revision_is_refused(story, laptop, &intervention).await?;
+    approve_and_apply_intervention(story, laptop, phone, &gate.session_id, &intervention).await?;
     host_without_execution(story, dir).await
 }
 
@@ -145,7 +146,7 @@ struct RequestedIntervention {
     /// The turn's execution session.
     execution_ref: ExecutionRef,
     handle: InterventionHandle,
-    /// The session's revision the request was made at (stale once it is applied).
+    /// The session's revision the request was made at (stale once it is recorded).
     stale_revision: u64,
 }
 
@@ -529,7 +530,7 @@ async fn request_intervention_at_gate(
     })
 }
 
-/// Step 10: the phone approves; the run applies the intervention at its next checkpoint,
+/// Step 11: the phone approves; the run applies the intervention at its next checkpoint,
 /// with the server's evidence, and the instruction shows in the resumed turn.
 async fn approve_and_apply_intervention(
     story: &mut Story,
@@ -567,7 +568,11 @@ async fn approve_and_apply_intervention(
             evidence.sequence,
             crate::interventions::event_type_name(&evidence),
             evidence.occurred_at,
-            evidence.checkpoint.map(|c| c.as_str()).unwrap_or("-")
+            evidence
+                .checkpoint
+                .as_ref()
+                .map(|c| c.as_str())
+                .unwrap_or("-")
         ),
     );
     story.check(
@@ -600,8 +605,8 @@ async fn approve_and_apply_intervention(
     )
 }
 
-/// Step 11: a request carrying the revision of step 9, now stale, is refused and changes
-/// nothing.
+/// Step 10: while the run still waits, a request carrying the revision step 9 read (stale
+/// since step 9's request) is refused and changes nothing.
 async fn stale_revision_is_refused(
     story: &mut Story,
     laptop: &Client,

@@ -4,10 +4,15 @@
 //! |---|---|
 //! | 0 | ok |
 //! | 1 | any other error (server down, invalid input, invalid document, timeout, ...) |
-//! | 2 | usage error (bad flags, unknown schema type name) |
+//! | 2 | usage error (bad flags, unknown schema type name, an unusable connection setting) |
 //! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, ...); `wire stamp`: nothing would be stamped |
 //! | 4 | not found |
 //! | 5 | capability unavailable on this host |
+//! | 6 | permission denied (403) |
+//! | 7 | missing or unknown tenant |
+//! | 8 | the server refused the request as invalid (validation failure, malformed request) |
+//! | 9 | the execution session is not active (its run ended) |
+//! | 10 | the session's intervention limit is reached |
 //!
 //! A client error's code follows from its `gatehouse_client::ErrorKind` through
 //! [`exit_for`], the one table.
@@ -31,6 +36,16 @@ pub enum Exit {
     NotFound,
     /// 5: the host does not serve the capability.
     Unavailable,
+    /// 6: permission denied (403).
+    Forbidden,
+    /// 7: missing or unknown tenant.
+    Tenant,
+    /// 8: the server refused the request as invalid.
+    Invalid,
+    /// 9: the execution session is not active.
+    SessionNotActive,
+    /// 10: the intervention limit is reached.
+    InterventionLimit,
 }
 
 impl Exit {
@@ -43,6 +58,11 @@ impl Exit {
             Exit::Conflict => 3,
             Exit::NotFound => 4,
             Exit::Unavailable => 5,
+            Exit::Forbidden => 6,
+            Exit::Tenant => 7,
+            Exit::Invalid => 8,
+            Exit::SessionNotActive => 9,
+            Exit::InterventionLimit => 10,
         }
     }
 }
@@ -98,6 +118,11 @@ pub fn exit_for(kind: ErrorKind) -> Exit {
         | ErrorKind::Conflict => Exit::Conflict,
         ErrorKind::NotFound => Exit::NotFound,
         ErrorKind::CapabilityUnavailable => Exit::Unavailable,
+        ErrorKind::Forbidden => Exit::Forbidden,
+        ErrorKind::TenantRejected => Exit::Tenant,
+        ErrorKind::Validation | ErrorKind::Invalid => Exit::Invalid,
+        ErrorKind::SessionNotActive => Exit::SessionNotActive,
+        ErrorKind::InterventionLimit => Exit::InterventionLimit,
         _ => Exit::Other,
     }
 }
@@ -110,6 +135,12 @@ pub fn client_error(err: gatehouse_client::Error) -> CliError {
             format!("cannot reach the server: {err}")
         }
         ErrorKind::AlreadyAnswered => format!("already answered: {err}"),
+        ErrorKind::TenantRejected => {
+            format!("{err} (set the tenant with --tenant or GATEHOUSE_TENANT)")
+        }
+        ErrorKind::Forbidden => {
+            format!("{err} (an AgentPlat host takes the requester from --participant or GATEHOUSE_PARTICIPANT)")
+        }
         _ => err.to_string(),
     };
     CliError::new(exit_for(kind), message)
@@ -136,5 +167,27 @@ mod tests {
             Exit::Unavailable
         );
         assert_eq!(exit_for(ErrorKind::Server), Exit::Other);
+        assert_eq!(exit_for(ErrorKind::Forbidden).code(), 6);
+        assert_eq!(exit_for(ErrorKind::TenantRejected).code(), 7);
+        assert_eq!(exit_for(ErrorKind::Validation).code(), 8);
+        assert_eq!(exit_for(ErrorKind::SessionNotActive).code(), 9);
+        assert_eq!(exit_for(ErrorKind::InterventionLimit).code(), 10);
+        let codes: std::collections::HashSet<u8> = [
+            Exit::Ok,
+            Exit::Other,
+            Exit::Usage,
+            Exit::Conflict,
+            Exit::NotFound,
+            Exit::Unavailable,
+            Exit::Forbidden,
+            Exit::Tenant,
+            Exit::Invalid,
+            Exit::SessionNotActive,
+            Exit::InterventionLimit,
+        ]
+        .iter()
+        .map(|e| e.code())
+        .collect();
+        assert_eq!(codes.len(), 11, "every exit code is distinct");
     }
 }

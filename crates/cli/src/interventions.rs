@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use futures::StreamExt;
-use gatehouse_client::{InterventionOutcome, InterventionRequest, InterventionState};
+use gatehouse_client::{Error, InterventionOutcome, InterventionRequest, InterventionState};
 use gatehouse_wire::execution::{Checkpoint, ExecutionEvent, ExecutionSession};
 
 use crate::connect::ConnectArgs;
@@ -43,9 +43,10 @@ enum InterventionsCommand {
         /// into the next step.
         #[arg(long)]
         instruction: String,
-        /// Where the run should honour it.
-        #[arg(long, value_enum, default_value_t = CheckpointArg::PreStep)]
-        checkpoint: CheckpointArg,
+        /// Where the run should honour it: pre-step, post-output or pre-action (also
+        /// spelled with `_`); another name is sent as given and the host decides.
+        #[arg(long, default_value = "pre-step", value_parser = parse_checkpoint)]
+        checkpoint: Checkpoint,
         /// The session revision you saw (compare-and-set); default: read it first.
         #[arg(long)]
         expected_revision: Option<u64>,
@@ -87,31 +88,25 @@ enum InterventionsCommand {
         /// Keep streaming (SSE) until the session is reconciled or Ctrl-C.
         #[arg(long)]
         follow: bool,
+        /// With `--follow`: stop after this many events.
+        #[arg(long, value_name = "N", requires = "follow")]
+        max_events: Option<usize>,
     },
 }
 
-/// A checkpoint name on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum CheckpointArg {
-    /// Before the next inference step.
-    #[value(alias = "pre_step")]
-    PreStep,
-    /// After model output, before continuation.
-    #[value(alias = "post_output")]
-    PostOutput,
-    /// Before a protected external action.
-    #[value(alias = "pre_action")]
-    PreAction,
-}
-
-impl CheckpointArg {
-    fn checkpoint(self) -> Checkpoint {
-        match self {
-            CheckpointArg::PreStep => Checkpoint::PreStep,
-            CheckpointArg::PostOutput => Checkpoint::PostOutput,
-            CheckpointArg::PreAction => Checkpoint::PreAction,
-        }
+/// A checkpoint name on the command line: the three known ones in either spelling
+/// (`pre-step`, `pre_step`), any other non-blank name as given (the host decides).
+fn parse_checkpoint(text: &str) -> Result<Checkpoint, String> {
+    let name = text.trim();
+    if name.is_empty() {
+        return Err("the checkpoint is blank (pre-step, post-output or pre-action)".to_string());
     }
+    let known = Checkpoint::parse(&name.replace('-', "_"));
+    Ok(if known.is_known() {
+        known
+    } else {
+        Checkpoint::parse(name)
+    })
 }
 
 /// Run an `interventions` subcommand.
@@ -129,7 +124,7 @@ pub async fn run(args: InterventionsArgs) -> CliResult {
         } => {
             let request = RequestArgs {
                 instruction,
-                checkpoint: checkpoint.checkpoint(),
+                checkpoint,
                 expected_revision,
                 operation_id,
                 wait: wait.then(|| Duration::from_secs(wait_timeout)),
@@ -154,7 +149,11 @@ pub async fn run(args: InterventionsArgs) -> CliResult {
             target,
             after,
             follow,
-        } => events_cmd(&connect, &target, after, follow).await,
+            max_events,
+        } => {
+            let follow = follow.then_some(max_events);
+            events_cmd(&connect, &target, after, follow).await
+        }
     }
 }
 
@@ -166,12 +165,9 @@ struct RequestArgs {
     wait: Option<Duration>,
 }
 
-/// The snake_case name of an event type.
+/// The snake_case name of an event type (an unknown one as the server spelled it).
 pub fn event_type_name(event: &ExecutionEvent) -> String {
-    match serde_json::to_value(event.event_type) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => format!("{:?}", event.event_type),
-    }
+    event.event_type.as_str().to_string()
 }
 
 /// One line describing an intervention's state.
@@ -190,10 +186,14 @@ pub fn describe_state(state: &InterventionState) -> String {
             evidence.occurred_at,
             evidence
                 .checkpoint
+                .as_ref()
                 .map(|c| format!(", checkpoint {}", c.as_str()))
                 .unwrap_or_default()
         ),
         InterventionState::Rejected { reason } => format!("rejected: {reason}"),
+        InterventionState::Unknown { status } => {
+            format!("{status} (a status this CLI does not know; not known to be applied)")
+        }
         // A state this CLI does not know yet: say so, never claim it applied.
         other => format!("in a state this CLI does not know ({other:?}; not known to be applied)"),
     }
@@ -217,10 +217,17 @@ async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestAr
     if let Some(id) = args.operation_id {
         request = request.operation_id(id);
     }
-    let handle = execution
+    let handle = match execution
         .request_intervention(&target.room, &target.session, request)
         .await
-        .map_err(client_error)?;
+    {
+        Ok(handle) => handle,
+        // The host accepted it: it was requested, only its answer is unreadable.
+        Err(err @ Error::AcceptedUnreadable { .. }) => {
+            return accepted_unreadable(connect, &execution, target, args.wait, err).await
+        }
+        Err(err) => return Err(client_error(err)),
+    };
     if connect.json && args.wait.is_none() {
         let intervention = handle.session().intervention(handle.operation_id());
         print_json(&serde_json::json!({
@@ -257,6 +264,46 @@ async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestAr
     }
 }
 
+/// A request the host accepted whose answer could not be read: report it as requested
+/// (exit 0, the reason on stderr) and, with `--wait`, wait for it as usual.
+async fn accepted_unreadable(
+    connect: &ConnectArgs,
+    execution: &gatehouse_client::Execution,
+    target: &SessionRef,
+    wait: Option<Duration>,
+    err: Error,
+) -> CliResult {
+    let Error::AcceptedUnreadable {
+        operation_id: Some(operation_id),
+        ..
+    } = &err
+    else {
+        return Err(client_error(err));
+    };
+    eprintln!("warning: {err}");
+    if connect.json && wait.is_none() {
+        print_json(&serde_json::json!({
+            "operation_id": operation_id,
+            "state": "requested",
+            "answer_unreadable": err.to_string(),
+        }))?;
+    } else if !connect.json {
+        println!("operation {operation_id}: requested (accepted by the host; its answer could not be read)");
+    }
+    let Some(timeout) = wait else {
+        return Ok(());
+    };
+    let handle = execution
+        .intervention(&target.room, &target.session, operation_id)
+        .await
+        .map_err(client_error)?;
+    let outcome = {
+        let _spinner = Spinner::start(format!("waiting for {operation_id} to be applied"));
+        handle.wait_applied(timeout).await.map_err(client_error)?
+    };
+    report_outcome(connect.json, operation_id, &outcome)
+}
+
 async fn get_cmd(connect: &ConnectArgs, target: &SessionRef) -> CliResult {
     let client = connect.client()?;
     let session = client
@@ -282,10 +329,11 @@ fn print_session(session: &ExecutionSession) {
         ("participant", session.participant_id.clone()),
         (
             "agent revision",
-            format!(
-                "{} ({})",
-                session.agent_revision_id, session.agent_revision_digest
-            ),
+            match (&session.agent_revision_id, &session.agent_revision_digest) {
+                (Some(id), Some(digest)) => format!("{id} ({digest})"),
+                (Some(id), None) => id.clone(),
+                (None, _) => "- (the host has no agent registry)".to_string(),
+            },
         ),
         (
             "predecessor",
@@ -407,6 +455,7 @@ fn event_row(event: &ExecutionEvent) -> [String; 5] {
         or_dash(event.operation_id.as_deref()),
         event
             .checkpoint
+            .as_ref()
             .map(|c| c.as_str().to_string())
             .unwrap_or_else(|| "-".to_string()),
         event.occurred_at.clone(),
@@ -415,15 +464,16 @@ fn event_row(event: &ExecutionEvent) -> [String; 5] {
 
 const EVENT_HEADERS: [&str; 5] = ["SEQ", "TYPE", "OPERATION", "CHECKPOINT", "OCCURRED"];
 
+/// `follow`: `None` lists once; `Some(max)` streams (at most `max` events).
 async fn events_cmd(
     connect: &ConnectArgs,
     target: &SessionRef,
     after: Option<u64>,
-    follow: bool,
+    follow: Option<Option<usize>>,
 ) -> CliResult {
     let client = connect.client()?;
     let execution = client.execution();
-    if !follow {
+    if follow.is_none() {
         let events = execution
             .events(&target.room, &target.session, after)
             .await
@@ -442,11 +492,16 @@ async fn events_cmd(
         table.print();
         return Ok(());
     }
+    let max_events = follow.unwrap_or(None);
     let mut stream = execution.watch_events(&target.room, &target.session, after);
     if !connect.json {
         println!("{}", EVENT_HEADERS.join("  "));
     }
+    let mut seen = 0usize;
     loop {
+        if max_events.is_some_and(|max| seen >= max) {
+            return Ok(());
+        }
         let next = tokio::select! {
             next = stream.next() => next,
             _ = tokio::signal::ctrl_c() => return Ok(()),
@@ -455,6 +510,7 @@ async fn events_cmd(
             return Ok(());
         };
         let event = event.map_err(client_error)?;
+        seen += 1;
         if connect.json {
             print_json_line(&event)?;
         } else {

@@ -2,7 +2,8 @@
 //! interventions of any compatible server, and check wire documents.
 //!
 //! Exit codes (see [`exit`]): 0 ok, 1 other error, 2 usage, 3 already answered or
-//! conflict, 4 not found, 5 capability unavailable.
+//! conflict, 4 not found, 5 capability unavailable, 6 permission denied, 7 missing or
+//! unknown tenant, 8 invalid request, 9 session not active, 10 intervention limit.
 
 mod connect;
 mod demo;

@@ -386,6 +386,7 @@ async fn not_found_unavailable_and_usage() {
 
     let no_room = run(&server, &["interventions", "get", "--session", "es-x"]);
     assert_eq!(no_room.status.code(), Some(2));
+    // A checkpoint this CLI does not know is sent as given: the host refuses it (exit 8).
     let bad_checkpoint = run(
         &server,
         &args(
@@ -394,7 +395,22 @@ async fn not_found_unavailable_and_usage() {
             &["--instruction", "x", "--checkpoint", "later"],
         ),
     );
-    assert_eq!(bad_checkpoint.status.code(), Some(2));
+    assert_eq!(
+        bad_checkpoint.status.code(),
+        Some(8),
+        "{}",
+        text(&bad_checkpoint.stderr)
+    );
+    assert!(text(&bad_checkpoint.stderr).contains("Run intervention checkpoint is invalid"));
+    let blank_checkpoint = run(
+        &server,
+        &args(
+            &["interventions", "request"],
+            &t,
+            &["--instruction", "x", "--checkpoint", " "],
+        ),
+    );
+    assert_eq!(blank_checkpoint.status.code(), Some(2));
     server.shutdown().await;
 
     let bare = spawn(TestServerOptions {

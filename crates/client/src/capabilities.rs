@@ -14,6 +14,7 @@ use gatehouse_wire::capabilities::{CapabilitiesResponse, Capability};
 use reqwest::Method;
 
 use crate::client::Client;
+use crate::config::Upstream;
 use crate::error::{Error, Operation, Result};
 use crate::transport::Call;
 
@@ -35,6 +36,34 @@ struct Learned {
 }
 
 impl CapabilityCache {
+    /// What is known before any call about a host of kind `upstream`: AgentPlat's Rooms
+    /// API serves no interactions, no watch and no invoke; Agenta's API no execution
+    /// sessions; neither has Gatehouse's discovery route.
+    pub(crate) fn for_upstream(upstream: Upstream) -> Self {
+        let cache = Self::default();
+        {
+            let mut learned = cache.write();
+            match upstream {
+                Upstream::Gatehouse => {}
+                Upstream::AgentPlat => {
+                    learned.discovery_absent = true;
+                    learned.absent.extend([
+                        Capability::Interactions,
+                        Capability::InteractionWatch,
+                        Capability::Invoke,
+                    ]);
+                }
+                Upstream::Agenta => {
+                    learned.discovery_absent = true;
+                    learned
+                        .absent
+                        .extend([Capability::Execution, Capability::ExecutionEventStream]);
+                }
+            }
+        }
+        cache
+    }
+
     fn read(&self) -> RwLockReadGuard<'_, Learned> {
         // A poisoned lock only means a panic elsewhere while holding it; the cache
         // holds plain facts, still valid.

@@ -3,7 +3,9 @@
 //!
 //! Conflicts that share the 409 status are told apart (CONTRACT.md C3) from
 //! Gatehouse's machine code when the server sends one, else from the exact upstream
-//! messages of Agenta and AgentPlat. Every text kept goes through [`crate::redact`].
+//! messages of Agenta and AgentPlat. AgentPlat's coarse codes (`error.code`) tell a
+//! validation failure from a malformed request, and its missing-tenant 400 is told
+//! apart by its message. Every text kept goes through [`crate::redact`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,6 +133,14 @@ pub(crate) fn classify(
                 operation,
                 detail: detail(),
             },
+            G::InterventionLimit => Error::InterventionLimit {
+                operation,
+                detail: detail(),
+            },
+            G::SessionNotActive => Error::SessionNotActive {
+                operation,
+                detail: detail(),
+            },
             G::NotFound | G::RouteNotFound => Error::NotFound {
                 operation,
                 detail: detail(),
@@ -143,7 +153,17 @@ pub(crate) fn classify(
                 operation,
                 detail: detail(),
             },
-            G::BadRequest | G::ValidationError => Error::Invalid {
+            G::TenantRequired | G::UnknownTenant => Error::TenantRejected {
+                operation,
+                status,
+                detail: detail(),
+            },
+            G::ValidationError => Error::Validation {
+                operation,
+                status,
+                detail: detail(),
+            },
+            G::BadRequest => Error::Invalid {
                 operation,
                 status,
                 detail: detail(),
@@ -152,15 +172,13 @@ pub(crate) fn classify(
                 operation,
                 detail: detail(),
             },
-            G::IdempotencyKeyReused
-            | G::BindingConflict
-            | G::InterventionLimit
-            | G::InvalidState
-            | G::Conflict => Error::Conflict {
-                operation,
-                code: Some(code),
-                detail: detail(),
-            },
+            G::IdempotencyKeyReused | G::BindingConflict | G::InvalidState | G::Conflict => {
+                Error::Conflict {
+                    operation,
+                    code: Some(code),
+                    detail: detail(),
+                }
+            }
             G::AdapterError | G::InternalError | G::Unavailable => Error::Server {
                 operation,
                 status,
@@ -192,6 +210,23 @@ pub(crate) fn classify(
             operation,
             retry_after,
         },
+        400 if is_missing_tenant(&info) => Error::TenantRejected {
+            operation,
+            status,
+            detail: detail(),
+        },
+        422 => Error::Validation {
+            operation,
+            status,
+            detail: detail(),
+        },
+        400..=499 if info.agentplat_code.as_deref() == Some("VALIDATION_ERROR") => {
+            Error::Validation {
+                operation,
+                status,
+                detail: detail(),
+            }
+        }
         400..=499 => Error::Invalid {
             operation,
             status,
@@ -206,6 +241,18 @@ pub(crate) fn classify(
     }
 }
 
+/// AgentPlat's `headerTenantAuth` refusal: `BAD_REQUEST` "Missing required <header>
+/// header" (the header name is configurable, `X-Agentplat-Tenant-Id` by default).
+fn is_missing_tenant(info: &ErrorBodyInfo) -> bool {
+    let Some(message) = info.message.as_deref() else {
+        return false;
+    };
+    message == messages::MISSING_TENANT_HEADER
+        || (info.agentplat_code.as_deref() == Some("BAD_REQUEST")
+            && message.starts_with("Missing required ")
+            && message.ends_with(" header"))
+}
+
 /// A 409 without Gatehouse's code: tell the meanings apart by the upstream messages.
 fn classify_conflict(operation: Operation, message: Option<&str>, detail: String) -> Error {
     match message {
@@ -218,6 +265,10 @@ fn classify_conflict(operation: Operation, message: Option<&str>, detail: String
             Error::DispatchOwnershipLost { operation, detail }
         }
         Some(messages::RESOLVED_DIFFERENTLY) => Error::ResolvedDifferently { operation, detail },
+        Some(messages::INTERVENTION_LIMIT) => Error::InterventionLimit { operation, detail },
+        Some(messages::SESSION_NOT_ACTIVE) | Some(messages::RUN_NOT_RUNNING) => {
+            Error::SessionNotActive { operation, detail }
+        }
         // Agenta's respond has exactly one 409: the row is no longer pending (A5, A7).
         _ if operation == Operation::RespondInteraction => {
             Error::AlreadyAnswered { operation, detail }
@@ -333,6 +384,9 @@ mod tests {
             (messages::OPERATION_CONFLICT, "OperationConflict"),
             (messages::DISPATCH_OWNERSHIP_LOST, "DispatchOwnershipLost"),
             (messages::RESOLVED_DIFFERENTLY, "ResolvedDifferently"),
+            (messages::INTERVENTION_LIMIT, "InterventionLimit"),
+            (messages::SESSION_NOT_ACTIVE, "SessionNotActive"),
+            (messages::RUN_NOT_RUNNING, "SessionNotActive"),
             ("something else", "Conflict"),
         ];
         for (message, expected) in cases {
@@ -375,7 +429,7 @@ mod tests {
             br#"{"detail":[{"loc":["body","answer"],"msg":"field required","type":"missing"}]}"#;
         let err = classify(Operation::RespondInteraction, 422, None, body, &[]);
         match err {
-            Error::Invalid {
+            Error::Validation {
                 status: 422,
                 detail,
                 ..
@@ -394,4 +448,132 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    /// AgentPlat's answers on the execution routes, as its `createRoomsApp` builds them:
+    /// each lands on its own typed error.
+    #[test]
+    fn agentplat_refusals_are_typed() {
+        fn agentplat(code: &str, message: &str) -> Vec<u8> {
+            serde_json::json!({"error": {"code": code, "message": message}})
+                .to_string()
+                .into_bytes()
+        }
+        let cases: Vec<(u16, Vec<u8>, ErrorKindName)> = vec![
+            (
+                400,
+                agentplat("BAD_REQUEST", messages::MISSING_TENANT_HEADER),
+                "TenantRejected",
+            ),
+            (
+                400,
+                agentplat("BAD_REQUEST", "Missing required X-Org header"),
+                "TenantRejected",
+            ),
+            (
+                400,
+                agentplat("BAD_REQUEST", messages::JSON_BODY_REQUIRED),
+                "Invalid",
+            ),
+            (
+                400,
+                agentplat("BAD_REQUEST", messages::JSON_BODY_INVALID),
+                "Invalid",
+            ),
+            (
+                400,
+                agentplat("VALIDATION_ERROR", messages::JSON_BODY_NOT_OBJECT),
+                "Validation",
+            ),
+            (
+                400,
+                agentplat("VALIDATION_ERROR", messages::CHECKPOINT_INVALID),
+                "Validation",
+            ),
+            (
+                400,
+                agentplat("VALIDATION_ERROR", messages::EVENT_SEQUENCE_INVALID),
+                "Validation",
+            ),
+            (
+                401,
+                agentplat("UNAUTHORIZED", messages::AUTHENTICATION_REQUIRED),
+                "Unauthorized",
+            ),
+            (
+                403,
+                agentplat("FORBIDDEN", messages::REQUESTER_NOT_HUMAN),
+                "Forbidden",
+            ),
+            (
+                403,
+                agentplat("FORBIDDEN", messages::REQUESTER_LACKS_PERMISSION),
+                "Forbidden",
+            ),
+            (
+                404,
+                agentplat("NOT_FOUND", messages::EXECUTION_SESSION_NOT_FOUND),
+                "NotFound",
+            ),
+            (
+                404,
+                agentplat("NOT_FOUND", &messages::room_not_found("r")),
+                "NotFound",
+            ),
+            (
+                409,
+                agentplat("CONFLICT", messages::INTERVENTION_LIMIT),
+                "InterventionLimit",
+            ),
+            (
+                409,
+                agentplat("CONFLICT", messages::SESSION_NOT_ACTIVE),
+                "SessionNotActive",
+            ),
+            (
+                500,
+                agentplat("INTERNAL_ERROR", messages::UNEXPECTED_ERROR),
+                "Server",
+            ),
+            (
+                502,
+                agentplat("ADAPTER_ERROR", messages::PROTECTED_WITHOUT_PRE_ACTION),
+                "Server",
+            ),
+        ];
+        for (status, body, expected) in cases {
+            let err = classify(Operation::RequestIntervention, status, None, &body, &[]);
+            let name = format!("{err:?}");
+            assert!(
+                name.starts_with(&format!("{expected} "))
+                    || name.starts_with(&format!("{expected} {{")),
+                "{status} {}: {name}",
+                String::from_utf8_lossy(&body)
+            );
+            assert_eq!(err.http_status(), Some(status), "{name}");
+            assert!(!err.is_retryable() || status >= 500, "{name}");
+        }
+        // Gatehouse's own codes carry the same meanings.
+        for (code, status, expected) in [
+            ("TENANT_REQUIRED", 400, "TenantRejected"),
+            ("UNKNOWN_TENANT", 403, "TenantRejected"),
+            ("SESSION_NOT_ACTIVE", 409, "SessionNotActive"),
+            ("INTERVENTION_LIMIT", 409, "InterventionLimit"),
+            ("VALIDATION_ERROR", 400, "Validation"),
+            ("BAD_REQUEST", 400, "Invalid"),
+        ] {
+            let body =
+                serde_json::json!({"error": {"code": "X", "message": "m", "gatehouseCode": code}})
+                    .to_string();
+            let err = classify(
+                Operation::RequestIntervention,
+                status,
+                None,
+                body.as_bytes(),
+                &[],
+            );
+            assert!(format!("{err:?}").starts_with(expected), "{code}: {err:?}");
+        }
+    }
+
+    type ErrorKindName = &'static str;
 }

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use tracing::{field, Instrument};
 
 use crate::capabilities::{Capabilities, CapabilityCache};
-use crate::config::ClientBuilder;
+use crate::config::{ClientBuilder, Upstream};
 use crate::error::{Error, Result};
 use crate::execution::Execution;
 use crate::interactions::Interactions;
@@ -51,6 +51,9 @@ impl fmt::Debug for Client {
         let transport = &self.inner.transport;
         f.debug_struct("Client")
             .field("base_url", &transport.base_url().as_str())
+            .field("upstream", &transport.upstream())
+            .field("tenant", &transport.tenant())
+            .field("participant_id", &transport.participant_id())
             .field("runner_url", &transport.runner_url().as_str())
             .field("api_key", &transport.has_api_key().then_some("[redacted]"))
             .field("project_id", &transport.project_id())
@@ -62,7 +65,8 @@ impl fmt::Debug for Client {
 
 impl Client {
     /// Start configuring a client for the host at `base_url` (e.g.
-    /// `http://127.0.0.1:8080`; the API lives under `{base_url}/api`).
+    /// `http://127.0.0.1:8080`; for Gatehouse and Agenta the API lives under
+    /// `{base_url}/api`, for AgentPlat at `{base_url}` itself: see [`Upstream`]).
     ///
     /// ```no_run
     /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").build()?;
@@ -152,14 +156,49 @@ impl Client {
     pub fn project_id(&self) -> Option<&str> {
         self.inner.transport.project_id()
     }
+
+    /// Which kind of host this client talks to.
+    ///
+    /// ```
+    /// use gatehouse_client::Upstream;
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").upstream(Upstream::AgentPlat).build()?;
+    /// assert_eq!(client.upstream(), Upstream::AgentPlat);
+    /// # Ok::<(), gatehouse_client::Error>(())
+    /// ```
+    pub fn upstream(&self) -> Upstream {
+        self.inner.transport.upstream()
+    }
+
+    /// The tenant sent as `X-Agentplat-Tenant-Id`, if configured.
+    ///
+    /// ```
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").tenant("tenant-1").build()?;
+    /// assert_eq!(client.tenant(), Some("tenant-1"));
+    /// # Ok::<(), gatehouse_client::Error>(())
+    /// ```
+    pub fn tenant(&self) -> Option<&str> {
+        self.inner.transport.tenant()
+    }
+
+    /// The participant sent as an intervention's `requestedByParticipantId`, if configured.
+    ///
+    /// ```
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").participant_id("human-1").build()?;
+    /// assert_eq!(client.participant_id(), Some("human-1"));
+    /// # Ok::<(), gatehouse_client::Error>(())
+    /// ```
+    pub fn participant_id(&self) -> Option<&str> {
+        self.inner.transport.participant_id()
+    }
 }
 
 impl Client {
     pub(crate) fn new(transport: Transport) -> Self {
+        let capabilities = CapabilityCache::for_upstream(transport.upstream());
         Self {
             inner: Arc::new(Inner {
                 transport,
-                capabilities: CapabilityCache::default(),
+                capabilities,
             }),
         }
     }

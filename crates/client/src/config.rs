@@ -1,9 +1,10 @@
 //! Configuration: [`ClientBuilder`] (obtained from [`Client::builder`]), the
-//! [`AuthScheme`] and the defaults. [`ClientBuilder::build`] checks everything and
-//! hands the prepared settings to the transport ([`crate::transport`]); nothing is
-//! sent while building.
+//! [`Upstream`] it talks to, the [`AuthScheme`] and the defaults.
+//! [`ClientBuilder::build`] checks everything and hands the prepared settings to the
+//! transport ([`crate::transport`]); nothing is sent while building.
 
 use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 use reqwest::header::HeaderValue;
@@ -40,6 +41,86 @@ pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// ```
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
+/// Which kind of host the base URL is: it decides the paths, the tenancy and the
+/// identity every call carries.
+///
+/// | upstream | execution sessions | interactions | tenant, identity |
+/// |---|---|---|---|
+/// | `Gatehouse` (default) | `{base}/api/rooms/...?project_id=` | `{base}/api/sessions/...?project_id=` | `Authorization: Bearer <key>` |
+/// | `AgentPlat` | `{base}/rooms/...` (no `project_id`) | not served | `X-Agentplat-Tenant-Id: <tenant>`, `requestedByParticipantId` in an intervention's body, `Authorization: Bearer <key>` when a key is set |
+/// | `Agenta` | not served | `{base}/api/sessions/...?project_id=` | `Authorization: ApiKey <key>` |
+///
+/// The base URL may carry a path prefix (`https://host/agentplat`); the paths above
+/// are appended to it. What an upstream does not serve fails at once with
+/// [`Error::CapabilityUnavailable`], without a request; neither AgentPlat nor Agenta has
+/// Gatehouse's `GET /api/capabilities`, so it is never asked.
+///
+/// ```
+/// use gatehouse_client::Upstream;
+/// assert_eq!(Upstream::default(), Upstream::Gatehouse);
+/// assert_eq!("agentplat".parse::<Upstream>().unwrap(), Upstream::AgentPlat);
+/// assert_eq!(Upstream::Agenta.as_str(), "agenta");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Upstream {
+    /// Gatehouse's own server (`gatehouse serve`): everything under `/api`.
+    #[default]
+    Gatehouse,
+    /// AgentPlat's Rooms API (`createRoomsApp`): execution sessions at the root.
+    AgentPlat,
+    /// Agenta's API: the session-interactions endpoints.
+    Agenta,
+}
+
+impl Upstream {
+    /// Every upstream, in a stable order.
+    pub const ALL: [Upstream; 3] = [Upstream::Gatehouse, Upstream::AgentPlat, Upstream::Agenta];
+
+    /// The lowercase name (`gatehouse`, `agentplat`, `agenta`), as the CLI's
+    /// `--upstream` and `GATEHOUSE_UPSTREAM` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Gatehouse => "gatehouse",
+            Self::AgentPlat => "agentplat",
+            Self::Agenta => "agenta",
+        }
+    }
+
+    /// The `Authorization` scheme the upstream expects when none is set.
+    fn default_auth_scheme(self) -> AuthScheme {
+        match self {
+            Self::Agenta => AuthScheme::ApiKey,
+            Self::Gatehouse | Self::AgentPlat => AuthScheme::Bearer,
+        }
+    }
+}
+
+impl fmt::Display for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Upstream {
+    type Err = Error;
+
+    /// `gatehouse`, `agentplat` or `agenta` (any letter case); anything else is an
+    /// [`Error::Config`] listing the three.
+    fn from_str(text: &str) -> Result<Self> {
+        let text = text.trim();
+        Self::ALL
+            .into_iter()
+            .find(|upstream| upstream.as_str().eq_ignore_ascii_case(text))
+            .ok_or_else(|| Error::Config {
+                operation: Operation::BuildClient,
+                reason: format!(
+                    "unknown upstream {text:?}: expected gatehouse, agentplat or agenta"
+                ),
+            })
+    }
+}
+
 /// How the API key is sent in the `Authorization` header.
 ///
 /// ```
@@ -52,7 +133,8 @@ pub enum AuthScheme {
     /// `Authorization: Bearer <key>`.
     #[default]
     Bearer,
-    /// `Authorization: ApiKey <key>` (Agenta's spelling).
+    /// `Authorization: ApiKey <key>` (Agenta's spelling; the default for
+    /// [`Upstream::Agenta`]).
     ApiKey,
 }
 
@@ -81,9 +163,12 @@ impl AuthScheme {
 #[derive(Clone)]
 pub struct ClientBuilder {
     base_url: String,
+    upstream: Upstream,
     api_key: Option<String>,
-    auth_scheme: AuthScheme,
+    auth_scheme: Option<AuthScheme>,
     project_id: Option<String>,
+    tenant: Option<String>,
+    participant_id: Option<String>,
     timeout: Duration,
     connect_timeout: Duration,
     stream_idle_timeout: Duration,
@@ -98,9 +183,12 @@ impl fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientBuilder")
             .field("base_url", &self.base_url)
+            .field("upstream", &self.upstream)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("auth_scheme", &self.auth_scheme)
             .field("project_id", &self.project_id)
+            .field("tenant", &self.tenant)
+            .field("participant_id", &self.participant_id)
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
@@ -119,9 +207,12 @@ impl ClientBuilder {
     pub(crate) fn new(base_url: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
+            upstream: Upstream::default(),
             api_key: None,
-            auth_scheme: AuthScheme::default(),
+            auth_scheme: None,
             project_id: None,
+            tenant: None,
+            participant_id: None,
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
@@ -144,7 +235,51 @@ impl ClientBuilder {
         self
     }
 
-    /// How the key is spelled in the `Authorization` header (default `Bearer`).
+    /// Which kind of host the base URL is (default [`Upstream::Gatehouse`]): it decides
+    /// the paths, the tenancy and the identity every call carries.
+    ///
+    /// ```no_run
+    /// use gatehouse_client::Upstream;
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787")
+    ///     .upstream(Upstream::AgentPlat)
+    ///     .tenant("tenant-1")
+    ///     .participant_id("human-1");
+    /// # let _ = b;
+    /// ```
+    pub fn upstream(mut self, upstream: Upstream) -> Self {
+        self.upstream = upstream;
+        self
+    }
+
+    /// The tenant, sent as `X-Agentplat-Tenant-Id: <tenant>` on every call: what
+    /// AgentPlat's default authentication (`headerTenantAuth`) requires, and what
+    /// Gatehouse's server reads as the project on AgentPlat's root paths.
+    ///
+    /// ```no_run
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").tenant("tenant-1");
+    /// # let _ = b;
+    /// ```
+    pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// Who requests interventions, sent as `requestedByParticipantId` in their body: an
+    /// AgentPlat host whose authentication names no actor (its default) takes the
+    /// requester from there (a human room participant with `run.intervene`; else 403).
+    /// A host that authenticates the actor (Gatehouse's server) ignores it.
+    ///
+    /// ```no_run
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").participant_id("human-1");
+    /// # let _ = b;
+    /// ```
+    pub fn participant_id(mut self, participant_id: impl Into<String>) -> Self {
+        self.participant_id = Some(participant_id.into());
+        self
+    }
+
+    /// How the key is spelled in the `Authorization` header (default: the upstream's,
+    /// `Bearer`, or `ApiKey` for [`Upstream::Agenta`]).
     ///
     /// ```no_run
     /// use gatehouse_client::AuthScheme;
@@ -152,11 +287,12 @@ impl ClientBuilder {
     /// # let _ = b;
     /// ```
     pub fn auth_scheme(mut self, scheme: AuthScheme) -> Self {
-        self.auth_scheme = scheme;
+        self.auth_scheme = Some(scheme);
         self
     }
 
-    /// The project, sent as `?project_id=` on every interaction call.
+    /// The project, sent as `?project_id=` on every Gatehouse and Agenta call (never to
+    /// AgentPlat, which scopes by tenant).
     ///
     /// ```no_run
     /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").project_id("019fac94-...");
@@ -264,8 +400,8 @@ impl ClientBuilder {
 
     /// Check the configuration and build the client (one connection pool).
     ///
-    /// Fails with [`Error::Config`] for a base URL that is not `http(s)://host[/prefix]`
-    /// or a key that cannot be a header value.
+    /// Fails with [`Error::Config`] for a base URL that is not `http(s)://host[/prefix]`,
+    /// a key or tenant that cannot be a header value, or a blank tenant or participant.
     ///
     /// ```
     /// let err = gatehouse_client::Client::builder("not a url").build().unwrap_err();
@@ -277,12 +413,25 @@ impl ClientBuilder {
             Some(url) => parse_base(url, "runner URL")?,
             None => base.clone(),
         };
+        let scheme = self
+            .auth_scheme
+            .unwrap_or_else(|| self.upstream.default_auth_scheme());
         let auth = match &self.api_key {
-            Some(key) => Some(sensitive_header(&format!(
-                "{} {}",
-                self.auth_scheme.prefix(),
-                key
-            ))?),
+            Some(key) => Some(sensitive_header(&format!("{} {}", scheme.prefix(), key))?),
+            None => None,
+        };
+        let tenant = match &self.tenant {
+            Some(tenant) => Some(tenant_header(tenant)?),
+            None => None,
+        };
+        let participant_id = match &self.participant_id {
+            Some(id) if id.trim().is_empty() => {
+                return Err(Error::Config {
+                    operation: Operation::BuildClient,
+                    reason: "the participant id is blank".to_string(),
+                })
+            }
+            Some(id) => Some(id.trim().to_string()),
             None => None,
         };
         let runner_auth = match self.runner_token.as_ref().or(self.api_key.as_ref()) {
@@ -304,14 +453,18 @@ impl ClientBuilder {
                 operation: Operation::BuildClient,
                 reason: format!("cannot build the HTTP client: {}", classify::chain_text(&e)),
             })?;
+        let upstream = self.upstream;
         Ok(Client::new(Transport::new(TransportConfig {
             http,
+            upstream,
             base,
             runner_base,
             auth,
             runner_auth,
             secrets,
             project_id: self.project_id,
+            tenant,
+            participant_id,
             timeout: self.timeout,
             stream_idle_timeout: self.stream_idle_timeout,
             retry: self.retry,
@@ -344,6 +497,19 @@ fn parse_base(raw: &str, what: &str) -> Result<Url> {
         )));
     }
     Ok(url)
+}
+
+fn tenant_header(tenant: &str) -> Result<HeaderValue> {
+    let config = |reason: &str| Error::Config {
+        operation: Operation::BuildClient,
+        reason: reason.to_string(),
+    };
+    let tenant = tenant.trim();
+    if tenant.is_empty() {
+        return Err(config("the tenant is blank"));
+    }
+    HeaderValue::from_str(tenant)
+        .map_err(|_| config("the tenant contains characters not allowed in an HTTP header"))
 }
 
 fn sensitive_header(value: &str) -> Result<HeaderValue> {
@@ -398,5 +564,22 @@ mod tests {
             .build()
             .unwrap_err();
         assert!(!err.to_string().contains("bad\nkey"));
+        for builder in [
+            Client::builder("http://x").tenant("  "),
+            Client::builder("http://x").tenant("a\nb"),
+            Client::builder("http://x").participant_id(""),
+        ] {
+            let err = builder.build().unwrap_err();
+            assert!(matches!(err, Error::Config { .. }), "{err:?}");
+        }
+        let err = "agentplat2".parse::<Upstream>().unwrap_err();
+        assert!(
+            err.to_string().contains("gatehouse, agentplat or agenta"),
+            "{err}"
+        );
+        assert_eq!(
+            " AgentPlat ".parse::<Upstream>().unwrap(),
+            Upstream::AgentPlat
+        );
     }
 }

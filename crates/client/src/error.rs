@@ -223,8 +223,27 @@ pub enum Error {
         /// The server's text.
         detail: String,
     },
+    /// 409: the execution session already holds the most interventions it may (256):
+    /// AgentPlat's "Execution session intervention limit was reached".
+    #[error("{operation}: intervention limit reached ({detail})")]
+    InterventionLimit {
+        /// The failed call.
+        operation: Operation,
+        /// The server's text.
+        detail: String,
+    },
+    /// 409: the execution session is not active (its run ended, or is not running):
+    /// nothing can be steered any more. AgentPlat's "Execution session is not active" or
+    /// "Run intervention requires a running Room run".
+    #[error("{operation}: execution session is not active ({detail})")]
+    SessionNotActive {
+        /// The failed call.
+        operation: Operation,
+        /// The server's text.
+        detail: String,
+    },
     /// Any other 409: `code` is Gatehouse's machine code when the server sent one
-    /// (e.g. `IDEMPOTENCY_KEY_REUSED`, `BINDING_CONFLICT`, `INTERVENTION_LIMIT`, `INVALID_STATE`).
+    /// (e.g. `IDEMPOTENCY_KEY_REUSED`, `BINDING_CONFLICT`, `INVALID_STATE`).
     #[error("{operation}: conflict{} ({detail})", code.map(|c| format!(" {c}")).unwrap_or_default())]
     Conflict {
         /// The failed call.
@@ -252,16 +271,41 @@ pub enum Error {
         /// The server's text.
         detail: String,
     },
-    /// 403: the key may not do this.
-    #[error("{operation}: forbidden ({detail})")]
+    /// 403: permission denied: the key (or, on AgentPlat, the requesting participant)
+    /// may not do this, e.g. "Human participant lacks run.intervene permission".
+    #[error("{operation}: permission denied ({detail})")]
     Forbidden {
         /// The failed call.
         operation: Operation,
         /// The server's text.
         detail: String,
     },
-    /// 400, 422 or another 4xx: the server refused the request as malformed.
-    /// `detail` is the server's explanation (FastAPI validation lists are joined).
+    /// The host needs a tenant it was not given (AgentPlat's default authentication
+    /// answers 400 "Missing required X-Agentplat-Tenant-Id header": configure the tenant),
+    /// or refuses the one given (Gatehouse's `UNKNOWN_TENANT`, 403).
+    #[error("{operation}: missing or unknown tenant, HTTP {status} ({detail})")]
+    TenantRejected {
+        /// The failed call.
+        operation: Operation,
+        /// The HTTP status (400 missing, 403 unknown).
+        status: u16,
+        /// The server's text.
+        detail: String,
+    },
+    /// 400 or 422: the request failed the server's validation (AgentPlat's and
+    /// Gatehouse's `VALIDATION_ERROR`, FastAPI's 422), e.g. "Run intervention checkpoint
+    /// is invalid". `detail` is the server's explanation (validation lists joined).
+    #[error("{operation}: validation failed, HTTP {status} ({detail})")]
+    Validation {
+        /// The failed call.
+        operation: Operation,
+        /// The HTTP status.
+        status: u16,
+        /// The server's text.
+        detail: String,
+    },
+    /// 400 or another 4xx: the server refused the request as malformed (bad JSON, a
+    /// bad query). `detail` is the server's explanation.
     #[error("{operation}: invalid request, HTTP {status} ({detail})")]
     Invalid {
         /// The failed call.
@@ -327,6 +371,34 @@ pub enum Error {
         /// Bounded snippet of the raw body.
         snippet: String,
     },
+    /// An event stream ended with the server's failure frame (AgentPlat's
+    /// `agentplat.failed`): the source of the stream failed; `detail` is its `content`
+    /// (AgentPlat does not expose the cause: "Stream failed").
+    #[error("{operation}: the server's event stream failed ({detail})")]
+    StreamFailed {
+        /// The failed call.
+        operation: Operation,
+        /// The failure frame's text.
+        detail: String,
+    },
+    /// The host ACCEPTED a write (a 2xx answer): it landed. Only its answer could not be
+    /// read as the contract says (`path`, `reason`). Do not report the write as failed:
+    /// read the state again (for an intervention: by its `operation_id`).
+    #[error("{operation}: the host accepted the request (HTTP {status}), so it landed; its answer could not be read at {path}: {reason}; body: {snippet}")]
+    AcceptedUnreadable {
+        /// The call whose write landed.
+        operation: Operation,
+        /// The 2xx status of the answer.
+        status: u16,
+        /// The idempotency id of the write, when it has one (an intervention's operation id).
+        operation_id: Option<String>,
+        /// JSON path of the failing field.
+        path: String,
+        /// What was wrong there.
+        reason: String,
+        /// Bounded snippet of the raw body.
+        snippet: String,
+    },
     /// The call took longer than the configured timeout (or a stream stayed silent
     /// longer than its idle timeout).
     #[error("{operation}: timed out after {} ms", after.as_millis())]
@@ -364,16 +436,22 @@ impl Error {
             | Self::OperationConflict { operation, .. }
             | Self::DispatchOwnershipLost { operation, .. }
             | Self::ResolvedDifferently { operation, .. }
+            | Self::InterventionLimit { operation, .. }
+            | Self::SessionNotActive { operation, .. }
             | Self::Conflict { operation, .. }
             | Self::CapabilityUnavailable { operation, .. }
             | Self::Unauthorized { operation, .. }
             | Self::Forbidden { operation, .. }
+            | Self::TenantRejected { operation, .. }
+            | Self::Validation { operation, .. }
             | Self::Invalid { operation, .. }
             | Self::PayloadTooLarge { operation, .. }
             | Self::RateLimited { operation, .. }
             | Self::Server { operation, .. }
             | Self::Transport { operation, .. }
             | Self::Decode { operation, .. }
+            | Self::StreamFailed { operation, .. }
+            | Self::AcceptedUnreadable { operation, .. }
             | Self::Timeout { operation, .. }
             | Self::Config { operation, .. } => *operation,
         }
@@ -395,16 +473,22 @@ impl Error {
             Self::OperationConflict { .. } => ErrorKind::OperationConflict,
             Self::DispatchOwnershipLost { .. } => ErrorKind::DispatchOwnershipLost,
             Self::ResolvedDifferently { .. } => ErrorKind::ResolvedDifferently,
+            Self::InterventionLimit { .. } => ErrorKind::InterventionLimit,
+            Self::SessionNotActive { .. } => ErrorKind::SessionNotActive,
             Self::Conflict { .. } => ErrorKind::Conflict,
             Self::CapabilityUnavailable { .. } => ErrorKind::CapabilityUnavailable,
             Self::Unauthorized { .. } => ErrorKind::Unauthorized,
             Self::Forbidden { .. } => ErrorKind::Forbidden,
+            Self::TenantRejected { .. } => ErrorKind::TenantRejected,
+            Self::Validation { .. } => ErrorKind::Validation,
             Self::Invalid { .. } => ErrorKind::Invalid,
             Self::PayloadTooLarge { .. } => ErrorKind::PayloadTooLarge,
             Self::RateLimited { .. } => ErrorKind::RateLimited,
             Self::Server { .. } => ErrorKind::Server,
             Self::Transport { .. } => ErrorKind::Transport,
             Self::Decode { .. } => ErrorKind::Decode,
+            Self::StreamFailed { .. } => ErrorKind::StreamFailed,
+            Self::AcceptedUnreadable { .. } => ErrorKind::AcceptedUnreadable,
             Self::Timeout { .. } => ErrorKind::Timeout,
             Self::Config { .. } => ErrorKind::Config,
         }
@@ -439,6 +523,8 @@ impl Error {
             | Self::OperationConflict { .. }
             | Self::DispatchOwnershipLost { .. }
             | Self::ResolvedDifferently { .. }
+            | Self::InterventionLimit { .. }
+            | Self::SessionNotActive { .. }
             | Self::Conflict { .. } => Some(409),
             Self::NotFound { .. } => Some(404),
             Self::Unauthorized { .. } => Some(401),
@@ -446,9 +532,13 @@ impl Error {
             Self::PayloadTooLarge { .. } => Some(413),
             Self::RateLimited { .. } => Some(429),
             Self::Invalid { status, .. }
+            | Self::TenantRejected { status, .. }
+            | Self::Validation { status, .. }
             | Self::Server { status, .. }
-            | Self::Decode { status, .. } => Some(*status),
+            | Self::Decode { status, .. }
+            | Self::AcceptedUnreadable { status, .. } => Some(*status),
             Self::CapabilityUnavailable { .. }
+            | Self::StreamFailed { .. }
             | Self::Transport { .. }
             | Self::Timeout { .. }
             | Self::Config { .. } => None,
@@ -482,6 +572,10 @@ pub enum ErrorKind {
     DispatchOwnershipLost,
     /// See [`Error::ResolvedDifferently`].
     ResolvedDifferently,
+    /// See [`Error::InterventionLimit`].
+    InterventionLimit,
+    /// See [`Error::SessionNotActive`].
+    SessionNotActive,
     /// See [`Error::Conflict`].
     Conflict,
     /// See [`Error::CapabilityUnavailable`].
@@ -490,6 +584,10 @@ pub enum ErrorKind {
     Unauthorized,
     /// See [`Error::Forbidden`].
     Forbidden,
+    /// See [`Error::TenantRejected`].
+    TenantRejected,
+    /// See [`Error::Validation`].
+    Validation,
     /// See [`Error::Invalid`].
     Invalid,
     /// See [`Error::PayloadTooLarge`].
@@ -502,6 +600,10 @@ pub enum ErrorKind {
     Transport,
     /// See [`Error::Decode`].
     Decode,
+    /// See [`Error::StreamFailed`].
+    StreamFailed,
+    /// See [`Error::AcceptedUnreadable`].
+    AcceptedUnreadable,
     /// See [`Error::Timeout`].
     Timeout,
     /// See [`Error::Config`].
@@ -513,7 +615,7 @@ impl ErrorKind {
     /// their tests).
     ///
     /// ```
-    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 18);
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 24);
     /// ```
     pub const ALL: &'static [ErrorKind] = &[
         Self::AlreadyAnswered,
@@ -522,16 +624,22 @@ impl ErrorKind {
         Self::OperationConflict,
         Self::DispatchOwnershipLost,
         Self::ResolvedDifferently,
+        Self::InterventionLimit,
+        Self::SessionNotActive,
         Self::Conflict,
         Self::CapabilityUnavailable,
         Self::Unauthorized,
         Self::Forbidden,
+        Self::TenantRejected,
+        Self::Validation,
         Self::Invalid,
         Self::PayloadTooLarge,
         Self::RateLimited,
         Self::Server,
         Self::Transport,
         Self::Decode,
+        Self::StreamFailed,
+        Self::AcceptedUnreadable,
         Self::Timeout,
         Self::Config,
     ];
@@ -550,16 +658,22 @@ impl ErrorKind {
             Self::OperationConflict => "operation_conflict",
             Self::DispatchOwnershipLost => "dispatch_ownership_lost",
             Self::ResolvedDifferently => "resolved_differently",
+            Self::InterventionLimit => "intervention_limit",
+            Self::SessionNotActive => "session_not_active",
             Self::Conflict => "conflict",
             Self::CapabilityUnavailable => "capability_unavailable",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
+            Self::TenantRejected => "tenant_rejected",
+            Self::Validation => "validation",
             Self::Invalid => "invalid",
             Self::PayloadTooLarge => "payload_too_large",
             Self::RateLimited => "rate_limited",
             Self::Server => "server",
             Self::Transport => "transport",
             Self::Decode => "decode",
+            Self::StreamFailed => "stream_failed",
+            Self::AcceptedUnreadable => "accepted_unreadable",
             Self::Timeout => "timeout",
             Self::Config => "config",
         }

@@ -3,6 +3,11 @@
 //! whose outcome is reported truthfully: "requested" from the create call, "applied"
 //! only on the server's persisted evidence (status `applied` AND the
 //! `intervention_applied` event).
+//!
+//! The paths follow the client's [`Upstream`]: `/api/rooms/...` on Gatehouse,
+//! `/rooms/...` at the root of an AgentPlat host. The event stream reads AgentPlat's
+//! versioned SSE envelope (`{"version":1,"sequence":n,"type":...,"payload":{...}}`, the
+//! session event in `payload`) and, from older Gatehouse servers, bare events.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -10,13 +15,16 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures::Stream;
+use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::execution::{
     Checkpoint, DataEnvelope, ExecutionEvent, ExecutionEventType, ExecutionSession,
-    ExecutionSessionStatus, InterventionStatus, RequestInterventionBody, EVENT_STREAM_EVENT_NAME,
+    ExecutionSessionStatus, InterventionStatus, RequestInterventionBody, StreamEnvelope,
+    EVENT_STREAM_EVENT_NAME, FAILED_TYPE, SESSION_EVENT_TYPE, STREAM_ENVELOPE_VERSION,
 };
 use reqwest::Method;
 
 use crate::client::Client;
+use crate::config::Upstream;
 use crate::error::{Error, Operation, Result};
 use crate::retry::RetryPolicy;
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
@@ -46,6 +54,9 @@ pub struct InterventionRequest {
     /// The idempotency id; `None`: the client generates a UUID v4 and reuses it for
     /// its own retries, so a retry replays instead of duplicating.
     pub operation_id: Option<String>,
+    /// Who asks (`requestedByParticipantId`); `None`: the client's configured
+    /// participant, if any. Only a host whose authentication names no actor reads it.
+    pub requested_by_participant_id: Option<String>,
 }
 
 impl InterventionRequest {
@@ -66,6 +77,7 @@ impl InterventionRequest {
             instruction: instruction.into(),
             checkpoint,
             operation_id: None,
+            requested_by_participant_id: None,
         }
     }
 
@@ -80,6 +92,18 @@ impl InterventionRequest {
         self.operation_id = Some(id.into());
         self
     }
+
+    /// Ask as this room participant (overrides the client's configured participant).
+    ///
+    /// ```
+    /// use gatehouse_wire::execution::Checkpoint;
+    /// let r = gatehouse_client::InterventionRequest::new(1, "stop", Checkpoint::PreStep).requested_by("human-1");
+    /// assert_eq!(r.requested_by_participant_id.as_deref(), Some("human-1"));
+    /// ```
+    pub fn requested_by(mut self, participant_id: impl Into<String>) -> Self {
+        self.requested_by_participant_id = Some(participant_id.into());
+        self
+    }
 }
 
 /// Where an intervention stands, as far as the server's persisted state shows.
@@ -90,6 +114,8 @@ impl InterventionRequest {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+// One value per poll or answer: the evidence is kept inline, where callers match it.
+#[allow(clippy::large_enum_variant)]
 pub enum InterventionState {
     /// Requested, nothing more: NOT evidence that anything stopped or changed.
     Requested,
@@ -107,6 +133,11 @@ pub enum InterventionState {
     Rejected {
         /// The server's reason.
         reason: String,
+    },
+    /// A status this version does not know (a newer server's): not known to be applied.
+    Unknown {
+        /// The status as the server spelled it.
+        status: String,
     },
 }
 
@@ -134,7 +165,7 @@ impl InterventionState {
     /// ```
     pub fn of(session: &ExecutionSession, operation_id: &str) -> Option<Self> {
         let intervention = session.intervention(operation_id)?;
-        Some(match intervention.status {
+        Some(match &intervention.status {
             InterventionStatus::Pending => Self::Requested,
             InterventionStatus::Dispatching => Self::Dispatching {
                 attempts: intervention.attempts,
@@ -153,6 +184,9 @@ impl InterventionState {
                     .clone()
                     .unwrap_or_else(|| "rejected without a reason".to_string()),
             },
+            other => Self::Unknown {
+                status: other.as_str().to_string(),
+            },
         })
     }
 }
@@ -166,6 +200,8 @@ impl InterventionState {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+// One value per wait: the evidence is kept inline, where callers match it.
+#[allow(clippy::large_enum_variant)]
 pub enum InterventionOutcome {
     /// Applied at its checkpoint.
     Applied {
@@ -177,7 +213,8 @@ pub enum InterventionOutcome {
         /// The server's reason.
         reason: String,
     },
-    /// The session ended while the intervention was still not resolved.
+    /// The session ended while the intervention was still not resolved (AgentPlat
+    /// leaves such an intervention `pending`; Gatehouse's server rejects it).
     UnresolvedAtTerminal {
         /// The session's terminal status.
         status: ExecutionSessionStatus,
@@ -225,8 +262,14 @@ pub struct Execution {
     client: Client,
 }
 
-fn session_segments<'a>(room_id: &'a str, session_id: &'a str) -> Vec<&'a str> {
-    vec!["api", "rooms", room_id, "execution-sessions", session_id]
+/// The path of a session: at the root of an AgentPlat host, under `/api` elsewhere.
+fn session_segments<'a>(upstream: Upstream, room_id: &'a str, session_id: &'a str) -> Vec<&'a str> {
+    let mut segments = match upstream {
+        Upstream::AgentPlat => Vec::new(),
+        _ => vec!["api"],
+    };
+    segments.extend(["rooms", room_id, "execution-sessions", session_id]);
+    segments
 }
 
 impl Execution {
@@ -234,7 +277,11 @@ impl Execution {
         Self { client }
     }
 
-    /// `GET /api/rooms/{room}/execution-sessions/{session}`.
+    fn segments<'a>(&self, room_id: &'a str, session_id: &'a str) -> Vec<&'a str> {
+        session_segments(self.client.upstream(), room_id, session_id)
+    }
+
+    /// `GET [/api]/rooms/{room}/execution-sessions/{session}`.
     ///
     /// ```no_run
     /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
@@ -246,7 +293,7 @@ impl Execution {
         let call = Call::new(
             Operation::GetExecutionSession,
             Method::GET,
-            &session_segments(room_id, session_id),
+            &self.segments(room_id, session_id),
         );
         let envelope: DataEnvelope<ExecutionSession> = self.client.call_json(&call).await?;
         Ok(envelope.data)
@@ -267,7 +314,7 @@ impl Execution {
         session_id: &str,
         after: Option<u64>,
     ) -> Result<Vec<ExecutionEvent>> {
-        let mut segments = session_segments(room_id, session_id);
+        let mut segments = self.segments(room_id, session_id);
         segments.push("events");
         let mut call = Call::new(Operation::ListExecutionEvents, Method::GET, &segments);
         if let Some(after) = after {
@@ -309,8 +356,11 @@ impl Execution {
     ///
     /// Typed refusals: [`Error::RevisionConflict`] (stale `expected_revision`, or a lost
     /// race), [`Error::OperationConflict`] (the id is bound to another request),
-    /// [`Error::Conflict`] with `INTERVENTION_LIMIT` or `INVALID_STATE`,
-    /// [`Error::NotFound`], [`Error::CapabilityUnavailable`].
+    /// [`Error::InterventionLimit`], [`Error::SessionNotActive`], [`Error::Forbidden`]
+    /// (the requester may not intervene), [`Error::TenantRejected`],
+    /// [`Error::Validation`], [`Error::NotFound`], [`Error::CapabilityUnavailable`].
+    /// When the host accepted the request but its answer cannot be read, the error is
+    /// [`Error::AcceptedUnreadable`]: the intervention was requested.
     ///
     /// ```no_run
     /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
@@ -331,28 +381,56 @@ impl Execution {
             .clone()
             .filter(|id| !id.trim().is_empty())
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let requested_by = request
+            .requested_by_participant_id
+            .clone()
+            .or_else(|| self.client.participant_id().map(str::to_string));
         let body = RequestInterventionBody {
             expected_revision: request.expected_revision,
             operation_id: operation_id.clone(),
+            requested_by_participant_id: requested_by,
             instruction: request.instruction.clone(),
-            checkpoint: request.checkpoint,
+            checkpoint: request.checkpoint.clone(),
         };
-        let mut segments = session_segments(room_id, session_id);
+        let mut segments = self.segments(room_id, session_id);
         segments.push("interventions");
         let mut call =
             Call::new(Operation::RequestIntervention, Method::POST, &segments).json_body(&body)?;
         // Safe to re-send: the same operation id replays on the server.
         call.replay = Replay::Safe;
-        let envelope: DataEnvelope<ExecutionSession> = self.client.call_json(&call).await?;
+        let answered = self.client.send(&call).await?;
+        let status = answered.status.as_u16();
+        // From here the host has accepted the request: it landed, whatever the answer says.
+        let landed = |path: String, reason: String, snippet: String| Error::AcceptedUnreadable {
+            operation: Operation::RequestIntervention,
+            status,
+            operation_id: Some(operation_id.clone()),
+            path,
+            reason,
+            snippet,
+        };
+        let envelope: DataEnvelope<ExecutionSession> = match self
+            .client
+            .transport()
+            .json(Operation::RequestIntervention, answered)
+            .await
+        {
+            Ok(envelope) => envelope,
+            Err(Error::Decode {
+                path,
+                reason,
+                snippet,
+                ..
+            }) => return Err(landed(path, reason, snippet)),
+            Err(other) => return Err(other),
+        };
         let session = envelope.data;
         if session.intervention(&operation_id).is_none() {
-            return Err(Error::Decode {
-                operation: Operation::RequestIntervention,
-                status: 202,
-                path: "data.interventions".to_string(),
-                reason: format!("the answered session holds no intervention {operation_id:?}"),
-                snippet: String::new(),
-            });
+            return Err(landed(
+                "data.interventions".to_string(),
+                format!("the answered session holds no intervention {operation_id:?}"),
+                String::new(),
+            ));
         }
         Ok(InterventionHandle {
             execution: self.clone(),
@@ -491,11 +569,13 @@ impl InterventionHandle {
                 InterventionState::Rejected { reason } => {
                     return Ok(InterventionOutcome::Rejected { reason })
                 }
-                InterventionState::Requested | InterventionState::Dispatching { .. } => {}
+                // Not resolved yet (or in a state this version does not know): keep
+                // waiting; never report it applied.
+                _ => {}
             }
             if session.status.is_terminal() {
                 return Ok(InterventionOutcome::UnresolvedAtTerminal {
-                    status: session.status,
+                    status: session.status.clone(),
                 });
             }
             let now = Instant::now();
@@ -510,13 +590,19 @@ impl InterventionHandle {
 
 /// A `Stream` of a session's [`ExecutionEvent`]s, in sequence order, each once.
 ///
+/// - Reads AgentPlat's SSE envelope: each `execution_session_event` frame carries one
+///   session event in `payload` (the envelope's own `sequence` counts frames per
+///   connection and is not used); a bare event (older Gatehouse servers) reads too; a
+///   frame type this version does not know is skipped.
 /// - Reconnects on transport errors, 5xx, an idle connection (the client's stream idle
-///   timeout) or a close before the session was reconciled, resuming after the last
-///   sequence seen; after as many consecutive failures as the retry policy's
-///   `max_attempts` it yields the error and ends.
+///   timeout) or a close before the session was reconciled, resuming with `?after=` the
+///   last SESSION event sequence seen; after as many consecutive failures as the retry
+///   policy's `max_attempts` it yields the error and ends.
 /// - Ends after the `session_reconciled` event (the log is complete).
-/// - Yields one `Err` and ends on a failure a retry cannot fix (404, 401, an absent
-///   capability).
+/// - Yields one `Err` and ends on a failure a retry cannot fix: 404, 401, an absent
+///   capability, the server's `agentplat.failed` frame ([`Error::StreamFailed`], or
+///   [`Error::NotFound`] when Gatehouse's server says the session does not exist), an
+///   envelope version other than 1 ([`Error::Decode`] naming it).
 pub struct ExecutionEventStream {
     inner: Pin<Box<dyn Stream<Item = Result<ExecutionEvent>> + Send>>,
 }
@@ -539,6 +625,7 @@ impl Stream for ExecutionEventStream {
 impl ExecutionEventStream {
     fn new(client: Client, room_id: String, session_id: String, after: u64) -> Self {
         let events = EventLog {
+            upstream: client.upstream(),
             room_id,
             session_id,
             after,
@@ -550,15 +637,108 @@ impl ExecutionEventStream {
     }
 }
 
-/// What is specific to the execution event stream: resume after the last sequence
-/// seen, drop overlaps, end after `session_reconciled`, and give up after the retry
-/// policy's `max_attempts` consecutive failures.
+/// What is specific to the execution event stream: read the envelope, resume after the
+/// last session-event sequence seen, drop overlaps, end after `session_reconciled`, and
+/// give up after the retry policy's `max_attempts` consecutive failures.
 struct EventLog {
+    upstream: Upstream,
     room_id: String,
     session_id: String,
-    /// The last sequence delivered (or the caller's `after`).
+    /// The last session-event sequence delivered (or the caller's `after`).
     after: u64,
     reconciled: bool,
+}
+
+impl EventLog {
+    /// Deliver one session event unless a reconnect already delivered it.
+    fn deliver(&mut self, event: ExecutionEvent, queue: &mut VecDeque<ExecutionEvent>) {
+        if event.sequence <= self.after {
+            return; // already delivered (a reconnect overlaps)
+        }
+        self.after = event.sequence;
+        if event.event_type == ExecutionEventType::SessionReconciled {
+            self.reconciled = true;
+        }
+        queue.push_back(event);
+    }
+
+    /// One envelope frame: a session event, the failure frame, or a type to skip.
+    fn envelope(
+        &mut self,
+        client: &Client,
+        data: &[u8],
+        queue: &mut VecDeque<ExecutionEvent>,
+    ) -> Result<()> {
+        let transport = client.transport();
+        let frame: StreamEnvelope = transport.decode(Self::OPERATION, 200, data)?;
+        if frame.version != STREAM_ENVELOPE_VERSION {
+            return Err(Error::Decode {
+                operation: Self::OPERATION,
+                status: 200,
+                path: "version".to_string(),
+                reason: format!(
+                    "unsupported AgentPlat SSE envelope version {} (this client reads version {STREAM_ENVELOPE_VERSION})",
+                    frame.version
+                ),
+                snippet: String::new(),
+            });
+        }
+        match frame.envelope_type.as_str() {
+            SESSION_EVENT_TYPE => {
+                let payload = serde_json::Value::Object(frame.payload.unwrap_or_default());
+                let bytes = serde_json::to_vec(&payload).unwrap_or_default();
+                let event: ExecutionEvent = transport
+                    .decode(Self::OPERATION, 200, &bytes)
+                    .map_err(|err| match err {
+                        Error::Decode {
+                            operation,
+                            status,
+                            path,
+                            reason,
+                            snippet,
+                        } => Error::Decode {
+                            operation,
+                            status,
+                            path: format!("payload.{path}"),
+                            reason,
+                            snippet,
+                        },
+                        other => other,
+                    })?;
+                self.deliver(event, queue);
+                Ok(())
+            }
+            FAILED_TYPE => Err(stream_failure(client, &frame)),
+            other => {
+                tracing::debug!(
+                    frame_type = other,
+                    "skipping an event stream frame of a type this client does not know"
+                );
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The error of a `failed` frame: Gatehouse's server names a missing session with its
+/// machine code; otherwise the frame's text is all there is.
+fn stream_failure(client: &Client, frame: &StreamEnvelope) -> Error {
+    let operation = EventLog::OPERATION;
+    let detail = client.transport().scrub(
+        frame
+            .content
+            .as_deref()
+            .unwrap_or(gatehouse_wire::error::messages::STREAM_FAILED),
+    );
+    let code = frame
+        .extra
+        .get("gatehouseCode")
+        .and_then(serde_json::Value::as_str)
+        .and_then(GatehouseCode::parse);
+    match code {
+        Some(GatehouseCode::NotFound) => Error::NotFound { operation, detail },
+        _ => Error::StreamFailed { operation, detail },
+    }
 }
 
 impl SsePolicy for EventLog {
@@ -571,7 +751,7 @@ impl SsePolicy for EventLog {
     const CLOSED_SOURCE: &'static str = "event stream closed by the server";
 
     fn request(&self) -> Call {
-        let mut segments = session_segments(&self.room_id, &self.session_id);
+        let mut segments = session_segments(self.upstream, &self.room_id, &self.session_id);
         segments.extend(["events", "stream"]);
         let mut call = Call::new(Self::OPERATION, Method::GET, &segments);
         call.query.push(("after", self.after.to_string()));
@@ -595,19 +775,20 @@ impl SsePolicy for EventLog {
         event: &SseEvent,
         queue: &mut VecDeque<ExecutionEvent>,
     ) -> Result<()> {
+        let data = event.data.as_bytes();
+        // AgentPlat's envelope is an object with a `version`; anything else under the
+        // session-event name is a bare event (older Gatehouse servers).
+        let is_envelope = serde_json::from_slice::<serde_json::Value>(data)
+            .ok()
+            .is_some_and(|value| value.get("version").is_some());
+        if is_envelope {
+            return self.envelope(client, data, queue);
+        }
         if event.event != EVENT_STREAM_EVENT_NAME {
             return Ok(());
         }
-        let data = event.data.as_bytes();
         let event: ExecutionEvent = client.transport().decode(Self::OPERATION, 200, data)?;
-        if event.sequence <= self.after {
-            return Ok(()); // already delivered (a reconnect overlaps)
-        }
-        self.after = event.sequence;
-        if event.event_type == ExecutionEventType::SessionReconciled {
-            self.reconciled = true;
-        }
-        queue.push_back(event);
+        self.deliver(event, queue);
         Ok(())
     }
 

@@ -23,7 +23,14 @@
 //!
 //! - [`Client`] is cheap to clone (one connection pool, one capability cache) and
 //!   hands out sub-clients: [`Client::interactions`], [`Client::runs`],
-//!   [`Client::capabilities`].
+//!   [`Client::execution`], [`Client::capabilities`].
+//! - One setting says which kind of host it talks to ([`Upstream`]): Gatehouse's own
+//!   server (the default), AgentPlat's Rooms API (root paths, the
+//!   `X-Agentplat-Tenant-Id` tenant, the requesting participant, no `project_id`), or
+//!   Agenta's API.
+//! - Reading is tolerant: a status, checkpoint, event type or code this version does
+//!   not know is kept as an unknown value, never a failed read; a write the host
+//!   accepted is never reported as failed ([`Error::AcceptedUnreadable`] says it landed).
 //! - Every failure is one flat [`Error`] naming its [`Operation`], with
 //!   [`Error::kind`] (an [`ErrorKind`] with a stable name: the one table the FFI's
 //!   error variants and the CLI's exit codes are mapped from) and
@@ -41,10 +48,10 @@
 //! | module | holds |
 //! |---|---|
 //! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s and hands them to its `Client` |
-//! | `watch.rs`, `sse.rs` | the interaction watch; the SSE parser and the reconnect loop it shares with the execution event stream |
+//! | `watch.rs`, `sse.rs` | the interaction watch; the SSE parser and the reconnect loop it shares with the execution event stream (which reads AgentPlat's versioned SSE envelope, in `execution.rs`) |
 //! | `capabilities.rs` | the [`Capabilities`] sub-client, and the capability cache every call is checked against before it is sent |
 //! | `client.rs` | [`Client`], the handle every sub-client holds: `send` opens the `gatehouse_call` span, asks the capability cache, lets the transport send, and teaches the cache |
-//! | `config.rs` | [`ClientBuilder`], [`AuthScheme`], the `DEFAULT_*` settings |
+//! | `config.rs` | [`ClientBuilder`], [`Upstream`], [`AuthScheme`], the `DEFAULT_*` settings |
 //! | `transport.rs` | the transport: a `Call` in, an answer or an [`Error`] out (URLs, credentials, attempts, bounded reads, `Retry-After`) |
 //! | `retry.rs` | [`RetryPolicy`] and `with_retries`, the one retry loop (the transport's and the respond path's) |
 //! | `classify.rs` | classification: HTTP status + upstream error bodies (FastAPI, AgentPlat, Gatehouse codes) to [`Error`]; reqwest failures; decode errors |
@@ -83,7 +90,7 @@ mod watch;
 pub use capabilities::Capabilities;
 pub use client::Client;
 pub use config::{
-    AuthScheme, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
+    AuthScheme, ClientBuilder, Upstream, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
 };
 pub use error::{Error, ErrorKind, Operation, Result, TransportSource};

@@ -215,6 +215,8 @@ pub(crate) struct ReconnectingSse<P: SsePolicy> {
     connection: Option<ByteStream>,
     parser: SseParser,
     queue: VecDeque<P::Item>,
+    /// The error that ends the stream, yielded once the queued items are.
+    ending: Option<Error>,
     failures: u32,
     finished: bool,
 }
@@ -231,6 +233,7 @@ impl<P: SsePolicy> ReconnectingSse<P> {
             connection: None,
             parser: SseParser::default(),
             queue: VecDeque::new(),
+            ending: None,
             failures: 0,
             finished: false,
         };
@@ -241,6 +244,9 @@ impl<P: SsePolicy> ReconnectingSse<P> {
         loop {
             if let Some(item) = self.queue.pop_front() {
                 return Some((Ok(item), self));
+            }
+            if let Some(err) = self.ending.take() {
+                return Some((Err(err), self));
             }
             if self.finished || self.policy.is_complete() {
                 return None;
@@ -259,8 +265,10 @@ impl<P: SsePolicy> ReconnectingSse<P> {
                 }
             };
             if let Err(err) = step {
+                // Items the same read queued before the error come first.
                 self.finished = true;
-                return Some((Err(err), self));
+                self.connection = None;
+                self.ending = Some(err);
             }
         }
     }
@@ -513,6 +521,116 @@ mod tests {
             "{events:?}"
         );
         assert_eq!(targets.lock().unwrap().len(), 1);
+    }
+
+    /// One AgentPlat frame: `id: stream:n`, `event: agentplat.<type>`, the envelope.
+    fn frame(n: u64, envelope: serde_json::Value) -> String {
+        let kind = envelope["type"].as_str().unwrap_or("x").to_string();
+        format!("id: stream:{n}\nevent: agentplat.{kind}\ndata: {envelope}\n\n")
+    }
+
+    /// The `n`-th frame of a connection carrying session event `sequence`.
+    fn enveloped(n: u64, sequence: u64, kind: &str) -> String {
+        frame(
+            n,
+            serde_json::json!({"version": 1, "sequence": n, "type": "execution_session_event",
+                "payload": {"type": kind, "occurredAt": "2026-01-01T00:00:00Z", "sequence": sequence}}),
+        )
+    }
+
+    #[tokio::test]
+    async fn envelope_stream_resumes_from_the_payload_sequence_not_the_frame_number() {
+        let (url, targets) = scripted(vec![
+            // Frame numbers restart at 1 on each connection; the session events go on.
+            ": heartbeat\n\n".to_string()
+                + &enveloped(1, 1, "session_opened")
+                + &enveloped(2, 2, "intervention_requested")
+                + &frame(3, serde_json::json!({"version": 1, "sequence": 3, "type": "progress", "content": "skipped"})),
+            enveloped(1, 2, "intervention_requested")
+                + &enveloped(2, 3, "intervention_applied")
+                + &enveloped(3, 4, "session_reconciled"),
+        ])
+        .await;
+        let events = collect_events(&client(&url, 3)).await;
+        let sequences: Vec<u64> = events.into_iter().map(|e| e.unwrap().sequence).collect();
+        assert_eq!(sequences, vec![1, 2, 3, 4]);
+        let targets = targets.lock().unwrap().clone();
+        assert_eq!(targets.len(), 2, "{targets:?}");
+        assert!(
+            targets[1].ends_with("/events/stream?after=2"),
+            "{targets:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_frame_is_a_typed_error_that_ends_the_stream() {
+        let (url, targets) = scripted(vec![enveloped(1, 1, "session_opened")
+            + &frame(
+                2,
+                serde_json::json!({"version": 1, "sequence": 2, "type": "failed", "content": "Stream failed"}),
+            )])
+        .await;
+        let events = collect_events(&client(&url, 3)).await;
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[0].as_ref().unwrap().sequence, 1);
+        match &events[1] {
+            Err(Error::StreamFailed { operation, detail }) => {
+                assert_eq!(*operation, Operation::WatchExecutionEvents);
+                assert_eq!(detail, "Stream failed");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!events[1].as_ref().unwrap_err().is_retryable());
+        assert_eq!(
+            targets.lock().unwrap().len(),
+            1,
+            "no reconnect after a failed frame"
+        );
+
+        // Gatehouse's server names a missing session in the failure frame.
+        let (url, _) = scripted(vec![frame(
+            1,
+            serde_json::json!({"version": 1, "sequence": 1, "type": "failed",
+                "content": "Stream failed", "gatehouseCode": "NOT_FOUND"}),
+        )])
+        .await;
+        let events = collect_events(&client(&url, 3)).await;
+        assert!(
+            matches!(&events[..], [Err(Error::NotFound { .. })]),
+            "{events:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unsupported_envelope_version_is_named_in_the_error() {
+        let (url, _) = scripted(vec![frame(
+            1,
+            serde_json::json!({"version": 2, "sequence": 1, "type": "execution_session_event",
+                "payload": {"type": "session_opened", "occurredAt": "t", "sequence": 1}}),
+        )])
+        .await;
+        let events = collect_events(&client(&url, 3)).await;
+        match &events[..] {
+            [Err(Error::Decode { path, reason, .. })] => {
+                assert_eq!(path, "version");
+                assert!(reason.contains("version 2"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unknown_event_type_in_an_envelope_is_kept() {
+        let (url, _) = scripted(vec![
+            enveloped(1, 1, "intervention_escalated") + &enveloped(2, 2, "session_reconciled"),
+        ])
+        .await;
+        let events = collect_events(&client(&url, 3)).await;
+        let kinds: Vec<String> = events
+            .into_iter()
+            .map(|e| e.unwrap().event_type.as_str().to_string())
+            .collect();
+        assert_eq!(kinds, vec!["intervention_escalated", "session_reconciled"]);
     }
 
     #[tokio::test]

@@ -18,6 +18,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
 use crate::classify;
+use crate::config::Upstream;
 use crate::error::{Error, Operation, Result};
 use crate::retry::{with_retries, Failed, RetryPolicy};
 
@@ -27,7 +28,8 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 /// Which host and credentials a call uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Target {
-    /// `{base}/api/...` with the API key and `project_id`.
+    /// `{base}/...` with the API key, the tenant header and (except on AgentPlat)
+    /// `project_id`.
     Api,
     /// `{runner}/...` with the runner token, no `project_id`.
     Runner,
@@ -111,6 +113,8 @@ pub(crate) struct Answered {
 /// [`ClientBuilder::build`](crate::ClientBuilder::build).
 pub(crate) struct TransportConfig {
     pub http: reqwest::Client,
+    /// Which kind of host the base URL is.
+    pub upstream: Upstream,
     pub base: Url,
     pub runner_base: Url,
     /// `Authorization` of [`Target::Api`] calls (sensitive: never logged).
@@ -120,6 +124,10 @@ pub(crate) struct TransportConfig {
     /// The API key and runner token, scrubbed from every text an error keeps.
     pub secrets: Vec<String>,
     pub project_id: Option<String>,
+    /// `X-Agentplat-Tenant-Id` of [`Target::Api`] calls.
+    pub tenant: Option<HeaderValue>,
+    /// `requestedByParticipantId` of intervention requests.
+    pub participant_id: Option<String>,
     pub timeout: Duration,
     pub stream_idle_timeout: Duration,
     pub retry: RetryPolicy,
@@ -153,6 +161,21 @@ impl Transport {
 
     pub(crate) fn project_id(&self) -> Option<&str> {
         self.config.project_id.as_deref()
+    }
+
+    /// Which kind of host the base URL is.
+    pub(crate) fn upstream(&self) -> Upstream {
+        self.config.upstream
+    }
+
+    /// The configured tenant (sent as `X-Agentplat-Tenant-Id`).
+    pub(crate) fn tenant(&self) -> Option<&str> {
+        self.config.tenant.as_ref().and_then(|t| t.to_str().ok())
+    }
+
+    /// The configured requester of interventions.
+    pub(crate) fn participant_id(&self) -> Option<&str> {
+        self.config.participant_id.as_deref()
     }
 
     /// The total time limit of one non-streaming attempt.
@@ -247,6 +270,14 @@ impl Transport {
         classify::decode_error(operation, status, err, body, &self.config.secrets)
     }
 
+    /// A server text made fit for an error: bounded, secrets scrubbed.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        crate::redact::scrub_secret(
+            &crate::redact::bound_chars(text, crate::redact::MAX_DETAIL_CHARS),
+            &self.config.secrets,
+        )
+    }
+
     /// The error of a streaming body that failed while being read.
     pub(crate) fn stream_error(&self, operation: Operation, err: reqwest::Error) -> Error {
         classify::transport_error(operation, err, self.config.timeout)
@@ -270,7 +301,8 @@ impl Transport {
         // A trailing empty segment keeps Agenta's trailing slash (`/interactions/`).
         {
             let mut pairs = url.query_pairs_mut();
-            if call.target == Target::Api {
+            // AgentPlat scopes by tenant (a header), never by `project_id`.
+            if call.target == Target::Api && self.config.upstream != Upstream::AgentPlat {
                 if let Some(project) = &self.config.project_id {
                     pairs.append_pair("project_id", project);
                 }
@@ -298,6 +330,9 @@ impl Transport {
         };
         if let Some(auth) = auth {
             request = request.header(AUTHORIZATION, auth.clone());
+        }
+        if let (Target::Api, Some(tenant)) = (call.target, &config.tenant) {
+            request = request.header(gatehouse_wire::execution::TENANT_HEADER, tenant.clone());
         }
         if let Some(key) = &call.idempotency_key {
             request = request.header("Idempotency-Key", key.as_str());
@@ -432,5 +467,27 @@ mod tests {
             .unwrap()
             .path()
             .ends_with("/interactions/"));
+    }
+
+    #[test]
+    fn agentplat_urls_have_no_project_and_keep_the_prefix() {
+        let client = crate::Client::builder("http://127.0.0.1:9/agentplat")
+            .upstream(Upstream::AgentPlat)
+            .project_id("p1")
+            .tenant("tenant-1")
+            .build()
+            .unwrap();
+        let call = Call::new(
+            Operation::ListExecutionEvents,
+            Method::GET,
+            &["rooms", "r 1", "execution-sessions", "exec-1", "events"],
+        );
+        let mut call = call;
+        call.query.push(("after", "3".to_string()));
+        assert_eq!(
+            client.transport().url_for(&call).unwrap().as_str(),
+            "http://127.0.0.1:9/agentplat/rooms/r%201/execution-sessions/exec-1/events?after=3"
+        );
+        assert_eq!(client.transport().tenant(), Some("tenant-1"));
     }
 }

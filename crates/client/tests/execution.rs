@@ -12,7 +12,6 @@ use gatehouse_client::{
 };
 use gatehouse_server::testing::{TestServer, TestServerOptions};
 use gatehouse_wire::capabilities::Capability;
-use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::execution::{
     Checkpoint, ExecutionEventType, ExecutionRef, ExecutionSessionStatus, InterventionStatus,
 };
@@ -293,7 +292,7 @@ async fn run_ending_before_the_checkpoint_is_reported_rejected() {
         .unwrap();
     assert_eq!(session.status, ExecutionSessionStatus::Completed);
     assert!(session.applied_evidence(handle.operation_id()).is_none());
-    // A terminal session refuses new requests with a typed conflict.
+    // A terminal session refuses new requests: typed, not a generic conflict.
     let err = c
         .execution()
         .request_intervention(
@@ -303,16 +302,7 @@ async fn run_ending_before_the_checkpoint_is_reported_rejected() {
         )
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Conflict {
-                code: Some(GatehouseCode::InvalidState),
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(err, Error::SessionNotActive { .. }), "{err:?}");
 }
 
 #[tokio::test]

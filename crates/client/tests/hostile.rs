@@ -292,7 +292,7 @@ async fn status_and_body_shapes_map_to_typed_errors() {
         Err(Error::Forbidden { .. })
     ));
     match i.respond("v", &a).await {
-        Err(Error::Invalid {
+        Err(Error::Validation {
             status: 422,
             detail,
             ..

@@ -221,7 +221,10 @@ async fn every_interaction_operation_over_real_http() {
         "{err:?}"
     );
     let err = i.get("not-a-uuid").await.unwrap_err();
-    assert!(matches!(err, Error::Invalid { status: 422, .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Validation { status: 422, .. }),
+        "{err:?}"
+    );
     let err = i
         .respond(&uuid::Uuid::new_v4().to_string(), &Answer::approve())
         .await

@@ -10,20 +10,56 @@ use crate::records::{self, Capabilities, Interaction};
 use crate::runtime;
 use crate::watch::{self, WatchHandle, WatchListener};
 
+/// Which kind of host the base URL is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum Upstream {
+    /// Gatehouse's own server: everything under `/api` (the default).
+    Gatehouse,
+    /// AgentPlat's Rooms API: execution sessions at the root, the tenant in
+    /// `X-Agentplat-Tenant-Id`, the requester as `requestedByParticipantId`, no
+    /// `project_id`; no interactions.
+    Agentplat,
+    /// Agenta's API: the interactions endpoints (`Authorization: ApiKey <key>`); no
+    /// execution sessions.
+    Agenta,
+}
+
+impl From<Upstream> for gatehouse_client::Upstream {
+    fn from(upstream: Upstream) -> Self {
+        match upstream {
+            Upstream::Gatehouse => Self::Gatehouse,
+            Upstream::Agentplat => Self::AgentPlat,
+            Upstream::Agenta => Self::Agenta,
+        }
+    }
+}
+
 /// How to reach a Gatehouse-compatible control plane.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct ClientConfig {
-    /// Base URL of the control plane, e.g. `https://gatehouse.example.com`.
+    /// Base URL of the control plane, e.g. `https://gatehouse.example.com` (a path
+    /// prefix is kept).
     pub base_url: String,
-    /// API key, sent as `Authorization: Bearer <key>`.
+    /// API key, sent as `Authorization: Bearer <key>` (`ApiKey <key>` to Agenta).
     #[uniffi(default = None)]
     pub api_key: Option<String>,
-    /// Project id sent as `?project_id=` on every interaction call.
+    /// Project id sent as `?project_id=` on every Gatehouse and Agenta call.
     #[uniffi(default = None)]
     pub project_id: Option<String>,
     /// Per-call timeout in milliseconds (the client's default when absent).
     #[uniffi(default = None)]
     pub timeout_ms: Option<u64>,
+    /// Which kind of host `base_url` is (Gatehouse when absent).
+    #[uniffi(default = None)]
+    pub upstream: Option<Upstream>,
+    /// The tenant, sent as `X-Agentplat-Tenant-Id` (AgentPlat's default authentication
+    /// requires it).
+    #[uniffi(default = None)]
+    pub tenant: Option<String>,
+    /// Who requests interventions, sent as `requestedByParticipantId` (read by an
+    /// AgentPlat host whose authentication names no actor).
+    #[uniffi(default = None)]
+    pub participant_id: Option<String>,
 }
 
 /// One approve-all target that failed for a reason other than "already answered".
@@ -91,6 +127,15 @@ pub struct GatehouseClient {
 /// Build the underlying client from a config (no network).
 fn build_client(config: &ClientConfig) -> Result<Client, GatehouseError> {
     let mut builder = Client::builder(config.base_url.clone());
+    if let Some(upstream) = config.upstream {
+        builder = builder.upstream(upstream.into());
+    }
+    if let Some(tenant) = &config.tenant {
+        builder = builder.tenant(tenant.clone());
+    }
+    if let Some(participant) = &config.participant_id {
+        builder = builder.participant_id(participant.clone());
+    }
     if let Some(key) = &config.api_key {
         builder = builder.api_key(key.clone());
     }

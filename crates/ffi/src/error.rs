@@ -65,8 +65,24 @@ pub enum GatehouseError {
         /// The server's detail.
         details: Option<String>,
     },
+    /// The execution session already holds the most interventions it may (256).
+    #[error("{msg}")]
+    InterventionLimit {
+        /// What happened.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
+    /// The execution session is not active (its run ended): nothing can be steered.
+    #[error("{msg}")]
+    SessionNotActive {
+        /// What happened.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
     /// Any other conflict (409); `details` starts with Gatehouse's machine code when the
-    /// server sent one (e.g. `INTERVENTION_LIMIT`).
+    /// server sent one (e.g. `INVALID_STATE`).
     #[error("{msg}")]
     Conflict {
         /// What happened, naming the operation that failed.
@@ -91,7 +107,8 @@ pub enum GatehouseError {
         /// The server's detail.
         details: Option<String>,
     },
-    /// The API key may not do this (403).
+    /// Permission denied (403): the API key, or on AgentPlat the requesting participant
+    /// (not a human room participant, or without `run.intervene`), may not do this.
     #[error("{msg}")]
     Forbidden {
         /// What happened.
@@ -99,8 +116,26 @@ pub enum GatehouseError {
         /// The server's detail.
         details: Option<String>,
     },
-    /// The request was refused as malformed (400/422), or an argument given to this
-    /// library was not valid (a bad base URL, text that is not JSON).
+    /// The host needs a tenant it was not given (set `tenant` in the config), or refuses
+    /// the one given.
+    #[error("{msg}")]
+    TenantRejected {
+        /// What happened.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
+    /// The request failed the server's validation (400 `VALIDATION_ERROR`, 422), e.g. an
+    /// invalid checkpoint.
+    #[error("{msg}")]
+    Validation {
+        /// What happened.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
+    /// The request was refused as malformed (400 and other 4xx), or an argument given to
+    /// this library was not valid (a bad base URL, text that is not JSON).
     #[error("{msg}")]
     Invalid {
         /// What happened.
@@ -150,6 +185,23 @@ pub enum GatehouseError {
         /// A bounded snippet of the body.
         details: Option<String>,
     },
+    /// The server's event stream failed (its `agentplat.failed` frame).
+    #[error("{msg}")]
+    StreamFailed {
+        /// What happened.
+        msg: String,
+        /// The failure frame's text.
+        details: Option<String>,
+    },
+    /// The host ACCEPTED the write (2xx): it landed; only its answer could not be read.
+    /// Do not report it as failed: read the state again.
+    #[error("{msg}")]
+    AcceptedUnreadable {
+        /// What happened.
+        msg: String,
+        /// The operation id of the write, where and why its answer could not be read.
+        details: Option<String>,
+    },
     /// The call did not finish within the configured timeout.
     #[error("{msg}")]
     Timeout {
@@ -194,6 +246,10 @@ pub enum GatehouseErrorKind {
     DispatchOwnershipLost,
     /// See [`GatehouseError::ResolvedDifferently`].
     ResolvedDifferently,
+    /// See [`GatehouseError::InterventionLimit`].
+    InterventionLimit,
+    /// See [`GatehouseError::SessionNotActive`].
+    SessionNotActive,
     /// See [`GatehouseError::Conflict`].
     Conflict,
     /// See [`GatehouseError::CapabilityUnavailable`].
@@ -202,6 +258,10 @@ pub enum GatehouseErrorKind {
     Unauthorized,
     /// See [`GatehouseError::Forbidden`].
     Forbidden,
+    /// See [`GatehouseError::TenantRejected`].
+    TenantRejected,
+    /// See [`GatehouseError::Validation`].
+    Validation,
     /// See [`GatehouseError::Invalid`].
     Invalid,
     /// See [`GatehouseError::PayloadTooLarge`].
@@ -214,6 +274,10 @@ pub enum GatehouseErrorKind {
     Transport,
     /// See [`GatehouseError::Decode`].
     Decode,
+    /// See [`GatehouseError::StreamFailed`].
+    StreamFailed,
+    /// See [`GatehouseError::AcceptedUnreadable`].
+    AcceptedUnreadable,
     /// See [`GatehouseError::Timeout`].
     Timeout,
     /// See [`GatehouseError::Config`].
@@ -238,16 +302,22 @@ impl GatehouseError {
             Self::OperationConflict { .. } => GatehouseErrorKind::OperationConflict,
             Self::DispatchOwnershipLost { .. } => GatehouseErrorKind::DispatchOwnershipLost,
             Self::ResolvedDifferently { .. } => GatehouseErrorKind::ResolvedDifferently,
+            Self::InterventionLimit { .. } => GatehouseErrorKind::InterventionLimit,
+            Self::SessionNotActive { .. } => GatehouseErrorKind::SessionNotActive,
             Self::Conflict { .. } => GatehouseErrorKind::Conflict,
             Self::CapabilityUnavailable { .. } => GatehouseErrorKind::CapabilityUnavailable,
             Self::Unauthorized { .. } => GatehouseErrorKind::Unauthorized,
             Self::Forbidden { .. } => GatehouseErrorKind::Forbidden,
+            Self::TenantRejected { .. } => GatehouseErrorKind::TenantRejected,
+            Self::Validation { .. } => GatehouseErrorKind::Validation,
             Self::Invalid { .. } => GatehouseErrorKind::Invalid,
             Self::PayloadTooLarge { .. } => GatehouseErrorKind::PayloadTooLarge,
             Self::RateLimited { .. } => GatehouseErrorKind::RateLimited,
             Self::Server { .. } => GatehouseErrorKind::Server,
             Self::Transport { .. } => GatehouseErrorKind::Transport,
             Self::Decode { .. } => GatehouseErrorKind::Decode,
+            Self::StreamFailed { .. } => GatehouseErrorKind::StreamFailed,
+            Self::AcceptedUnreadable { .. } => GatehouseErrorKind::AcceptedUnreadable,
             Self::Timeout { .. } => GatehouseErrorKind::Timeout,
             Self::Config { .. } => GatehouseErrorKind::Config,
             Self::Internal { .. } => GatehouseErrorKind::Internal,
@@ -272,16 +342,22 @@ impl GatehouseError {
             | Self::OperationConflict { msg, details }
             | Self::DispatchOwnershipLost { msg, details }
             | Self::ResolvedDifferently { msg, details }
+            | Self::InterventionLimit { msg, details }
+            | Self::SessionNotActive { msg, details }
             | Self::Conflict { msg, details }
             | Self::CapabilityUnavailable { msg, details }
             | Self::Unauthorized { msg, details }
             | Self::Forbidden { msg, details }
+            | Self::TenantRejected { msg, details }
+            | Self::Validation { msg, details }
             | Self::Invalid { msg, details }
             | Self::PayloadTooLarge { msg, details }
             | Self::RateLimited { msg, details }
             | Self::Server { msg, details, .. }
             | Self::Transport { msg, details }
             | Self::Decode { msg, details }
+            | Self::StreamFailed { msg, details }
+            | Self::AcceptedUnreadable { msg, details }
             | Self::Timeout { msg, details }
             | Self::Config { msg, details }
             | Self::Internal { msg, details } => (msg.as_str(), details.as_deref()),
@@ -335,10 +411,14 @@ impl GatehouseError {
             K::OperationConflict => Self::OperationConflict { msg, details },
             K::DispatchOwnershipLost => Self::DispatchOwnershipLost { msg, details },
             K::ResolvedDifferently => Self::ResolvedDifferently { msg, details },
+            K::InterventionLimit => Self::InterventionLimit { msg, details },
+            K::SessionNotActive => Self::SessionNotActive { msg, details },
             K::Conflict => Self::Conflict { msg, details },
             K::CapabilityUnavailable => Self::CapabilityUnavailable { msg, details },
             K::Unauthorized => Self::Unauthorized { msg, details },
             K::Forbidden => Self::Forbidden { msg, details },
+            K::TenantRejected => Self::TenantRejected { msg, details },
+            K::Validation => Self::Validation { msg, details },
             K::Invalid => Self::Invalid { msg, details },
             K::PayloadTooLarge => Self::PayloadTooLarge { msg, details },
             K::RateLimited => Self::RateLimited { msg, details },
@@ -349,6 +429,8 @@ impl GatehouseError {
             },
             K::Transport => Self::Transport { msg, details },
             K::Decode => Self::Decode { msg, details },
+            K::StreamFailed => Self::StreamFailed { msg, details },
+            K::AcceptedUnreadable => Self::AcceptedUnreadable { msg, details },
             K::Timeout => Self::Timeout { msg, details },
             K::Config => Self::Config { msg, details },
             K::Internal => Self::Internal { msg, details },
@@ -407,16 +489,22 @@ impl From<ErrorKind> for GatehouseErrorKind {
             ErrorKind::OperationConflict => Self::OperationConflict,
             ErrorKind::DispatchOwnershipLost => Self::DispatchOwnershipLost,
             ErrorKind::ResolvedDifferently => Self::ResolvedDifferently,
+            ErrorKind::InterventionLimit => Self::InterventionLimit,
+            ErrorKind::SessionNotActive => Self::SessionNotActive,
             ErrorKind::Conflict => Self::Conflict,
             ErrorKind::CapabilityUnavailable => Self::CapabilityUnavailable,
             ErrorKind::Unauthorized => Self::Unauthorized,
             ErrorKind::Forbidden => Self::Forbidden,
+            ErrorKind::TenantRejected => Self::TenantRejected,
+            ErrorKind::Validation => Self::Validation,
             ErrorKind::Invalid => Self::Invalid,
             ErrorKind::PayloadTooLarge => Self::PayloadTooLarge,
             ErrorKind::RateLimited => Self::RateLimited,
             ErrorKind::Server => Self::Server,
             ErrorKind::Transport => Self::Transport,
             ErrorKind::Decode => Self::Decode,
+            ErrorKind::StreamFailed => Self::StreamFailed,
+            ErrorKind::AcceptedUnreadable => Self::AcceptedUnreadable,
             ErrorKind::Timeout => Self::Timeout,
             ErrorKind::Config => Self::Config,
             // A kind newer than this crate is a bug here, reported, never dropped (the
@@ -448,8 +536,13 @@ fn details_of(error: &ClientError) -> Option<String> {
         | E::OperationConflict { detail, .. }
         | E::DispatchOwnershipLost { detail, .. }
         | E::ResolvedDifferently { detail, .. }
+        | E::InterventionLimit { detail, .. }
+        | E::SessionNotActive { detail, .. }
         | E::Unauthorized { detail, .. }
         | E::Forbidden { detail, .. }
+        | E::TenantRejected { detail, .. }
+        | E::Validation { detail, .. }
+        | E::StreamFailed { detail, .. }
         | E::Invalid { detail, .. }
         | E::PayloadTooLarge { detail, .. }
         | E::Transport { detail, .. } => Some(detail.clone()),
@@ -473,6 +566,19 @@ fn details_of(error: &ClientError) -> Option<String> {
             snippet,
             ..
         } => Some(format!("at {path}: {reason}; body: {snippet}")),
+        E::AcceptedUnreadable {
+            operation_id,
+            path,
+            reason,
+            snippet,
+            ..
+        } => Some(format!(
+            "{}at {path}: {reason}; body: {snippet}",
+            operation_id
+                .as_deref()
+                .map(|id| format!("operation id {id}; "))
+                .unwrap_or_default()
+        )),
         E::Timeout { after, .. } => Some(format!("{} ms", after.as_millis())),
         E::Config { reason, .. } => Some(reason.clone()),
         // A variant newer than this crate: its message (`msg`) still says what happened.

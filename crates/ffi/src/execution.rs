@@ -32,6 +32,11 @@ pub enum InterventionState {
         /// The server's reason.
         reason: String,
     },
+    /// A status this library does not know (a newer server's): not known to be applied.
+    Unknown {
+        /// The status as the server spelled it.
+        status: String,
+    },
 }
 
 impl TryFrom<ClientState> for InterventionState {
@@ -46,6 +51,7 @@ impl TryFrom<ClientState> for InterventionState {
                 evidence: (&evidence).into(),
             },
             ClientState::Rejected { reason } => Self::Rejected { reason },
+            ClientState::Unknown { status } => Self::Unknown { status },
             _ => return Err(GatehouseError::unknown_variant("intervention state")),
         })
     }
@@ -85,7 +91,7 @@ impl TryFrom<ClientOutcome> for InterventionOutcome {
             },
             ClientOutcome::Rejected { reason } => Self::Rejected { reason },
             ClientOutcome::UnresolvedAtTerminal { status } => Self::UnresolvedAtTerminal {
-                status: status.into(),
+                status: (&status).into(),
             },
             ClientOutcome::TimedOut => Self::TimedOut,
             _ => return Err(GatehouseError::unknown_variant("intervention outcome")),
@@ -134,8 +140,13 @@ impl GatehouseClient {
     /// you last saw (a stale one throws `RevisionConflict`). The answer means
     /// "requested", nothing more: call `wait_for_intervention` to learn whether it was
     /// applied. `operation_id` makes a retry replay instead of duplicating; the client
-    /// generates one when absent.
-    #[uniffi::method(default(operation_id = None))]
+    /// generates one when absent. `requested_by_participant_id` names who asks on an
+    /// AgentPlat host that does not authenticate the actor (default: the config's
+    /// `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
+    /// request but its answer could not be read: it WAS requested.
+    #[uniffi::method(default(operation_id = None, requested_by_participant_id = None))]
+    // Foreign callers pass these by name, the last two defaulted: a flat list reads best.
+    #[allow(clippy::too_many_arguments)]
     pub async fn request_intervention(
         &self,
         room_id: String,
@@ -144,6 +155,7 @@ impl GatehouseClient {
         instruction: String,
         checkpoint: Checkpoint,
         operation_id: Option<String>,
+        requested_by_participant_id: Option<String>,
     ) -> Result<RequestedIntervention, GatehouseError> {
         let client = self.inner.clone();
         runtime::run("request_intervention", async move {
@@ -151,6 +163,9 @@ impl GatehouseClient {
                 InterventionRequest::new(expected_revision, instruction, checkpoint.into());
             if let Some(operation_id) = operation_id {
                 request = request.operation_id(operation_id);
+            }
+            if let Some(participant) = requested_by_participant_id {
+                request = request.requested_by(participant);
             }
             let handle = client
                 .execution()

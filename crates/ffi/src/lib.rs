@@ -5,8 +5,11 @@
 //! client's values into records, runs every network call on one tokio runtime, and
 //! turns every failure (including a panic) into a [`GatehouseError`].
 //!
-//! - [`GatehouseClient`]: built from a [`ClientConfig`]; every network call is async
-//!   (Kotlin `suspend`, Swift `async throws`, Python `async`).
+//! - [`GatehouseClient`]: built from a [`ClientConfig`] (base URL, key, project, and
+//!   for an AgentPlat host the [`Upstream`], tenant and participant); every network
+//!   call is async (Kotlin `suspend`, Swift `async throws`, Python `async`).
+//! - Records read tolerantly: a status, checkpoint or event type this library does not
+//!   know arrives as its `Unknown` variant with the server's spelling, never an error.
 //! - Interactions: list, get, respond, approve-all with a per-target report.
 //! - [`GatehouseClient::watch_session`]: a [`WatchListener`] implemented in the app hears
 //!   a session's gates open and close; the returned [`WatchHandle`] stops it.
@@ -25,7 +28,7 @@ mod records;
 mod runtime;
 mod watch;
 
-pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient};
+pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient, Upstream};
 pub use error::{GatehouseError, GatehouseErrorKind};
 pub use execution::{InterventionOutcome, InterventionState, RequestedIntervention};
 pub use json::JsonText;

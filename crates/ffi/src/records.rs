@@ -210,7 +210,7 @@ impl From<&wcap::CapabilitiesResponse> for Capabilities {
 }
 
 /// Status of an execution session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum ExecutionSessionStatus {
     /// The run is going.
     Active,
@@ -222,22 +222,30 @@ pub enum ExecutionSessionStatus {
     Failed,
     /// The run was cancelled (including by a `stop` intervention).
     Canceled,
+    /// A status this library does not know (a newer server's), kept as sent.
+    Unknown {
+        /// The status as the server spelled it.
+        value: String,
+    },
 }
 
-impl From<wexec::ExecutionSessionStatus> for ExecutionSessionStatus {
-    fn from(status: wexec::ExecutionSessionStatus) -> Self {
+impl From<&wexec::ExecutionSessionStatus> for ExecutionSessionStatus {
+    fn from(status: &wexec::ExecutionSessionStatus) -> Self {
         match status {
             wexec::ExecutionSessionStatus::Active => Self::Active,
             wexec::ExecutionSessionStatus::Paused => Self::Paused,
             wexec::ExecutionSessionStatus::Completed => Self::Completed,
             wexec::ExecutionSessionStatus::Failed => Self::Failed,
             wexec::ExecutionSessionStatus::Canceled => Self::Canceled,
+            other => Self::Unknown {
+                value: other.as_str().to_string(),
+            },
         }
     }
 }
 
 /// Where in a run an intervention may be applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum Checkpoint {
     /// Before the next inference step.
     PreStep,
@@ -245,14 +253,23 @@ pub enum Checkpoint {
     PostOutput,
     /// Before a protected external action.
     PreAction,
+    /// A checkpoint this library does not know, kept as sent (and sent as given: the
+    /// host decides whether it knows it).
+    Unknown {
+        /// The checkpoint's wire spelling.
+        value: String,
+    },
 }
 
-impl From<wexec::Checkpoint> for Checkpoint {
-    fn from(checkpoint: wexec::Checkpoint) -> Self {
+impl From<&wexec::Checkpoint> for Checkpoint {
+    fn from(checkpoint: &wexec::Checkpoint) -> Self {
         match checkpoint {
             wexec::Checkpoint::PreStep => Self::PreStep,
             wexec::Checkpoint::PostOutput => Self::PostOutput,
             wexec::Checkpoint::PreAction => Self::PreAction,
+            other => Self::Unknown {
+                value: other.as_str().to_string(),
+            },
         }
     }
 }
@@ -263,12 +280,13 @@ impl From<Checkpoint> for wexec::Checkpoint {
             Checkpoint::PreStep => Self::PreStep,
             Checkpoint::PostOutput => Self::PostOutput,
             Checkpoint::PreAction => Self::PreAction,
+            Checkpoint::Unknown { value } => Self::parse(&value),
         }
     }
 }
 
 /// Status of an intervention. `Pending` means requested, nothing more.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum InterventionStatus {
     /// Requested, not yet claimed.
     Pending,
@@ -278,15 +296,23 @@ pub enum InterventionStatus {
     Applied,
     /// Not applied, with a reason.
     Rejected,
+    /// A status this library does not know, kept as sent: not known to be applied.
+    Unknown {
+        /// The status as the server spelled it.
+        value: String,
+    },
 }
 
-impl From<wexec::InterventionStatus> for InterventionStatus {
-    fn from(status: wexec::InterventionStatus) -> Self {
+impl From<&wexec::InterventionStatus> for InterventionStatus {
+    fn from(status: &wexec::InterventionStatus) -> Self {
         match status {
             wexec::InterventionStatus::Pending => Self::Pending,
             wexec::InterventionStatus::Dispatching => Self::Dispatching,
             wexec::InterventionStatus::Applied => Self::Applied,
             wexec::InterventionStatus::Rejected => Self::Rejected,
+            other => Self::Unknown {
+                value: other.as_str().to_string(),
+            },
         }
     }
 }
@@ -296,7 +322,7 @@ impl From<wexec::InterventionStatus> for InterventionStatus {
 pub struct Intervention {
     /// The idempotency id.
     pub operation_id: String,
-    /// Who asked (the authenticated actor).
+    /// Who asked (the authenticated actor, or the participant named in the request).
     pub requested_by_participant_id: String,
     /// What to do.
     pub instruction: String,
@@ -320,8 +346,8 @@ impl From<&wexec::Intervention> for Intervention {
             operation_id: i.operation_id.clone(),
             requested_by_participant_id: i.requested_by_participant_id.clone(),
             instruction: i.instruction.clone(),
-            checkpoint: i.checkpoint.into(),
-            status: i.status.into(),
+            checkpoint: (&i.checkpoint).into(),
+            status: (&i.status).into(),
             attempts: i.attempts,
             requested_at: i.requested_at.clone(),
             resolved_at: i.resolved_at.clone(),
@@ -331,7 +357,7 @@ impl From<&wexec::Intervention> for Intervention {
 }
 
 /// Kinds of execution-session event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum ExecutionEventType {
     /// The session was opened for a run.
     SessionOpened,
@@ -345,10 +371,15 @@ pub enum ExecutionEventType {
     InterventionRejected,
     /// The run ended and the session was reconciled.
     SessionReconciled,
+    /// An event type this library does not know, kept as sent.
+    Unknown {
+        /// The type as the server spelled it.
+        value: String,
+    },
 }
 
-impl From<wexec::ExecutionEventType> for ExecutionEventType {
-    fn from(t: wexec::ExecutionEventType) -> Self {
+impl From<&wexec::ExecutionEventType> for ExecutionEventType {
+    fn from(t: &wexec::ExecutionEventType) -> Self {
         match t {
             wexec::ExecutionEventType::SessionOpened => Self::SessionOpened,
             wexec::ExecutionEventType::InterventionRequested => Self::InterventionRequested,
@@ -356,6 +387,9 @@ impl From<wexec::ExecutionEventType> for ExecutionEventType {
             wexec::ExecutionEventType::InterventionApplied => Self::InterventionApplied,
             wexec::ExecutionEventType::InterventionRejected => Self::InterventionRejected,
             wexec::ExecutionEventType::SessionReconciled => Self::SessionReconciled,
+            other => Self::Unknown {
+                value: other.as_str().to_string(),
+            },
         }
     }
 }
@@ -381,10 +415,10 @@ impl From<&wexec::ExecutionEvent> for ExecutionEvent {
     fn from(e: &wexec::ExecutionEvent) -> Self {
         Self {
             sequence: e.sequence,
-            event_type: e.event_type.into(),
+            event_type: (&e.event_type).into(),
             occurred_at: e.occurred_at.clone(),
             operation_id: e.operation_id.clone(),
-            checkpoint: e.checkpoint.map(Into::into),
+            checkpoint: e.checkpoint.as_ref().map(Into::into),
             details: e.details.as_ref().map(JsonText::from_value),
         }
     }
@@ -429,10 +463,10 @@ pub struct ExecutionSession {
     pub task_id: String,
     /// The agent participant.
     pub participant_id: String,
-    /// The exact agent revision.
-    pub agent_revision_id: String,
-    /// Digest of that revision.
-    pub agent_revision_digest: String,
+    /// The exact agent revision (absent on an AgentPlat host without an agent registry).
+    pub agent_revision_id: Option<String>,
+    /// Digest of that revision (absent with it).
+    pub agent_revision_digest: Option<String>,
     /// The failed session this one recovers, when it is a retry.
     pub predecessor_session_id: Option<String>,
     /// The runtime profile.
@@ -475,15 +509,15 @@ impl From<&wexec::ExecutionSession> for ExecutionSession {
             authority_revision: s.authority_revision.clone(),
             role_revision: s.role_revision.clone(),
             revision: s.revision,
-            status: s.status.into(),
+            status: (&s.status).into(),
             checkpoint_progress: s.checkpoint_progress.as_ref().map(|p| CheckpointProgress {
                 pre_step: p.pre_step,
                 post_output: p.post_output,
                 pre_action: p.pre_action,
-                last: p.last.map(Into::into),
+                last: p.last.as_ref().map(Into::into),
             }),
             outcome: s.outcome.as_ref().map(|o| SessionOutcome {
-                status: o.status.into(),
+                status: (&o.status).into(),
                 reason: o.reason.clone(),
                 ended_at: o.ended_at.clone(),
             }),

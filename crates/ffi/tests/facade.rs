@@ -20,6 +20,9 @@ fn client_for(server: &TestServer) -> Arc<GatehouseClient> {
         api_key: Some(server.api_key.clone()),
         project_id: Some(server.project_id.clone()),
         timeout_ms: Some(10_000),
+        upstream: None,
+        tenant: None,
+        participant_id: None,
     })
     .unwrap()
 }
@@ -215,6 +218,9 @@ async fn a_watch_the_server_refuses_ends_with_a_typed_error() {
         api_key: Some("not-the-key".to_string()),
         project_id: Some(server.project_id.clone()),
         timeout_ms: Some(10_000),
+        upstream: None,
+        tenant: None,
+        participant_id: None,
     })
     .unwrap();
     let (listener, mut rx) = listener(false);
@@ -278,6 +284,7 @@ async fn an_intervention_goes_from_requested_to_applied_with_evidence() {
             "stop".to_string(),
             Checkpoint::PreAction,
             None,
+            None,
         )
         .await
         .unwrap();
@@ -301,6 +308,7 @@ async fn an_intervention_goes_from_requested_to_applied_with_evidence() {
             seen.revision,
             "be brief".to_string(),
             Checkpoint::PreStep,
+            None,
             None,
         )
         .await

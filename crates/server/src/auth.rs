@@ -1,4 +1,5 @@
-//! API key authentication: `Authorization: ApiKey <key>` or `Bearer <key>`.
+//! API key authentication: `Authorization: ApiKey <key>` or `Bearer <key>`; and the
+//! tenant of AgentPlat's root paths ([`resolve_tenant`]).
 
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
@@ -104,6 +105,30 @@ pub async fn require_key(
     next.run(request).await
 }
 
+/// The tenant (Gatehouse: the project) a request on AgentPlat's root paths acts in: the
+/// `X-Agentplat-Tenant-Id` header, trimmed, as AgentPlat's `headerTenantAuth` reads it
+/// (a UUID is normalized as `?project_id=` is, so both name the same project). Missing
+/// or blank: 400 `TENANT_REQUIRED` with AgentPlat's message. The API key is checked
+/// before (by [`require_key`]); every tenant-scoped route resolves its tenant here, so a
+/// rule binding keys to tenants belongs in this one function.
+pub fn resolve_tenant(headers: &axum::http::HeaderMap) -> Result<String, ApiError> {
+    let tenant = headers
+        .get(gatehouse_wire::execution::TENANT_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::new(
+                GatehouseCode::TenantRequired,
+                gatehouse_wire::error::messages::MISSING_TENANT_HEADER,
+            )
+        })?;
+    Ok(match uuid::Uuid::parse_str(tenant) {
+        Ok(project) => project.to_string(),
+        Err(_) => tenant.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +139,27 @@ mod tests {
         assert_eq!(parse_authorization("Bearer  abc "), Some("abc"));
         assert_eq!(parse_authorization("Basic abc"), None);
         assert_eq!(parse_authorization("Bearer"), None);
+    }
+
+    #[test]
+    fn the_tenant_header_names_the_project() {
+        let mut headers = axum::http::HeaderMap::new();
+        assert_eq!(
+            resolve_tenant(&headers).map_err(|e| e.code),
+            Err(GatehouseCode::TenantRequired)
+        );
+        headers.insert("x-agentplat-tenant-id", "   ".parse().unwrap());
+        assert!(resolve_tenant(&headers).is_err());
+        headers.insert("x-agentplat-tenant-id", " tenant-1 ".parse().unwrap());
+        assert_eq!(resolve_tenant(&headers).unwrap(), "tenant-1");
+        headers.insert(
+            "x-agentplat-tenant-id",
+            "019FAC94-0000-7000-8000-000000000000".parse().unwrap(),
+        );
+        assert_eq!(
+            resolve_tenant(&headers).unwrap(),
+            "019fac94-0000-7000-8000-000000000000"
+        );
     }
 
     #[test]

@@ -369,7 +369,7 @@ async fn replay_conflict_requester_and_the_256_limit() {
     let (status, _) = request(&h, &room, &session, 1, "op-255", "note 255", "pre_step").await;
     assert_eq!(status, 202);
 
-    // Malformed bodies are AgentPlat-shaped 400s.
+    // Malformed bodies are AgentPlat-shaped 400s, in AgentPlat's words.
     let (status, body) = h
         .post(
             &format!("{}/interventions", session_path(&room, &session)),
@@ -377,7 +377,8 @@ async fn replay_conflict_requester_and_the_256_limit() {
         )
         .await;
     assert_eq!(status, 400, "{body}");
-    assert_eq!(body["error"]["code"], "BAD_REQUEST");
+    assert_eq!(body["error"]["code"], "VALIDATION_ERROR");
+    assert_eq!(body["error"]["message"], "operationId is required");
 }
 
 fn session_of(doc: &Value) -> ExecutionSession {
@@ -657,7 +658,8 @@ async fn run_ending_before_the_checkpoint_rejects_with_a_reason() {
     let (status, body) =
         request(&h, &room, &session, current, "op-after", "stop", "pre_step").await;
     assert_eq!(status, 409);
-    assert_eq!(body["error"]["gatehouseCode"], "INVALID_STATE");
+    assert_eq!(body["error"]["gatehouseCode"], "SESSION_NOT_ACTIVE");
+    assert_eq!(body["error"]["message"], "Execution session is not active");
 }
 
 #[tokio::test]
@@ -795,17 +797,37 @@ async fn events_after_and_the_sse_stream() {
         .lines()
         .filter(|l| l.starts_with("event:"))
         .all(|l| l == "event: agentplat.execution_session_event"));
+    // AgentPlat's envelope: frames numbered from 1, the session event in `payload`,
+    // `id: stream:<session sequence>`.
     let data: Vec<Value> = text
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .map(|d| serde_json::from_str(d).unwrap())
         .collect();
+    assert!(data
+        .iter()
+        .all(|f| f["version"] == 1 && f["type"] == "execution_session_event"));
+    let frames: Vec<u64> = data
+        .iter()
+        .map(|f| f["sequence"].as_u64().unwrap())
+        .collect();
+    assert_eq!(frames, (1..=frames.len() as u64).collect::<Vec<_>>());
     let sequences: Vec<u64> = data
         .iter()
-        .map(|e| e["sequence"].as_u64().unwrap())
+        .map(|f| f["payload"]["sequence"].as_u64().unwrap())
         .collect();
     assert_eq!(sequences, (1..=sequences.len() as u64).collect::<Vec<_>>());
-    let kinds: Vec<&str> = data.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let ids: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(str::to_string)
+        .collect();
+    let expected_ids: Vec<String> = sequences.iter().map(|n| format!("stream:{n}")).collect();
+    assert_eq!(ids, expected_ids);
+    let kinds: Vec<&str> = data
+        .iter()
+        .map(|f| f["payload"]["type"].as_str().unwrap())
+        .collect();
     assert!(kinds.contains(&"intervention_applied"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"session_reconciled"));
 }
@@ -943,7 +965,11 @@ async fn execution_errors_are_agentplat_shaped() {
         ))
         .await;
     assert_eq!(status, 400);
-    assert_eq!(body["error"]["code"], "BAD_REQUEST", "{body}");
+    assert_eq!(body["error"]["code"], "VALIDATION_ERROR", "{body}");
+    assert_eq!(
+        body["error"]["message"],
+        "Execution session event sequence is invalid"
+    );
     let response = h
         .http
         .delete(h.url(&session_path(&room, &session)))
@@ -975,7 +1001,11 @@ async fn execution_errors_are_agentplat_shaped() {
         )
         .await;
     assert_eq!(status, 400, "{body}");
-    assert_eq!(body["error"]["code"], "BAD_REQUEST");
+    assert_eq!(body["error"]["code"], "VALIDATION_ERROR");
+    assert_eq!(
+        body["error"]["message"],
+        "Run intervention checkpoint is invalid"
+    );
 }
 
 /// A session whose run died with the previous process is reconciled at startup; a

@@ -48,6 +48,15 @@ pub enum GatehouseCode {
     InterventionLimit,
     /// 409: the session or run is in a state that does not allow this.
     InvalidState,
+    /// 409: the execution session is not active (its run ended): it takes no more
+    /// interventions (AgentPlat: "Execution session is not active").
+    SessionNotActive,
+    /// 400: the route needs a tenant and the request named none (AgentPlat: "Missing
+    /// required X-Agentplat-Tenant-Id header").
+    TenantRequired,
+    /// 403: the request's tenant is not one this API key may act in (for hosts that bind
+    /// keys to tenants).
+    UnknownTenant,
     /// 409: any other conflict.
     Conflict,
     /// 502: the runtime adapter failed.
@@ -68,10 +77,10 @@ impl GatehouseCode {
     pub fn http_status(self) -> u16 {
         use GatehouseCode::*;
         match self {
-            BadRequest => 400,
+            BadRequest | TenantRequired => 400,
             ValidationError => 422,
             Unauthorized => 401,
-            Forbidden => 403,
+            Forbidden | UnknownTenant => 403,
             NotFound | RouteNotFound => 404,
             PayloadTooLarge => 413,
             AlreadyAnswered
@@ -83,6 +92,7 @@ impl GatehouseCode {
             | BindingConflict
             | InterventionLimit
             | InvalidState
+            | SessionNotActive
             | Conflict => 409,
             AdapterError => 502,
             InternalError => 500,
@@ -110,6 +120,9 @@ impl GatehouseCode {
             BindingConflict => "BINDING_CONFLICT",
             InterventionLimit => "INTERVENTION_LIMIT",
             InvalidState => "INVALID_STATE",
+            SessionNotActive => "SESSION_NOT_ACTIVE",
+            TenantRequired => "TENANT_REQUIRED",
+            UnknownTenant => "UNKNOWN_TENANT",
             Conflict => "CONFLICT",
             AdapterError => "ADAPTER_ERROR",
             InternalError => "INTERNAL_ERROR",
@@ -126,10 +139,10 @@ impl GatehouseCode {
     pub fn agentplat_code(self) -> AgentPlatErrorCode {
         use GatehouseCode::*;
         match self {
-            BadRequest | PayloadTooLarge => AgentPlatErrorCode::BadRequest,
+            BadRequest | PayloadTooLarge | TenantRequired => AgentPlatErrorCode::BadRequest,
             ValidationError => AgentPlatErrorCode::ValidationError,
             Unauthorized => AgentPlatErrorCode::Unauthorized,
-            Forbidden => AgentPlatErrorCode::Forbidden,
+            Forbidden | UnknownTenant => AgentPlatErrorCode::Forbidden,
             NotFound | RouteNotFound => AgentPlatErrorCode::NotFound,
             AlreadyAnswered
             | RevisionConflict
@@ -140,11 +153,25 @@ impl GatehouseCode {
             | BindingConflict
             | InterventionLimit
             | InvalidState
+            | SessionNotActive
             | Conflict => AgentPlatErrorCode::Conflict,
             AdapterError => AgentPlatErrorCode::AdapterError,
             InternalError | Unavailable => AgentPlatErrorCode::InternalError,
         }
     }
+}
+
+/// A machine code read tolerantly: a code this version does not know (a newer server's)
+/// is `None`, never a failed read of the whole error body.
+fn known_code<'de, D>(deserializer: D) -> Result<Option<GatehouseCode>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
+    Ok(value
+        .as_ref()
+        .and_then(serde_json::Value::as_str)
+        .and_then(GatehouseCode::parse))
 }
 
 impl std::fmt::Display for GatehouseCode {
@@ -159,8 +186,13 @@ impl std::fmt::Display for GatehouseCode {
 pub struct FastApiErrorBody {
     /// A message, or FastAPI's list of validation errors.
     pub detail: serde_json::Value,
-    /// Gatehouse's machine code (absent from a real Agenta server).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Gatehouse's machine code (absent from a real Agenta server; a code this version
+    /// does not know reads as `None`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "known_code"
+    )]
     pub code: Option<GatehouseCode>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -270,8 +302,13 @@ pub struct AgentPlatError {
     /// Optional structured details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Value>,
-    /// Gatehouse's machine code (absent from a real AgentPlat server).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Gatehouse's machine code (absent from a real AgentPlat server; a code this
+    /// version does not know reads as `None`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "known_code"
+    )]
     pub gatehouse_code: Option<GatehouseCode>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -331,4 +368,70 @@ pub mod messages {
     /// AgentPlat 502 for a runtime that skipped `pre_action` on protected work.
     pub const PROTECTED_WITHOUT_PRE_ACTION: &str =
         "Runtime completed protected work without invoking pre_action";
+    /// AgentPlat 409 when a session already holds 256 interventions.
+    pub const INTERVENTION_LIMIT: &str = "Execution session intervention limit was reached";
+    /// AgentPlat 409 for an intervention on a session that is no longer active.
+    pub const SESSION_NOT_ACTIVE: &str = "Execution session is not active";
+    /// AgentPlat 409 for an intervention on a session whose room run is not running.
+    pub const RUN_NOT_RUNNING: &str = "Run intervention requires a running Room run";
+    /// AgentPlat 400 (`BAD_REQUEST`) from `headerTenantAuth` without the tenant header.
+    pub const MISSING_TENANT_HEADER: &str = "Missing required X-Agentplat-Tenant-Id header";
+    /// AgentPlat 401 when the authentication resolves no tenant.
+    pub const AUTHENTICATION_REQUIRED: &str = "Authentication is required";
+    /// AgentPlat 403: the requester is not a human participant of the room.
+    pub const REQUESTER_NOT_HUMAN: &str =
+        "Run interventions require a human Agent Room participant";
+    /// AgentPlat 403: the human requester lacks the `run.intervene` permission.
+    pub const REQUESTER_LACKS_PERMISSION: &str = "Human participant lacks run.intervene permission";
+    /// AgentPlat 400 (`VALIDATION_ERROR`) for a checkpoint that is not one of the three.
+    pub const CHECKPOINT_INVALID: &str = "Run intervention checkpoint is invalid";
+    /// AgentPlat 400 (`VALIDATION_ERROR`) for a missing or blank `operationId`.
+    pub const OPERATION_ID_REQUIRED: &str = "operationId is required";
+    /// AgentPlat 400 (`VALIDATION_ERROR`) for a missing or blank `instruction`.
+    pub const INSTRUCTION_REQUIRED: &str = "instruction is required";
+    /// AgentPlat 400 (`VALIDATION_ERROR`) for an `after` that is not a non-negative integer.
+    pub const EVENT_SEQUENCE_INVALID: &str = "Execution session event sequence is invalid";
+    /// AgentPlat 400 (`BAD_REQUEST`) for an empty body.
+    pub const JSON_BODY_REQUIRED: &str = "A JSON request body is required";
+    /// AgentPlat 400 (`BAD_REQUEST`) for a body that is not JSON.
+    pub const JSON_BODY_INVALID: &str = "Request body must be valid JSON";
+    /// AgentPlat 400 (`VALIDATION_ERROR`) for a JSON body that is not an object.
+    pub const JSON_BODY_NOT_OBJECT: &str = "Request body must be an object";
+    /// AgentPlat 500 for an unexpected failure.
+    pub const UNEXPECTED_ERROR: &str = "An unexpected error occurred";
+    /// `@agentplat/streaming`'s `content` of a `failed` frame (details not exposed).
+    pub const STREAM_FAILED: &str = "Stream failed";
+
+    /// AgentPlat 404 (`NOT_FOUND`) for a room the tenant does not have.
+    pub fn room_not_found(room_id: &str) -> String {
+        format!("Room \"{room_id}\" was not found")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_codes_do_not_fail_a_read() {
+        let body: AgentPlatErrorEnvelope = serde_json::from_value(serde_json::json!({
+            "error": {"code": "TEAPOT", "message": "short and stout", "gatehouseCode": "NEWER_CODE"}
+        }))
+        .unwrap();
+        assert_eq!(body.error.code, "TEAPOT");
+        assert_eq!(body.error.gatehouse_code, None);
+        let body: FastApiErrorBody =
+            serde_json::from_value(serde_json::json!({"detail": "x", "code": 7})).unwrap();
+        assert_eq!(body.code, None);
+        let body: FastApiErrorBody = serde_json::from_value(
+            serde_json::json!({"detail": "x", "code": "SESSION_NOT_ACTIVE"}),
+        )
+        .unwrap();
+        assert_eq!(body.code, Some(GatehouseCode::SessionNotActive));
+        assert_eq!(GatehouseCode::SessionNotActive.http_status(), 409);
+        assert_eq!(
+            GatehouseCode::TenantRequired.agentplat_code(),
+            AgentPlatErrorCode::BadRequest
+        );
+    }
 }

@@ -1,8 +1,16 @@
 //! Execution sessions and run interventions (CONTRACT.md B1-B3), AgentPlat's Rooms API.
-//! Fields are camelCase; success bodies are wrapped in [`DataEnvelope`].
+//! Fields are camelCase; success bodies are wrapped in [`DataEnvelope`]; the event
+//! stream's SSE frames carry a [`StreamEnvelope`].
+//!
+//! Reading is tolerant, writing exact: a status, checkpoint or event type this version
+//! does not know is kept as `Unknown(text)` (and written back as it came), never a
+//! decode failure; what AgentPlat may omit (`agentRevisionId` and
+//! `agentRevisionDigest` on a host without an agent registry) is optional.
+
+use std::borrow::Cow;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::JsonObject;
 
@@ -14,8 +22,8 @@ pub const DEFAULT_LEASE_MS: u64 = 30_000;
 pub const MIN_LEASE_MS: u64 = 1;
 /// Longest allowed dispatch lease, milliseconds.
 pub const MAX_LEASE_MS: u64 = 300_000;
-/// The SSE event name of the execution event stream.
-pub const EVENT_STREAM_EVENT_NAME: &str = "agentplat.execution_session_event";
+/// The header AgentPlat's default authentication (`headerTenantAuth`) reads the tenant from.
+pub const TENANT_HEADER: &str = "X-Agentplat-Tenant-Id";
 
 /// AgentPlat's success envelope: `{"data": ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -24,92 +32,173 @@ pub struct DataEnvelope<T> {
     pub data: T,
 }
 
-/// Status of an execution session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ExecutionSessionStatus {
-    /// The run is going.
-    Active,
-    /// The run is parked (e.g. at an approval gate).
-    Paused,
-    /// The run finished.
-    Completed,
-    /// The run failed.
-    Failed,
-    /// The run was cancelled (including by a `stop` intervention).
-    Canceled,
+/// Declares a string enum that reads tolerantly: each known spelling is a variant, any
+/// other string is kept as `Unknown(text)`; it is written back exactly as held. Its JSON
+/// Schema lists the known spellings (what a conforming writer sends). Every variant and
+/// the enum carry doc lines (they become the schema's descriptions; one line per variant).
+macro_rules! open_enum {
+    (
+        $( #[doc = $doc:literal] )+
+        pub enum $name:ident {
+            $( #[doc = $vdoc:literal] $variant:ident = $text:literal, )+
+        }
+    ) => {
+        $( #[doc = $doc] )+
+        ///
+        /// Unknown spellings are kept in `Unknown` (a newer peer's value), never an error.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name {
+            $( #[doc = $vdoc] $variant, )+
+            /// A value this version does not know, kept as it was sent.
+            Unknown(String),
+        }
+
+        impl $name {
+            /// Every known value, in declaration order.
+            pub const KNOWN: &'static [$name] = &[$($name::$variant),+];
+
+            /// The wire spelling (an unknown value's own text).
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )+
+                    Self::Unknown(text) => text.as_str(),
+                }
+            }
+
+            /// The value of a wire spelling; `Unknown` when this version does not know it.
+            pub fn parse(text: &str) -> Self {
+                match text {
+                    $( $text => Self::$variant, )+
+                    other => Self::Unknown(other.to_string()),
+                }
+            }
+
+            /// True unless this is an `Unknown` value.
+            pub fn is_known(&self) -> bool {
+                !matches!(self, Self::Unknown(_))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = Cow::<'de, str>::deserialize(deserializer)?;
+                Ok(Self::parse(&text))
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($name))
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let variants = vec![$(
+                    serde_json::json!({
+                        "type": "string",
+                        "const": $text,
+                        "description": $vdoc.trim(),
+                    }),
+                )+];
+                let mut map = JsonObject::new();
+                map.insert("oneOf".to_string(), serde_json::Value::Array(variants));
+                let description = [$($doc),+]
+                    .iter()
+                    .map(|line| line.trim())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                map.insert("description".to_string(), serde_json::Value::String(description));
+                schemars::Schema::from(map)
+            }
+        }
+    };
+}
+
+open_enum! {
+    /// Status of an execution session.
+    pub enum ExecutionSessionStatus {
+        /// The run is going.
+        Active = "active",
+        /// The run is parked (e.g. at an approval gate).
+        Paused = "paused",
+        /// The run finished.
+        Completed = "completed",
+        /// The run failed.
+        Failed = "failed",
+        /// The run was cancelled (including by a `stop` intervention).
+        Canceled = "canceled",
+    }
 }
 
 impl ExecutionSessionStatus {
-    /// True for completed, failed and canceled.
-    pub fn is_terminal(self) -> bool {
+    /// True for completed, failed and canceled. An unknown status is not known to be
+    /// terminal.
+    pub fn is_terminal(&self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Canceled)
     }
+}
 
-    /// The snake_case wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Active => "active",
-            Self::Paused => "paused",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Canceled => "canceled",
-        }
+open_enum! {
+    /// Where in a run an intervention may be applied.
+    pub enum Checkpoint {
+        /// Before the next inference step.
+        PreStep = "pre_step",
+        /// After model output, before continuation.
+        PostOutput = "post_output",
+        /// Before a protected external action.
+        PreAction = "pre_action",
     }
 }
 
-/// Where in a run an intervention may be applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Checkpoint {
-    /// Before the next inference step.
-    PreStep,
-    /// After model output, before continuation.
-    PostOutput,
-    /// Before a protected external action.
-    PreAction,
-}
-
-impl Checkpoint {
-    /// The snake_case wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::PreStep => "pre_step",
-            Self::PostOutput => "post_output",
-            Self::PreAction => "pre_action",
-        }
+open_enum! {
+    /// Status of an intervention. `pending` means REQUESTED, nothing more: it is not
+    /// evidence that anything stopped or changed.
+    pub enum InterventionStatus {
+        /// Requested, not yet claimed.
+        Pending = "pending",
+        /// Claimed by a dispatcher under a lease.
+        Dispatching = "dispatching",
+        /// Applied at its checkpoint (evidence: the `intervention_applied` event).
+        Applied = "applied",
+        /// Not applied, with a reason.
+        Rejected = "rejected",
     }
-}
-
-/// Status of an intervention. `pending` means REQUESTED, nothing more: it is not
-/// evidence that anything stopped or changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum InterventionStatus {
-    /// Requested, not yet claimed.
-    Pending,
-    /// Claimed by a dispatcher under a lease.
-    Dispatching,
-    /// Applied at its checkpoint (evidence: the `intervention_applied` event).
-    Applied,
-    /// Not applied, with a reason.
-    Rejected,
 }
 
 impl InterventionStatus {
     /// True for applied and rejected.
-    pub fn is_final(self) -> bool {
+    pub fn is_final(&self) -> bool {
         matches!(self, Self::Applied | Self::Rejected)
     }
+}
 
-    /// The snake_case wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Dispatching => "dispatching",
-            Self::Applied => "applied",
-            Self::Rejected => "rejected",
-        }
+open_enum! {
+    /// Kinds of execution-session event (append-only log).
+    pub enum ExecutionEventType {
+        /// The session was opened for a run.
+        SessionOpened = "session_opened",
+        /// An intervention was requested.
+        InterventionRequested = "intervention_requested",
+        /// A dispatcher claimed an intervention.
+        InterventionClaimed = "intervention_claimed",
+        /// An intervention was applied at its checkpoint: the evidence.
+        InterventionApplied = "intervention_applied",
+        /// An intervention was rejected.
+        InterventionRejected = "intervention_rejected",
+        /// The run ended and the session was reconciled.
+        SessionReconciled = "session_reconciled",
     }
 }
 
@@ -119,7 +208,8 @@ impl InterventionStatus {
 pub struct Intervention {
     /// The caller's idempotency id; a replay with the same payload returns the session.
     pub operation_id: String,
-    /// The authenticated actor that asked (never taken from the body).
+    /// Who asked: the authenticated actor, or (on an AgentPlat host whose authentication
+    /// names none) the request body's `requestedByParticipantId`.
     pub requested_by_participant_id: String,
     /// What to do: `stop` halts the run; anything else is injected into the next step.
     pub instruction: String,
@@ -147,24 +237,6 @@ pub struct Intervention {
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
-}
-
-/// Kinds of execution-session event (append-only log).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ExecutionEventType {
-    /// The session was opened for a run.
-    SessionOpened,
-    /// An intervention was requested.
-    InterventionRequested,
-    /// A dispatcher claimed an intervention.
-    InterventionClaimed,
-    /// An intervention was applied at its checkpoint: the evidence.
-    InterventionApplied,
-    /// An intervention was rejected.
-    InterventionRejected,
-    /// The run ended and the session was reconciled.
-    SessionReconciled,
 }
 
 /// One event of an execution session.
@@ -224,7 +296,8 @@ pub struct SessionOutcome {
     pub ended_at: Option<String>,
 }
 
-/// An execution session: binds one run to a room, task, participant and exact agent revision.
+/// An execution session: binds one run to a room, task, participant and (on a host with
+/// an agent registry) exact agent revision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionSession {
@@ -240,10 +313,12 @@ pub struct ExecutionSession {
     pub task_id: String,
     /// The agent participant running it.
     pub participant_id: String,
-    /// The exact agent revision.
-    pub agent_revision_id: String,
-    /// Digest of that revision (`sha256:...`).
-    pub agent_revision_digest: String,
+    /// The exact agent revision (absent on an AgentPlat host without an agent registry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_revision_id: Option<String>,
+    /// Digest of that revision (`sha256:...`; absent with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_revision_digest: Option<String>,
     /// The failed session this one recovers, when it is a retry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predecessor_session_id: Option<String>,
@@ -309,6 +384,11 @@ pub struct RequestInterventionBody {
     pub expected_revision: u64,
     /// Idempotency id: a replay with the same payload returns the session.
     pub operation_id: String,
+    /// Who asks, for a host whose authentication names no actor (AgentPlat's default
+    /// `X-Agentplat-Tenant-Id` authentication): a human room participant with the
+    /// `run.intervene` permission. A host that authenticates the actor ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by_participant_id: Option<String>,
     /// What to do (`stop`, or text injected into the next step).
     pub instruction: String,
     /// Where to apply it.
@@ -324,4 +404,196 @@ pub struct ExecutionRef {
     pub session_id: String,
     /// Its revision at the time of the answer.
     pub revision: u64,
+}
+
+/// The version of AgentPlat's SSE envelope this crate reads and writes
+/// (`AGENTPLAT_SSE_VERSION` of `@agentplat/streaming`).
+pub const STREAM_ENVELOPE_VERSION: u64 = 1;
+/// The envelope `type` (and, prefixed with `agentplat.`, the SSE event name) of a frame
+/// carrying one session event in its `payload`.
+pub const SESSION_EVENT_TYPE: &str = "execution_session_event";
+/// The envelope `type` of the frame that ends a stream that failed (`content` says why).
+pub const FAILED_TYPE: &str = "failed";
+/// The SSE event name of a frame carrying one session event.
+pub const EVENT_STREAM_EVENT_NAME: &str = "agentplat.execution_session_event";
+/// The SSE event name of the failure frame.
+pub const FAILED_EVENT_NAME: &str = "agentplat.failed";
+
+/// The `data:` of every frame of the execution event stream: AgentPlat's versioned SSE
+/// envelope (`@agentplat/streaming`'s `streamToSSE`). `sequence` counts the frames of ONE
+/// connection from 1 (AgentPlat's parser requires them contiguous); the session event
+/// and its own `sequence` are inside `payload`. A failure is a `failed` frame whose
+/// `content` says why.
+///
+/// ```
+/// use gatehouse_wire::execution::StreamEnvelope;
+/// let frame: StreamEnvelope = serde_json::from_str(
+///     r#"{"version":1,"sequence":1,"type":"failed","content":"Stream failed"}"#,
+/// ).unwrap();
+/// assert_eq!(frame.content.as_deref(), Some("Stream failed"));
+/// assert_eq!(frame.sse_event_name(), "agentplat.failed");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEnvelope {
+    /// The envelope version ([`STREAM_ENVELOPE_VERSION`]); any other is not understood.
+    pub version: u64,
+    /// This frame's place on its connection, from 1.
+    pub sequence: u64,
+    /// What the frame carries: [`SESSION_EVENT_TYPE`], [`FAILED_TYPE`], or a type this
+    /// version does not know.
+    #[serde(rename = "type")]
+    pub envelope_type: String,
+    /// The run the frame belongs to, when the source names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Text content (a failure's reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The frame's object payload (a session event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<JsonObject>,
+    /// Fields this version does not know, kept for round trips (Gatehouse's server adds
+    /// `gatehouseCode` to a failure frame).
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl StreamEnvelope {
+    /// The frame carrying `event` as the `sequence`-th frame of its connection.
+    pub fn session_event(sequence: u64, event: &ExecutionEvent) -> Result<Self, serde_json::Error> {
+        let payload = match serde_json::to_value(event)? {
+            serde_json::Value::Object(map) => map,
+            _ => JsonObject::new(),
+        };
+        Ok(Self {
+            version: STREAM_ENVELOPE_VERSION,
+            sequence,
+            envelope_type: SESSION_EVENT_TYPE.to_string(),
+            run_id: None,
+            content: None,
+            payload: Some(payload),
+            extra: JsonObject::new(),
+        })
+    }
+
+    /// The failure frame, the `sequence`-th of its connection, saying `content`.
+    pub fn failed(sequence: u64, content: impl Into<String>) -> Self {
+        Self {
+            version: STREAM_ENVELOPE_VERSION,
+            sequence,
+            envelope_type: FAILED_TYPE.to_string(),
+            run_id: None,
+            content: Some(content.into()),
+            payload: None,
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// The SSE `event:` name AgentPlat gives this frame: `agentplat.<type>`.
+    pub fn sse_event_name(&self) -> String {
+        format!("agentplat.{}", self.envelope_type)
+    }
+
+    /// The SSE `id:` AgentPlat gives the frame numbered `n`: `<runId or "stream">:<n>`.
+    pub fn sse_id(&self, n: u64) -> String {
+        format!("{}:{n}", self.run_id.as_deref().unwrap_or("stream"))
+    }
+}
+
+/// The number at the end of an SSE event id as AgentPlat spells them (`stream:7`,
+/// `<runId>:7`), or a bare number (`7`); `None` for anything else.
+///
+/// ```
+/// use gatehouse_wire::execution::stream_id_number;
+/// assert_eq!(stream_id_number("stream:7"), Some(7));
+/// assert_eq!(stream_id_number(" 12 "), Some(12));
+/// assert_eq!(stream_id_number("stream:x"), None);
+/// ```
+pub fn stream_id_number(id: &str) -> Option<u64> {
+    let id = id.trim();
+    let number = id.rsplit_once(':').map(|(_, n)| n).unwrap_or(id);
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    number.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_values_are_kept_and_written_back() {
+        let event: ExecutionEvent = serde_json::from_value(serde_json::json!({
+            "sequence": 9, "type": "intervention_escalated", "checkpoint": "mid_flight",
+            "occurredAt": "2026-12-01T00:00:00Z", "level": 2
+        }))
+        .unwrap();
+        assert_eq!(
+            event.event_type,
+            ExecutionEventType::Unknown("intervention_escalated".into())
+        );
+        assert_eq!(
+            event.checkpoint,
+            Some(Checkpoint::Unknown("mid_flight".into()))
+        );
+        assert!(!event.event_type.is_known());
+        let back = serde_json::to_value(&event).unwrap();
+        assert_eq!(back["type"], "intervention_escalated");
+        assert_eq!(back["checkpoint"], "mid_flight");
+        assert_eq!(back["level"], 2);
+        assert_eq!(
+            ExecutionSessionStatus::parse("archived"),
+            ExecutionSessionStatus::Unknown("archived".into())
+        );
+        assert!(!ExecutionSessionStatus::parse("archived").is_terminal());
+        assert_eq!(
+            InterventionStatus::parse("applied"),
+            InterventionStatus::Applied
+        );
+        for known in Checkpoint::KNOWN {
+            assert_eq!(&Checkpoint::parse(known.as_str()), known);
+        }
+    }
+
+    #[test]
+    fn a_session_without_an_agent_registry_reads() {
+        let session: ExecutionSession = serde_json::from_value(serde_json::json!({
+            "tenantId": "tenant-1", "roomId": "r", "sessionId": "exec-1", "runId": "run",
+            "taskId": "task", "participantId": "agent-1", "revision": 0, "status": "active",
+            "interventions": [], "events": [{"sequence": 1, "type": "session_opened", "occurredAt": "t"}],
+            "createdAt": "t", "updatedAt": "t"
+        }))
+        .unwrap();
+        assert_eq!(session.agent_revision_id, None);
+        let back = serde_json::to_value(&session).unwrap();
+        assert!(back.get("agentRevisionId").is_none());
+    }
+
+    #[test]
+    fn envelopes_are_written_in_agentplat_order() {
+        let event = ExecutionEvent {
+            sequence: 4,
+            event_type: ExecutionEventType::InterventionApplied,
+            occurred_at: "t".into(),
+            operation_id: Some("op-1".into()),
+            checkpoint: Some(Checkpoint::PreStep),
+            details: None,
+            extra: JsonObject::new(),
+        };
+        let frame = StreamEnvelope::session_event(1, &event).unwrap();
+        assert_eq!(
+            serde_json::to_string(&frame).unwrap(),
+            r#"{"version":1,"sequence":1,"type":"execution_session_event","payload":{"sequence":4,"type":"intervention_applied","occurredAt":"t","operationId":"op-1","checkpoint":"pre_step"}}"#
+        );
+        assert_eq!(frame.sse_event_name(), EVENT_STREAM_EVENT_NAME);
+        assert_eq!(frame.sse_id(3), "stream:3");
+        let failed = StreamEnvelope::failed(2, "Stream failed");
+        assert_eq!(
+            serde_json::to_string(&failed).unwrap(),
+            r#"{"version":1,"sequence":2,"type":"failed","content":"Stream failed"}"#
+        );
+        assert_eq!(failed.sse_event_name(), FAILED_EVENT_NAME);
+    }
 }

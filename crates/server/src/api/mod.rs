@@ -8,7 +8,7 @@
 //! | [`invoke`] | `POST /api/invoke`, `GET /api/sessions/{session_id}/turns`, `POST /api/workflows/revisions/commit` |
 //! | [`capabilities`] | `GET /api/capabilities` (no auth) |
 //! | [`runs`] | the runner tier's `POST /run` (outside `/api`) |
-//! | [`crate::execution::api`] | B2 under `/api/rooms/...`: not here but in the execution folder; [`router`] mounts it when the execution service is on |
+//! | [`crate::execution::api`] | B2 at AgentPlat's root paths `/rooms/...` and under `/api/rooms/...`: not here but in the execution folder; [`router`] mounts it when the execution service is on |
 //!
 //! [`extract`] holds the request extractors every area shares (the execution routes
 //! too). Every route but capabilities needs an API key; every `/api` route but
@@ -68,6 +68,11 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response {
     }
 }
 
+/// `GET /health`: AgentPlat's liveness answer (no auth), for its clients and probes.
+async fn health() -> Response {
+    json_text(r#"{"status":"ok"}"#.to_string())
+}
+
 async fn route_not_found(request: Request) -> Response {
     let path = request.uri().path();
     if path.contains("/rooms/") {
@@ -120,14 +125,17 @@ pub fn router(state: AppState) -> Router {
         .merge(invoke::routes())
         .route_layer(auth.clone());
     let mut api = protected.merge(capabilities::routes());
+    let mut root = Router::new().route("/health", axum::routing::get(health));
     if state.config.execution {
         // B2: present only when the execution service is enabled (own auth, AgentPlat
-        // error envelope); otherwise the fallback answers AgentPlat's route-not-found
-        // for /api/rooms/...
+        // error envelope), at AgentPlat's root paths and under /api; otherwise the
+        // fallback answers AgentPlat's route-not-found for both.
         api = api.merge(crate::execution::api::router(&state));
+        root = root.merge(crate::execution::api::root_router(&state));
     }
     Router::new()
         .nest("/api", api)
+        .merge(root)
         .merge(runs::routes().route_layer(auth))
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)

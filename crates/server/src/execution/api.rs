@@ -1,27 +1,47 @@
-//! The execution routes of B2, under `/api`, in AgentPlat's envelope (`{"data": ...}`;
-//! errors `{"error": {"code", "message", "gatehouseCode"}}`). Mounted only when the
-//! execution service is enabled; otherwise `/api/rooms/...` answers AgentPlat's
-//! route-not-found 404 from the application's fallback.
+//! The execution routes of B2, in AgentPlat's envelope (`{"data": ...}`; errors
+//! `{"error": {"code", "message", "gatehouseCode"}}`), mounted twice over the same
+//! handlers:
+//!
+//! - at the root, `/rooms/{roomId}/execution-sessions/{sessionId}[...]`: AgentPlat's own
+//!   paths, so AgentPlat's clients use this server unchanged. The tenant (the project)
+//!   is the `X-Agentplat-Tenant-Id` header ([`crate::auth::resolve_tenant`]); an API key
+//!   is still required. Statuses, codes and messages are AgentPlat's
+//!   (`createRoomsApp`, `RoomExecutionCoordinator`); a wrong method answers AgentPlat's
+//!   route-not-found 404.
+//! - under `/api` (`?project_id=<uuid>` is the tenant), as on every `/api` route.
+//!
+//! Mounted only when the execution service is enabled; otherwise both answer
+//! AgentPlat's route-not-found 404 from the application's fallback.
+//!
+//! The event stream speaks `@agentplat/streaming`'s SSE: every frame is
+//! `id: stream:<session sequence>` / `event: agentplat.execution_session_event` /
+//! `data: {"version":1,"sequence":<n>,"type":"execution_session_event","payload":<event>}`
+//! with `n` counting the frames of the connection from 1 (AgentPlat's parser requires it);
+//! a failure (unknown session, unreadable store) is one `agentplat.failed` frame after a
+//! 200, as AgentPlat's `streamToSSE` answers. Reconnecting, `Last-Event-ID` wins over
+//! `?after=` (an `EventSource` resends its first URL, with a stale `after`).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use axum::extract::{FromRequestParts, Path, Request, State};
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, Path, Query, Request, State};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::Router;
-use gatehouse_wire::error::GatehouseCode;
+use axum::{Extension, Router};
+use gatehouse_wire::error::{messages, GatehouseCode};
 use gatehouse_wire::execution::{
-    DataEnvelope, ExecutionEvent, RequestInterventionBody, EVENT_STREAM_EVENT_NAME,
+    stream_id_number, Checkpoint, DataEnvelope, ExecutionEvent, RequestInterventionBody,
+    StreamEnvelope,
 };
+use serde_json::Value;
 
 use super::rules::ExecError;
 use super::store::ExecutionStore;
-use crate::api::extract::{decode_json, parse_uuid, query_map, read_body, ActorName};
+use crate::api::extract::{parse_uuid, query_map, read_body, ActorName};
 use crate::error::ApiError;
 use crate::AppState;
 
@@ -32,47 +52,86 @@ pub const STREAM_POLL: Duration = Duration::from_millis(100);
 pub const MAX_OPERATION_ID_CHARS: usize = 200;
 /// Longest accepted `instruction`, in characters.
 pub const MAX_INSTRUCTION_CHARS: usize = 4000;
+/// The largest `after` AgentPlat accepts (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-/// The execution routes (relative to `/api`).
-pub fn routes() -> Router<AppState> {
+/// Where a mount of the routes takes the tenant from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TenantFrom {
+    /// `?project_id=<uuid>` (under `/api`).
+    ProjectQuery,
+    /// `X-Agentplat-Tenant-Id` (AgentPlat's root paths).
+    Header,
+}
+
+/// The four routes, each answering an unmatched method with `wrong_method`.
+fn routes(wrong_method: fn() -> Response) -> Router<AppState> {
     let base = "/rooms/{room_id}/execution-sessions/{session_id}";
+    let fallback = move || async move { wrong_method() };
     Router::new()
-        .route(base, get(get_session).fallback(method_not_allowed))
+        .route(base, get(get_session).fallback(fallback))
         .route(
             &format!("{base}/interventions"),
-            post(request_intervention).fallback(method_not_allowed),
+            post(request_intervention).fallback(fallback),
         )
         .route(
             &format!("{base}/events"),
-            get(list_events).fallback(method_not_allowed),
+            get(list_events).fallback(fallback),
         )
         .route(
             &format!("{base}/events/stream"),
-            get(stream_events).fallback(method_not_allowed),
+            get(stream_events).fallback(fallback),
         )
 }
 
-async fn method_not_allowed() -> Response {
+fn method_not_allowed() -> Response {
     let mut response = agentplat(GatehouseCode::BadRequest, "Method Not Allowed").into_response();
     *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
     response
 }
 
-/// The execution routes with API-key auth, every error answer in AgentPlat's envelope
-/// (including the auth layer's 401 and the method-not-allowed answer).
+/// AgentPlat (hono) answers a path it has with an unserved method as it answers an
+/// unknown path.
+fn route_not_found() -> Response {
+    agentplat(GatehouseCode::RouteNotFound, messages::ROUTE_NOT_FOUND).into_response()
+}
+
+/// The routes under `/api` (nested there by [`crate::api::router`]): API-key auth,
+/// `?project_id=` as the tenant, every error answer in AgentPlat's envelope.
 pub fn router(state: &AppState) -> Router<AppState> {
     let auth = axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
-    routes()
+    routes(method_not_allowed)
         .route_layer(auth)
+        .layer(Extension(TenantFrom::ProjectQuery))
         .layer(axum::middleware::map_response(agentplat_errors))
+}
+
+/// AgentPlat's own paths at the root: API-key auth, `X-Agentplat-Tenant-Id` as the
+/// tenant, AgentPlat's answers (its 401 message, its 404 for a wrong method).
+pub fn root_router(state: &AppState) -> Router<AppState> {
+    let auth = axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
+    routes(route_not_found)
+        .route_layer(auth)
+        .layer(Extension(TenantFrom::Header))
+        .layer(axum::middleware::map_response(agentplat_root_errors))
 }
 
 /// Largest error body re-wrapped into AgentPlat's envelope.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Re-wrap an Agenta-shaped error answer (`{"detail", "code"}`) produced by a shared
-/// layer into AgentPlat's envelope; other answers pass unchanged.
 async fn agentplat_errors(response: Response) -> Response {
+    to_agentplat(response, false).await
+}
+
+async fn agentplat_root_errors(response: Response) -> Response {
+    to_agentplat(response, true).await
+}
+
+/// Every error answer in AgentPlat's shape: an Agenta-shaped one from a shared layer
+/// (`{"detail", "code"}`) is re-wrapped, a `VALIDATION_ERROR` answers 400 (AgentPlat's
+/// status for it), and on the root paths a 401 says AgentPlat's "Authentication is
+/// required". Other answers pass unchanged.
+async fn to_agentplat(response: Response, root: bool) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
@@ -84,46 +143,58 @@ async fn agentplat_errors(response: Response) -> Response {
             return reshape(ApiError::internal("reading an error answer", &err)).into_response()
         }
     };
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
     };
-    if value.get("error").is_some() || value.get("detail").is_none() {
-        return Response::from_parts(parts, axum::body::Body::from(bytes));
-    }
-    let code = value
-        .get("code")
-        .and_then(|c| c.as_str())
-        .and_then(GatehouseCode::parse)
-        .unwrap_or(match status.as_u16() {
-            401 => GatehouseCode::Unauthorized,
-            403 => GatehouseCode::Forbidden,
-            404 => GatehouseCode::NotFound,
-            409 => GatehouseCode::Conflict,
-            413 => GatehouseCode::PayloadTooLarge,
-            400..=499 => GatehouseCode::BadRequest,
-            _ => GatehouseCode::InternalError,
-        });
-    let message = gatehouse_wire::error::FastApiErrorBody {
-        detail: value["detail"].clone(),
-        code: None,
-        extra: Default::default(),
-    }
-    .detail_text();
+    let (code, message) = if let Some(error) = value.get("error") {
+        let code = error
+            .get("gatehouseCode")
+            .and_then(Value::as_str)
+            .and_then(GatehouseCode::parse);
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+        (code, message.to_string())
+    } else if let Some(detail) = value.get("detail") {
+        let code = value
+            .get("code")
+            .and_then(Value::as_str)
+            .and_then(GatehouseCode::parse);
+        let message = gatehouse_wire::error::FastApiErrorBody {
+            detail: detail.clone(),
+            code: None,
+            extra: Default::default(),
+        }
+        .detail_text();
+        (code, message)
+    } else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    let code = code.unwrap_or(match status.as_u16() {
+        401 => GatehouseCode::Unauthorized,
+        403 => GatehouseCode::Forbidden,
+        404 => GatehouseCode::NotFound,
+        409 => GatehouseCode::Conflict,
+        413 => GatehouseCode::PayloadTooLarge,
+        400..=499 => GatehouseCode::BadRequest,
+        _ => GatehouseCode::InternalError,
+    });
+    let message = if root && code == GatehouseCode::Unauthorized {
+        messages::AUTHENTICATION_REQUIRED.to_string()
+    } else {
+        message
+    };
     let mut answer = agentplat(code, message).into_response();
-    // Keep the original status (e.g. 405 for a wrong method).
-    *answer.status_mut() = status;
+    // Keep the original status (e.g. 405 for a wrong method), except AgentPlat's 400
+    // for a validation failure (Gatehouse's code means 422 on Agenta routes).
+    *answer.status_mut() = if code == GatehouseCode::ValidationError {
+        StatusCode::BAD_REQUEST
+    } else {
+        status
+    };
     answer
 }
 
 /// An AgentPlat-shaped error answer.
 fn agentplat(code: GatehouseCode, message: impl Into<String>) -> ApiError {
-    // AgentPlat answers 400 for VALIDATION_ERROR; Gatehouse's code for it means 422
-    // on Agenta routes, so shape errors are reported as BAD_REQUEST here.
-    let code = if code == GatehouseCode::ValidationError {
-        GatehouseCode::BadRequest
-    } else {
-        code
-    };
     ApiError::new(code, message).agentplat()
 }
 
@@ -136,7 +207,7 @@ impl From<ExecError> for ApiError {
 /// The same error in AgentPlat's envelope (validation lists joined into one message).
 fn reshape(err: ApiError) -> ApiError {
     let message = match &err.detail {
-        serde_json::Value::String(text) => text.clone(),
+        Value::String(text) => text.clone(),
         other => gatehouse_wire::error::FastApiErrorBody {
             detail: other.clone(),
             code: None,
@@ -147,7 +218,8 @@ fn reshape(err: ApiError) -> ApiError {
     agentplat(err.code, message)
 }
 
-/// The tenant of an execution route: `?project_id=<uuid>`, as on every `/api` route.
+/// The tenant of an execution route: `X-Agentplat-Tenant-Id` on AgentPlat's root paths,
+/// `?project_id=<uuid>` under `/api`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tenant(pub String);
 
@@ -155,6 +227,11 @@ impl<S: Send + Sync> FromRequestParts<S> for Tenant {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        if parts.extensions.get::<TenantFrom>() == Some(&TenantFrom::Header) {
+            return crate::auth::resolve_tenant(&parts.headers)
+                .map(Tenant)
+                .map_err(reshape);
+        }
         match query_map(parts).get("project_id") {
             None => Err(agentplat(
                 GatehouseCode::BadRequest,
@@ -169,41 +246,85 @@ impl<S: Send + Sync> FromRequestParts<S> for Tenant {
 
 fn data<T: serde::Serialize>(status: StatusCode, value: T) -> Response {
     match serde_json::to_vec(&DataEnvelope { data: value }) {
-        Ok(body) => (
-            status,
-            [(axum::http::header::CONTENT_TYPE, "application/json")],
-            body,
-        )
-            .into_response(),
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(err) => reshape(ApiError::internal("encoding the response", &err)).into_response(),
     }
 }
 
-/// Where an event read starts: the events after sequence `?after=N`, else after the
-/// `Last-Event-ID` header (an SSE reconnect), else from the first.
-struct After(u64);
+/// The first `?after=` of the query string, if any (AgentPlat reads the first).
+fn first_after(uri: &Uri) -> Option<String> {
+    Query::<Vec<(String, String)>>::try_from_uri(uri)
+        .ok()?
+        .0
+        .into_iter()
+        .find(|(key, _)| key == "after")
+        .map(|(_, value)| value)
+}
 
-impl<S: Send + Sync> FromRequestParts<S> for After {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        if let Some(text) = query_map(parts).get("after") {
-            return text.trim().parse::<u64>().map(After).map_err(|_| {
-                agentplat(
-                    GatehouseCode::BadRequest,
-                    format!("after must be a non-negative integer, not {text:?}"),
-                )
-            });
-        }
-        Ok(After(
-            parts
-                .headers
-                .get("last-event-id")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(0),
-        ))
+/// `?after=` read as AgentPlat reads it (`Number(text)`, then a non-negative safe
+/// integer): absent or empty is 0; anything else that is not is
+/// "Execution session event sequence is invalid".
+fn parse_after(text: Option<&str>) -> Result<u64, ExecError> {
+    let invalid = || {
+        ExecError::new(
+            GatehouseCode::ValidationError,
+            messages::EVENT_SEQUENCE_INVALID,
+        )
+    };
+    let Some(text) = text else {
+        return Ok(0);
+    };
+    let number = js_number(text).ok_or_else(invalid)?;
+    if number.fract() != 0.0 || !(0.0..=MAX_SAFE_INTEGER).contains(&number) {
+        return Err(invalid());
     }
+    // A safe integer in range: exact as u64.
+    Ok(number as u64)
+}
+
+/// JavaScript's `Number(text)` for a query value: surrounding whitespace ignored, empty
+/// is 0, decimal with fraction and exponent, `0x`/`0o`/`0b` integers, `Infinity`;
+/// anything else is `None` (NaN).
+fn js_number(text: &str) -> Option<f64> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Some(0.0);
+    }
+    for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
+        if t.len() > 2 && t[..2].eq_ignore_ascii_case(prefix) {
+            let digits = &t[2..];
+            return u128::from_str_radix(digits, radix)
+                .ok()
+                .filter(|_| digits.bytes().all(|b| b.is_ascii_alphanumeric()))
+                .map(|v| v as f64);
+        }
+    }
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned == "Infinity" {
+        return Some(if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
+    }
+    // Digits, at most one dot, an optional exponent: nothing Rust's parser accepts
+    // beyond JavaScript's (no "inf", "nan").
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+        None => (unsigned, None),
+    };
+    let mantissa_ok = !mantissa.is_empty()
+        && mantissa != "."
+        && mantissa.bytes().filter(|b| *b == b'.').count() <= 1
+        && mantissa.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    let exponent_ok = exponent.is_none_or(|e| {
+        let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    });
+    if !(mantissa_ok && exponent_ok) {
+        return None;
+    }
+    t.parse::<f64>().ok()
 }
 
 async fn get_session(
@@ -216,6 +337,84 @@ async fn get_session(
     Ok(data(StatusCode::OK, session))
 }
 
+/// A validation refusal in AgentPlat's words.
+fn invalid(message: impl Into<String>) -> ApiError {
+    agentplat(GatehouseCode::ValidationError, message)
+}
+
+/// A required, non-blank string field of the intervention body.
+fn required_text(
+    body: &serde_json::Map<String, Value>,
+    field: &str,
+    required_message: &str,
+    max_chars: usize,
+) -> Result<String, ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) => Err(invalid(required_message)),
+        Some(Value::String(text)) if text.trim().is_empty() => Err(invalid(required_message)),
+        Some(Value::String(text)) if text.chars().count() > max_chars => Err(invalid(format!(
+            "{field} must be at most {max_chars} characters"
+        ))),
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(_) => Err(invalid(format!("{field} must be a string"))),
+    }
+}
+
+/// Read a `POST .../interventions` body as AgentPlat does (`readJsonObject`, then
+/// `RoomExecutionCoordinator.requestIntervention`'s checks, in its order and words).
+/// `requestedByParticipantId` is not read: the requester is the API key's actor.
+fn parse_intervention(bytes: &[u8]) -> Result<RequestInterventionBody, ApiError> {
+    let text = String::from_utf8_lossy(bytes);
+    if text.trim().is_empty() {
+        return Err(agentplat(
+            GatehouseCode::BadRequest,
+            messages::JSON_BODY_REQUIRED,
+        ));
+    }
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|_| agentplat(GatehouseCode::BadRequest, messages::JSON_BODY_INVALID))?;
+    let Value::Object(body) = value else {
+        return Err(invalid(messages::JSON_BODY_NOT_OBJECT));
+    };
+    let operation_id = required_text(
+        &body,
+        "operationId",
+        messages::OPERATION_ID_REQUIRED,
+        MAX_OPERATION_ID_CHARS,
+    )?;
+    let instruction = required_text(
+        &body,
+        "instruction",
+        messages::INSTRUCTION_REQUIRED,
+        MAX_INSTRUCTION_CHARS,
+    )?;
+    let checkpoint = match body.get("checkpoint").and_then(Value::as_str) {
+        Some(name) => Checkpoint::parse(name),
+        None => Checkpoint::Unknown(String::new()),
+    };
+    if !checkpoint.is_known() {
+        return Err(invalid(messages::CHECKPOINT_INVALID));
+    }
+    let expected_revision = body
+        .get("expectedRevision")
+        .and_then(|v| {
+            v.as_u64().or_else(|| {
+                v.as_f64()
+                    .filter(|n| n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(n))
+                    .map(|n| n as u64)
+            })
+        })
+        .ok_or_else(|| invalid("expectedRevision must be a non-negative integer"))?;
+    Ok(RequestInterventionBody {
+        expected_revision,
+        // AgentPlat stores the instruction trimmed; a replay compares the same text.
+        operation_id,
+        requested_by_participant_id: None,
+        instruction: instruction.trim().to_string(),
+        checkpoint,
+    })
+}
+
 async fn request_intervention(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
@@ -226,24 +425,15 @@ async fn request_intervention(
     let bytes = read_body(request, state.config.max_body_bytes)
         .await
         .map_err(reshape)?;
-    let (mut body, _) = decode_json::<RequestInterventionBody>(&bytes, None).map_err(reshape)?;
-    body.operation_id = body.operation_id.trim().to_string();
-    let operation_id = body.operation_id.as_str();
-    if operation_id.is_empty() || operation_id.chars().count() > MAX_OPERATION_ID_CHARS {
-        return Err(agentplat(
-            GatehouseCode::BadRequest,
-            format!("operationId must be 1 to {MAX_OPERATION_ID_CHARS} characters"),
-        ));
-    }
-    if body.instruction.trim().is_empty()
-        || body.instruction.chars().count() > MAX_INSTRUCTION_CHARS
-    {
-        return Err(agentplat(
-            GatehouseCode::BadRequest,
-            format!("instruction must be 1 to {MAX_INSTRUCTION_CHARS} characters"),
-        ));
-    }
+    let body = parse_intervention(&bytes)?;
     let exec = ExecutionStore::new(state.store.clone());
+    // AgentPlat looks the room up before the session.
+    if !exec.room_exists(&tenant, &room_id).await? {
+        return Err(agentplat(
+            GatehouseCode::NotFound,
+            messages::room_not_found(&room_id),
+        ));
+    }
     let session = exec
         .request_intervention(&tenant, &room_id, &session_id, &body, &actor)
         .await?;
@@ -254,8 +444,9 @@ async fn list_events(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
-    After(after): After,
+    uri: Uri,
 ) -> Result<Response, ApiError> {
+    let after = parse_after(first_after(&uri).as_deref())?;
     let exec = ExecutionStore::new(state.store.clone());
     let session = exec.get(&tenant, &room_id, &session_id).await?;
     let events: Vec<ExecutionEvent> = session
@@ -266,93 +457,293 @@ async fn list_events(
     Ok(data(StatusCode::OK, events))
 }
 
+/// One SSE frame: `id:` (when given), `event: agentplat.<type>`, `data:` the envelope.
+fn sse_frame(id: Option<&str>, envelope: &StreamEnvelope) -> Bytes {
+    let data = serde_json::to_string(envelope).unwrap_or_else(|_| {
+        // A frame always serializes; this keeps the stream well-formed regardless.
+        format!(
+            r#"{{"version":{},"sequence":{},"type":"failed","content":"{}"}}"#,
+            envelope.version,
+            envelope.sequence,
+            messages::STREAM_FAILED
+        )
+    });
+    let mut text = String::new();
+    if let Some(id) = id {
+        text.push_str(&format!("id: {id}\n"));
+    }
+    text.push_str(&format!(
+        "event: {}\ndata: {data}\n\n",
+        envelope.sse_event_name()
+    ));
+    Bytes::from(text)
+}
+
+/// AgentPlat's failure frame (its `content` exposes nothing, as `streamToSSE` does by
+/// default), with Gatehouse's machine code saying why. No `id:`, so a reconnecting
+/// `EventSource` keeps the last event it had.
+fn failed_frame(sequence: u64, code: GatehouseCode) -> Bytes {
+    let mut envelope = StreamEnvelope::failed(sequence, messages::STREAM_FAILED);
+    envelope.extra.insert(
+        "gatehouseCode".to_string(),
+        Value::String(code.as_str().to_string()),
+    );
+    sse_frame(None, &envelope)
+}
+
 struct StreamState {
     exec: ExecutionStore,
     tenant: String,
     room_id: String,
     session_id: String,
+    /// The last session-event sequence sent.
     after: u64,
-    queue: VecDeque<Event>,
+    /// Envelope frames sent on this connection (AgentPlat numbers them from 1).
+    frames: u64,
+    queue: VecDeque<Bytes>,
     shutdown: tokio::sync::watch::Receiver<bool>,
+    heartbeat: Duration,
+    last_sent: Instant,
     finished: bool,
 }
 
-fn sse_event(event: &ExecutionEvent) -> Option<Event> {
-    let data = serde_json::to_string(event).ok()?;
-    Some(
-        Event::default()
-            .event(EVENT_STREAM_EVENT_NAME)
-            .id(event.sequence.to_string())
-            .data(data),
-    )
+impl StreamState {
+    fn push_failed(&mut self, code: GatehouseCode) {
+        self.frames += 1;
+        self.queue.push_back(failed_frame(self.frames, code));
+        self.finished = true;
+    }
+
+    fn push_event(&mut self, event: &ExecutionEvent) {
+        self.frames += 1;
+        match StreamEnvelope::session_event(self.frames, event) {
+            Ok(envelope) => {
+                let id = envelope.sse_id(event.sequence);
+                self.queue.push_back(sse_frame(Some(&id), &envelope));
+            }
+            Err(err) => {
+                tracing::warn!(session_id = %self.session_id, error = %err, "encoding a session event failed; ending the stream");
+                self.frames -= 1;
+                self.push_failed(GatehouseCode::InternalError);
+            }
+        }
+    }
 }
 
-async fn next_event(mut st: StreamState) -> Option<(Result<Event, Infallible>, StreamState)> {
+async fn next_frame(mut st: StreamState) -> Option<(Result<Bytes, Infallible>, StreamState)> {
     loop {
-        if let Some(event) = st.queue.pop_front() {
-            return Some((Ok(event), st));
+        if let Some(frame) = st.queue.pop_front() {
+            st.last_sent = Instant::now();
+            return Some((Ok(frame), st));
         }
         if st.finished || *st.shutdown.borrow() {
             return None;
         }
         match st.exec.get(&st.tenant, &st.room_id, &st.session_id).await {
             Ok(session) => {
-                let terminal = session.status.is_terminal();
                 let after = st.after;
                 for event in session.events.iter().filter(|e| e.sequence > after) {
-                    if let Some(sse) = sse_event(event) {
-                        st.queue.push_back(sse);
-                    }
+                    st.push_event(event);
                     st.after = event.sequence;
                 }
-                if terminal {
+                if session.status.is_terminal() {
                     // Everything up to the reconciliation was sent: the log is complete.
                     st.finished = true;
                     continue;
                 }
             }
+            Err(err) if err.code == GatehouseCode::NotFound => {
+                st.push_failed(GatehouseCode::NotFound);
+                continue;
+            }
             Err(err) => {
                 tracing::warn!(session_id = %st.session_id, error = %err, "event stream read failed; ending the stream");
-                st.finished = true;
+                st.push_failed(GatehouseCode::InternalError);
                 continue;
             }
         }
-        if st.queue.is_empty() {
-            let mut shutdown = st.shutdown.clone();
-            tokio::select! {
-                _ = tokio::time::sleep(STREAM_POLL) => {}
-                _ = shutdown.wait_for(|stop| *stop) => return None,
-            }
+        if st.last_sent.elapsed() >= st.heartbeat {
+            st.last_sent = Instant::now();
+            return Some((Ok(Bytes::from_static(b":heartbeat\n\n")), st));
+        }
+        let mut shutdown = st.shutdown.clone();
+        tokio::select! {
+            _ = tokio::time::sleep(STREAM_POLL) => {}
+            _ = shutdown.wait_for(|stop| *stop) => return None,
         }
     }
+}
+
+/// Where a stream starts: after the `Last-Event-ID` (`stream:<sequence>`) of a
+/// reconnect, which wins over `?after=` (an `EventSource` resends its first URL);
+/// else after `?after=` (AgentPlat's `Number(...)`), else from the first event.
+fn stream_start(headers: &HeaderMap, after: Option<&str>) -> Result<u64, ExecError> {
+    if let Some(last) = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(stream_id_number)
+    {
+        return Ok(last);
+    }
+    parse_after(after)
 }
 
 async fn stream_events(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
-    After(after): After,
-) -> Result<Response, ApiError> {
-    let exec = ExecutionStore::new(state.store.clone());
-    // 404 before the stream starts.
-    exec.get(&tenant, &room_id, &session_id).await?;
-    let retry = Event::default().retry(state.config.sse_retry);
-    let st = StreamState {
-        exec,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let retry = Bytes::from(format!("retry: {}\n\n", state.config.sse_retry.as_millis()));
+    let mut st = StreamState {
+        exec: ExecutionStore::new(state.store.clone()),
         tenant,
         room_id,
         session_id,
-        after,
+        after: 0,
+        frames: 0,
         queue: VecDeque::from([retry]),
         shutdown: state.shutdown.clone(),
+        heartbeat: state.config.heartbeat,
+        last_sent: Instant::now(),
         finished: false,
     };
-    let stream = futures::stream::unfold(st, next_event);
-    Ok(Sse::new(stream)
-        .keep_alive(
-            KeepAlive::new()
-                .interval(state.config.heartbeat)
-                .text("heartbeat"),
-        )
-        .into_response())
+    // As AgentPlat's stream route: the answer is a 200 stream; what goes wrong reading
+    // the session is its failure frame.
+    match stream_start(&headers, first_after(&uri).as_deref()) {
+        Ok(after) => st.after = after,
+        Err(err) => st.push_failed(err.code),
+    }
+    let stream = futures::stream::unfold(st, next_frame);
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_reads_as_javascript_numbers_do() {
+        for (text, expected) in [
+            ("", Some(0)),
+            ("  7 ", Some(7)),
+            ("0", Some(0)),
+            ("-0", Some(0)),
+            ("1.0", Some(1)),
+            ("1e2", Some(100)),
+            ("0x10", Some(16)),
+            ("0b11", Some(3)),
+            ("9007199254740991", Some(9_007_199_254_740_991)),
+            ("9007199254740992", None),
+            ("-1", None),
+            ("1.5", None),
+            ("abc", None),
+            ("Infinity", None),
+            ("inf", None),
+            ("NaN", None),
+            ("1e", None),
+            (".", None),
+            ("0x", None),
+            ("1,2", None),
+        ] {
+            assert_eq!(parse_after(Some(text)).ok(), expected, "{text:?}");
+        }
+        assert_eq!(parse_after(None).ok(), Some(0));
+        let err = parse_after(Some("abc")).unwrap_err();
+        assert_eq!(err.code, GatehouseCode::ValidationError);
+        assert_eq!(err.message, messages::EVENT_SEQUENCE_INVALID);
+    }
+
+    #[test]
+    fn last_event_id_wins_over_a_stale_after() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(stream_start(&headers, Some("2")).unwrap(), 2);
+        headers.insert("last-event-id", HeaderValue::from_static("stream:5"));
+        assert_eq!(stream_start(&headers, Some("2")).unwrap(), 5);
+        assert_eq!(stream_start(&headers, Some("abc")).unwrap(), 5);
+        headers.insert("last-event-id", HeaderValue::from_static("garbage"));
+        assert_eq!(stream_start(&headers, Some("2")).unwrap(), 2);
+    }
+
+    #[test]
+    fn intervention_bodies_are_refused_in_agentplat_words() {
+        let refusal = |body: &str| {
+            let err = parse_intervention(body.as_bytes()).unwrap_err();
+            (
+                err.code,
+                err.detail.as_str().unwrap_or_default().to_string(),
+            )
+        };
+        let ok = r#"{"expectedRevision":0,"operationId":"op","instruction":" x ","checkpoint":"pre_step"}"#;
+        let body = parse_intervention(ok.as_bytes()).unwrap();
+        assert_eq!(body.instruction, "x");
+        assert_eq!(body.checkpoint, Checkpoint::PreStep);
+        for (body, code, message) in [
+            ("", GatehouseCode::BadRequest, messages::JSON_BODY_REQUIRED),
+            (
+                "  \n",
+                GatehouseCode::BadRequest,
+                messages::JSON_BODY_REQUIRED,
+            ),
+            (
+                "{not json",
+                GatehouseCode::BadRequest,
+                messages::JSON_BODY_INVALID,
+            ),
+            (
+                "[1,2]",
+                GatehouseCode::ValidationError,
+                messages::JSON_BODY_NOT_OBJECT,
+            ),
+            (
+                "null",
+                GatehouseCode::ValidationError,
+                messages::JSON_BODY_NOT_OBJECT,
+            ),
+            (
+                r#"{"expectedRevision":0,"instruction":"x","checkpoint":"pre_step"}"#,
+                GatehouseCode::ValidationError,
+                messages::OPERATION_ID_REQUIRED,
+            ),
+            (
+                r#"{"expectedRevision":0,"operationId":"op","instruction":"   ","checkpoint":"pre_step"}"#,
+                GatehouseCode::ValidationError,
+                messages::INSTRUCTION_REQUIRED,
+            ),
+            (
+                r#"{"expectedRevision":0,"operationId":"op","instruction":"x","checkpoint":"mid_air"}"#,
+                GatehouseCode::ValidationError,
+                messages::CHECKPOINT_INVALID,
+            ),
+            (
+                r#"{"expectedRevision":0,"operationId":"op","instruction":"x"}"#,
+                GatehouseCode::ValidationError,
+                messages::CHECKPOINT_INVALID,
+            ),
+            (
+                r#"{"operationId":"op","instruction":"x","checkpoint":"pre_step"}"#,
+                GatehouseCode::ValidationError,
+                "expectedRevision must be a non-negative integer",
+            ),
+            (
+                r#"{"expectedRevision":0,"operationId":7,"instruction":"x","checkpoint":"pre_step"}"#,
+                GatehouseCode::ValidationError,
+                "operationId must be a string",
+            ),
+        ] {
+            assert_eq!(refusal(body), (code, message.to_string()), "{body}");
+        }
+    }
 }

@@ -288,12 +288,20 @@ impl ExecutionHook {
         let Some(session_id) = self.session_id() else {
             return CheckpointDecision::Continue;
         };
-        if let Err(err) = self.exec.checkpoint_reached(&session_id, checkpoint).await {
+        if let Err(err) = self
+            .exec
+            .checkpoint_reached(&session_id, checkpoint.clone())
+            .await
+        {
             tracing::warn!(%session_id, error = %err, "recording checkpoint progress failed");
         }
         let mut injected: Vec<String> = Vec::new();
         loop {
-            let claim = match self.exec.claim(&session_id, checkpoint, self.lease).await {
+            let claim = match self
+                .exec
+                .claim(&session_id, checkpoint.clone(), self.lease)
+                .await
+            {
                 Ok(Some(claim)) => claim,
                 Ok(None) => break,
                 Err(err) => {
@@ -345,7 +353,8 @@ impl ExecutionHook {
             }
             tracing::info!(%session_id, operation_id = %claim.operation_id, checkpoint = checkpoint.as_str(), step, stop, "intervention applied");
             if stop {
-                self.state().halted_by = Some((claim.operation_id.clone(), checkpoint, step));
+                self.state().halted_by =
+                    Some((claim.operation_id.clone(), checkpoint.clone(), step));
                 return CheckpointDecision::Halt {
                     reason: format!("stopped by intervention {}", claim.operation_id),
                 };

@@ -121,10 +121,11 @@ pub enum Applied<T> {
     NoWrite(T),
 }
 
-/// `POST .../interventions`: the idempotent, compare-and-set request (B3), in this order:
-/// replay check (same operation id, instruction, checkpoint and requester returns the
-/// session unchanged, even with a stale revision), operation-id conflict, revision
-/// check, state check, the 256 limit.
+/// `POST .../interventions`: the idempotent, compare-and-set request (B3), in AgentPlat's
+/// order: replay check (same operation id, instruction and requester returns the
+/// session unchanged, even with a stale revision or another checkpoint, as AgentPlat
+/// compares only those two), operation-id conflict, the 256 limit, state check,
+/// revision check.
 pub fn request_intervention(
     session: &mut ExecutionSession,
     expected_revision: u64,
@@ -136,7 +137,6 @@ pub fn request_intervention(
 ) -> Result<Applied<()>, ExecError> {
     if let Some(existing) = session.intervention(operation_id) {
         let same = existing.instruction == instruction
-            && existing.checkpoint == checkpoint
             && existing.requested_by_participant_id == requester;
         return if same {
             Ok(Applied::NoWrite(()))
@@ -144,31 +144,26 @@ pub fn request_intervention(
             Err(ExecError::operation_conflict())
         };
     }
-    if session.revision != expected_revision {
-        return Err(ExecError::revision_conflict());
-    }
-    if session.status.is_terminal() {
-        return Err(ExecError::new(
-            GatehouseCode::InvalidState,
-            format!(
-                "Execution session is {}; it accepts no more interventions",
-                session.status.as_str()
-            ),
-        ));
-    }
     if session.interventions.len() >= MAX_INTERVENTIONS_PER_SESSION {
         return Err(ExecError::new(
             GatehouseCode::InterventionLimit,
-            format!(
-                "Execution session already holds the maximum of {MAX_INTERVENTIONS_PER_SESSION} interventions"
-            ),
+            messages::INTERVENTION_LIMIT,
         ));
+    }
+    if session.status.is_terminal() {
+        return Err(ExecError::new(
+            GatehouseCode::SessionNotActive,
+            messages::SESSION_NOT_ACTIVE,
+        ));
+    }
+    if session.revision != expected_revision {
+        return Err(ExecError::revision_conflict());
     }
     session.interventions.push(Intervention {
         operation_id: operation_id.to_string(),
         requested_by_participant_id: requester.to_string(),
         instruction: instruction.to_string(),
-        checkpoint,
+        checkpoint: checkpoint.clone(),
         status: InterventionStatus::Pending,
         attempts: 0,
         dispatch_token: None,
@@ -237,7 +232,8 @@ fn claimable(intervention: &Intervention, now: DateTime<Utc>) -> bool {
             Some(expires) => expires <= now,
             None => true,
         },
-        InterventionStatus::Applied | InterventionStatus::Rejected => false,
+        // Final, or a status this version does not know: never claimed (fail closed).
+        _ => false,
     }
 }
 
@@ -270,7 +266,7 @@ pub fn claim(
         session_id,
         operation_id: intervention.operation_id.clone(),
         instruction: intervention.instruction.clone(),
-        checkpoint,
+        checkpoint: checkpoint.clone(),
         dispatch_token: token,
         attempts: intervention.attempts,
         lease_expires_at: format_time(expires),
@@ -345,7 +341,7 @@ pub fn resolve(
     {
         return Err(ExecError::ownership_lost());
     }
-    let checkpoint = intervention.checkpoint;
+    let checkpoint = intervention.checkpoint.clone();
     intervention.status = resolution.status();
     intervention.dispatch_token = None;
     intervention.dispatch_lease_expires_at = None;
@@ -386,17 +382,19 @@ pub fn record_progress(session: &mut ExecutionSession, checkpoint: Checkpoint) {
         Checkpoint::PreStep => progress.pre_step += 1,
         Checkpoint::PostOutput => progress.post_output += 1,
         Checkpoint::PreAction => progress.pre_action += 1,
+        // The server's own runs reach only the three it knows.
+        _ => {}
     }
     progress.last = Some(checkpoint);
 }
 
 /// The reason an unreached intervention is rejected with when its run ends.
-pub fn unreached_reason(intervention: &Intervention, status: ExecutionSessionStatus) -> String {
+pub fn unreached_reason(intervention: &Intervention, status: &ExecutionSessionStatus) -> String {
     let how = match status {
         ExecutionSessionStatus::Completed => "completed",
         ExecutionSessionStatus::Failed => "failed",
         ExecutionSessionStatus::Canceled => "was canceled",
-        ExecutionSessionStatus::Active | ExecutionSessionStatus::Paused => "ended",
+        _ => "ended",
     };
     format!(
         "the run {how} before reaching checkpoint {}",
@@ -423,9 +421,9 @@ pub fn reconcile(
         if intervention.status.is_final() {
             continue;
         }
-        let why = unreached_reason(intervention, status);
+        let why = unreached_reason(intervention, &status);
         let operation_id = intervention.operation_id.clone();
-        let checkpoint = intervention.checkpoint;
+        let checkpoint = intervention.checkpoint.clone();
         let intervention = &mut session.interventions[index];
         intervention.status = InterventionStatus::Rejected;
         intervention.dispatch_token = None;
@@ -442,9 +440,9 @@ pub fn reconcile(
         );
         rejected.push(Value::String(operation_id));
     }
-    session.status = status;
+    session.status = status.clone();
     session.outcome = Some(SessionOutcome {
-        status,
+        status: status.clone(),
         reason: reason.map(str::to_string),
         ended_at: Some(format_time(now)),
     });
@@ -483,8 +481,8 @@ mod tests {
             run_id: "run".into(),
             task_id: "task".into(),
             participant_id: "agent".into(),
-            agent_revision_id: "rev".into(),
-            agent_revision_digest: "sha256:00".into(),
+            agent_revision_id: Some("rev".into()),
+            agent_revision_digest: Some("sha256:00".into()),
             predecessor_session_id: None,
             runtime_profile: None,
             authority_revision: None,
@@ -517,6 +515,20 @@ mod tests {
         assert_eq!(other_requester, Err(ExecError::operation_conflict()));
         let stale = request_intervention(&mut s, 1, "op2", "stop", Checkpoint::PreStep, "h", now);
         assert_eq!(stale, Err(ExecError::revision_conflict()));
+        // AgentPlat compares instruction and requester only: another checkpoint replays.
+        let other_checkpoint =
+            request_intervention(&mut s, 1, "op", "stop", Checkpoint::PostOutput, "h", now);
+        assert_eq!(other_checkpoint, Ok(Applied::NoWrite(())));
+        // A session that ended refuses before the revision is looked at.
+        s.status = ExecutionSessionStatus::Completed;
+        let ended = request_intervention(&mut s, 1, "op3", "stop", Checkpoint::PreStep, "h", now);
+        assert_eq!(
+            ended.map_err(|e| (e.code, e.message)),
+            Err((
+                GatehouseCode::SessionNotActive,
+                messages::SESSION_NOT_ACTIVE.to_string()
+            ))
+        );
     }
 
     #[test]
@@ -584,7 +596,7 @@ mod tests {
             Some("the run completed before reaching checkpoint pre_action")
         );
         assert_eq!(
-            s.events.last().map(|e| e.event_type),
+            s.events.last().map(|e| e.event_type.clone()),
             Some(ExecutionEventType::SessionReconciled)
         );
         let again = reconcile(&mut s, ExecutionSessionStatus::Failed, None, None, now);

@@ -75,8 +75,8 @@ impl OpenSession {
         session.room_id == self.room_id
             && session.task_id == self.task_id
             && session.participant_id == self.participant_id
-            && session.agent_revision_id == self.agent_revision_id
-            && session.agent_revision_digest == self.agent_revision_digest
+            && session.agent_revision_id.as_deref() == Some(self.agent_revision_id.as_str())
+            && session.agent_revision_digest.as_deref() == Some(self.agent_revision_digest.as_str())
             && session.predecessor_session_id == self.predecessor_session_id
     }
 
@@ -89,8 +89,8 @@ impl OpenSession {
             run_id: self.run_id.clone(),
             task_id: self.task_id.clone(),
             participant_id: self.participant_id.clone(),
-            agent_revision_id: self.agent_revision_id.clone(),
-            agent_revision_digest: self.agent_revision_digest.clone(),
+            agent_revision_id: Some(self.agent_revision_id.clone()),
+            agent_revision_digest: Some(self.agent_revision_digest.clone()),
             predecessor_session_id: self.predecessor_session_id.clone(),
             runtime_profile: self.runtime_profile.clone(),
             authority_revision: self.authority_revision.clone(),
@@ -184,6 +184,22 @@ impl ExecutionStore {
             row.map(|r| r.text("doc")).transpose()
         })?;
         Ok(doc.map(|d| decode(&d)).transpose()?)
+    }
+
+    /// True when `tenant_id` has a session in `room_id`: rooms exist here only through
+    /// their sessions (AgentPlat answers an unknown room 404 `Room "<id>" was not found`).
+    pub async fn room_exists(&self, tenant_id: &str, room_id: &str) -> Result<bool, ExecError> {
+        let found: bool = with_pool!(self.store, pool => {
+            let row = sqlx::query(
+                "SELECT session_id FROM execution_sessions WHERE tenant_id = $1 AND room_id = $2 LIMIT 1",
+            )
+            .bind(tenant_id)
+            .bind(room_id)
+            .fetch_optional(pool)
+            .await?;
+            Ok::<bool, sqlx::Error>(row.is_some())
+        })?;
+        Ok(found)
     }
 
     /// The sessions of a task (agent session), oldest first.
@@ -395,7 +411,7 @@ impl ExecutionStore {
                     body.expected_revision,
                     &body.operation_id,
                     &body.instruction,
-                    body.checkpoint,
+                    body.checkpoint.clone(),
                     requester,
                     now,
                 )
@@ -416,7 +432,7 @@ impl ExecutionStore {
         let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
         let (claim, _) = self
             .mutate_retrying(session_id, None, |session| {
-                rules::claim(session, checkpoint, lease_ms, Utc::now())
+                rules::claim(session, checkpoint.clone(), lease_ms, Utc::now())
             })
             .await?;
         Ok(claim)
@@ -452,7 +468,7 @@ impl ExecutionStore {
     ) -> Result<ExecutionSession, ExecError> {
         let ((), session) = self
             .mutate_retrying(session_id, None, |session| {
-                rules::record_progress(session, checkpoint);
+                rules::record_progress(session, checkpoint.clone());
                 Ok(Applied::Write(()))
             })
             .await?;
@@ -478,7 +494,7 @@ impl ExecutionStore {
                 if session.status == status {
                     return Ok(Applied::NoWrite(()));
                 }
-                session.status = status;
+                session.status = status.clone();
                 Ok(Applied::Write(()))
             })
             .await?;
@@ -526,7 +542,7 @@ impl ExecutionStore {
             .mutate_retrying(session_id, None, |session| {
                 Ok(rules::reconcile(
                     session,
-                    status,
+                    status.clone(),
                     reason,
                     details.clone(),
                     Utc::now(),

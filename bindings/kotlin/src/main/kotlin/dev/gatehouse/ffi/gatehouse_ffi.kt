@@ -799,7 +799,7 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
     ): Long
-    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`expectedRevision`: Long,`instruction`: RustBuffer.ByValue,`checkpoint`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`expectedRevision`: Long,`instruction`: RustBuffer.ByValue,`checkpoint`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,`requestedByParticipantId`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,`timeoutMs`: Long,
     ): Long
@@ -974,7 +974,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() and 0xFFFF) != 48209) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() and 0xFFFF) != 13997) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() and 0xFFFF) != 30333) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() and 0xFFFF) != 1671) {
@@ -1538,9 +1538,12 @@ public interface GatehouseClientInterface {
      * you last saw (a stale one throws `RevisionConflict`). The answer means
      * "requested", nothing more: call `wait_for_intervention` to learn whether it was
      * applied. `operation_id` makes a retry replay instead of duplicating; the client
-     * generates one when absent.
+     * generates one when absent. `requested_by_participant_id` names who asks on an
+     * AgentPlat host that does not authenticate the actor (default: the config's
+     * `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
+     * request but its answer could not be read: it WAS requested.
      */
-    suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String? = null): RequestedIntervention
+    suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String? = null, `requestedByParticipantId`: kotlin.String? = null): RequestedIntervention
     
     /**
      * Wait up to `timeout_ms` for an intervention to be applied (with the server's
@@ -1874,11 +1877,14 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
      * you last saw (a stale one throws `RevisionConflict`). The answer means
      * "requested", nothing more: call `wait_for_intervention` to learn whether it was
      * applied. `operation_id` makes a retry replay instead of duplicating; the client
-     * generates one when absent.
+     * generates one when absent. `requested_by_participant_id` names who asks on an
+     * AgentPlat host that does not authenticate the actor (default: the config's
+     * `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
+     * request but its answer could not be read: it WAS requested.
      */
     @Throws(GatehouseException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String?) : RequestedIntervention {
+    override suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String?, `requestedByParticipantId`: kotlin.String?) : RequestedIntervention {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(
@@ -1890,6 +1896,7 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
         FfiConverterString.lower(`instruction`),
         FfiConverterTypeCheckpoint.lower(`checkpoint`),
         FfiConverterOptionalString.lower(`operationId`),
+        FfiConverterOptionalString.lower(`requestedByParticipantId`),
             )
         },
         { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
@@ -2990,17 +2997,18 @@ public object FfiConverterTypeCheckpointProgress: FfiConverterRustBuffer<Checkpo
  */
 data class ClientConfig (
     /**
-     * Base URL of the control plane, e.g. `https://gatehouse.example.com`.
+     * Base URL of the control plane, e.g. `https://gatehouse.example.com` (a path
+     * prefix is kept).
      */
     var `baseUrl`: kotlin.String
     , 
     /**
-     * API key, sent as `Authorization: Bearer <key>`.
+     * API key, sent as `Authorization: Bearer <key>` (`ApiKey <key>` to Agenta).
      */
     var `apiKey`: kotlin.String? = null 
     , 
     /**
-     * Project id sent as `?project_id=` on every interaction call.
+     * Project id sent as `?project_id=` on every Gatehouse and Agenta call.
      */
     var `projectId`: kotlin.String? = null 
     , 
@@ -3008,6 +3016,23 @@ data class ClientConfig (
      * Per-call timeout in milliseconds (the client's default when absent).
      */
     var `timeoutMs`: kotlin.ULong? = null 
+    , 
+    /**
+     * Which kind of host `base_url` is (Gatehouse when absent).
+     */
+    var `upstream`: Upstream? = null 
+    , 
+    /**
+     * The tenant, sent as `X-Agentplat-Tenant-Id` (AgentPlat's default authentication
+     * requires it).
+     */
+    var `tenant`: kotlin.String? = null 
+    , 
+    /**
+     * Who requests interventions, sent as `requestedByParticipantId` (read by an
+     * AgentPlat host whose authentication names no actor).
+     */
+    var `participantId`: kotlin.String? = null 
     
 ){
     
@@ -3028,6 +3053,9 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalTypeUpstream.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
@@ -3035,7 +3063,10 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterString.allocationSize(value.`baseUrl`) +
             FfiConverterOptionalString.allocationSize(value.`apiKey`) +
             FfiConverterOptionalString.allocationSize(value.`projectId`) +
-            FfiConverterOptionalULong.allocationSize(value.`timeoutMs`)
+            FfiConverterOptionalULong.allocationSize(value.`timeoutMs`) +
+            FfiConverterOptionalTypeUpstream.allocationSize(value.`upstream`) +
+            FfiConverterOptionalString.allocationSize(value.`tenant`) +
+            FfiConverterOptionalString.allocationSize(value.`participantId`)
     )
 
     override fun write(value: ClientConfig, buf: ByteBuffer) {
@@ -3043,6 +3074,9 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterOptionalString.write(value.`apiKey`, buf)
             FfiConverterOptionalString.write(value.`projectId`, buf)
             FfiConverterOptionalULong.write(value.`timeoutMs`, buf)
+            FfiConverterOptionalTypeUpstream.write(value.`upstream`, buf)
+            FfiConverterOptionalString.write(value.`tenant`, buf)
+            FfiConverterOptionalString.write(value.`participantId`, buf)
     }
 }
 
@@ -3162,14 +3196,14 @@ data class ExecutionSession (
     var `participantId`: kotlin.String
     , 
     /**
-     * The exact agent revision.
+     * The exact agent revision (absent on an AgentPlat host without an agent registry).
      */
-    var `agentRevisionId`: kotlin.String
+    var `agentRevisionId`: kotlin.String?
     , 
     /**
-     * Digest of that revision.
+     * Digest of that revision (absent with it).
      */
-    var `agentRevisionDigest`: kotlin.String
+    var `agentRevisionDigest`: kotlin.String?
     , 
     /**
      * The failed session this one recovers, when it is a retry.
@@ -3252,8 +3286,8 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterString.read(buf),
             FfiConverterString.read(buf),
             FfiConverterString.read(buf),
-            FfiConverterString.read(buf),
-            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
@@ -3276,8 +3310,8 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterString.allocationSize(value.`runId`) +
             FfiConverterString.allocationSize(value.`taskId`) +
             FfiConverterString.allocationSize(value.`participantId`) +
-            FfiConverterString.allocationSize(value.`agentRevisionId`) +
-            FfiConverterString.allocationSize(value.`agentRevisionDigest`) +
+            FfiConverterOptionalString.allocationSize(value.`agentRevisionId`) +
+            FfiConverterOptionalString.allocationSize(value.`agentRevisionDigest`) +
             FfiConverterOptionalString.allocationSize(value.`predecessorSessionId`) +
             FfiConverterOptionalString.allocationSize(value.`runtimeProfile`) +
             FfiConverterOptionalString.allocationSize(value.`authorityRevision`) +
@@ -3299,8 +3333,8 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterString.write(value.`runId`, buf)
             FfiConverterString.write(value.`taskId`, buf)
             FfiConverterString.write(value.`participantId`, buf)
-            FfiConverterString.write(value.`agentRevisionId`, buf)
-            FfiConverterString.write(value.`agentRevisionDigest`, buf)
+            FfiConverterOptionalString.write(value.`agentRevisionId`, buf)
+            FfiConverterOptionalString.write(value.`agentRevisionDigest`, buf)
             FfiConverterOptionalString.write(value.`predecessorSessionId`, buf)
             FfiConverterOptionalString.write(value.`runtimeProfile`, buf)
             FfiConverterOptionalString.write(value.`authorityRevision`, buf)
@@ -3536,7 +3570,7 @@ data class Intervention (
     var `operationId`: kotlin.String
     , 
     /**
-     * Who asked (the authenticated actor).
+     * Who asked (the authenticated actor, or the participant named in the request).
      */
     var `requestedByParticipantId`: kotlin.String
     , 
@@ -3818,43 +3852,116 @@ public object FfiConverterTypeCapability: FfiConverterRustBuffer<Capability> {
 /**
  * Where in a run an intervention may be applied.
  */
-
-enum class Checkpoint {
+sealed class Checkpoint {
     
     /**
      * Before the next inference step.
      */
-    PRE_STEP,
+    object PreStep : Checkpoint()
+    
+    
     /**
      * After model output, before continuation.
      */
-    POST_OUTPUT,
+    object PostOutput : Checkpoint()
+    
+    
     /**
      * Before a protected external action.
      */
-    PRE_ACTION;
+    object PreAction : Checkpoint()
+    
+    
+    /**
+     * A checkpoint this library does not know, kept as sent (and sent as given: the
+     * host decides whether it knows it).
+     */
+    data class Unknown(
+        /**
+         * The checkpoint's wire spelling.
+         */
+        val `value`: kotlin.String) : Checkpoint()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeCheckpoint: FfiConverterRustBuffer<Checkpoint> {
-    override fun read(buf: ByteBuffer) = try {
-        Checkpoint.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeCheckpoint : FfiConverterRustBuffer<Checkpoint>{
+    override fun read(buf: ByteBuffer): Checkpoint {
+        return when(buf.getInt()) {
+            1 -> Checkpoint.PreStep
+            2 -> Checkpoint.PostOutput
+            3 -> Checkpoint.PreAction
+            4 -> Checkpoint.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: Checkpoint) = 4UL
+    override fun allocationSize(value: Checkpoint): ULong = when(value) {
+        is Checkpoint.PreStep -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Checkpoint.PostOutput -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Checkpoint.PreAction -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Checkpoint.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: Checkpoint, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is Checkpoint.PreStep -> {
+                buf.putInt(1)
+                Unit
+            }
+            is Checkpoint.PostOutput -> {
+                buf.putInt(2)
+                Unit
+            }
+            is Checkpoint.PreAction -> {
+                buf.putInt(3)
+                Unit
+            }
+            is Checkpoint.Unknown -> {
+                buf.putInt(4)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 
@@ -3865,55 +3972,166 @@ public object FfiConverterTypeCheckpoint: FfiConverterRustBuffer<Checkpoint> {
 /**
  * Kinds of execution-session event.
  */
-
-enum class ExecutionEventType {
+sealed class ExecutionEventType {
     
     /**
      * The session was opened for a run.
      */
-    SESSION_OPENED,
+    object SessionOpened : ExecutionEventType()
+    
+    
     /**
      * An intervention was requested.
      */
-    INTERVENTION_REQUESTED,
+    object InterventionRequested : ExecutionEventType()
+    
+    
     /**
      * A dispatcher claimed an intervention.
      */
-    INTERVENTION_CLAIMED,
+    object InterventionClaimed : ExecutionEventType()
+    
+    
     /**
      * An intervention was applied: the evidence.
      */
-    INTERVENTION_APPLIED,
+    object InterventionApplied : ExecutionEventType()
+    
+    
     /**
      * An intervention was rejected.
      */
-    INTERVENTION_REJECTED,
+    object InterventionRejected : ExecutionEventType()
+    
+    
     /**
      * The run ended and the session was reconciled.
      */
-    SESSION_RECONCILED;
+    object SessionReconciled : ExecutionEventType()
+    
+    
+    /**
+     * An event type this library does not know, kept as sent.
+     */
+    data class Unknown(
+        /**
+         * The type as the server spelled it.
+         */
+        val `value`: kotlin.String) : ExecutionEventType()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeExecutionEventType: FfiConverterRustBuffer<ExecutionEventType> {
-    override fun read(buf: ByteBuffer) = try {
-        ExecutionEventType.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeExecutionEventType : FfiConverterRustBuffer<ExecutionEventType>{
+    override fun read(buf: ByteBuffer): ExecutionEventType {
+        return when(buf.getInt()) {
+            1 -> ExecutionEventType.SessionOpened
+            2 -> ExecutionEventType.InterventionRequested
+            3 -> ExecutionEventType.InterventionClaimed
+            4 -> ExecutionEventType.InterventionApplied
+            5 -> ExecutionEventType.InterventionRejected
+            6 -> ExecutionEventType.SessionReconciled
+            7 -> ExecutionEventType.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: ExecutionEventType) = 4UL
+    override fun allocationSize(value: ExecutionEventType): ULong = when(value) {
+        is ExecutionEventType.SessionOpened -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionEventType.InterventionRequested -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionEventType.InterventionClaimed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionEventType.InterventionApplied -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionEventType.InterventionRejected -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionEventType.SessionReconciled -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionEventType.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: ExecutionEventType, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is ExecutionEventType.SessionOpened -> {
+                buf.putInt(1)
+                Unit
+            }
+            is ExecutionEventType.InterventionRequested -> {
+                buf.putInt(2)
+                Unit
+            }
+            is ExecutionEventType.InterventionClaimed -> {
+                buf.putInt(3)
+                Unit
+            }
+            is ExecutionEventType.InterventionApplied -> {
+                buf.putInt(4)
+                Unit
+            }
+            is ExecutionEventType.InterventionRejected -> {
+                buf.putInt(5)
+                Unit
+            }
+            is ExecutionEventType.SessionReconciled -> {
+                buf.putInt(6)
+                Unit
+            }
+            is ExecutionEventType.Unknown -> {
+                buf.putInt(7)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 
@@ -3924,51 +4142,149 @@ public object FfiConverterTypeExecutionEventType: FfiConverterRustBuffer<Executi
 /**
  * Status of an execution session.
  */
-
-enum class ExecutionSessionStatus {
+sealed class ExecutionSessionStatus {
     
     /**
      * The run is going.
      */
-    ACTIVE,
+    object Active : ExecutionSessionStatus()
+    
+    
     /**
      * The run is parked (e.g. at an approval gate).
      */
-    PAUSED,
+    object Paused : ExecutionSessionStatus()
+    
+    
     /**
      * The run finished.
      */
-    COMPLETED,
+    object Completed : ExecutionSessionStatus()
+    
+    
     /**
      * The run failed.
      */
-    FAILED,
+    object Failed : ExecutionSessionStatus()
+    
+    
     /**
      * The run was cancelled (including by a `stop` intervention).
      */
-    CANCELED;
+    object Canceled : ExecutionSessionStatus()
+    
+    
+    /**
+     * A status this library does not know (a newer server's), kept as sent.
+     */
+    data class Unknown(
+        /**
+         * The status as the server spelled it.
+         */
+        val `value`: kotlin.String) : ExecutionSessionStatus()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeExecutionSessionStatus: FfiConverterRustBuffer<ExecutionSessionStatus> {
-    override fun read(buf: ByteBuffer) = try {
-        ExecutionSessionStatus.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeExecutionSessionStatus : FfiConverterRustBuffer<ExecutionSessionStatus>{
+    override fun read(buf: ByteBuffer): ExecutionSessionStatus {
+        return when(buf.getInt()) {
+            1 -> ExecutionSessionStatus.Active
+            2 -> ExecutionSessionStatus.Paused
+            3 -> ExecutionSessionStatus.Completed
+            4 -> ExecutionSessionStatus.Failed
+            5 -> ExecutionSessionStatus.Canceled
+            6 -> ExecutionSessionStatus.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: ExecutionSessionStatus) = 4UL
+    override fun allocationSize(value: ExecutionSessionStatus): ULong = when(value) {
+        is ExecutionSessionStatus.Active -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionSessionStatus.Paused -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionSessionStatus.Completed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionSessionStatus.Failed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionSessionStatus.Canceled -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ExecutionSessionStatus.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: ExecutionSessionStatus, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is ExecutionSessionStatus.Active -> {
+                buf.putInt(1)
+                Unit
+            }
+            is ExecutionSessionStatus.Paused -> {
+                buf.putInt(2)
+                Unit
+            }
+            is ExecutionSessionStatus.Completed -> {
+                buf.putInt(3)
+                Unit
+            }
+            is ExecutionSessionStatus.Failed -> {
+                buf.putInt(4)
+                Unit
+            }
+            is ExecutionSessionStatus.Canceled -> {
+                buf.putInt(5)
+                Unit
+            }
+            is ExecutionSessionStatus.Unknown -> {
+                buf.putInt(6)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 
@@ -4099,8 +4415,46 @@ sealed class GatehouseException: kotlin.Exception() {
     }
     
     /**
+     * The execution session already holds the most interventions it may (256).
+     */
+    class InterventionLimit(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The execution session is not active (its run ended): nothing can be steered.
+     */
+    class SessionNotActive(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
-     * server sent one (e.g. `INTERVENTION_LIMIT`).
+     * server sent one (e.g. `INVALID_STATE`).
      */
     class Conflict(
         
@@ -4158,7 +4512,8 @@ sealed class GatehouseException: kotlin.Exception() {
     }
     
     /**
-     * The API key may not do this (403).
+     * Permission denied (403): the API key, or on AgentPlat the requesting participant
+     * (not a human room participant, or without `run.intervene`), may not do this.
      */
     class Forbidden(
         
@@ -4177,8 +4532,48 @@ sealed class GatehouseException: kotlin.Exception() {
     }
     
     /**
-     * The request was refused as malformed (400/422), or an argument given to this
-     * library was not valid (a bad base URL, text that is not JSON).
+     * The host needs a tenant it was not given (set `tenant` in the config), or refuses
+     * the one given.
+     */
+    class TenantRejected(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The request failed the server's validation (400 `VALIDATION_ERROR`, 422), e.g. an
+     * invalid checkpoint.
+     */
+    class Validation(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The request was refused as malformed (400 and other 4xx), or an argument given to
+     * this library was not valid (a bad base URL, text that is not JSON).
      */
     class Invalid(
         
@@ -4289,6 +4684,45 @@ sealed class GatehouseException: kotlin.Exception() {
         
         /**
          * A bounded snippet of the body.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The server's event stream failed (its `agentplat.failed` frame).
+     */
+    class StreamFailed(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The failure frame's text.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The host ACCEPTED the write (2xx): it landed; only its answer could not be read.
+     * Do not report it as failed: read the state again.
+     */
+    class AcceptedUnreadable(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The operation id of the write, where and why its answer could not be read.
          */
         val `details`: kotlin.String?
         ) : GatehouseException() {
@@ -4436,56 +4870,80 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            7 -> GatehouseException.Conflict(
+            7 -> GatehouseException.InterventionLimit(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            8 -> GatehouseException.CapabilityUnavailable(
+            8 -> GatehouseException.SessionNotActive(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            9 -> GatehouseException.Unauthorized(
+            9 -> GatehouseException.Conflict(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            10 -> GatehouseException.Forbidden(
+            10 -> GatehouseException.CapabilityUnavailable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            11 -> GatehouseException.Invalid(
+            11 -> GatehouseException.Unauthorized(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            12 -> GatehouseException.PayloadTooLarge(
+            12 -> GatehouseException.Forbidden(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            13 -> GatehouseException.RateLimited(
+            13 -> GatehouseException.TenantRejected(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            14 -> GatehouseException.Server(
+            14 -> GatehouseException.Validation(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            15 -> GatehouseException.Invalid(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            16 -> GatehouseException.PayloadTooLarge(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            17 -> GatehouseException.RateLimited(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            18 -> GatehouseException.Server(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 FfiConverterUShort.read(buf),
                 )
-            15 -> GatehouseException.Transport(
+            19 -> GatehouseException.Transport(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            16 -> GatehouseException.Decode(
+            20 -> GatehouseException.Decode(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            17 -> GatehouseException.Timeout(
+            21 -> GatehouseException.StreamFailed(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            18 -> GatehouseException.Config(
+            22 -> GatehouseException.AcceptedUnreadable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            19 -> GatehouseException.Internal(
+            23 -> GatehouseException.Timeout(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            24 -> GatehouseException.Config(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            25 -> GatehouseException.Internal(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
@@ -4531,6 +4989,18 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 + FfiConverterString.allocationSize(value.`msg`)
                 + FfiConverterOptionalString.allocationSize(value.`details`)
             )
+            is GatehouseException.InterventionLimit -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.SessionNotActive -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
             is GatehouseException.Conflict -> (
                 // Add the size for the Int that specifies the variant plus the size needed for all fields
                 4UL
@@ -4550,6 +5020,18 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 + FfiConverterOptionalString.allocationSize(value.`details`)
             )
             is GatehouseException.Forbidden -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.TenantRejected -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.Validation -> (
                 // Add the size for the Int that specifies the variant plus the size needed for all fields
                 4UL
                 + FfiConverterString.allocationSize(value.`msg`)
@@ -4587,6 +5069,18 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 + FfiConverterOptionalString.allocationSize(value.`details`)
             )
             is GatehouseException.Decode -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.StreamFailed -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.AcceptedUnreadable -> (
                 // Add the size for the Int that specifies the variant plus the size needed for all fields
                 4UL
                 + FfiConverterString.allocationSize(value.`msg`)
@@ -4651,81 +5145,117 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Conflict -> {
+            is GatehouseException.InterventionLimit -> {
                 buf.putInt(7)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.CapabilityUnavailable -> {
+            is GatehouseException.SessionNotActive -> {
                 buf.putInt(8)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Unauthorized -> {
+            is GatehouseException.Conflict -> {
                 buf.putInt(9)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Forbidden -> {
+            is GatehouseException.CapabilityUnavailable -> {
                 buf.putInt(10)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Invalid -> {
+            is GatehouseException.Unauthorized -> {
                 buf.putInt(11)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.PayloadTooLarge -> {
+            is GatehouseException.Forbidden -> {
                 buf.putInt(12)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.RateLimited -> {
+            is GatehouseException.TenantRejected -> {
                 buf.putInt(13)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Server -> {
+            is GatehouseException.Validation -> {
                 buf.putInt(14)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Invalid -> {
+                buf.putInt(15)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.PayloadTooLarge -> {
+                buf.putInt(16)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.RateLimited -> {
+                buf.putInt(17)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Server -> {
+                buf.putInt(18)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 FfiConverterUShort.write(value.`status`, buf)
                 Unit
             }
             is GatehouseException.Transport -> {
-                buf.putInt(15)
+                buf.putInt(19)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Decode -> {
-                buf.putInt(16)
+                buf.putInt(20)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.StreamFailed -> {
+                buf.putInt(21)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.AcceptedUnreadable -> {
+                buf.putInt(22)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Timeout -> {
-                buf.putInt(17)
+                buf.putInt(23)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Config -> {
-                buf.putInt(18)
+                buf.putInt(24)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Internal -> {
-                buf.putInt(19)
+                buf.putInt(25)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
@@ -4769,6 +5299,14 @@ enum class GatehouseErrorKind {
      */
     RESOLVED_DIFFERENTLY,
     /**
+     * See [`GatehouseError::InterventionLimit`].
+     */
+    INTERVENTION_LIMIT,
+    /**
+     * See [`GatehouseError::SessionNotActive`].
+     */
+    SESSION_NOT_ACTIVE,
+    /**
      * See [`GatehouseError::Conflict`].
      */
     CONFLICT,
@@ -4784,6 +5322,14 @@ enum class GatehouseErrorKind {
      * See [`GatehouseError::Forbidden`].
      */
     FORBIDDEN,
+    /**
+     * See [`GatehouseError::TenantRejected`].
+     */
+    TENANT_REJECTED,
+    /**
+     * See [`GatehouseError::Validation`].
+     */
+    VALIDATION,
     /**
      * See [`GatehouseError::Invalid`].
      */
@@ -4808,6 +5354,14 @@ enum class GatehouseErrorKind {
      * See [`GatehouseError::Decode`].
      */
     DECODE,
+    /**
+     * See [`GatehouseError::StreamFailed`].
+     */
+    STREAM_FAILED,
+    /**
+     * See [`GatehouseError::AcceptedUnreadable`].
+     */
+    ACCEPTED_UNREADABLE,
     /**
      * See [`GatehouseError::Timeout`].
      */
@@ -5149,6 +5703,21 @@ sealed class InterventionState {
         companion object
     }
     
+    /**
+     * A status this library does not know (a newer server's): not known to be applied.
+     */
+    data class Unknown(
+        /**
+         * The status as the server spelled it.
+         */
+        val `status`: kotlin.String) : InterventionState()
+        
+    {
+        
+
+        companion object
+    }
+    
 
     
 
@@ -5173,6 +5742,9 @@ public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<Interve
                 FfiConverterTypeExecutionEvent.read(buf),
                 )
             4 -> InterventionState.Rejected(
+                FfiConverterString.read(buf),
+                )
+            5 -> InterventionState.Unknown(
                 FfiConverterString.read(buf),
                 )
             else -> throw RuntimeException("invalid enum value, something is very wrong!!")
@@ -5207,6 +5779,13 @@ public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<Interve
                 + FfiConverterString.allocationSize(value.`reason`)
             )
         }
+        is InterventionState.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`status`)
+            )
+        }
     }
 
     override fun write(value: InterventionState, buf: ByteBuffer) {
@@ -5230,6 +5809,11 @@ public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<Interve
                 FfiConverterString.write(value.`reason`, buf)
                 Unit
             }
+            is InterventionState.Unknown -> {
+                buf.putInt(5)
+                FfiConverterString.write(value.`status`, buf)
+                Unit
+            }
         }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
@@ -5241,47 +5825,132 @@ public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<Interve
 /**
  * Status of an intervention. `Pending` means requested, nothing more.
  */
-
-enum class InterventionStatus {
+sealed class InterventionStatus {
     
     /**
      * Requested, not yet claimed.
      */
-    PENDING,
+    object Pending : InterventionStatus()
+    
+    
     /**
      * Claimed by a dispatcher under a lease.
      */
-    DISPATCHING,
+    object Dispatching : InterventionStatus()
+    
+    
     /**
      * Applied at its checkpoint.
      */
-    APPLIED,
+    object Applied : InterventionStatus()
+    
+    
     /**
      * Not applied, with a reason.
      */
-    REJECTED;
+    object Rejected : InterventionStatus()
+    
+    
+    /**
+     * A status this library does not know, kept as sent: not known to be applied.
+     */
+    data class Unknown(
+        /**
+         * The status as the server spelled it.
+         */
+        val `value`: kotlin.String) : InterventionStatus()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeInterventionStatus: FfiConverterRustBuffer<InterventionStatus> {
-    override fun read(buf: ByteBuffer) = try {
-        InterventionStatus.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeInterventionStatus : FfiConverterRustBuffer<InterventionStatus>{
+    override fun read(buf: ByteBuffer): InterventionStatus {
+        return when(buf.getInt()) {
+            1 -> InterventionStatus.Pending
+            2 -> InterventionStatus.Dispatching
+            3 -> InterventionStatus.Applied
+            4 -> InterventionStatus.Rejected
+            5 -> InterventionStatus.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: InterventionStatus) = 4UL
+    override fun allocationSize(value: InterventionStatus): ULong = when(value) {
+        is InterventionStatus.Pending -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InterventionStatus.Dispatching -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InterventionStatus.Applied -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InterventionStatus.Rejected -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InterventionStatus.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: InterventionStatus, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is InterventionStatus.Pending -> {
+                buf.putInt(1)
+                Unit
+            }
+            is InterventionStatus.Dispatching -> {
+                buf.putInt(2)
+                Unit
+            }
+            is InterventionStatus.Applied -> {
+                buf.putInt(3)
+                Unit
+            }
+            is InterventionStatus.Rejected -> {
+                buf.putInt(4)
+                Unit
+            }
+            is InterventionStatus.Unknown -> {
+                buf.putInt(5)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 
@@ -5404,6 +6073,56 @@ public object FfiConverterTypeListenerError : FfiConverterRustBuffer<ListenerExc
     }
 
 }
+
+
+
+/**
+ * Which kind of host the base URL is.
+ */
+
+enum class Upstream {
+    
+    /**
+     * Gatehouse's own server: everything under `/api` (the default).
+     */
+    GATEHOUSE,
+    /**
+     * AgentPlat's Rooms API: execution sessions at the root, the tenant in
+     * `X-Agentplat-Tenant-Id`, the requester as `requestedByParticipantId`, no
+     * `project_id`; no interactions.
+     */
+    AGENTPLAT,
+    /**
+     * Agenta's API: the interactions endpoints (`Authorization: ApiKey <key>`); no
+     * execution sessions.
+     */
+    AGENTA;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeUpstream: FfiConverterRustBuffer<Upstream> {
+    override fun read(buf: ByteBuffer) = try {
+        Upstream.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: Upstream) = 4UL
+
+    override fun write(value: Upstream, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
 
 
 
@@ -5836,6 +6555,38 @@ public object FfiConverterOptionalTypeInteractionStatus: FfiConverterRustBuffer<
         } else {
             buf.put(1)
             FfiConverterTypeInteractionStatus.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeUpstream: FfiConverterRustBuffer<Upstream?> {
+    override fun read(buf: ByteBuffer): Upstream? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeUpstream.read(buf)
+    }
+
+    override fun allocationSize(value: Upstream?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeUpstream.allocationSize(value)
+        }
+    }
+
+    override fun write(value: Upstream?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeUpstream.write(value, buf)
         }
     }
 }

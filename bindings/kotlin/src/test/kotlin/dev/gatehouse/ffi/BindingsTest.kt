@@ -181,24 +181,62 @@ class BindingsTest {
         clientFor(server.url, project).use { client ->
             val seen = client.getExecutionSession(room, session)
             assertEquals(execution.getLong("revision").toULong(), seen.revision)
-            assertEquals(ExecutionSessionStatus.PAUSED, seen.status)
+            assertEquals(ExecutionSessionStatus.Paused, seen.status)
 
-            val requested = client.requestIntervention(room, session, seen.revision, "stop", Checkpoint.PRE_ACTION, null)
+            val requested = client.requestIntervention(room, session, seen.revision, "stop", Checkpoint.PreAction, null)
             assertEquals(InterventionState.Requested, requested.state)
             // Requested is not applied: the run is parked at the gate, a short wait times out.
             assertEquals(InterventionOutcome.TimedOut, client.waitForIntervention(room, session, requested.operationId, 50uL))
             assertThrows<GatehouseException.RevisionConflict> {
-                runBlocking { client.requestIntervention(room, session, seen.revision, "be brief", Checkpoint.PRE_STEP, null) }
+                runBlocking { client.requestIntervention(room, session, seen.revision, "be brief", Checkpoint.PreStep, null) }
             }
 
             client.respondToInteraction(gateId(answer), true, null, null)
             val outcome = client.waitForIntervention(room, session, requested.operationId, 10_000uL)
             assertTrue(outcome is InterventionOutcome.Applied, "not applied: $outcome")
             val evidence = (outcome as InterventionOutcome.Applied).evidence
-            assertEquals(ExecutionEventType.INTERVENTION_APPLIED, evidence.eventType)
+            assertEquals(ExecutionEventType.InterventionApplied, evidence.eventType)
             assertEquals(requested.operationId, evidence.operationId)
-            assertEquals(Checkpoint.PRE_ACTION, evidence.checkpoint)
-            assertEquals(ExecutionSessionStatus.CANCELED, client.getExecutionSession(room, session).status)
+            assertEquals(Checkpoint.PreAction, evidence.checkpoint)
+            assertEquals(ExecutionSessionStatus.Canceled, client.getExecutionSession(room, session).status)
+        }
+    }
+
+    @Test
+    fun `an AgentPlat upstream client uses the root paths, the tenant and the participant`() = runBlocking {
+        val project = newProject()
+        val answer = server.openGate(project)
+        val execution = answer.getJSONObject("execution")
+        val room = execution.getString("room_id")
+        val session = execution.getString("session_id")
+        val config = ClientConfig(
+            baseUrl = server.url,
+            apiKey = API_KEY,
+            timeoutMs = 10_000uL,
+            upstream = Upstream.AGENTPLAT,
+            tenant = project,
+            participantId = "human-1",
+        )
+        GatehouseClient(config).use { client ->
+            val seen = client.getExecutionSession(room, session)
+            assertEquals(project, seen.tenantId)
+            val requested = client.requestIntervention(room, session, seen.revision, "be brief", Checkpoint.PreStep)
+            assertEquals(InterventionState.Requested, requested.state)
+            // A checkpoint this library does not know is sent as given; the host refuses it.
+            val refused = assertThrows<GatehouseException.Validation> {
+                runBlocking {
+                    client.requestIntervention(room, session, requested.session.revision, "x", Checkpoint.Unknown("mid_air"))
+                }
+            }
+            assertEquals(GatehouseErrorKind.VALIDATION, refused.errorKind())
+            // Interactions are not served by an AgentPlat host: refused without a request.
+            assertThrows<GatehouseException.CapabilityUnavailable> { runBlocking { client.listPendingInteractions(null) } }
+        }
+        GatehouseClient(config.copy(tenant = null)).use { client ->
+            val missing = assertThrows<GatehouseException.TenantRejected> {
+                runBlocking { client.getExecutionSession(room, session) }
+            }
+            assertFalse(missing.isRetryable())
         }
     }
 
@@ -224,6 +262,7 @@ class BindingsTest {
     @Test
     fun `bad configuration, a wrong key and an unreachable host are typed errors`() = runBlocking {
         assertThrows<GatehouseException.Config> { GatehouseClient(ClientConfig(baseUrl = "not a url")) }
+        assertThrows<GatehouseException.Config> { GatehouseClient(ClientConfig(baseUrl = "http://127.0.0.1:9", tenant = " ")) }
         val unauthorized = assertThrows<GatehouseException.Unauthorized> {
             runBlocking { clientFor(server.url, newProject(), apiKey = "wrong").use { it.listPendingInteractions(null) } }
         }
