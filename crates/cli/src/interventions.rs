@@ -170,6 +170,18 @@ pub fn event_type_name(event: &ExecutionEvent) -> String {
     event.event_type.as_str().to_string()
 }
 
+/// The one-word name of an intervention's state (`requested` for a new request; a
+/// replay of an older one may show further progress).
+pub fn state_label(state: &InterventionState) -> &'static str {
+    match state {
+        InterventionState::Requested => "requested",
+        InterventionState::Dispatching { .. } => "dispatching",
+        InterventionState::Applied { .. } => "applied",
+        InterventionState::Rejected { .. } => "rejected",
+        _ => "unknown",
+    }
+}
+
 /// One line describing an intervention's state.
 pub fn describe_state(state: &InterventionState) -> String {
     match state {
@@ -232,7 +244,7 @@ async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestAr
         let intervention = handle.session().intervention(handle.operation_id());
         print_json(&serde_json::json!({
             "operation_id": handle.operation_id(),
-            "state": "requested",
+            "state": state_label(&handle.state()),
             "session_revision": handle.session().revision,
             "intervention": intervention,
         }))?;

@@ -324,7 +324,9 @@ impl Execution {
         Ok(envelope.data)
     }
 
-    /// `GET .../events/stream?after=N` as a typed stream (see [`ExecutionEventStream`]).
+    /// `GET .../events/stream[?after=N]` as a typed stream (see [`ExecutionEventStream`]);
+    /// `after` is sent when given (absent means from the first event), and on every
+    /// reconnect.
     ///
     /// ```no_run
     /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
@@ -345,7 +347,7 @@ impl Execution {
             self.client.clone(),
             room_id.to_string(),
             session_id.to_string(),
-            after.unwrap_or(0),
+            after,
         )
     }
 
@@ -623,12 +625,13 @@ impl Stream for ExecutionEventStream {
 }
 
 impl ExecutionEventStream {
-    fn new(client: Client, room_id: String, session_id: String, after: u64) -> Self {
+    fn new(client: Client, room_id: String, session_id: String, after: Option<u64>) -> Self {
         let events = EventLog {
             upstream: client.upstream(),
             room_id,
             session_id,
-            after,
+            send_after: after.is_some(),
+            after: after.unwrap_or(0),
             reconciled: false,
         };
         Self {
@@ -644,6 +647,8 @@ struct EventLog {
     upstream: Upstream,
     room_id: String,
     session_id: String,
+    /// Whether `?after=` is sent while nothing was delivered (the caller gave one).
+    send_after: bool,
     /// The last session-event sequence delivered (or the caller's `after`).
     after: u64,
     reconciled: bool,
@@ -754,7 +759,10 @@ impl SsePolicy for EventLog {
         let mut segments = session_segments(self.upstream, &self.room_id, &self.session_id);
         segments.extend(["events", "stream"]);
         let mut call = Call::new(Self::OPERATION, Method::GET, &segments);
-        call.query.push(("after", self.after.to_string()));
+        // Absent `after` means from the first event (on AgentPlat and Gatehouse alike).
+        if self.send_after || self.after > 0 {
+            call.query.push(("after", self.after.to_string()));
+        }
         call
     }
 
