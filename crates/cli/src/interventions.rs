@@ -41,7 +41,7 @@ enum InterventionsCommand {
         target: SessionRef,
         /// What to do: `stop` halts the run at the checkpoint; any other text is injected
         /// into the next step.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         instruction: String,
         /// Where the run should honour it: pre-step, post-output or pre-action (also
         /// spelled with `_`); another name is sent as given and the host decides.
@@ -52,7 +52,7 @@ enum InterventionsCommand {
         expected_revision: Option<u64>,
         /// Idempotency: re-running with the same id replays instead of duplicating
         /// (default: a fresh UUID).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         operation_id: Option<String>,
         /// Then wait until it is applied or rejected (like `interventions wait`).
         #[arg(long)]
@@ -82,9 +82,10 @@ enum InterventionsCommand {
     Events {
         #[command(flatten)]
         target: SessionRef,
-        /// Only events with a sequence above this.
-        #[arg(long)]
-        after: Option<u64>,
+        /// Only events with a sequence above this (a value that is not a non-negative
+        /// integer is sent as given: the host refuses it).
+        #[arg(long, value_name = "SEQUENCE", allow_hyphen_values = true)]
+        after: Option<String>,
         /// Keep streaming (SSE) until the session is reconciled or Ctrl-C.
         #[arg(long)]
         follow: bool,
@@ -480,16 +481,31 @@ const EVENT_HEADERS: [&str; 5] = ["SEQ", "TYPE", "OPERATION", "CHECKPOINT", "OCC
 async fn events_cmd(
     connect: &ConnectArgs,
     target: &SessionRef,
-    after: Option<u64>,
+    after: Option<String>,
     follow: Option<Option<usize>>,
 ) -> CliResult {
     let client = connect.client()?;
     let execution = client.execution();
+    let sequence = match after.as_deref().map(|a| a.trim().parse::<u64>()) {
+        None => Ok(None),
+        Some(Ok(n)) => Ok(Some(n)),
+        Some(Err(_)) => Err(after.clone().unwrap_or_default()),
+    };
     if follow.is_none() {
-        let events = execution
-            .events(&target.room, &target.session, after)
-            .await
-            .map_err(client_error)?;
+        let events = match &sequence {
+            Ok(after) => {
+                execution
+                    .events(&target.room, &target.session, *after)
+                    .await
+            }
+            // Not a sequence: sent as given, the host says what it makes of it.
+            Err(text) => {
+                execution
+                    .events_after_text(&target.room, &target.session, text)
+                    .await
+            }
+        }
+        .map_err(client_error)?;
         if connect.json {
             return print_json(&events);
         }
@@ -505,6 +521,11 @@ async fn events_cmd(
         return Ok(());
     }
     let max_events = follow.unwrap_or(None);
+    let after = sequence.map_err(|text| {
+        CliError::usage(format!(
+            "--after with --follow must be a non-negative integer, not {text:?}"
+        ))
+    })?;
     let mut stream = execution.watch_events(&target.room, &target.session, after);
     if !connect.json {
         println!("{}", EVENT_HEADERS.join("  "));

@@ -10,11 +10,19 @@ use serde::Serialize;
 
 use crate::exit::{CliError, CliResult};
 
+/// Write `text` and a newline to stdout. A closed pipe (e.g. `| head`) is not worth a
+/// panic: the rest is dropped quietly.
+fn write_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
 /// Print `value` as pretty JSON on stdout.
 pub fn print_json<T: Serialize + ?Sized>(value: &T) -> CliResult {
     let text = serde_json::to_string_pretty(value)
         .map_err(|err| CliError::other(format!("could not render JSON output: {err}")))?;
-    println!("{text}");
+    write_out(&text);
     Ok(())
 }
 
@@ -94,7 +102,7 @@ impl Table {
 
     /// Print to stdout.
     pub fn print(&self) {
-        print!("{}", self.render());
+        write_out(self.render().trim_end_matches('\n'));
     }
 }
 
@@ -102,7 +110,7 @@ impl Table {
 pub fn print_fields(fields: &[(&str, String)]) {
     let width = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (key, value) in fields {
-        println!("{key:<width$}  {value}");
+        write_out(&format!("{key:<width$}  {value}"));
     }
 }
 

@@ -295,7 +295,14 @@ async fn client_exchange(replay: &Replay, x: &Exchange, answered_before: usize) 
             Err(err) if !ok => check_error(x, &err),
             other => panic!("{} #{}: {other:?}", x.path, x.index),
         },
-        Route::ListEvents => match execution.events(&x.room, &x.session, x.after()).await {
+        Route::ListEvents => match match x.query.get("after") {
+            Some(after) if x.after().is_none() => {
+                execution
+                    .events_after_text(&x.room, &x.session, after)
+                    .await
+            }
+            _ => execution.events(&x.room, &x.session, x.after()).await,
+        } {
             Ok(events) if ok => assert_eq!(
                 event_keys(&events),
                 recorded_event_keys(&x.response["data"]),
@@ -502,13 +509,17 @@ fn cli_args(x: &Exchange) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     match x.route {
         Route::GetSession => args.push("get".into()),
-        Route::ListEvents | Route::StreamEvents => {
+        Route::ListEvents => {
             args.push("events".into());
+            // Any recorded `after` is passed as given (`-1` included).
+            if let Some(after) = x.query.get("after") {
+                args.extend(["--after".into(), after.clone()]);
+            }
+        }
+        Route::StreamEvents => {
+            args.extend(["events".into(), "--follow".into()]);
             if let Some(after) = x.after() {
                 args.extend(["--after".into(), after.to_string()]);
-            }
-            if x.route == Route::StreamEvents {
-                args.push("--follow".into());
             }
         }
         Route::RequestIntervention => {

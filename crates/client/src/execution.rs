@@ -324,6 +324,30 @@ impl Execution {
         Ok(envelope.data)
     }
 
+    /// `GET .../events?after=<text>` with `after` sent exactly as given, for tools that
+    /// pass a caller's value through: the host decides what it accepts (AgentPlat and
+    /// Gatehouse read it as JavaScript's `Number(...)` and refuse anything but a
+    /// non-negative integer with [`Error::Validation`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let events = client.execution().events_after_text("room-1", "es-1", "3").await?;
+    /// # let _ = events; Ok(()) }
+    /// ```
+    pub async fn events_after_text(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        after: &str,
+    ) -> Result<Vec<ExecutionEvent>> {
+        let mut segments = self.segments(room_id, session_id);
+        segments.push("events");
+        let mut call = Call::new(Operation::ListExecutionEvents, Method::GET, &segments);
+        call.query.push(("after", after.to_string()));
+        let envelope: DataEnvelope<Vec<ExecutionEvent>> = self.client.call_json(&call).await?;
+        Ok(envelope.data)
+    }
+
     /// `GET .../events/stream[?after=N]` as a typed stream (see [`ExecutionEventStream`]);
     /// `after` is sent when given (absent means from the first event), and on every
     /// reconnect.

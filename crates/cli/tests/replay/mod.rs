@@ -78,9 +78,12 @@ impl Exchange {
         self.query.get("after").and_then(|a| a.parse().ok())
     }
 
-    /// True when the recorded `after` is not a number a client can send.
+    /// True when the recorded `after` is not a number a stream client can send (the
+    /// event list passes any value through).
     pub fn after_unsendable(&self) -> bool {
-        self.query.contains_key("after") && self.after().is_none()
+        self.route == Route::StreamEvents
+            && self.query.contains_key("after")
+            && self.after().is_none()
     }
 
     /// The recorded body's string field `key`.
