@@ -51,9 +51,11 @@
 //!
 //! ## Routes
 //!
-//! Every route but `GET /api/capabilities` needs `Authorization: ApiKey <key>` (or
-//! `Bearer <key>`); every `/api` route but capabilities needs `?project_id=<uuid>`.
-//! Each handler is the named function of the named module.
+//! Every route but `GET /api/capabilities` and `GET /health` needs
+//! `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but capabilities
+//! needs `?project_id=<uuid>`; AgentPlat's root paths take the project from
+//! `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). Each handler is the named function
+//! of the named module.
 //!
 //! | method | path | handler | what |
 //! |---|---|---|---|
@@ -71,11 +73,13 @@
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}` | [`execution::api`] `get_session` | one execution session (B2) |
 //! | `POST` | `/api/rooms/{room_id}/execution-sessions/{session_id}/interventions` | [`execution::api`] `request_intervention` | request an intervention: 202, replay-first on `operationId` (B3) |
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events?after=` | [`execution::api`] `list_events` | the session's events after a sequence |
-//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream` | [`execution::api`] `stream_events` | the same as SSE (resumes from `Last-Event-ID`), ends once the session is terminal |
+//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream` | [`execution::api`] `stream_events` | the same as SSE in AgentPlat's versioned envelope (`Last-Event-ID` wins over `?after=`), ends once the session is terminal |
+//! | any of the four | `/rooms/{room_id}/execution-sessions/{session_id}[...]` | the same handlers ([`execution::api::root_router`]) | AgentPlat's own paths: the tenant is `X-Agentplat-Tenant-Id`, answers are AgentPlat's (statuses, codes, messages) |
+//! | `GET` | `/health` | `api::health` | AgentPlat's liveness answer `{"status":"ok"}`, no auth |
 //! | `POST` | `/run` | [`api::runs`] `run` | runner tier: `RunRequest` -> `RunResult` (JSON) or NDJSON records |
 //!
-//! The `/api/rooms/...` routes exist only when [`ServerConfig::execution`] is on (the
-//! default; `gatehouse serve --no-execution` turns it off). They answer in AgentPlat's
+//! The `/api/rooms/...` and `/rooms/...` routes exist only when [`ServerConfig::execution`]
+//! is on (the default; `gatehouse serve --no-execution` turns it off). They answer in AgentPlat's
 //! envelope `{"data": ...}`, errors `{"error": {"code", "message", "gatehouseCode"}}`.
 //! Every other route's errors answer `{"detail": ..., "code": GatehouseCode}`;
 //! validation errors carry FastAPI's `[{loc, msg, type}]` list. Unknown routes answer
