@@ -744,3 +744,114 @@ async fn watch_ends_with_an_error_on_unauthorized() {
     ));
     assert!(watch.next().await.is_none());
 }
+
+/// An AgentPlat session document as AgentPlat answers it (no agent registry).
+fn agentplat_session(revision: u64, operation_id: &str) -> serde_json::Value {
+    serde_json::json!({
+        "tenantId": "tenant-1", "roomId": "room-1", "sessionId": "exec-1", "runId": "run-1",
+        "taskId": "task-1", "participantId": "agent-1", "revision": revision, "status": "active",
+        "interventions": [{"operationId": operation_id, "requestedByParticipantId": "human-1",
+            "instruction": "be brief", "checkpoint": "pre_step", "status": "pending", "attempts": 0,
+            "requestedAt": "2026-01-01T00:00:00Z"}],
+        "events": [{"sequence": 1, "type": "session_opened", "occurredAt": "2026-01-01T00:00:00Z"}],
+        "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z"
+    })
+}
+
+fn agentplat_client(url: &str) -> Client {
+    Client::builder(format!("{url}/prefix"))
+        .upstream(gatehouse_client::Upstream::AgentPlat)
+        .project_id(TEST_PROJECT)
+        .tenant("tenant-1")
+        .participant_id("human-1")
+        .retry_policy(gatehouse_client::RetryPolicy::none())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_agentplat_upstream_sends_root_paths_the_tenant_and_the_participant() {
+    let server = serve(|_, req, stream| async move {
+        let body = serde_json::json!({"data": agentplat_session(1, "op-1")});
+        reply(stream, json(202, body)).await;
+        drop(req);
+    })
+    .await;
+    let handle = agentplat_client(&server.url)
+        .execution()
+        .request_intervention(
+            "room 1",
+            "exec-1",
+            gatehouse_client::InterventionRequest::new(
+                0,
+                "be brief",
+                gatehouse_wire::execution::Checkpoint::PreStep,
+            )
+            .operation_id("op-1"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(handle.session().agent_revision_id, None);
+    let requests = server.requests.lock().unwrap().clone();
+    let req = &requests[0];
+    assert_eq!(req.method, "POST");
+    // AgentPlat's root path under the base URL's prefix; no project_id.
+    assert_eq!(
+        req.target,
+        "/prefix/rooms/room%201/execution-sessions/exec-1/interventions"
+    );
+    assert_eq!(req.header("x-agentplat-tenant-id"), Some("tenant-1"));
+    assert_eq!(req.header("authorization"), None);
+    let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"expectedRevision": 0, "operationId": "op-1",
+            "requestedByParticipantId": "human-1", "instruction": "be brief", "checkpoint": "pre_step"})
+    );
+}
+
+#[tokio::test]
+async fn an_accepted_write_whose_answer_cannot_be_read_says_it_landed() {
+    let server = serve(|index, _, stream| async move {
+        let body = match index {
+            // Accepted, but not a session document.
+            0 => serde_json::json!({"data": {"sessionId": 7}}),
+            // Accepted, and a session that does not show the request.
+            _ => serde_json::json!({"data": agentplat_session(1, "someone-else")}),
+        };
+        reply(stream, json(202, body)).await
+    })
+    .await;
+    let execution = agentplat_client(&server.url).execution();
+    for _ in 0..2 {
+        let err = execution
+            .request_intervention(
+                "room-1",
+                "exec-1",
+                gatehouse_client::InterventionRequest::new(
+                    0,
+                    "be brief",
+                    gatehouse_wire::execution::Checkpoint::PreStep,
+                )
+                .operation_id("op-9"),
+            )
+            .await
+            .unwrap_err();
+        match &err {
+            Error::AcceptedUnreadable {
+                operation: Operation::RequestIntervention,
+                status: 202,
+                operation_id,
+                ..
+            } => assert_eq!(operation_id.as_deref(), Some("op-9")),
+            other => panic!("expected AcceptedUnreadable, got {other:?}"),
+        }
+        assert!(err.to_string().contains("so it landed"), "{err}");
+        assert!(!err.is_retryable());
+    }
+    assert_eq!(
+        server.connection_count(),
+        2,
+        "an accepted write is not re-sent"
+    );
+}

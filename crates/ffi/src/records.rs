@@ -528,3 +528,60 @@ impl From<&wexec::ExecutionSession> for ExecutionSession {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value newer than this library crosses as `Unknown` with the server's spelling,
+    /// and a checkpoint the app names that way goes back out as it was spelled.
+    #[test]
+    fn unknown_execution_values_cross_as_unknown() {
+        let session: wexec::ExecutionSession = serde_json::from_value(serde_json::json!({
+            "tenantId": "tenant-1", "roomId": "r", "sessionId": "s", "runId": "run",
+            "taskId": "t", "participantId": "agent-1", "revision": 2, "status": "archived",
+            "interventions": [{"operationId": "op", "requestedByParticipantId": "human-1",
+                "instruction": "x", "checkpoint": "mid_flight", "status": "escalated",
+                "attempts": 0, "requestedAt": "t"}],
+            "events": [{"sequence": 1, "type": "session_paused", "occurredAt": "t"}]
+        }))
+        .unwrap();
+        let record = ExecutionSession::from(&session);
+        assert_eq!(
+            record.status,
+            ExecutionSessionStatus::Unknown {
+                value: "archived".into()
+            }
+        );
+        assert_eq!(record.agent_revision_id, None);
+        let item = &record.interventions[0];
+        assert_eq!(
+            item.checkpoint,
+            Checkpoint::Unknown {
+                value: "mid_flight".into()
+            }
+        );
+        assert_eq!(
+            item.status,
+            InterventionStatus::Unknown {
+                value: "escalated".into()
+            }
+        );
+        assert_eq!(
+            record.events[0].event_type,
+            ExecutionEventType::Unknown {
+                value: "session_paused".into()
+            }
+        );
+        let out: wexec::Checkpoint = Checkpoint::Unknown {
+            value: "mid_flight".into(),
+        }
+        .into();
+        assert_eq!(out.as_str(), "mid_flight");
+        let known: wexec::Checkpoint = Checkpoint::Unknown {
+            value: "pre_step".into(),
+        }
+        .into();
+        assert_eq!(known, wexec::Checkpoint::PreStep);
+    }
+}
