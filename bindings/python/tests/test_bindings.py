@@ -160,7 +160,16 @@ def test_an_intervention_goes_from_requested_to_applied(server, client, project_
         assert outcome.evidence.event_type == gatehouse.ExecutionEventType.INTERVENTION_APPLIED()
         assert outcome.evidence.operation_id == requested.operation_id
         assert outcome.evidence.checkpoint == gatehouse.Checkpoint.PRE_ACTION()
+        # The stop halts the run right after its evidence is written; the session is
+        # reconciled a moment later.
+        terminal = (gatehouse.ExecutionSessionStatus.CANCELED(), gatehouse.ExecutionSessionStatus.COMPLETED(),
+                    gatehouse.ExecutionSessionStatus.FAILED())
         done = await client.get_execution_session(room, session)
+        for _ in range(500):
+            if done.status in terminal:
+                break
+            await asyncio.sleep(0.02)
+            done = await client.get_execution_session(room, session)
         assert done.status == gatehouse.ExecutionSessionStatus.CANCELED()  # the stop halted it
 
     asyncio.run(scenario())

@@ -198,7 +198,15 @@ class BindingsTest {
             assertEquals(ExecutionEventType.InterventionApplied, evidence.eventType)
             assertEquals(requested.operationId, evidence.operationId)
             assertEquals(Checkpoint.PreAction, evidence.checkpoint)
-            assertEquals(ExecutionSessionStatus.Canceled, client.getExecutionSession(room, session).status)
+            // The stop halts the run right after its evidence is written; the session is
+            // reconciled a moment later.
+            var done = client.getExecutionSession(room, session)
+            var polls = 0
+            while ((done.status == ExecutionSessionStatus.Active || done.status == ExecutionSessionStatus.Paused) && polls++ < 500) {
+                kotlinx.coroutines.delay(20)
+                done = client.getExecutionSession(room, session)
+            }
+            assertEquals(ExecutionSessionStatus.Canceled, done.status)
         }
     }
 
