@@ -257,7 +257,9 @@ async fn records_carry_json_text_and_errors_keep_their_kind() {
     assert!(
         matches!(
             missing,
-            GatehouseError::Invalid { .. } | GatehouseError::NotFound { .. }
+            GatehouseError::Validation { .. }
+                | GatehouseError::Invalid { .. }
+                | GatehouseError::NotFound { .. }
         ),
         "{missing:?}"
     );

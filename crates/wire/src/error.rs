@@ -162,16 +162,14 @@ impl GatehouseCode {
 }
 
 /// A machine code read tolerantly: a code this version does not know (a newer server's)
-/// is `None`, never a failed read of the whole error body.
+/// is `None`, never a failed read of the whole error body. A value that is not a string
+/// is still refused (as the schema refuses it).
 fn known_code<'de, D>(deserializer: D) -> Result<Option<GatehouseCode>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
-    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
-    Ok(value
-        .as_ref()
-        .and_then(serde_json::Value::as_str)
-        .and_then(GatehouseCode::parse))
+    let code = Option::<String>::deserialize(deserializer)?;
+    Ok(code.as_deref().and_then(GatehouseCode::parse))
 }
 
 impl std::fmt::Display for GatehouseCode {
@@ -421,8 +419,12 @@ mod tests {
         assert_eq!(body.error.code, "TEAPOT");
         assert_eq!(body.error.gatehouse_code, None);
         let body: FastApiErrorBody =
-            serde_json::from_value(serde_json::json!({"detail": "x", "code": 7})).unwrap();
+            serde_json::from_value(serde_json::json!({"detail": "x", "code": "NEWER"})).unwrap();
         assert_eq!(body.code, None);
+        assert!(serde_json::from_value::<FastApiErrorBody>(
+            serde_json::json!({"detail": "x", "code": 7})
+        )
+        .is_err());
         let body: FastApiErrorBody = serde_json::from_value(
             serde_json::json!({"detail": "x", "code": "SESSION_NOT_ACTIVE"}),
         )
