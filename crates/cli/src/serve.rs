@@ -21,8 +21,9 @@ pub struct ServeArgs {
         default_value = "sqlite://gatehouse.db"
     )]
     database_url: String,
-    /// API key, `actor=secret` or `secret` (repeatable). Also GATEHOUSE_API_KEYS,
-    /// comma separated.
+    /// API key, `[ACTOR=]SECRET[@PROJECT[+PROJECT...]]` (repeatable): the actor it acts
+    /// as (default `operator`) and the projects it may act in (`@*`: every project;
+    /// none: every project, with a warning). Also GATEHOUSE_API_KEYS, comma separated.
     #[arg(
         long = "api-key",
         value_name = "KEY",
@@ -45,13 +46,8 @@ pub async fn run(args: ServeArgs) -> CliResult {
         if raw.trim().is_empty() {
             continue;
         }
-        let key = ApiKey::parse(raw);
-        if key.secret.is_empty() {
-            return Err(CliError::usage(format!(
-                "invalid --api-key for actor '{}': the secret is empty (expected actor=secret or secret)",
-                key.actor
-            )));
-        }
+        let key = ApiKey::parse(raw)
+            .map_err(|err| CliError::usage(format!("invalid --api-key: {err}")))?;
         api_keys.push(key);
     }
     let mut config = ServerConfig::new(args.database_url.clone());

@@ -1,24 +1,54 @@
-//! API key authentication: `Authorization: ApiKey <key>` or `Bearer <key>`.
+//! API keys and project authorisation.
+//!
+//! A request authenticates with `Authorization: ApiKey <key>` or `Bearer <key>`
+//! ([`require_key`]); the key names an actor and the projects it may act in
+//! ([`KeyProjects`], configured as `[ACTOR=]SECRET[@PROJECT+PROJECT|@*]`, see
+//! [`ApiKey::parse`]).
+//!
+//! **Every project a request acts in goes through [`authorize_project`]**, the one
+//! place that decides whether the caller may act there. [`require_key`] calls it for
+//! the projects a request names where routes read them ([`requested_projects`]:
+//! `?project_id=` and the `X-Agentplat-Tenant-Id` header), before any handler runs; the
+//! project extractors call it again for the project they hand to the handler. A key used
+//! outside its projects answers 404 when the route names a resource in its path (an
+//! interaction, a session: indistinguishable from one that does not exist) and 403 on the
+//! project itself (a query, a create, an invoke).
 
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use gatehouse_wire::error::GatehouseCode;
+use gatehouse_wire::error::{messages, GatehouseCode};
 use sha2::{Digest, Sha256};
 
-use crate::config::ApiKey;
+use crate::config::{ApiKey, KeyProjects, ServerConfig};
 use crate::error::ApiError;
 use crate::AppState;
 
-/// The authenticated caller, put in the request's extensions by the auth layer.
+/// The header AgentPlat-shaped routes name their tenant (project) with.
+pub const TENANT_HEADER: &str = "x-agentplat-tenant-id";
+
+/// The authenticated caller, put in the request's extensions by [`require_key`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Actor(pub String);
+pub struct Caller {
+    /// Who the key belongs to.
+    pub actor: String,
+    /// Where the key may act.
+    pub projects: KeyProjects,
+}
+
+#[derive(Clone)]
+struct KeyEntry {
+    actor: String,
+    digest: [u8; 32],
+    projects: KeyProjects,
+}
 
 /// The key material a server accepts (secrets kept only as SHA-256 digests).
 #[derive(Clone)]
 pub struct KeyRing {
-    keys: Vec<(String, [u8; 32])>,
+    keys: Vec<KeyEntry>,
 }
 
 impl std::fmt::Debug for KeyRing {
@@ -26,7 +56,11 @@ impl std::fmt::Debug for KeyRing {
         f.debug_struct("KeyRing")
             .field(
                 "actors",
-                &self.keys.iter().map(|(a, _)| a).collect::<Vec<_>>(),
+                &self
+                    .keys
+                    .iter()
+                    .map(|k| (&k.actor, &k.projects))
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -42,25 +76,53 @@ impl KeyRing {
         Self {
             keys: keys
                 .iter()
-                .map(|k| (k.actor.clone(), digest(&k.secret)))
+                .map(|k| KeyEntry {
+                    actor: k.actor.clone(),
+                    digest: digest(&k.secret),
+                    projects: k.projects.clone(),
+                })
                 .collect(),
         }
     }
 
-    /// The actor owning `secret`, comparing digests in constant time.
-    pub fn actor_for(&self, secret: &str) -> Option<&str> {
+    /// The caller owning `secret`, comparing digests in constant time (every key is
+    /// compared; the first match wins).
+    pub fn caller_for(&self, secret: &str) -> Option<Caller> {
         let candidate = digest(secret);
         let mut found = None;
-        for (actor, key) in &self.keys {
+        for key in &self.keys {
             let diff = key
+                .digest
                 .iter()
                 .zip(candidate.iter())
                 .fold(0u8, |acc, (a, b)| acc | (a ^ b));
             if diff == 0 && found.is_none() {
-                found = Some(actor.as_str());
+                found = Some(Caller {
+                    actor: key.actor.clone(),
+                    projects: key.projects.clone(),
+                });
             }
         }
         found
+    }
+
+    /// The actor owning `secret`.
+    pub fn actor_for(&self, secret: &str) -> Option<String> {
+        self.caller_for(secret).map(|c| c.actor)
+    }
+}
+
+/// Log, at startup, every configured key that is not bound to projects (it acts in
+/// every project). The dev key has its own warning.
+pub fn warn_about_unbound_keys(config: &ServerConfig) {
+    for key in &config.api_keys {
+        if key.projects == KeyProjects::Unbound {
+            tracing::warn!(
+                actor = %key.actor,
+                "API key is not bound to projects: it acts in every project; bind it with \
+                 ACTOR=SECRET@PROJECT[+PROJECT...] (or @* to mean every project)"
+            );
+        }
     }
 }
 
@@ -78,15 +140,76 @@ pub fn parse_authorization(value: &str) -> Option<&str> {
     }
 }
 
-/// Middleware: 401 unless the request carries a known key; on success the [`Actor`]
-/// is available as a request extension.
-pub async fn require_key(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let secret = request
-        .headers()
+/// The projects a request names where routes read them: `?project_id=` (the last value,
+/// as the extractors read it) and the `X-Agentplat-Tenant-Id` header (every value).
+pub fn requested_projects(parts: &Parts) -> Vec<String> {
+    let mut projects = Vec::new();
+    if let Some(project) = crate::api::extract::query_map(parts).remove("project_id") {
+        projects.push(project);
+    }
+    for value in parts.headers.get_all(TENANT_HEADER) {
+        // A header that is not visible ASCII cannot name an allowed project: compare it
+        // as lossy text, so it is refused rather than skipped.
+        projects.push(String::from_utf8_lossy(value.as_bytes()).into_owned());
+    }
+    projects
+}
+
+/// Decide whether the authenticated caller of `parts` may act in `project_id`: the one
+/// project authorisation of the server. Every route that acts in a project calls it
+/// (directly, or through [`require_key`] and the project extractors).
+///
+/// Denied: 404 when the matched route names a resource in its path (the same answer as
+/// for a resource that does not exist, so ids of other projects are not revealed), 403
+/// otherwise; in AgentPlat's envelope under `/rooms/`. No caller (the route is not
+/// behind [`require_key`]): 401.
+pub fn authorize_project(parts: &Parts, project_id: &str) -> Result<(), ApiError> {
+    let Some(caller) = parts.extensions.get::<Caller>() else {
+        return Err(ApiError::new(
+            GatehouseCode::Unauthorized,
+            "Missing credentials: send Authorization: ApiKey <key> or Bearer <key>",
+        ));
+    };
+    if caller.projects.allows(project_id) {
+        return Ok(());
+    }
+    let route = parts
+        .extensions
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| parts.uri.path().to_string());
+    let agentplat = route.contains("/rooms/");
+    let error = if route.contains('{') {
+        let message = if route.contains("/interactions/{") {
+            messages::INTERACTION_NOT_FOUND
+        } else if route.contains("/execution-sessions/") {
+            messages::EXECUTION_SESSION_NOT_FOUND
+        } else if route.contains("/sessions/{") {
+            "Session not found"
+        } else {
+            "Not found"
+        };
+        ApiError::new(GatehouseCode::NotFound, message)
+    } else {
+        ApiError::new(
+            GatehouseCode::Forbidden,
+            format!(
+                "This API key may not act in project {:?}",
+                crate::config::normalize_project(project_id)
+            ),
+        )
+    };
+    tracing::info!(actor = %caller.actor, %route, "API key used outside its projects");
+    Err(if agentplat { error.agentplat() } else { error })
+}
+
+/// Middleware: 401 unless the request carries a known key; then every project the
+/// request names ([`requested_projects`]) must pass [`authorize_project`]. On success the
+/// [`Caller`] is available as a request extension.
+pub async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let secret = parts
+        .headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_authorization);
@@ -97,11 +220,16 @@ pub async fn require_key(
         )
         .into_response();
     };
-    let Some(actor) = state.keys().actor_for(secret).map(str::to_string) else {
+    let Some(caller) = state.keys().caller_for(secret) else {
         return ApiError::new(GatehouseCode::Unauthorized, "Unknown API key").into_response();
     };
-    request.extensions_mut().insert(Actor(actor));
-    next.run(request).await
+    parts.extensions.insert(caller);
+    for project in requested_projects(&parts) {
+        if let Err(denied) = authorize_project(&parts, &project) {
+            return denied.into_response();
+        }
+    }
+    next.run(Request::from_parts(parts, body)).await
 }
 
 #[cfg(test)]
@@ -117,10 +245,49 @@ mod tests {
     }
 
     #[test]
-    fn finds_actor_by_secret() {
-        let ring = KeyRing::new(&[ApiKey::parse("ops=s3cret"), ApiKey::parse("plain")]);
-        assert_eq!(ring.actor_for("s3cret"), Some("ops"));
-        assert_eq!(ring.actor_for("plain"), Some("operator"));
+    fn finds_caller_by_secret() {
+        let ring = KeyRing::new(&[
+            ApiKey::parse("ops=s3cret").unwrap(),
+            ApiKey::parse("plain").unwrap(),
+            ApiKey::parse("phone=p@tenant-1").unwrap(),
+        ]);
+        assert_eq!(ring.actor_for("s3cret").as_deref(), Some("ops"));
+        assert_eq!(ring.actor_for("plain").as_deref(), Some("operator"));
         assert_eq!(ring.actor_for("nope"), None);
+        let phone = ring.caller_for("p").unwrap();
+        assert!(phone.projects.allows("tenant-1"));
+        assert!(!phone.projects.allows("tenant-2"));
+    }
+
+    fn parts_for(uri: &str, caller: Option<Caller>) -> Parts {
+        let (mut parts, ()) = axum::http::Request::builder()
+            .uri(uri)
+            .body(())
+            .unwrap()
+            .into_parts();
+        if let Some(caller) = caller {
+            parts.extensions.insert(caller);
+        }
+        parts
+    }
+
+    #[test]
+    fn authorisation_needs_a_caller_and_a_bound_project() {
+        let parts = parts_for("/x?project_id=p1", None);
+        assert_eq!(
+            authorize_project(&parts, "p1").unwrap_err().code,
+            GatehouseCode::Unauthorized
+        );
+        let scoped = Caller {
+            actor: "a".into(),
+            projects: KeyProjects::Only(vec!["p1".into()]),
+        };
+        let parts = parts_for("/api/sessions/interactions/query", Some(scoped));
+        assert!(authorize_project(&parts, "p1").is_ok());
+        assert_eq!(
+            authorize_project(&parts, "p2").unwrap_err().code,
+            GatehouseCode::Forbidden
+        );
+        assert_eq!(requested_projects(&parts), Vec::<String>::new());
     }
 }

@@ -43,7 +43,7 @@
 //! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the startup reconciliation of orphaned sessions |
 //! | [`events`] | the in-process bus that feeds the watch streams |
-//! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests |
+//! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`error`] | [`error::ApiError`]: every failure as a JSON body with a machine code, in Agenta's or AgentPlat's envelope |
 //! | [`config`] | [`ServerConfig`] and its defaults |
 //! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests |
@@ -52,8 +52,10 @@
 //! ## Routes
 //!
 //! Every route but `GET /api/capabilities` needs `Authorization: ApiKey <key>` (or
-//! `Bearer <key>`); every `/api` route but capabilities needs `?project_id=<uuid>`.
-//! Each handler is the named function of the named module.
+//! `Bearer <key>`); every `/api` route but capabilities needs `?project_id=<uuid>`, and
+//! the key must be bound to that project ([`auth::authorize_project`]: 404 for an id in
+//! another project, 403 for the project itself). Each handler is the named function of
+//! the named module.
 //!
 //! | method | path | handler | what |
 //! |---|---|---|---|
@@ -95,7 +97,7 @@
 //! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); the queries in the `store/` file of that table, or `execution/store.rs` for `execution_sessions` |
 //! | an error code or message | the code in `gatehouse_wire::error::GatehouseCode` (wire crate; it decides the HTTP status), the text in `gatehouse_wire::error::messages`; the server builds it with [`error::ApiError`] (Agenta routes) or [`execution::ExecError`] (execution) |
 //! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`events`]; published after the write commits, by the handler or [`service::end_turn`] |
-//! | API keys, authentication | [`auth`] |
+//! | API keys, authentication, which project a key may act in | [`auth`]; a new route that takes its project from somewhere else (a header, the body) calls [`auth::authorize_project`] on it |
 //! | a server setting | [`ServerConfig`] in [`config`], [`testing::TestServerOptions`] for tests; the `gatehouse serve` flags live in `crates/cli` |
 //! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]) |
 //! | a test | `tests/<area>.rs` over real HTTP with `tests/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
@@ -268,6 +270,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
              configure keys before exposing this server"
         );
     }
+    auth::warn_about_unbound_keys(&config);
     let store = Store::connect(&config.database_url).await?;
     if config.execution {
         execution::reconcile_orphans_at_startup(&store).await;

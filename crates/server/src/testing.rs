@@ -42,6 +42,8 @@ pub struct TestServerOptions {
     pub heartbeat: Option<Duration>,
     /// Run the resume dispatcher; default true.
     pub run_dispatcher: bool,
+    /// More keys besides the test key (e.g. keys bound to projects).
+    pub extra_api_keys: Vec<ApiKey>,
 }
 
 impl Default for TestServerOptions {
@@ -58,6 +60,7 @@ impl Default for TestServerOptions {
             dispatch_poll: None,
             heartbeat: None,
             run_dispatcher: true,
+            extra_api_keys: Vec::new(),
         }
     }
 }
@@ -157,6 +160,7 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
         .unwrap_or_else(|| format!("sqlite://{}", database_path.display()));
     let mut config = ServerConfig::new(url);
     config.api_keys = vec![ApiKey::new("tester", api_key.clone())];
+    config.api_keys.extend(opts.extra_api_keys.iter().cloned());
     config.execution = opts.execution;
     config.run_dispatcher = opts.run_dispatcher;
     config.dispatch_poll = opts.dispatch_poll.unwrap_or(Duration::from_millis(200));

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use futures::StreamExt;
 use gatehouse_wire::error::GatehouseCode;
@@ -12,14 +12,18 @@ use crate::error::ApiError;
 use crate::AppState;
 
 /// The `?project_id=<uuid>` every `/api` route (but capabilities) requires, normalized
-/// to the lowercase hyphenated form.
+/// to the lowercase hyphenated form, and authorised for the caller's key
+/// ([`crate::auth::authorize_project`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectId(pub String);
 
-/// The query string as a map (last value wins).
+/// The query string as a map (last value wins; invalid UTF-8 decodes lossily, so a bad
+/// value is refused by its own check instead of vanishing).
 pub fn query_map(parts: &Parts) -> HashMap<String, String> {
-    Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
-        .map(|q| q.0)
+    parts
+        .uri
+        .query()
+        .map(|query| form_pairs(query).into_iter().collect())
         .unwrap_or_default()
 }
 
@@ -47,7 +51,11 @@ impl<S: Send + Sync> FromRequestParts<S> for ProjectId {
                 "Field required: project_id",
                 "missing",
             )),
-            Some(value) => parse_uuid(value, &["query", "project_id"]).map(ProjectId),
+            Some(value) => {
+                let project = parse_uuid(value, &["query", "project_id"])?;
+                crate::auth::authorize_project(parts, &project)?;
+                Ok(ProjectId(project))
+            }
         }
     }
 }
@@ -62,8 +70,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ActorName {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         parts
             .extensions
-            .get::<crate::auth::Actor>()
-            .map(|a| ActorName(a.0.clone()))
+            .get::<crate::auth::Caller>()
+            .map(|caller| ActorName(caller.actor.clone()))
             .ok_or_else(|| ApiError::new(GatehouseCode::Unauthorized, "Missing credentials"))
     }
 }
@@ -164,4 +172,38 @@ impl<T: DeserializeOwned + Send> FromRequest<AppState> for OptionalJsonBody<T> {
         let (value, _) = decode_json::<T>(&bytes, Some("{}"))?;
         Ok(Self(value))
     }
+}
+
+/// Percent-decode `text` (a `%` not followed by two hex digits is kept as is).
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(byte) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                decoded.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        decoded.push(bytes[i]);
+        i += 1;
+    }
+    decoded
+}
+
+/// `application/x-www-form-urlencoded` pairs of a query string (lossy on bad UTF-8).
+fn form_pairs(query: &str) -> Vec<(String, String)> {
+    let decode =
+        |text: &str| String::from_utf8_lossy(&percent_decode(&text.replace('+', " "))).into_owned();
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key), decode(value))
+        })
+        .collect()
 }
