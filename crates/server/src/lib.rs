@@ -272,6 +272,17 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     }
     auth::warn_about_unbound_keys(&config);
     let store = Store::connect(&config.database_url).await?;
+    let scrubbed = service::scrub_parked_configs(
+        &store,
+        gatehouse_wire::effective::StampPolicy::default().redaction,
+    )
+    .await;
+    if scrubbed > 0 {
+        tracing::info!(
+            scrubbed,
+            "redacted the config of parked turns an older version stored"
+        );
+    }
     if config.execution {
         execution::reconcile_orphans_at_startup(&store).await;
     }
