@@ -36,6 +36,14 @@ pub struct ServeArgs {
     /// then says so and its routes answer 404.
     #[arg(long)]
     no_execution: bool,
+    /// Seconds a client may take to send a request's head (and a kept-alive connection
+    /// may sit idle) before the connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_read_timeout: u64,
+    /// Most open connections one client address may hold at once; one more is answered
+    /// 503 and closed. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_connections_per_client: usize,
 }
 
 /// Run the server until Ctrl-C or SIGTERM.
@@ -54,6 +62,8 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.bind = args.bind;
     config.api_keys = api_keys;
     config.execution = !args.no_execution;
+    config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout);
+    config.max_connections_per_client = args.max_connections_per_client;
 
     let server = gatehouse_server::start(config).await.map_err(|err| {
         CliError::other(format!(

@@ -214,7 +214,7 @@ fn serve_reports_an_address_in_use() {
 
 /// Keys bound to projects (`ACTOR=SECRET@P1+P2`, `@*` for every project): a key acts
 /// only in its projects (403 elsewhere); unbound keys still work, with a startup warning
-/// naming their actor (never the secret).
+/// naming their actor (never the secret). The connection limits are flags.
 #[cfg(unix)]
 #[tokio::test]
 async fn serve_binds_keys_to_projects() {
@@ -224,7 +224,17 @@ async fn serve_binds_keys_to_projects() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("bound.db").display());
     let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            &db,
+            "--header-read-timeout",
+            "5",
+            "--max-connections-per-client",
+            "32",
+        ])
         .env(
             "GATEHOUSE_API_KEYS",
             format!("phone=key-phone@{p1}+{p2}, root=key-root@*, legacy=key-legacy"),
@@ -290,10 +300,12 @@ async fn serve_binds_keys_to_projects() {
 }
 
 #[test]
-fn serve_refuses_a_bad_key_binding() {
+fn serve_refuses_a_bad_key_binding_or_limit() {
     for args in [
         vec!["--api-key", "alice=s3cret@not a project"],
         vec!["--api-key", "alice=s3cret@"],
+        vec!["--header-read-timeout", "0"],
+        vec!["--max-connections-per-client", "-1"],
     ] {
         let out = Command::new(BIN)
             .args(["serve", "--bind", "127.0.0.1:0"])

@@ -210,11 +210,21 @@ pub struct ServerConfig {
     pub sse_retry: Duration,
     /// Run the resume dispatcher in this process (default true).
     pub run_dispatcher: bool,
+    /// How long a client may take to send a request's head (request line and headers),
+    /// also the longest a kept-alive connection may sit idle between requests (default
+    /// 30 s); then the connection is closed.
+    pub header_read_timeout: Duration,
+    /// Most open connections one client address may hold at once (default 1024: room
+    /// for a busy proxy or a 1000-way burst, yet one address cannot take every file
+    /// descriptor); a connection over it is answered 503 (JSON) and closed. 0 means no
+    /// limit.
+    pub max_connections_per_client: usize,
 }
 
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
-    /// 65536-byte stamps, 30 s leases, 15 s heartbeats.
+    /// 65536-byte stamps, 30 s leases, 15 s heartbeats, 30 s header reads, 1024
+    /// connections per client address.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -228,6 +238,8 @@ impl ServerConfig {
             heartbeat: Duration::from_secs(15),
             sse_retry: Duration::from_secs(3),
             run_dispatcher: true,
+            header_read_timeout: Duration::from_secs(30),
+            max_connections_per_client: 1024,
         }
     }
 

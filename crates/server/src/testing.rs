@@ -44,6 +44,10 @@ pub struct TestServerOptions {
     pub run_dispatcher: bool,
     /// More keys besides the test key (e.g. keys bound to projects).
     pub extra_api_keys: Vec<ApiKey>,
+    /// Header-read timeout; default 30 s.
+    pub header_read_timeout: Option<Duration>,
+    /// Connections per client address; default 1024.
+    pub max_connections_per_client: Option<usize>,
 }
 
 impl Default for TestServerOptions {
@@ -61,6 +65,8 @@ impl Default for TestServerOptions {
             heartbeat: None,
             run_dispatcher: true,
             extra_api_keys: Vec::new(),
+            header_read_timeout: None,
+            max_connections_per_client: None,
         }
     }
 }
@@ -175,6 +181,12 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     }
     if let Some(v) = opts.heartbeat {
         config.heartbeat = v;
+    }
+    if let Some(v) = opts.header_read_timeout {
+        config.header_read_timeout = v;
+    }
+    if let Some(v) = opts.max_connections_per_client {
+        config.max_connections_per_client = v;
     }
     let server = start(config).await?;
     opts.database_path = Some(database_path.clone());
