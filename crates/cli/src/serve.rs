@@ -21,8 +21,9 @@ pub struct ServeArgs {
         default_value = "sqlite://gatehouse.db"
     )]
     database_url: String,
-    /// API key, `actor=secret` or `secret` (repeatable). Also GATEHOUSE_API_KEYS,
-    /// comma separated.
+    /// API key, `[ACTOR=]SECRET[@PROJECT[+PROJECT...]]` (repeatable): the actor it acts
+    /// as (default `operator`) and the projects it may act in (`@*`: every project;
+    /// none: every project, with a warning). Also GATEHOUSE_API_KEYS, comma separated.
     #[arg(
         long = "api-key",
         value_name = "KEY",
@@ -35,6 +36,14 @@ pub struct ServeArgs {
     /// then says so and its routes answer 404.
     #[arg(long)]
     no_execution: bool,
+    /// Seconds a client may take to send a request's head (and a kept-alive connection
+    /// may sit idle) before the connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_read_timeout: u64,
+    /// Most open connections one client address may hold at once; one more is answered
+    /// 503 and closed. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_connections_per_client: usize,
 }
 
 /// Run the server until Ctrl-C or SIGTERM.
@@ -45,19 +54,16 @@ pub async fn run(args: ServeArgs) -> CliResult {
         if raw.trim().is_empty() {
             continue;
         }
-        let key = ApiKey::parse(raw);
-        if key.secret.is_empty() {
-            return Err(CliError::usage(format!(
-                "invalid --api-key for actor '{}': the secret is empty (expected actor=secret or secret)",
-                key.actor
-            )));
-        }
+        let key = ApiKey::parse(raw)
+            .map_err(|err| CliError::usage(format!("invalid --api-key: {err}")))?;
         api_keys.push(key);
     }
     let mut config = ServerConfig::new(args.database_url.clone());
     config.bind = args.bind;
     config.api_keys = api_keys;
     config.execution = !args.no_execution;
+    config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout);
+    config.max_connections_per_client = args.max_connections_per_client;
 
     let server = gatehouse_server::start(config).await.map_err(|err| {
         CliError::other(format!(

@@ -211,3 +211,109 @@ fn serve_reports_an_address_in_use() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// Keys bound to projects (`ACTOR=SECRET@P1+P2`, `@*` for every project): a key acts
+/// only in its projects (403 elsewhere); unbound keys still work, with a startup warning
+/// naming their actor (never the secret). The connection limits are flags.
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_binds_keys_to_projects() {
+    let p1 = uuid::Uuid::new_v4().to_string();
+    let p2 = uuid::Uuid::new_v4().to_string();
+    let p3 = uuid::Uuid::new_v4().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("bound.db").display());
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            &db,
+            "--header-read-timeout",
+            "5",
+            "--max-connections-per-client",
+            "32",
+        ])
+        .env(
+            "GATEHOUSE_API_KEYS",
+            format!("phone=key-phone@{p1}+{p2}, root=key-root@*, legacy=key-legacy"),
+        )
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let served = Served {
+        child,
+        base_url: url.clone(),
+        _dir: dir,
+    };
+    let in_project = |key: &str, project: &str| {
+        gatehouse_client::Client::builder(&url)
+            .api_key(key)
+            .project_id(project)
+            .build()
+            .unwrap()
+    };
+    for project in [&p1, &p2] {
+        in_project("key-phone", project)
+            .interactions()
+            .list_pending(None)
+            .await
+            .unwrap();
+    }
+    let err = in_project("key-phone", &p3)
+        .interactions()
+        .list_pending(None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, gatehouse_client::Error::Forbidden { .. }),
+        "{err}"
+    );
+    for key in ["key-root", "key-legacy"] {
+        in_project(key, &p3)
+            .interactions()
+            .list_pending(None)
+            .await
+            .unwrap();
+    }
+    let (code, _, stderr) = terminate(served, "-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not bound to projects"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("legacy"), "{stderr}");
+    assert!(!stderr.contains("key-legacy") && !stderr.contains("key-phone"));
+}
+
+#[test]
+fn serve_refuses_a_bad_key_binding_or_limit() {
+    for args in [
+        vec!["--api-key", "alice=s3cret@not a project"],
+        vec!["--api-key", "alice=s3cret@"],
+        vec!["--header-read-timeout", "0"],
+        vec!["--max-connections-per-client", "-1"],
+    ] {
+        let out = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+    }
+}

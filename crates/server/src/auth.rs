@@ -1,25 +1,56 @@
-//! API key authentication: `Authorization: ApiKey <key>` or `Bearer <key>`; and the
-//! tenant of AgentPlat's root paths ([`resolve_tenant`]).
+//! API keys and project authorisation.
+//!
+//! A request authenticates with `Authorization: ApiKey <key>` or `Bearer <key>`
+//! ([`require_key`]); the key names an actor and the projects it may act in
+//! ([`KeyProjects`], configured as `[ACTOR=]SECRET[@PROJECT+PROJECT|@*]`, see
+//! [`ApiKey::parse`]).
+//!
+//! **Every project a request acts in goes through [`authorize_project`]**, the one
+//! place that decides whether the caller may act there. [`require_key`] calls it for
+//! the projects a request names where routes read them ([`requested_projects`]:
+//! `?project_id=` and the `X-Agentplat-Tenant-Id` header), before any handler runs; the
+//! project extractors call it again for the project they hand to the handler. A key used
+//! outside its projects answers 404 when the route names a resource in its path (an
+//! interaction, a session: indistinguishable from one that does not exist) and 403 on the
+//! project itself (a query, a create, an invoke).
+//!
+//! AgentPlat's root paths name their project in the `X-Agentplat-Tenant-Id` header
+//! ([`resolve_tenant`], which authorises it the same way).
 
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use gatehouse_wire::error::GatehouseCode;
+use gatehouse_wire::error::{messages, GatehouseCode};
 use sha2::{Digest, Sha256};
 
-use crate::config::ApiKey;
+use crate::config::{ApiKey, KeyProjects, ServerConfig};
 use crate::error::ApiError;
 use crate::AppState;
 
-/// The authenticated caller, put in the request's extensions by the auth layer.
+use gatehouse_wire::execution::TENANT_HEADER;
+
+/// The authenticated caller, put in the request's extensions by [`require_key`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Actor(pub String);
+pub struct Caller {
+    /// Who the key belongs to.
+    pub actor: String,
+    /// Where the key may act.
+    pub projects: KeyProjects,
+}
+
+#[derive(Clone)]
+struct KeyEntry {
+    actor: String,
+    digest: [u8; 32],
+    projects: KeyProjects,
+}
 
 /// The key material a server accepts (secrets kept only as SHA-256 digests).
 #[derive(Clone)]
 pub struct KeyRing {
-    keys: Vec<(String, [u8; 32])>,
+    keys: Vec<KeyEntry>,
 }
 
 impl std::fmt::Debug for KeyRing {
@@ -27,7 +58,11 @@ impl std::fmt::Debug for KeyRing {
         f.debug_struct("KeyRing")
             .field(
                 "actors",
-                &self.keys.iter().map(|(a, _)| a).collect::<Vec<_>>(),
+                &self
+                    .keys
+                    .iter()
+                    .map(|k| (&k.actor, &k.projects))
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -43,25 +78,53 @@ impl KeyRing {
         Self {
             keys: keys
                 .iter()
-                .map(|k| (k.actor.clone(), digest(&k.secret)))
+                .map(|k| KeyEntry {
+                    actor: k.actor.clone(),
+                    digest: digest(&k.secret),
+                    projects: k.projects.clone(),
+                })
                 .collect(),
         }
     }
 
-    /// The actor owning `secret`, comparing digests in constant time.
-    pub fn actor_for(&self, secret: &str) -> Option<&str> {
+    /// The caller owning `secret`, comparing digests in constant time (every key is
+    /// compared; the first match wins).
+    pub fn caller_for(&self, secret: &str) -> Option<Caller> {
         let candidate = digest(secret);
         let mut found = None;
-        for (actor, key) in &self.keys {
+        for key in &self.keys {
             let diff = key
+                .digest
                 .iter()
                 .zip(candidate.iter())
                 .fold(0u8, |acc, (a, b)| acc | (a ^ b));
             if diff == 0 && found.is_none() {
-                found = Some(actor.as_str());
+                found = Some(Caller {
+                    actor: key.actor.clone(),
+                    projects: key.projects.clone(),
+                });
             }
         }
         found
+    }
+
+    /// The actor owning `secret`.
+    pub fn actor_for(&self, secret: &str) -> Option<String> {
+        self.caller_for(secret).map(|c| c.actor)
+    }
+}
+
+/// Log, at startup, every configured key that is not bound to projects (it acts in
+/// every project). The dev key has its own warning.
+pub fn warn_about_unbound_keys(config: &ServerConfig) {
+    for key in &config.api_keys {
+        if key.projects == KeyProjects::Unbound {
+            tracing::warn!(
+                actor = %key.actor,
+                "API key is not bound to projects: it acts in every project; bind it with \
+                 ACTOR=SECRET@PROJECT[+PROJECT...] (or @* to mean every project)"
+            );
+        }
     }
 }
 
@@ -79,15 +142,80 @@ pub fn parse_authorization(value: &str) -> Option<&str> {
     }
 }
 
-/// Middleware: 401 unless the request carries a known key; on success the [`Actor`]
-/// is available as a request extension.
-pub async fn require_key(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let secret = request
-        .headers()
+/// The projects a request names where routes read them: `?project_id=` (the last value,
+/// as the extractors read it) and the `X-Agentplat-Tenant-Id` header (every value).
+pub fn requested_projects(parts: &Parts) -> Vec<String> {
+    let mut projects = Vec::new();
+    if let Some(project) = crate::api::extract::query_map(parts).remove("project_id") {
+        projects.push(project);
+    }
+    for value in parts.headers.get_all(TENANT_HEADER) {
+        // Compared as the tenant routes read it. A header that is not visible ASCII
+        // cannot name an allowed project: compare it as lossy text, so it is refused
+        // rather than skipped; a blank one is the route's 400, not a project.
+        match value.to_str() {
+            Ok(text) => projects.extend(normalize_tenant(text)),
+            Err(_) => projects.push(String::from_utf8_lossy(value.as_bytes()).into_owned()),
+        }
+    }
+    projects
+}
+
+/// Decide whether the authenticated caller of `parts` may act in `project_id`: the one
+/// project authorisation of the server. Every route that acts in a project calls it
+/// (directly, or through [`require_key`] and the project extractors).
+///
+/// Denied: 404 when the matched route names a resource in its path (the same answer as
+/// for a resource that does not exist, so ids of other projects are not revealed), 403
+/// otherwise; in AgentPlat's envelope under `/rooms/`. No caller (the route is not
+/// behind [`require_key`]): 401.
+pub fn authorize_project(parts: &Parts, project_id: &str) -> Result<(), ApiError> {
+    let Some(caller) = parts.extensions.get::<Caller>() else {
+        return Err(ApiError::new(
+            GatehouseCode::Unauthorized,
+            "Missing credentials: send Authorization: ApiKey <key> or Bearer <key>",
+        ));
+    };
+    if caller.projects.allows(project_id) {
+        return Ok(());
+    }
+    let route = parts
+        .extensions
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| parts.uri.path().to_string());
+    let agentplat = route.contains("/rooms/");
+    let error = if route.contains('{') {
+        let message = if route.contains("/interactions/{") {
+            messages::INTERACTION_NOT_FOUND
+        } else if route.contains("/execution-sessions/") {
+            messages::EXECUTION_SESSION_NOT_FOUND
+        } else if route.contains("/sessions/{") {
+            "Session not found"
+        } else {
+            "Not found"
+        };
+        ApiError::new(GatehouseCode::NotFound, message)
+    } else {
+        ApiError::new(
+            GatehouseCode::Forbidden,
+            format!(
+                "This API key may not act in project {:?}",
+                crate::config::normalize_project(project_id)
+            ),
+        )
+    };
+    tracing::info!(actor = %caller.actor, %route, "API key used outside its projects");
+    Err(if agentplat { error.agentplat() } else { error })
+}
+
+/// Middleware: 401 unless the request carries a known key; then every project the
+/// request names ([`requested_projects`]) must pass [`authorize_project`]. On success the
+/// [`Caller`] is available as a request extension.
+pub async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let secret = parts
+        .headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_authorization);
@@ -98,32 +226,51 @@ pub async fn require_key(
         )
         .into_response();
     };
-    let Some(actor) = state.keys().actor_for(secret).map(str::to_string) else {
+    let Some(caller) = state.keys().caller_for(secret) else {
         return ApiError::new(GatehouseCode::Unauthorized, "Unknown API key").into_response();
     };
-    request.extensions_mut().insert(Actor(actor));
-    next.run(request).await
+    parts.extensions.insert(caller);
+    for project in requested_projects(&parts) {
+        if let Err(denied) = authorize_project(&parts, &project) {
+            return denied.into_response();
+        }
+    }
+    next.run(Request::from_parts(parts, body)).await
 }
 
-/// The tenant (Gatehouse: the project) a request on AgentPlat's root paths acts in: the
-/// `X-Agentplat-Tenant-Id` header, trimmed, as AgentPlat's `headerTenantAuth` reads it
-/// (a UUID is normalized as `?project_id=` is, so both name the same project). Missing
-/// or blank: 400 `TENANT_REQUIRED` with AgentPlat's message. The API key is checked
-/// before (by [`require_key`]); every tenant-scoped route resolves its tenant here, so a
-/// rule binding keys to tenants belongs in this one function.
-pub fn resolve_tenant(headers: &axum::http::HeaderMap) -> Result<String, ApiError> {
-    let tenant = headers
-        .get(gatehouse_wire::execution::TENANT_HEADER)
+/// The tenant (Gatehouse: the project) a request on AgentPlat's root paths acts in,
+/// authorised for the caller: [`tenant_from_headers`], then [`authorize_project`]. Every
+/// tenant-scoped route resolves its tenant here.
+pub fn resolve_tenant(parts: &Parts) -> Result<String, ApiError> {
+    let tenant = tenant_from_headers(&parts.headers)?;
+    authorize_project(parts, &tenant)?;
+    Ok(tenant)
+}
+
+/// The `X-Agentplat-Tenant-Id` header, trimmed, as AgentPlat's `headerTenantAuth` reads
+/// it (a UUID is normalized as `?project_id=` is, so both name the same project).
+/// Missing or blank: 400 `TENANT_REQUIRED` with AgentPlat's message.
+pub fn tenant_from_headers(headers: &axum::http::HeaderMap) -> Result<String, ApiError> {
+    headers
+        .get(TENANT_HEADER)
         .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
+        .and_then(normalize_tenant)
         .ok_or_else(|| {
             ApiError::new(
                 GatehouseCode::TenantRequired,
-                gatehouse_wire::error::messages::MISSING_TENANT_HEADER,
+                messages::MISSING_TENANT_HEADER,
             )
-        })?;
-    Ok(match uuid::Uuid::parse_str(tenant) {
+        })
+}
+
+/// A tenant header's value as a project id: trimmed, a UUID in its canonical lowercase
+/// form; `None` when blank.
+fn normalize_tenant(value: &str) -> Option<String> {
+    let tenant = value.trim();
+    if tenant.is_empty() {
+        return None;
+    }
+    Some(match uuid::Uuid::parse_str(tenant) {
         Ok(project) => project.to_string(),
         Err(_) => tenant.to_string(),
     })
@@ -145,28 +292,67 @@ mod tests {
     fn the_tenant_header_names_the_project() {
         let mut headers = axum::http::HeaderMap::new();
         assert_eq!(
-            resolve_tenant(&headers).map_err(|e| e.code),
+            tenant_from_headers(&headers).map_err(|e| e.code),
             Err(GatehouseCode::TenantRequired)
         );
         headers.insert("x-agentplat-tenant-id", "   ".parse().unwrap());
-        assert!(resolve_tenant(&headers).is_err());
+        assert!(tenant_from_headers(&headers).is_err());
         headers.insert("x-agentplat-tenant-id", " tenant-1 ".parse().unwrap());
-        assert_eq!(resolve_tenant(&headers).unwrap(), "tenant-1");
+        assert_eq!(tenant_from_headers(&headers).unwrap(), "tenant-1");
         headers.insert(
             "x-agentplat-tenant-id",
             "019FAC94-0000-7000-8000-000000000000".parse().unwrap(),
         );
         assert_eq!(
-            resolve_tenant(&headers).unwrap(),
+            tenant_from_headers(&headers).unwrap(),
             "019fac94-0000-7000-8000-000000000000"
         );
     }
 
     #[test]
-    fn finds_actor_by_secret() {
-        let ring = KeyRing::new(&[ApiKey::parse("ops=s3cret"), ApiKey::parse("plain")]);
-        assert_eq!(ring.actor_for("s3cret"), Some("ops"));
-        assert_eq!(ring.actor_for("plain"), Some("operator"));
+    fn finds_caller_by_secret() {
+        let ring = KeyRing::new(&[
+            ApiKey::parse("ops=s3cret").unwrap(),
+            ApiKey::parse("plain").unwrap(),
+            ApiKey::parse("phone=p@tenant-1").unwrap(),
+        ]);
+        assert_eq!(ring.actor_for("s3cret").as_deref(), Some("ops"));
+        assert_eq!(ring.actor_for("plain").as_deref(), Some("operator"));
         assert_eq!(ring.actor_for("nope"), None);
+        let phone = ring.caller_for("p").unwrap();
+        assert!(phone.projects.allows("tenant-1"));
+        assert!(!phone.projects.allows("tenant-2"));
+    }
+
+    fn parts_for(uri: &str, caller: Option<Caller>) -> Parts {
+        let (mut parts, ()) = axum::http::Request::builder()
+            .uri(uri)
+            .body(())
+            .unwrap()
+            .into_parts();
+        if let Some(caller) = caller {
+            parts.extensions.insert(caller);
+        }
+        parts
+    }
+
+    #[test]
+    fn authorisation_needs_a_caller_and_a_bound_project() {
+        let parts = parts_for("/x?project_id=p1", None);
+        assert_eq!(
+            authorize_project(&parts, "p1").unwrap_err().code,
+            GatehouseCode::Unauthorized
+        );
+        let scoped = Caller {
+            actor: "a".into(),
+            projects: KeyProjects::Only(vec!["p1".into()]),
+        };
+        let parts = parts_for("/api/sessions/interactions/query", Some(scoped));
+        assert!(authorize_project(&parts, "p1").is_ok());
+        assert_eq!(
+            authorize_project(&parts, "p2").unwrap_err().code,
+            GatehouseCode::Forbidden
+        );
+        assert_eq!(requested_projects(&parts), Vec::<String>::new());
     }
 }

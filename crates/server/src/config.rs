@@ -1,4 +1,4 @@
-//! Server configuration.
+//! Server configuration, and the API key spec `[ACTOR=]SECRET[@PROJECTS]`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -7,33 +7,165 @@ use std::time::Duration;
 /// development: the server logs a warning when it falls back to it.
 pub const DEV_API_KEY: &str = "gatehouse-dev";
 
-/// An API key and the actor it authenticates.
+/// The actor of a key spec without `ACTOR=`.
+pub const DEFAULT_KEY_ACTOR: &str = "operator";
+
+/// Longest actor name and project id in a key spec, in characters.
+pub const MAX_KEY_NAME_CHARS: usize = 256;
+
+/// The projects a key may act in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyProjects {
+    /// No binding was given: every project (kept for the dev setup; the server warns at
+    /// startup about every such key).
+    Unbound,
+    /// `@*`: every project, deliberately (an operator key; no warning).
+    All,
+    /// `@P1+P2`: only these projects (normalized: a UUID in lowercase hyphenated form,
+    /// any other id as written).
+    Only(Vec<String>),
+}
+
+impl KeyProjects {
+    /// True when a key with this binding may act in `project_id` (compared normalized).
+    pub fn allows(&self, project_id: &str) -> bool {
+        match self {
+            Self::Unbound | Self::All => true,
+            Self::Only(projects) => {
+                let wanted = normalize_project(project_id);
+                projects.contains(&wanted)
+            }
+        }
+    }
+}
+
+/// A project id as keys and requests compare it: a UUID in lowercase hyphenated form,
+/// anything else trimmed and as written.
+pub fn normalize_project(project_id: &str) -> String {
+    let trimmed = project_id.trim();
+    match uuid::Uuid::parse_str(trimmed) {
+        Ok(uuid) => uuid.to_string(),
+        Err(_) => trimmed.to_string(),
+    }
+}
+
+/// Why a key spec was refused (never contains the secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid API key spec: {0} (expected [ACTOR=]SECRET[@PROJECT[+PROJECT...]|@*])")]
+pub struct ApiKeySpecError(pub String);
+
+/// An API key: the actor it authenticates and the projects it may act in.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey {
     /// Who the key belongs to (recorded as `created_by_id` / `updated_by_id`).
     pub actor: String,
     /// The secret sent in `Authorization`.
     pub secret: String,
+    /// Where the key may act.
+    pub projects: KeyProjects,
 }
 
 impl ApiKey {
-    /// A key for `actor`.
+    /// An unbound key for `actor` (every project; the server warns at startup).
     pub fn new(actor: impl Into<String>, secret: impl Into<String>) -> Self {
         Self {
             actor: actor.into(),
             secret: secret.into(),
+            projects: KeyProjects::Unbound,
         }
     }
 
-    /// Parse `actor=secret`, or a bare `secret` (actor `operator`).
-    pub fn parse(text: &str) -> Self {
-        match text.split_once('=') {
-            Some((actor, secret)) if !actor.trim().is_empty() => {
-                Self::new(actor.trim(), secret.trim())
-            }
-            _ => Self::new("operator", text.trim()),
+    /// A key for `actor` bound to `projects` (normalized).
+    pub fn bound<I, P>(actor: impl Into<String>, secret: impl Into<String>, projects: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: AsRef<str>,
+    {
+        Self {
+            actor: actor.into(),
+            secret: secret.into(),
+            projects: KeyProjects::Only(
+                projects
+                    .into_iter()
+                    .map(|p| normalize_project(p.as_ref()))
+                    .collect(),
+            ),
         }
     }
+
+    /// Parse a key spec: `[ACTOR=]SECRET[@PROJECTS]`.
+    ///
+    /// - `ACTOR=` names who the key acts as (default [`DEFAULT_KEY_ACTOR`]); the first
+    ///   `=` ends the actor, so the secret may contain `=`;
+    /// - the text after the LAST `@` is the binding: `*` (every project) or projects
+    ///   joined by `+` (UUIDs, or ids of letters, digits, `-`, `_`, `.`, `:`). Without
+    ///   `@` the key is unbound. A secret containing `@` therefore needs a binding
+    ///   (`...@*` at least).
+    ///
+    /// ```
+    /// use gatehouse_server::config::{ApiKey, KeyProjects};
+    /// let key = ApiKey::parse("phone=s3cret@019fac94-0000-7000-8000-000000000000").unwrap();
+    /// assert_eq!(key.actor, "phone");
+    /// assert!(key.projects.allows("019FAC94-0000-7000-8000-000000000000"));
+    /// assert!(!key.projects.allows("019fac95-0000-7000-8000-000000000000"));
+    /// assert_eq!(ApiKey::parse("s3cret").unwrap().projects, KeyProjects::Unbound);
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, ApiKeySpecError> {
+        let text = text.trim();
+        let (credential, binding) = match text.rsplit_once('@') {
+            Some((credential, binding)) => (credential, Some(binding.trim())),
+            None => (text, None),
+        };
+        let (actor, secret) = match credential.split_once('=') {
+            Some((actor, secret)) if !actor.trim().is_empty() => (actor.trim(), secret.trim()),
+            _ => (DEFAULT_KEY_ACTOR, credential.trim()),
+        };
+        if actor.chars().count() > MAX_KEY_NAME_CHARS || actor.chars().any(char::is_control) {
+            return Err(ApiKeySpecError(format!(
+                "the actor must be 1 to {MAX_KEY_NAME_CHARS} printable characters"
+            )));
+        }
+        if secret.is_empty() {
+            return Err(ApiKeySpecError(format!(
+                "the secret is empty (actor '{actor}')"
+            )));
+        }
+        let projects = match binding {
+            None => KeyProjects::Unbound,
+            Some("*") => KeyProjects::All,
+            Some(list) => {
+                let mut projects = Vec::new();
+                for item in list.split('+') {
+                    let item = item.trim();
+                    if !valid_project_name(item) {
+                        return Err(ApiKeySpecError(format!(
+                            "the key of actor '{actor}' names an invalid project {item:?}: \
+                             use UUIDs or ids of letters, digits, '-', '_', '.', ':' \
+                             joined by '+', or '*' for every project"
+                        )));
+                    }
+                    let project = normalize_project(item);
+                    if !projects.contains(&project) {
+                        projects.push(project);
+                    }
+                }
+                KeyProjects::Only(projects)
+            }
+        };
+        Ok(Self {
+            actor: actor.to_string(),
+            secret: secret.to_string(),
+            projects,
+        })
+    }
+}
+
+fn valid_project_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= MAX_KEY_NAME_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
 }
 
 impl std::fmt::Debug for ApiKey {
@@ -41,14 +173,15 @@ impl std::fmt::Debug for ApiKey {
         f.debug_struct("ApiKey")
             .field("actor", &self.actor)
             .field("secret", &"<redacted>")
+            .field("projects", &self.projects)
             .finish()
     }
 }
 
 impl std::str::FromStr for ApiKey {
-    type Err = std::convert::Infallible;
+    type Err = ApiKeySpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(Self::parse(s))
+        Self::parse(s)
     }
 }
 
@@ -77,11 +210,21 @@ pub struct ServerConfig {
     pub sse_retry: Duration,
     /// Run the resume dispatcher in this process (default true).
     pub run_dispatcher: bool,
+    /// How long a client may take to send a request's head (request line and headers),
+    /// also the longest a kept-alive connection may sit idle between requests (default
+    /// 30 s); then the connection is closed.
+    pub header_read_timeout: Duration,
+    /// Most open connections one client address may hold at once (default 1024: room
+    /// for a busy proxy or a 1000-way burst, yet one address cannot take every file
+    /// descriptor); a connection over it is answered 503 (JSON) and closed. 0 means no
+    /// limit.
+    pub max_connections_per_client: usize,
 }
 
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
-    /// 65536-byte stamps, 30 s leases, 15 s heartbeats.
+    /// 65536-byte stamps, 30 s leases, 15 s heartbeats, 30 s header reads, 1024
+    /// connections per client address.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -95,6 +238,8 @@ impl ServerConfig {
             heartbeat: Duration::from_secs(15),
             sse_retry: Duration::from_secs(3),
             run_dispatcher: true,
+            header_read_timeout: Duration::from_secs(30),
+            max_connections_per_client: 1024,
         }
     }
 
@@ -120,14 +265,50 @@ mod tests {
 
     #[test]
     fn api_key_parse_and_debug_hides_secret() {
-        let key = ApiKey::parse("alice=topsecret");
+        let key = ApiKey::parse("alice=topsecret").unwrap();
         assert_eq!(key.actor, "alice");
         assert_eq!(key.secret, "topsecret");
+        assert_eq!(key.projects, KeyProjects::Unbound);
         assert!(!format!("{key:?}").contains("topsecret"));
-        let bare = ApiKey::parse("xyz");
+        let bare = ApiKey::parse("xyz").unwrap();
         assert_eq!(
             (bare.actor.as_str(), bare.secret.as_str()),
             ("operator", "xyz")
         );
+        let eq = ApiKey::parse("ops=abc==").unwrap();
+        assert_eq!((eq.actor.as_str(), eq.secret.as_str()), ("ops", "abc=="));
+    }
+
+    #[test]
+    fn api_key_bindings() {
+        let p1 = "019FAC94-0000-7000-8000-000000000000";
+        let p2 = "tenant-2";
+        let key = ApiKey::parse(&format!("phone=s3c+r/et@{p1}+{p2}")).unwrap();
+        assert_eq!(key.secret, "s3c+r/et");
+        assert_eq!(
+            key.projects,
+            KeyProjects::Only(vec![p1.to_lowercase(), p2.to_string()])
+        );
+        assert!(key.projects.allows(&p1.to_lowercase()));
+        assert!(key.projects.allows(" tenant-2 "));
+        assert!(!key.projects.allows("tenant-3"));
+        let all = ApiKey::parse("root=p@ss@*").unwrap();
+        let err = ApiKey::parse("root=hunter2@bad project").unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+        assert_eq!(
+            (all.secret.as_str(), &all.projects),
+            ("p@ss", &KeyProjects::All)
+        );
+        for bad in [
+            "",
+            "alice=",
+            "alice=@p1",
+            "alice=s@",
+            "alice=s@p1+",
+            "alice=s@p 1",
+            "alice=s@p1,p2",
+        ] {
+            assert!(ApiKey::parse(bad).is_err(), "{bad:?} must be refused");
+        }
     }
 }

@@ -178,6 +178,10 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         "tool_call_id".to_string(),
         serde_json::Value::String(tool_call_id),
     );
+    // A refused resume (fail closed) says why on the row.
+    if let Some(error) = executed.resolution_error() {
+        resolution.insert("error".to_string(), error);
+    }
     let completion = JobCompletion {
         turn: Some(executed.turn.clone()),
         gate: executed.gate.clone(),

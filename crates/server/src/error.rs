@@ -111,6 +111,20 @@ impl ApiError {
         )
     }
 
+    /// This error in the envelope of the route at `path`: AgentPlat's under `/rooms/`
+    /// (where a validation error is a 400 `BAD_REQUEST`, as AgentPlat answers), else
+    /// unchanged.
+    pub fn shaped_for_path(mut self, path: &str) -> Self {
+        if path.contains("/rooms/") {
+            if self.code == GatehouseCode::ValidationError {
+                self.code = GatehouseCode::BadRequest;
+                self.detail = serde_json::Value::String(self.message_text());
+            }
+            self.shape = ErrorShape::AgentPlat;
+        }
+        self
+    }
+
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         StatusCode::from_u16(self.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
@@ -130,7 +144,17 @@ impl ApiError {
 }
 
 impl From<StoreError> for ApiError {
+    /// A write that lost a race to a concurrent one (a unique key taken meanwhile, a
+    /// serialization failure or deadlock on Postgres, a busy SQLite file) is a typed 409
+    /// `CONFLICT` the caller may retry; anything else is a 500 (logged, never the SQL).
     fn from(err: StoreError) -> Self {
+        if err.is_concurrent_conflict() {
+            tracing::warn!(error = %err, "a write lost a race to a concurrent request");
+            return Self::new(
+                GatehouseCode::Conflict,
+                "A concurrent request changed the same record; retry the request",
+            );
+        }
         Self::internal("storage", &err)
     }
 }

@@ -3,6 +3,13 @@
 //! does), hands it to the runner tier, and shapes what the turn leaves behind (the turn
 //! record, the gate row with `data.parameters` = the stamped blob, the parked state).
 //!
+//! A resume fails closed: it runs under the config that raised its gate and nothing
+//! more permissive ([`resume_config`]): the parked turn's redacted config, else the
+//! row's stamp, else the revision the turn pinned; when none of them is left, the turn
+//! ends failed with the reason (on the turn, its execution run, and the row's
+//! `resolution.error`) and the approved tool does not run. The parked state keeps the
+//! config REDACTED ([`ParkedState::config`]): nothing the redaction strips is at rest.
+//!
 //! Both callers, `POST /api/invoke` and the resume [`dispatch`](crate::dispatch)er, run a
 //! turn the same way: [`begin_turn`], write what [`ExecutedTurn`] holds in one
 //! transaction of their own, then [`end_turn`] (watch-stream events, the checkpoint
@@ -10,7 +17,9 @@
 
 use std::sync::Arc;
 
-use gatehouse_wire::effective::{StampOutcome, StampPolicy};
+use gatehouse_wire::effective::{
+    redact_effective_parameters, Redaction, StampOutcome, StampPolicy,
+};
 use gatehouse_wire::interaction::{
     InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
 };
@@ -33,13 +42,14 @@ use crate::AppState;
 /// The model of the service's registered default config.
 pub const DEFAULT_MODEL: &str = "gatehouse/echo-1";
 
-/// The service's registered default config: used only when no inline config was sent
-/// and hydration from references came back empty (A6).
+/// The service's registered default config: used only when a fresh turn sent no inline
+/// config and hydration from references came back empty (A6); never for a resume. It is
+/// deny-by-default: a turn nobody configured runs no tool.
 pub fn default_parameters() -> JsonObject {
     match serde_json::json!({
         "agent": {
             "llm": { "model": DEFAULT_MODEL },
-            "runner": { "permissions": { "default": "allow" } }
+            "runner": { "permissions": { "default": "deny" } }
         }
     }) {
         Value::Object(map) => map,
@@ -71,6 +81,17 @@ impl ConfigSource {
             Self::PinnedRevision => "pinned_revision",
             Self::VariantHead => "variant_head",
             Self::Default => "default",
+        }
+    }
+
+    /// The source named by [`ConfigSource::as_str`] (unknown names read as inline).
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "inline_revision" => Self::InlineRevision,
+            "pinned_revision" => Self::PinnedRevision,
+            "variant_head" => Self::VariantHead,
+            "default" => Self::Default,
+            _ => Self::Inline,
         }
     }
 }
@@ -367,8 +388,15 @@ pub struct ParkedState {
     pub gate: GateRequest,
     /// The gate row's token.
     pub token: String,
-    /// The config the turn ran under.
-    pub config: JsonObject,
+    /// The config the turn ran under, REDACTED by the stamp's rule (exact and secret-free,
+    /// whatever its size: the stamp cap is for the wire and the row, not for this). A
+    /// resume runs under it. Absent only in a state written by an older version.
+    #[serde(default)]
+    pub config: Option<JsonObject>,
+    /// True when `config` is redacted (every state this version writes; an older state's
+    /// config is redacted when read, and at startup by [`scrub_parked_configs`]).
+    #[serde(default)]
+    pub config_redacted: bool,
     /// Where that config came from.
     pub config_source: String,
     /// The model it ran under.
@@ -403,6 +431,127 @@ pub struct ResumePoint {
     pub parked: ParkedState,
 }
 
+/// `parameters` as the server may keep them at rest: redacted by the stamp's rule (the
+/// labels of what was stripped are logged, never a value). A workflow revision is stored
+/// so: a turn needs nothing the redaction strips (secret references, such as a
+/// `credentials` block of vault key names, are kept).
+pub fn redact_for_storage(parameters: JsonObject, what: &str) -> JsonObject {
+    let (redacted, stripped) =
+        redact_effective_parameters(parameters, StampPolicy::default().redaction);
+    for label in &stripped {
+        tracing::info!(%what, field = %label, "stripped a secret field before storing");
+    }
+    redacted
+}
+
+/// Redact the config of every parked state an older version wrote unredacted (no
+/// `config_redacted` marker), in place, so no stripped secret stays at rest. Run once at
+/// startup; a failure is logged and retried at the next start (a resume redacts such a
+/// config before use anyway). Returns how many states were rewritten.
+pub async fn scrub_parked_configs(store: &Store, redaction: Redaction) -> usize {
+    let mut rewritten = 0;
+    loop {
+        let batch = match store.unredacted_parked_states(100).await {
+            Ok(batch) => batch,
+            Err(err) => {
+                tracing::warn!(error = %err, "reading older parked states failed; scrub retried at next start");
+                return rewritten;
+            }
+        };
+        if batch.is_empty() {
+            return rewritten;
+        }
+        for (turn_id, mut state) in batch {
+            if !state.is_object() {
+                // Not a parked state at all (a resume could not read it either): keep only
+                // the marker, so nothing unknown stays and the scrub moves on.
+                state = serde_json::json!({ "config_redacted": true });
+            }
+            if let Some(object) = state.as_object_mut() {
+                if let Some(Value::Object(config)) = object.remove("config") {
+                    let (redacted, stripped) = redact_effective_parameters(config, redaction);
+                    if !stripped.is_empty() {
+                        tracing::info!(%turn_id, fields = ?stripped, "redacted an older parked state's config");
+                    }
+                    object.insert("config".to_string(), Value::Object(redacted));
+                }
+                object.insert("config_redacted".to_string(), Value::Bool(true));
+            }
+            if let Err(err) = store.replace_parked_state(&turn_id, &state).await {
+                tracing::warn!(%turn_id, error = %err, "scrubbing an older parked state failed; retried at next start");
+                return rewritten;
+            }
+            rewritten += 1;
+        }
+    }
+}
+
+/// The code of `resolution.error` on a row whose resume was refused.
+pub const RESUME_REFUSED_CODE: &str = "CONFIG_UNRECOVERABLE";
+
+/// The config a resume runs under: the config that raised the gate, never a more
+/// permissive one (fail closed). In order: the parked turn's redacted config; the row's
+/// stamp (the resume body's inline `data.parameters`, the same redacted config); the
+/// revision the turn pinned (`references.workflow_revision` by id, present only when the
+/// turn ran that saved revision). Never the variant's HEAD nor the registered default.
+/// `Err` says why none is left; the turn then does not run its tool.
+pub async fn resume_config(
+    store: &Store,
+    project_id: &str,
+    parked: &ParkedState,
+    invoke: &InvokeRequest,
+    redaction: Redaction,
+) -> Result<ResolvedConfig, String> {
+    let references = invoke
+        .references
+        .clone()
+        .or_else(|| parked.references.clone())
+        .unwrap_or_default();
+    let source = ConfigSource::from_name(&parked.config_source);
+    if let Some(config) = non_empty(parked.config.as_ref()) {
+        let parameters = if parked.config_redacted {
+            config.clone()
+        } else {
+            redact_effective_parameters(config.clone(), redaction).0
+        };
+        return Ok(ResolvedConfig {
+            parameters,
+            source,
+            references,
+        });
+    }
+    if let Some(stamp) = non_empty(invoke.data.parameters.as_ref()) {
+        return Ok(ResolvedConfig {
+            parameters: stamp.clone(),
+            source: ConfigSource::Inline,
+            references,
+        });
+    }
+    let pinned = references
+        .workflow_revision
+        .as_ref()
+        .and_then(|r| r.id.as_deref());
+    let Some(revision_id) = pinned else {
+        return Err(
+            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run"
+                .to_string(),
+        );
+    };
+    match store.get_revision(project_id, revision_id).await {
+        Ok(Some(revision)) => Ok(ResolvedConfig {
+            parameters: redact_effective_parameters(revision.parameters, redaction).0,
+            source: ConfigSource::PinnedRevision,
+            references,
+        }),
+        Ok(None) => Err(format!(
+            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run"
+        )),
+        Err(err) => Err(format!(
+            "the config this turn was gated under could not be read ({err}); the approved              tool did not run"
+        )),
+    }
+}
+
 /// A turn that ran (not yet persisted).
 pub struct ExecutedTurn {
     /// The turn record to write.
@@ -421,6 +570,19 @@ pub struct ExecutedTurn {
     pub hook: Arc<dyn CheckpointHook>,
     /// How the harness ended.
     pub end: HarnessEnd,
+    /// Set when a resume was refused because the config that raised its gate cannot be
+    /// recovered ([`resume_config`]): the reason, for the row's `resolution.error`.
+    pub resume_refused: Option<String>,
+}
+
+impl ExecutedTurn {
+    /// `resolution.error` for the answered row: `{"code", "message"}` when the resume
+    /// was refused, else `None`.
+    pub fn resolution_error(&self) -> Option<Value> {
+        self.resume_refused
+            .as_ref()
+            .map(|reason| serde_json::json!({ "code": RESUME_REFUSED_CODE, "message": reason }))
+    }
 }
 
 impl std::fmt::Debug for ExecutedTurn {
@@ -448,7 +610,36 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         .filter(|s| !s.trim().is_empty())
         .unwrap_or_else(new_id);
     let turn_id = new_id();
-    let resolved = resolve_config(&state.store, &project_id, &invoke).await?;
+    let policy = StampPolicy::with_max_bytes(state.config.stamp_max_bytes);
+    let (resolved, resume_refused) = match &resume {
+        None => (
+            resolve_config(&state.store, &project_id, &invoke).await?,
+            None,
+        ),
+        Some(point) => match resume_config(
+            &state.store,
+            &project_id,
+            &point.parked,
+            &invoke,
+            policy.redaction,
+        )
+        .await
+        {
+            Ok(resolved) => (resolved, None),
+            Err(reason) => {
+                tracing::warn!(
+                    %project_id, %session_id, interaction_id = %point.interaction_id,
+                    %reason, "resume refused: failing closed"
+                );
+                let refused = ResolvedConfig {
+                    parameters: JsonObject::new(),
+                    source: ConfigSource::from_name(&point.parked.config_source),
+                    references: invoke.references.clone().unwrap_or_default(),
+                };
+                (refused, Some(reason))
+            }
+        },
+    };
     let model = config_model(&resolved.parameters);
     let messages = invoke.data.inputs.messages.clone();
     tracing::info!(
@@ -459,7 +650,6 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         "turn starting"
     );
 
-    let policy = StampPolicy::with_max_bytes(state.config.stamp_max_bytes);
     let (request, stamp) = RunRequest::new(
         Harness::PiCore,
         Sandbox::Local,
@@ -540,14 +730,16 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
     let hook = state.hooks.hook_for(&ctx);
     hook.turn_started().await?;
 
-    let outcome = match (script_and_start, permissions) {
-        (Ok((script, start)), Ok(permissions)) => {
+    // (what went wrong, why): the turn fails without running a step.
+    let outcome = match (&resume_refused, script_and_start, permissions) {
+        (Some(reason), _, _) => Err(("resume refused", reason.clone())),
+        (None, Ok((script, start)), Ok(permissions)) => {
             request.permissions = permissions;
             let outcome =
                 runner::run_harness(&request, &script, &start, &turn_id, hook.as_ref()).await;
             Ok((outcome, script))
         }
-        (Err(problem), _) | (_, Err(problem)) => Err(problem),
+        (None, Err(problem), _) | (None, _, Err(problem)) => Err(("invalid config", problem)),
     };
 
     let (end, output, transcript, script) = match outcome {
@@ -555,9 +747,9 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
             let output = outcome.output();
             (outcome.end, output, outcome.messages, script)
         }
-        Err(problem) => {
+        Err((what, problem)) => {
             let line = format!(
-                "[model={}] failed: invalid config: {problem}",
+                "[model={}] failed: {what}: {problem}",
                 runner::model_label(&request)
             );
             let mut transcript = messages.clone();
@@ -590,11 +782,20 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
                 extra: JsonObject::new(),
             };
             let gate = NewInteraction::gate(&project_id, &session_id, &turn_id, data, &actor);
+            // The config is kept redacted (the stamp when there is one: the same redaction
+            // of the same config): a resume needs nothing the redaction strips.
+            let redacted = match &request.effective_parameters {
+                Some(stamped) => stamped.clone(),
+                None => {
+                    redact_effective_parameters(resolved.parameters.clone(), policy.redaction).0
+                }
+            };
             let parked = ParkedState {
                 script: script.clone(),
                 gate: gate_request.clone(),
                 token: gate.token.clone(),
-                config: resolved.parameters.clone(),
+                config: Some(redacted),
+                config_redacted: true,
                 config_source: resolved.source.as_str().to_string(),
                 model: model.clone(),
                 references: references_from_run_context(request.run_context.as_ref()),
@@ -625,6 +826,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         request,
         hook,
         end,
+        resume_refused,
     })
 }
 

@@ -42,6 +42,12 @@ pub struct TestServerOptions {
     pub heartbeat: Option<Duration>,
     /// Run the resume dispatcher; default true.
     pub run_dispatcher: bool,
+    /// More keys besides the test key (e.g. keys bound to projects).
+    pub extra_api_keys: Vec<ApiKey>,
+    /// Header-read timeout; default 30 s.
+    pub header_read_timeout: Option<Duration>,
+    /// Connections per client address; default 1024.
+    pub max_connections_per_client: Option<usize>,
 }
 
 impl Default for TestServerOptions {
@@ -58,6 +64,9 @@ impl Default for TestServerOptions {
             dispatch_poll: None,
             heartbeat: None,
             run_dispatcher: true,
+            extra_api_keys: Vec::new(),
+            header_read_timeout: None,
+            max_connections_per_client: None,
         }
     }
 }
@@ -157,6 +166,7 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
         .unwrap_or_else(|| format!("sqlite://{}", database_path.display()));
     let mut config = ServerConfig::new(url);
     config.api_keys = vec![ApiKey::new("tester", api_key.clone())];
+    config.api_keys.extend(opts.extra_api_keys.iter().cloned());
     config.execution = opts.execution;
     config.run_dispatcher = opts.run_dispatcher;
     config.dispatch_poll = opts.dispatch_poll.unwrap_or(Duration::from_millis(200));
@@ -171,6 +181,12 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     }
     if let Some(v) = opts.heartbeat {
         config.heartbeat = v;
+    }
+    if let Some(v) = opts.header_read_timeout {
+        config.header_read_timeout = v;
+    }
+    if let Some(v) = opts.max_connections_per_client {
+        config.max_connections_per_client = v;
     }
     let server = start(config).await?;
     opts.database_path = Some(database_path.clone());

@@ -167,10 +167,11 @@ async fn unstamped_row_from_a_saved_revision_resumes_under_that_revision() {
     assert_eq!(turns["turns"][1]["model"], "model-head-1", "{turns}");
 }
 
-/// A row without a stamp and without a pinned revision hydrates the variant's HEAD at
-/// answer time.
+/// A row without a stamp and without a pinned revision does NOT hydrate the variant's
+/// HEAD at answer time (that would resume a draft gated under `ask` under whatever HEAD
+/// holds, here `allow`): the resume runs under the parked turn's own redacted config.
 #[tokio::test]
-async fn unstamped_draft_row_resumes_under_head_at_answer_time() {
+async fn unstamped_draft_row_resumes_under_its_own_config_not_head() {
     let h = Harness::with(TestServerOptions {
         stamp_max_bytes: Some(10),
         ..Default::default()
@@ -198,11 +199,10 @@ async fn unstamped_draft_row_resumes_under_head_at_answer_time() {
     h.wait_resolved(&id).await;
     let turns = h.turns("draft-legacy").await;
     let resumed = &turns["turns"][1];
-    assert_eq!(resumed["model"], "model-new-head", "{turns}");
-    assert!(resumed["output"]
-        .as_str()
-        .unwrap()
-        .contains("[model=model-new-head] ran Bash"));
+    assert_eq!(resumed["model"], "model-draft", "{turns}");
+    let output = resumed["output"].as_str().unwrap();
+    assert!(output.contains("[model=model-draft] ran Bash"), "{output}");
+    assert!(!output.contains("model-new-head"), "{output}");
 }
 
 /// A pinned `workflow_revision` resumes under that revision even after HEAD moved.

@@ -1,8 +1,10 @@
-//! Request extractors whose rejections are JSON errors naming the offending field.
+//! Request extractors whose rejections are JSON errors naming the offending field, and
+//! the request limits they enforce: bodies within `max_body_bytes` (413), identifiers
+//! within [`MAX_ID_CHARS`] (422, wherever they appear: body, path, query).
 
 use std::collections::HashMap;
 
-use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use futures::StreamExt;
 use gatehouse_wire::error::GatehouseCode;
@@ -11,15 +13,25 @@ use serde::de::DeserializeOwned;
 use crate::error::ApiError;
 use crate::AppState;
 
+/// Longest accepted identifier, in characters: ids, tokens, slugs, kinds, versions and
+/// cursors in a JSON body ([`is_identifier_key`]), a path segment, an identifier in the
+/// query string. Longer answers 422 naming the field (ids are stored and indexed: an
+/// unbounded one would bloat the tables or overflow an index entry).
+pub const MAX_ID_CHARS: usize = 256;
+
 /// The `?project_id=<uuid>` every `/api` route (but capabilities) requires, normalized
-/// to the lowercase hyphenated form.
+/// to the lowercase hyphenated form, and authorised for the caller's key
+/// ([`crate::auth::authorize_project`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectId(pub String);
 
-/// The query string as a map (last value wins).
+/// The query string as a map (last value wins; invalid UTF-8 decodes lossily, so a bad
+/// value is refused by its own check instead of vanishing).
 pub fn query_map(parts: &Parts) -> HashMap<String, String> {
-    Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
-        .map(|q| q.0)
+    parts
+        .uri
+        .query()
+        .map(|query| form_pairs(query).into_iter().collect())
         .unwrap_or_default()
 }
 
@@ -47,7 +59,11 @@ impl<S: Send + Sync> FromRequestParts<S> for ProjectId {
                 "Field required: project_id",
                 "missing",
             )),
-            Some(value) => parse_uuid(value, &["query", "project_id"]).map(ProjectId),
+            Some(value) => {
+                let project = parse_uuid(value, &["query", "project_id"])?;
+                crate::auth::authorize_project(parts, &project)?;
+                Ok(ProjectId(project))
+            }
         }
     }
 }
@@ -62,8 +78,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ActorName {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         parts
             .extensions
-            .get::<crate::auth::Actor>()
-            .map(|a| ActorName(a.0.clone()))
+            .get::<crate::auth::Caller>()
+            .map(|caller| ActorName(caller.actor.clone()))
             .ok_or_else(|| ApiError::new(GatehouseCode::Unauthorized, "Missing credentials"))
     }
 }
@@ -128,6 +144,7 @@ pub fn decode_json<T: DeserializeOwned>(
             format!("Malformed JSON body: {err}"),
         )
     })?;
+    check_identifiers(&value)?;
     let typed = gatehouse_wire::from_json_value::<T>(value.clone())
         .map_err(|err| ApiError::from_decode(&err))?;
     Ok((typed, value))
@@ -164,4 +181,168 @@ impl<T: DeserializeOwned + Send> FromRequest<AppState> for OptionalJsonBody<T> {
         let (value, _) = decode_json::<T>(&bytes, Some("{}"))?;
         Ok(Self(value))
     }
+}
+
+/// True for a JSON key whose string value (or list of strings) is an identifier:
+/// `id`, `token(s)`, `slug`, `version`, `kind`, `next`, `status`, and any key ending in
+/// `_id`, `_ids`, `Id` or `Ids` (`session_id`, `tool_call_id`, `operationId`, ...).
+pub fn is_identifier_key(key: &str) -> bool {
+    matches!(
+        key,
+        "id" | "token" | "tokens" | "slug" | "version" | "kind" | "next" | "status"
+    ) || key.ends_with("_id")
+        || key.ends_with("_ids")
+        || key.ends_with("Id")
+        || key.ends_with("Ids")
+}
+
+/// Subtrees that are the caller's own documents (a config, tool arguments, tags and
+/// meta): their keys are not the API's identifiers, so the identifier limit does not
+/// look inside (the body limit still bounds them).
+const OPAQUE_SUBTREES: [&str; 6] = [
+    "parameters",
+    "revision",
+    "effectiveParameters",
+    "args",
+    "tags",
+    "meta",
+];
+
+/// 422 naming the first identifier in a JSON body longer than [`MAX_ID_CHARS`].
+pub fn check_identifiers(value: &serde_json::Value) -> Result<(), ApiError> {
+    let mut loc = vec![serde_json::Value::String("body".to_string())];
+    walk_identifiers(value, &mut loc)
+}
+
+fn too_long(loc: Vec<serde_json::Value>, chars: usize) -> ApiError {
+    ApiError::validation_at(
+        loc,
+        format!("String should have at most {MAX_ID_CHARS} characters (got {chars})"),
+        "string_too_long",
+    )
+}
+
+fn walk_identifiers(
+    value: &serde_json::Value,
+    loc: &mut Vec<serde_json::Value>,
+) -> Result<(), ApiError> {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, child) in map {
+                if OPAQUE_SUBTREES.contains(&key.as_str()) {
+                    continue;
+                }
+                loc.push(serde_json::Value::String(key.clone()));
+                if is_identifier_key(key) {
+                    match child {
+                        serde_json::Value::String(text) => {
+                            let chars = text.chars().count();
+                            if chars > MAX_ID_CHARS {
+                                return Err(too_long(loc.clone(), chars));
+                            }
+                        }
+                        serde_json::Value::Array(items) => {
+                            for (index, item) in items.iter().enumerate() {
+                                if let serde_json::Value::String(text) = item {
+                                    let chars = text.chars().count();
+                                    if chars > MAX_ID_CHARS {
+                                        let mut at = loc.clone();
+                                        at.push(serde_json::Value::from(index));
+                                        return Err(too_long(at, chars));
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                walk_identifiers(child, loc)?;
+                loc.pop();
+            }
+            Ok(())
+        }
+        serde_json::Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                loc.push(serde_json::Value::from(index));
+                walk_identifiers(item, loc)?;
+                loc.pop();
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// 422 when a path segment (percent-decoded) or an identifier in the query string
+/// ([`is_identifier_key`]) is longer than [`MAX_ID_CHARS`]. Run before routing, so it
+/// covers every route.
+pub fn check_uri_identifiers(uri: &axum::http::Uri) -> Result<(), ApiError> {
+    for segment in uri.path().split('/') {
+        let decoded = percent_decoded_chars(segment);
+        if decoded > MAX_ID_CHARS {
+            return Err(too_long(
+                vec![serde_json::Value::String("path".to_string())],
+                decoded,
+            ));
+        }
+    }
+    if let Some(query) = uri.query() {
+        for (key, value) in form_pairs(query) {
+            if is_identifier_key(&key) {
+                let chars = value.chars().count();
+                if chars > MAX_ID_CHARS {
+                    return Err(too_long(
+                        vec![
+                            serde_json::Value::String("query".to_string()),
+                            serde_json::Value::String(key),
+                        ],
+                        chars,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Percent-decode `text` (a `%` not followed by two hex digits is kept as is).
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(byte) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                decoded.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        decoded.push(bytes[i]);
+        i += 1;
+    }
+    decoded
+}
+
+/// The character count of a percent-encoded segment once decoded (bytes that do not
+/// decode to UTF-8 count one each; their rejection is the route's).
+fn percent_decoded_chars(segment: &str) -> usize {
+    String::from_utf8_lossy(&percent_decode(segment))
+        .chars()
+        .count()
+}
+
+/// `application/x-www-form-urlencoded` pairs of a query string (lossy on bad UTF-8).
+fn form_pairs(query: &str) -> Vec<(String, String)> {
+    let decode =
+        |text: &str| String::from_utf8_lossy(&percent_decode(&text.replace('+', " "))).into_owned();
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key), decode(value))
+        })
+        .collect()
 }

@@ -144,13 +144,15 @@ async fn commit(
             ));
         }
     }
+    // Stored redacted: no secret the redaction strips is kept at rest.
+    let parameters = crate::service::redact_for_storage(body.parameters, "workflow revision");
     let (workflow, variant, revision) = state
         .store
         .commit_revision(
             &project_id,
             body.workflow.slug.trim(),
             body.variant.slug.trim(),
-            &body.parameters,
+            &parameters,
         )
         .await?;
     Ok(json(&CommitRevisionResponse {

@@ -12,7 +12,15 @@
 //!
 //! [`extract`] holds the request extractors every area shares (the execution routes
 //! too). Every route but capabilities needs an API key; every `/api` route but
-//! capabilities needs `?project_id=<uuid>`. Unknown routes answer 404 `ROUTE_NOT_FOUND`.
+//! capabilities needs `?project_id=<uuid>`, which the key must be bound to
+//! ([`crate::auth::authorize_project`]). Unknown routes answer 404 `ROUTE_NOT_FOUND`.
+//!
+//! Every error answer is JSON in the route's envelope: the handlers' and extractors'
+//! own ([`crate::error::ApiError`]), and, re-wrapped by [`router`]'s outer layer with
+//! their status kept, any an axum extractor answers in text (a path segment that is not
+//! UTF-8 or not percent-encoded right, ...). Identifiers in the path and query are held
+//! to [`extract::MAX_ID_CHARS`] before routing. (What hyper answers before the router,
+//! to a request it cannot parse, is made JSON in [`crate::http`].)
 
 pub mod capabilities;
 pub mod extract;
@@ -92,6 +100,72 @@ async fn method_not_allowed() -> Response {
     response
 }
 
+/// The machine code of an error status a layer answered without one.
+fn code_for_status(status: axum::http::StatusCode) -> GatehouseCode {
+    match status.as_u16() {
+        401 => GatehouseCode::Unauthorized,
+        403 => GatehouseCode::Forbidden,
+        404 => GatehouseCode::NotFound,
+        409 => GatehouseCode::Conflict,
+        413 => GatehouseCode::PayloadTooLarge,
+        422 => GatehouseCode::ValidationError,
+        429 | 503 => GatehouseCode::Unavailable,
+        400..=499 => GatehouseCode::BadRequest,
+        _ => GatehouseCode::InternalError,
+    }
+}
+
+/// Largest text error body re-wrapped as JSON (axum's rejections are one line).
+const MAX_TEXT_ERROR: usize = 16 * 1024;
+
+/// Every error answer is JSON: an error answered in text (an axum extractor's rejection)
+/// is re-wrapped in the route's envelope with its status and message.
+async fn json_errors(request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_TEXT_ERROR)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("Error").to_string()
+    } else {
+        text
+    };
+    let mut answer = ApiError::new(code_for_status(status), message)
+        .shaped_for_path(&path)
+        .into_response();
+    *answer.status_mut() = status;
+    for name in [axum::http::header::ALLOW, axum::http::header::RETRY_AFTER] {
+        if let Some(value) = parts.headers.get(&name) {
+            answer.headers_mut().insert(name, value.clone());
+        }
+    }
+    answer
+}
+
+/// 422 for an identifier in the path or query over [`extract::MAX_ID_CHARS`], before any
+/// route (or the auth layer) sees it.
+async fn limit_identifiers(request: Request, next: Next) -> Response {
+    if let Err(err) = extract::check_uri_identifiers(request.uri()) {
+        return err.shaped_for_path(request.uri().path()).into_response();
+    }
+    next.run(request).await
+}
+
 /// One log line per request: method, path (no query string), status, latency. Never
 /// headers (the API key) or bodies (parameters).
 async fn log_request(request: Request, next: Next) -> Response {
@@ -139,7 +213,9 @@ pub fn router(state: AppState) -> Router {
         .merge(runs::routes().route_layer(auth))
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(limit_identifiers))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(json_errors))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }

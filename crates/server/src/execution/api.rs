@@ -228,7 +228,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Tenant {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         if parts.extensions.get::<TenantFrom>() == Some(&TenantFrom::Header) {
-            return crate::auth::resolve_tenant(&parts.headers)
+            return crate::auth::resolve_tenant(parts)
                 .map(Tenant)
                 .map_err(reshape);
         }

@@ -468,21 +468,56 @@ impl Store {
         );
         in_tx!(self, tx => {
             if let Some((key, hash)) = idempotency {
-                let row = sqlx::query(
-                    "SELECT interaction_id, request_hash, response FROM idempotency_keys \
-                     WHERE project_id = $1 AND idem_key = $2",
-                )
-                .bind(project_id)
-                .bind(key)
-                .fetch_optional(&mut *tx)
-                .await?;
-                if let Some(row) = row {
-                    let same = row.text("interaction_id")? == id && row.text("request_hash")? == hash;
-                    return Ok(if same {
-                        RespondOutcome::Replayed { response: row.text("response")? }
-                    } else {
-                        RespondOutcome::KeyReused
-                    });
+                // Claim the key before touching the row. A concurrent request with the
+                // same key waits on this uncommitted claim (Postgres) or on the single
+                // writer (SQLite), then finds it taken and reads what this one did: a
+                // replay, or a typed "key reused" for another gate, never a unique-key
+                // failure. A request that does not win the row gives the key back.
+                // (A claim given back between our insert and our read is claimed again.)
+                let mut attempts = 0;
+                loop {
+                    attempts += 1;
+                    let claimed = sqlx::query(
+                        "INSERT INTO idempotency_keys (project_id, idem_key, interaction_id, \
+                         request_hash, response, created_at) VALUES ($1, $2, $3, $4, '', $5) \
+                         ON CONFLICT (project_id, idem_key) DO NOTHING",
+                    )
+                    .bind(project_id)
+                    .bind(key)
+                    .bind(id)
+                    .bind(hash)
+                    .bind(&now)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
+                        == 1;
+                    if claimed {
+                        break;
+                    }
+                    let row = sqlx::query(
+                        "SELECT interaction_id, request_hash, response FROM idempotency_keys \
+                         WHERE project_id = $1 AND idem_key = $2",
+                    )
+                    .bind(project_id)
+                    .bind(key)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    match row {
+                        Some(row) => {
+                            let same = row.text("interaction_id")? == id
+                                && row.text("request_hash")? == hash;
+                            let response = row.text("response")?;
+                            // Only committed claims are visible, and a committed claim
+                            // holds its answer: an empty one cannot be replayed.
+                            return Ok(if same && !response.is_empty() {
+                                RespondOutcome::Replayed { response }
+                            } else {
+                                RespondOutcome::KeyReused
+                            });
+                        }
+                        None if attempts < 3 => continue,
+                        None => return Ok(RespondOutcome::KeyReused),
+                    }
                 }
             }
             let row = sqlx::query(&update_sql)
@@ -494,6 +529,13 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
             let Some(row) = row else {
+                if let Some((key, _)) = idempotency {
+                    sqlx::query("DELETE FROM idempotency_keys WHERE project_id = $1 AND idem_key = $2")
+                        .bind(project_id)
+                        .bind(key)
+                        .execute(&mut *tx)
+                        .await?;
+                }
                 let exists = sqlx::query("SELECT id FROM interactions WHERE id = $1 AND project_id = $2")
                     .bind(id)
                     .bind(project_id)
@@ -503,18 +545,13 @@ impl Store {
                 return Ok(if exists { RespondOutcome::NotPending } else { RespondOutcome::NotFound });
             };
             let record = interaction_from_row(&row)?;
-            if let Some((key, hash)) = idempotency {
-                let response = record.response_body();
+            if let Some((key, _)) = idempotency {
                 sqlx::query(
-                    "INSERT INTO idempotency_keys (project_id, idem_key, interaction_id, \
-                     request_hash, response, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                    "UPDATE idempotency_keys SET response = $1 WHERE project_id = $2 AND idem_key = $3",
                 )
+                .bind(record.response_body())
                 .bind(project_id)
                 .bind(key)
-                .bind(id)
-                .bind(hash)
-                .bind(&response)
-                .bind(&now)
                 .execute(&mut *tx)
                 .await?;
             }
@@ -623,6 +660,10 @@ impl Store {
 
     /// Cancel the pending gates of a session's other turns (optionally only `tokens`).
     /// Returns the cancelled rows.
+    ///
+    /// A token list of any length is processed in chunks of `CANCEL_STALE_CHUNK` (500)
+    /// (far below SQLite's variable limit and Postgres's bind-parameter limit), all in one
+    /// transaction: the whole list is cancelled, or nothing.
     pub async fn cancel_stale(
         &self,
         project_id: &str,
@@ -632,38 +673,58 @@ impl Store {
         actor: &str,
     ) -> Result<Vec<InteractionRecord>, StoreError> {
         let now = now_text();
-        let mut sql = String::from(
+        let base =
             "UPDATE interactions SET status = 'cancelled', updated_at = $1, updated_by_id = $2 \
              WHERE project_id = $3 AND session_id = $4 AND status = 'pending' \
-             AND (turn_id IS NULL OR turn_id <> $5)",
-        );
-        let tokens = tokens.unwrap_or(&[]);
-        if !tokens.is_empty() {
-            sql.push_str(" AND token IN (");
-            for i in 0..tokens.len() {
-                if i > 0 {
-                    sql.push_str(", ");
-                }
-                sql.push_str(&format!("${}", i + 6));
+             AND (turn_id IS NULL OR turn_id <> $5)";
+        // `None`: every stale gate, one statement. `Some`: only these tokens (deduplicated).
+        let chunks: Vec<Vec<&String>> = match tokens {
+            None => vec![Vec::new()],
+            Some(tokens) => {
+                let mut seen = std::collections::HashSet::new();
+                let unique: Vec<&String> = tokens.iter().filter(|t| seen.insert(*t)).collect();
+                unique
+                    .chunks(CANCEL_STALE_CHUNK)
+                    .map(<[&String]>::to_vec)
+                    .collect()
             }
-            sql.push(')');
-        }
-        sql.push_str(&format!(" RETURNING {SELECT_COLUMNS}"));
+        };
         in_tx!(self, tx => {
-            let mut query = sqlx::query(&sql)
-                .bind(&now)
-                .bind(actor)
-                .bind(project_id)
-                .bind(session_id)
-                .bind(live_turn_id);
-            for token in tokens {
-                query = query.bind(token);
+            let mut cancelled = Vec::new();
+            for chunk in &chunks {
+                let mut sql = String::from(base);
+                if !chunk.is_empty() {
+                    sql.push_str(" AND token IN (");
+                    for i in 0..chunk.len() {
+                        if i > 0 {
+                            sql.push_str(", ");
+                        }
+                        sql.push_str(&format!("${}", i + 6));
+                    }
+                    sql.push(')');
+                }
+                sql.push_str(&format!(" RETURNING {SELECT_COLUMNS}"));
+                let mut query = sqlx::query(&sql)
+                    .bind(&now)
+                    .bind(actor)
+                    .bind(project_id)
+                    .bind(session_id)
+                    .bind(live_turn_id);
+                for token in chunk {
+                    query = query.bind(*token);
+                }
+                let rows = query.fetch_all(&mut *tx).await?;
+                for row in &rows {
+                    cancelled.push(interaction_from_row(row)?);
+                }
             }
-            let rows = query.fetch_all(&mut *tx).await?;
-            rows.iter().map(interaction_from_row).collect::<Result<Vec<_>, _>>()
+            Ok(cancelled)
         })
     }
 }
+
+/// How many tokens one `cancel-stale` statement binds (see [`Store::cancel_stale`]).
+pub const CANCEL_STALE_CHUNK: usize = 500;
 
 /// Fresh id for a new gate token.
 pub(crate) fn new_token() -> String {

@@ -55,6 +55,21 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// True when the write lost a race to a concurrent one: a unique key taken meanwhile
+    /// (either backend), or a Postgres serialization failure (`40001`) or deadlock
+    /// (`40P01`). Retrying the request can succeed; it is not a server fault.
+    pub fn is_concurrent_conflict(&self) -> bool {
+        let Self::Database(sqlx::Error::Database(db)) = self else {
+            return false;
+        };
+        if db.is_unique_violation() {
+            return true;
+        }
+        matches!(db.code().as_deref(), Some("40001") | Some("40P01"))
+    }
+}
+
 /// Which database the store runs on.
 #[derive(Debug, Clone)]
 pub(crate) enum Backend {

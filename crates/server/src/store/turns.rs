@@ -232,3 +232,44 @@ impl Store {
         })
     }
 }
+
+/// The marker every parked state this version writes carries (its config is redacted).
+const REDACTED_MARKER: &str = "%\"config_redacted\":true%";
+
+impl Store {
+    /// Up to `limit` parked states written by an older version, whose config may be
+    /// unredacted (they lack the `config_redacted` marker): `(turn id, state)`.
+    pub async fn unredacted_parked_states(
+        &self,
+        limit: i64,
+    ) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+        let sql = "SELECT id, parked_state FROM turns WHERE parked_state IS NOT NULL \
+                   AND parked_state NOT LIKE $1 ORDER BY id LIMIT $2";
+        with_pool!(self, pool => {
+            let rows = sqlx::query(sql).bind(REDACTED_MARKER).bind(limit).fetch_all(pool).await?;
+            rows.iter()
+                .map(|row| {
+                    let state = from_json_text("turns.parked_state", &row.text("parked_state")?)?;
+                    Ok((row.text("id")?, state))
+                })
+                .collect()
+        })
+    }
+
+    /// Replace a turn's parked state (the startup scrub of older states).
+    pub async fn replace_parked_state(
+        &self,
+        turn_id: &str,
+        state: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let text = to_json_text(state);
+        in_tx!(self, tx => {
+            sqlx::query("UPDATE turns SET parked_state = $1 WHERE id = $2")
+                .bind(&text)
+                .bind(turn_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok(())
+        })
+    }
+}

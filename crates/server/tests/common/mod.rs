@@ -1,6 +1,8 @@
 //! Shared helpers for the server's HTTP tests.
 #![allow(dead_code)]
 
+pub mod db;
+
 use std::time::{Duration, Instant};
 
 use gatehouse_server::testing::{self, TestServer, TestServerOptions};

@@ -1,0 +1,435 @@
+//! Serving connections: the accept loop, HTTP/1.1 with hyper, and the limits that hold
+//! before a request reaches the router.
+//!
+//! - **Header-read timeout** ([`ServerConfig::header_read_timeout`]): a client must send a
+//!   request's head within it, and a kept-alive connection may sit idle between requests
+//!   no longer; then the connection is closed (a slow-header client holds nothing).
+//! - **Connections per client address** ([`ServerConfig::max_connections_per_client`]):
+//!   one more is answered `503 UNAVAILABLE` (JSON) and closed at once.
+//! - **Parse errors are JSON too.** hyper answers a request it cannot parse (a garbage
+//!   request line, bytes that are not HTTP, a bad header, a URI or head over its limits)
+//!   by itself, with a bodiless 400/414/431, before any router sees it. [`JsonErrorIo`]
+//!   sits under hyper and recognizes that answer: the last thing hyper writes before it
+//!   closes the connection, a response head with an error status, `content-length: 0`
+//!   and no `content-type` (the router never answers so: its every error is a JSON body).
+//!   It swaps it for the same status with the JSON error envelope.
+//!
+//! - **A request runs to its end.** Each request is handled in a task of its own, so a
+//!   client that goes away mid-request does not cancel the handler half-way through a
+//!   database transaction (a cancelled transaction left its pooled connection unusable
+//!   for the next request). A client may half-close its side after sending a request
+//!   and still read the answer.
+//!
+//! Only HTTP/1.1 (and 1.0) is served: nothing here speaks cleartext HTTP/2.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use gatehouse_wire::error::{FastApiErrorBody, GatehouseCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tower::ServiceExt;
+
+use axum::response::IntoResponse;
+
+use crate::config::ServerConfig;
+
+/// The limits [`serve`] applies to connections.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// See [`ServerConfig::header_read_timeout`].
+    pub header_read_timeout: Duration,
+    /// See [`ServerConfig::max_connections_per_client`] (0: no limit).
+    pub max_connections_per_client: usize,
+}
+
+impl ConnectionLimits {
+    /// The limits of `config`.
+    pub fn from_config(config: &ServerConfig) -> Self {
+        Self {
+            header_read_timeout: config.header_read_timeout,
+            max_connections_per_client: config.max_connections_per_client,
+        }
+    }
+}
+
+/// Serve `router` on `listener` until `shutdown` turns true; then stop accepting and
+/// wait for every open connection to finish its request in flight (idle ones close).
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    let counts = ClientCounts::default();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.wait_for(|stop| *stop) => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                // Per-connection failures (reset before accept) and resource exhaustion
+                // (too many open files) alike: log, breathe, go on.
+                tracing::warn!(error = %err, "accepting a connection failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let Some(slot) = counts.acquire(peer.ip(), limits.max_connections_per_client) else {
+            tokio::spawn(refuse_over_limit(
+                stream,
+                peer,
+                limits.max_connections_per_client,
+            ));
+            continue;
+        };
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .half_close(true);
+        let service = detached_service(router.clone());
+        let io = TokioIo::new(JsonErrorIo::new(stream));
+        let connection = graceful.watch(builder.serve_connection(io, service));
+        tokio::spawn(async move {
+            let _slot = slot;
+            if let Err(err) = connection.await {
+                if err.is_timeout() {
+                    tracing::debug!(%peer, "closed a connection: no request head within the header-read timeout");
+                } else if err.is_parse() || err.is_parse_too_large() || err.is_parse_status() {
+                    tracing::info!(%peer, error = %err, "refused a request hyper could not parse");
+                } else {
+                    tracing::debug!(%peer, error = %err, "connection ended with an error");
+                }
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// `router` as a hyper service whose every request runs in a task of its own: dropping
+/// the answer (the client went away) leaves the handler to finish.
+fn detached_service(
+    router: Router,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = axum::response::Response,
+    Error = std::convert::Infallible,
+    Future = impl std::future::Future<
+        Output = Result<axum::response::Response, std::convert::Infallible>,
+    > + Send,
+> + Clone {
+    hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        let router = router.clone();
+        async move {
+            let request = request.map(axum::body::Body::new);
+            let handled = tokio::spawn(router.oneshot(request)).await;
+            Ok(match handled {
+                Ok(Ok(response)) => response,
+                Ok(Err(never)) => match never {},
+                Err(err) => {
+                    tracing::error!(error = %err, "a request task failed");
+                    crate::error::ApiError::new(
+                        GatehouseCode::InternalError,
+                        "Internal error: the request handler failed",
+                    )
+                    .into_response()
+                }
+            })
+        }
+    })
+}
+
+/// Open connections per client address.
+#[derive(Debug, Clone, Default)]
+struct ClientCounts(Arc<Mutex<HashMap<IpAddr, usize>>>);
+
+/// One open connection of a client address; dropping it frees the slot.
+struct ClientSlot {
+    counts: ClientCounts,
+    ip: IpAddr,
+}
+
+impl ClientCounts {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A slot for `ip`, unless it already holds `max` (0: no limit).
+    fn acquire(&self, ip: IpAddr, max: usize) -> Option<ClientSlot> {
+        let mut counts = self.lock();
+        let open = counts.entry(ip).or_insert(0);
+        if max > 0 && *open >= max {
+            return None;
+        }
+        *open += 1;
+        Some(ClientSlot {
+            counts: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock();
+        if let Some(open) = counts.get_mut(&self.ip) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                counts.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Answer a connection over the per-client limit with a JSON 503 and close it.
+async fn refuse_over_limit(mut stream: TcpStream, peer: SocketAddr, max: usize) {
+    tracing::warn!(%peer, max, "refused a connection: too many open connections from this address");
+    let response = json_error_response(
+        503,
+        GatehouseCode::Unavailable,
+        &format!(
+            "Too many open connections from this address (the limit is {max}); close some and retry"
+        ),
+    );
+    let write = async {
+        stream.write_all(&response).await?;
+        stream.shutdown().await
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), write).await;
+}
+
+/// A complete HTTP/1.1 response carrying the JSON error envelope, closing the connection.
+pub fn json_error_response(status: u16, code: GatehouseCode, message: &str) -> Vec<u8> {
+    let body = serde_json::to_vec(&FastApiErrorBody {
+        detail: serde_json::Value::String(message.to_string()),
+        code: Some(code),
+        extra: Default::default(),
+    })
+    .unwrap_or_else(|_| br#"{"detail":"Bad Request","code":"BAD_REQUEST"}"#.to_vec());
+    let reason = axum::http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error");
+    let mut response = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(&body);
+    response
+}
+
+/// The JSON answer that replaces hyper's own bodiless answer to a request it could not
+/// parse, by status.
+fn parse_error_response(status: u16) -> Vec<u8> {
+    let message = match status {
+        414 => "URI Too Long: the request target is over the server's limit",
+        431 => "Request Header Fields Too Large: the request head is over the server's limit",
+        _ => "Bad Request: the request could not be parsed as HTTP/1.1 (request line, header names and values must be valid HTTP tokens and text)",
+    };
+    json_error_response(status, GatehouseCode::BadRequest, message)
+}
+
+/// The longest answer hyper writes by itself (status line, `connection`,
+/// `content-length` and `date` headers): where to look for it at the end of a write.
+const MAX_AUTO_HEAD: usize = 512;
+
+/// Where, in `buf`, hyper's own error answer starts, when `buf` ends with one: a complete
+/// response head with a 4xx/5xx status, `content-length: 0` and no `content-type`.
+pub fn auto_error_head_start(buf: &[u8]) -> Option<(usize, u16)> {
+    if !buf.ends_with(b"\r\n\r\n") {
+        return None;
+    }
+    let window_start = buf.len().saturating_sub(MAX_AUTO_HEAD);
+    let window = &buf[window_start..];
+    let mut search_end = window.len();
+    while let Some(at) = find_last(&window[..search_end], b"HTTP/1.") {
+        let head = &window[at..];
+        if let Some(status) = bodiless_error_head(head) {
+            return Some((window_start + at, status));
+        }
+        search_end = at;
+    }
+    None
+}
+
+fn find_last(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if haystack.len() < needle.len() {
+        return None;
+    }
+    (0..=haystack.len() - needle.len())
+        .rev()
+        .find(|&i| &haystack[i..i + needle.len()] == needle)
+}
+
+/// The status of `head` when it is exactly one bodiless error response head.
+fn bodiless_error_head(head: &[u8]) -> Option<u16> {
+    let mut headers = [httparse::EMPTY_HEADER; 16];
+    let mut response = httparse::Response::new(&mut headers);
+    let httparse::Status::Complete(length) = response.parse(head).ok()? else {
+        return None;
+    };
+    if length != head.len() {
+        return None;
+    }
+    let status = response.code?;
+    if status < 400 {
+        return None;
+    }
+    let mut zero_length = false;
+    for header in response.headers.iter() {
+        if header.name.eq_ignore_ascii_case("content-type") {
+            return None;
+        }
+        if header.name.eq_ignore_ascii_case("content-length") {
+            zero_length = header.value == b"0";
+        }
+    }
+    zero_length.then_some(status)
+}
+
+/// A connection's stream as hyper sees it. Writes pass through, except hyper's own
+/// bodiless error answer ([`auto_error_head_start`]): held back, and at the close that
+/// always follows it replaced by the same status with a JSON body. Should anything be
+/// written after a held answer, the held bytes go out first, unchanged (it was not the
+/// last word after all).
+#[derive(Debug)]
+pub struct JsonErrorIo<T> {
+    inner: T,
+    /// A held error answer: its status and bytes.
+    held: Option<(u16, Vec<u8>)>,
+    /// Bytes still to write before anything else (a released or replacement answer).
+    pending: Vec<u8>,
+}
+
+impl<T> JsonErrorIo<T> {
+    /// Wrap `inner`.
+    pub fn new(inner: T) -> Self {
+        Self {
+            inner,
+            held: None,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> JsonErrorIo<T> {
+    /// Write out `pending` completely.
+    fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while !self.pending.is_empty() {
+            let written = ready!(Pin::new(&mut self.inner).poll_write(cx, &self.pending))?;
+            if written == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.pending.drain(..written);
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for JsonErrorIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for JsonErrorIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if let Some((_, bytes)) = this.held.take() {
+            this.pending.extend_from_slice(&bytes);
+        }
+        ready!(this.poll_pending(cx))?;
+        match auto_error_head_start(buf) {
+            Some((0, status)) => {
+                this.held = Some((status, buf.to_vec()));
+                Poll::Ready(Ok(buf.len()))
+            }
+            Some((start, _)) => Pin::new(&mut this.inner).poll_write(cx, &buf[..start]),
+            None => Pin::new(&mut this.inner).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        ready!(this.poll_pending(cx))?;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if let Some((status, _)) = this.held.take() {
+            this.pending
+                .extend_from_slice(&parse_error_response(status));
+        }
+        ready!(this.poll_pending(cx))?;
+        ready!(Pin::new(&mut this.inner).poll_flush(cx))?;
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        // One contiguous buffer per write, so hyper's own answer is seen whole.
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognizes_only_bodiless_error_heads() {
+        let auto = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: Mon, 01 Dec 2025 07:08:00 GMT\r\n\r\n";
+        assert_eq!(auto_error_head_start(auto), Some((0, 400)));
+        let mut after_body = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}".to_vec();
+        after_body.extend_from_slice(auto);
+        assert_eq!(
+            auto_error_head_start(&after_body),
+            Some((after_body.len() - auto.len(), 400))
+        );
+        let json = b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n";
+        assert_eq!(auto_error_head_start(json), None);
+        let ok = b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n";
+        assert_eq!(auto_error_head_start(ok), None);
+        let chunk_end = b"5\r\nhello\r\n0\r\n\r\n";
+        assert_eq!(auto_error_head_start(chunk_end), None);
+        let text_in_body = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1c\r\nHTTP/1.1 400 Bad Request\r\n\r\n\r\n0\r\n\r\n";
+        assert_eq!(auto_error_head_start(text_in_body), None);
+    }
+
+    #[test]
+    fn replacement_is_json() {
+        let response = parse_error_response(431);
+        let text = String::from_utf8(response).unwrap();
+        assert!(text.starts_with("HTTP/1.1 431 "));
+        let body = text.split("\r\n\r\n").nth(1).unwrap();
+        let value: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(value["code"], "BAD_REQUEST");
+    }
+}
