@@ -5,7 +5,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use common::{agenta_fixture as fixture, BIN};
+use common::{agenta_fixture, own_sample, BIN};
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(BIN)
@@ -151,6 +151,7 @@ fn stamp_bad_input_exits_1() {
     assert_eq!(usage.status.code(), Some(2));
 }
 
+// upstream conformance: Agenta /run goldens through `gatehouse wire validate`
 #[test]
 fn validate_accepts_the_upstream_goldens() {
     for name in [
@@ -158,7 +159,32 @@ fn validate_accepts_the_upstream_goldens() {
         "run_request.claude.json",
         "run_request.codex.json",
     ] {
-        let path = fixture(name);
+        let Some(path) = agenta_fixture("Agenta /run goldens (gatehouse wire validate)", name)
+        else {
+            return;
+        };
+        let out = run(
+            &[
+                "wire",
+                "validate",
+                "--type",
+                "RunRequest",
+                path.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stdout(&out));
+        assert!(stdout(&out).starts_with("valid: "));
+    }
+}
+
+#[test]
+fn validate_accepts_our_own_samples() {
+    for name in [
+        "RunRequest.session_run_all_keys.json",
+        "RunRequest.adhoc_minimal.json",
+    ] {
+        let path = own_sample(name);
         let out = run(
             &[
                 "wire",
@@ -239,7 +265,8 @@ fn validate_bad_input() {
 
 #[test]
 fn fingerprint_ignores_effective_parameters_and_follows_the_model() {
-    let golden = std::fs::read_to_string(fixture("run_request.pi_core.json")).unwrap();
+    let golden =
+        std::fs::read_to_string(own_sample("RunRequest.session_run_all_keys.json")).unwrap();
     let base = run(&["wire", "fingerprint"], Some(&golden));
     assert_eq!(base.status.code(), Some(0), "{}", stderr(&base));
     let print = stdout(&base);

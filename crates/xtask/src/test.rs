@@ -16,12 +16,64 @@ use std::process::Command;
 
 use crate::util::{cargo, run_command, workspace_root};
 
+/// The environment variable every upstream conformance suite (Rust, Python, TypeScript)
+/// appends a skipped suite to (`gatehouse_fixtures::SKIP_LOG_ENV`).
+const SKIP_LOG_ENV: &str = "GATEHOUSE_SKIPPED_SUITES";
+
 pub fn run(args: &[String]) -> Result<(), String> {
-    let skip_bindings = args.iter().any(|a| a == "--no-bindings");
     let root = workspace_root();
     if args.iter().any(|a| a == "--postgres-only") {
         return server_suite_on_postgres(&root);
     }
+    // Every step (and every process it starts) logs a skipped upstream suite here; the
+    // summary line at the end reads it back.
+    let skip_log = std::env::temp_dir().join(format!(
+        "gatehouse-skipped-suites-{}.log",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&skip_log);
+    std::env::set_var(SKIP_LOG_ENV, &skip_log);
+    let result = run_steps(&root, args);
+    eprintln!("{}", skipped_summary(&skip_log));
+    let _ = std::fs::remove_file(&skip_log);
+    result
+}
+
+/// One line: which upstream conformance suites were skipped, and how to run them.
+fn skipped_summary(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut suites: Vec<&str> = Vec::new();
+    let mut folders: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let mut fields = line.split('\t');
+        let (Some(suite), Some(upstream)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        if !suites.contains(&suite) {
+            suites.push(suite);
+        }
+        if !folders.contains(&upstream) {
+            folders.push(upstream);
+        }
+    }
+    if suites.is_empty() {
+        return "xtask test: every upstream conformance suite ran (Agenta and AgentPlat fixtures found)"
+            .to_string();
+    }
+    suites.sort_unstable();
+    format!(
+        "xtask test: {} upstream conformance suite(s) SKIPPED, their fixtures ({}) not found: {}. \
+         Run them with GATEHOUSE_FIXTURES=<folder holding agenta/ and agentplat/> cargo xtask test \
+         (or lay shared/fixtures beside the checkout); under CI=true they are required.",
+        suites.len(),
+        folders.join(", "),
+        suites.join("; ")
+    )
+}
+
+fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
+    let skip_bindings = args.iter().any(|a| a == "--no-bindings");
+    let root = root.to_path_buf();
 
     // Build the binary first so the CLI tests and the binding tests find it.
     run_command(
