@@ -5,7 +5,7 @@ Two kinds of tests:
 - the project's own documents (tests/data/samples: valid, one or more per wire type;
   tests/data/invalid: every one must be rejected), always run;
 - the upstream conformance suite over Agenta's fixtures (found by upstream_fixtures.py:
-  GATEHOUSE_FIXTURES, else ../shared/fixtures), skipped with one line when they are
+  GATEHOUSE_FIXTURES, else shared/fixtures beside the checkout), skipped with one line when they are
   absent, required under CI=true.
 
 Run: python3 -m pytest tests/python
