@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Every binding test, from a checkout. Builds what is missing, then:
+# Every binding test, from a checkout, against the packages a user installs. Builds what is
+# missing (the native library ONCE, with the mobile profile; the wheel and the jar reuse it),
+# then:
 #   1. the mobile library: no OpenSSL, exported entry points, stripped size < 6 MB;
 #   2. Swift: header compiles and links, symbols match, Swift parses (bindings/swift/check.py);
-#   3. Python: pytest against a live `gatehouse serve` (bindings/python/tests);
-#   4. Kotlin: `mvn test` against a live `gatehouse serve` (bindings/kotlin).
+#   3. Python: builds the wheel (native library inside), installs it into a fresh virtual
+#      environment, and runs bindings/python/tests with that environment's Python, from
+#      outside the source tree, against a live `gatehouse serve`;
+#   4. Kotlin: builds the jar (native library inside as a JNA resource), installs it into
+#      the local Maven repository, and runs the binding tests from a fresh consumer project
+#      (bindings/kotlin/consumer, copied to a scratch folder) that depends on the installed
+#      jar, against a live `gatehouse serve`.
 # Staleness of the committed bindings is checked separately: `cargo xtask bindings --check`.
 #
 # Environment:
 #   GATEHOUSE_FFI_PROFILE  cargo profile of the library (default: mobile)
 #   GATEHOUSE_BIN          server binary (default: builds it, then uses debug/gatehouse in
 #                          cargo's target directory)
-#   MVN_ARGS               extra Maven arguments, e.g. "-o" to run offline after a prefetch
-#                          (prefetch: `cd bindings/kotlin && mvn -B -q test -DskipTests`)
+#   MVN_ARGS               extra Maven arguments, e.g. "-o" to run offline after one online run
+#   GATEHOUSE_DIST_DIR     keep the built wheel and jar here (default: a scratch folder)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -44,11 +51,34 @@ if ! python3 -c "import tree_sitter, tree_sitter_swift" 2>/dev/null; then
 fi
 python3 bindings/swift/check.py --library "$lib"
 
-echo "== python"
-cp "$lib" bindings/python/gatehouse/
-python3 -m pytest -q bindings/python/tests
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-bindings-XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+dist="${GATEHOUSE_DIST_DIR:-$scratch/dist}"
+mkdir -p "$dist"
 
-echo "== kotlin"
+echo "== python: the wheel, installed into a fresh virtual environment"
+GATEHOUSE_FFI_LIBRARY="$lib" python3 -m pip wheel -q --no-deps --no-build-isolation \
+  -w "$dist" bindings/python
+wheel="$(ls "$dist"/gatehouse-*.whl)"
+echo "built $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
+python3 -m venv "$scratch/venv"
+"$scratch/venv/bin/python" -m pip install -q --no-index "$wheel"
+"$scratch/venv/bin/python" -m pip install -q pytest
+# From the scratch folder, so nothing of the source tree is importable.
+(cd "$scratch" && "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider \
+  --rootdir "$root/bindings/python" "$root/bindings/python/tests")
+
+echo "== kotlin: the jar, installed, used from a fresh Maven consumer project"
 # shellcheck disable=SC2086
-(cd bindings/kotlin && mvn -B --no-transfer-progress ${MVN_ARGS:-} -Dgatehouse.lib.dir="$profile_dir" test)
+(cd bindings/kotlin && mvn -B --no-transfer-progress -q ${MVN_ARGS:-} \
+  -Dgatehouse.lib.dir="$profile_dir" -DskipTests install)
+jar="bindings/kotlin/target/gatehouse-kotlin-0.1.0.jar"
+python3 -c 'import sys, zipfile; sys.exit("linux-x86-64/libgatehouse_ffi.so" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$jar" \
+  || { echo "FAIL: $jar does not carry linux-x86-64/libgatehouse_ffi.so"; exit 1; }
+cp "$jar" "$dist/"
+echo "built $(basename "$jar") ($(stat -c %s "$jar") bytes), installed in the local Maven repository"
+cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
+# shellcheck disable=SC2086
+(cd "$scratch/kotlin-consumer" && mvn -B --no-transfer-progress ${MVN_ARGS:-} \
+  -Dgatehouse.tests.dir="$root/bindings/kotlin/src/test/kotlin" test)
 echo "== binding tests passed"

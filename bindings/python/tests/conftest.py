@@ -2,8 +2,10 @@
 
 The server binary is $GATEHOUSE_BIN (default: debug/gatehouse in cargo's target directory,
 as `cargo metadata` reports it).
-The native library must sit next to gatehouse/gatehouse_ffi.py (bindings/run-tests.sh
-copies it there); the tests fail, not skip, when either is missing.
+The package under test is the INSTALLED `gatehouse` (bindings/run-tests.sh builds the
+wheel, installs it into a fresh virtual environment and runs these tests with that
+environment's Python, from outside the source tree); nothing here adds the source folder
+to `sys.path`. The tests fail, not skip, when the package or the server is missing.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 import threading
 import urllib.request
@@ -22,7 +23,6 @@ import pytest
 
 PYTHON_DIR = pathlib.Path(__file__).resolve().parent.parent
 WORKSPACE = PYTHON_DIR.parent.parent
-sys.path.insert(0, str(PYTHON_DIR))
 
 API_KEY = "py-binding-secret"
 STARTUP_TIMEOUT_S = 30

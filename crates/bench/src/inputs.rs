@@ -100,6 +100,17 @@ pub fn golden_blob() -> Result<Value, BenchError> {
         .ok_or_else(|| BenchError::Invalid("the stamp vectors are empty".into()))
 }
 
+/// The `data.parameters` of the gates the live benchmarks open: a config of our own
+/// with the golden blob's shape and measured size (178 B), so the live rows need no
+/// upstream fixture.
+pub fn gate_parameters() -> Value {
+    json!({"agent": {
+        "instructions": "Answer briefly, ask first.",
+        "llm": {"model": "anthropic/claude-sonnet-4-5", "provider": "anthropic"},
+        "runner": {"permissions": {"default": "ask"}}
+    }})
+}
+
 /// A tiny deterministic generator (64-bit LCG, Knuth's constants): the same inputs on
 /// every machine and every run, with no dependency.
 #[derive(Debug, Clone)]

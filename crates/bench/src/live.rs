@@ -303,7 +303,7 @@ pub async fn create_gates(
     session: &str,
     n: usize,
 ) -> Result<Vec<String>, BenchError> {
-    let blob = crate::inputs::golden_blob()?;
+    let blob = crate::inputs::gate_parameters();
     let requests: Vec<CreateInteractionRequest> = (0..n)
         .map(|i| {
             serde_json::from_value(json!({

@@ -5,7 +5,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use common::{agenta_fixture as fixture, BIN};
+use common::{agenta_fixture, own_sample, BIN};
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(BIN)
@@ -18,11 +18,10 @@ fn run(args: &[&str], stdin: Option<&str>) -> Output {
     {
         let mut input = child.stdin.take().unwrap();
         if let Some(text) = stdin {
-            // The command may exit (bad flags, bad input) before it reads everything:
-            // a closed pipe is its answer, not the test's failure.
-            match input.write_all(text.as_bytes()) {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                other => other.unwrap(),
+            // A command that fails early (a usage error) may exit before reading its input:
+            // its exit code is what is checked, a closed pipe is not a failure.
+            if let Err(err) = input.write_all(text.as_bytes()) {
+                assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
             }
         }
     }
@@ -156,6 +155,7 @@ fn stamp_bad_input_exits_1() {
     assert_eq!(usage.status.code(), Some(2));
 }
 
+// upstream conformance: Agenta /run goldens through `gatehouse wire validate`
 #[test]
 fn validate_accepts_the_upstream_goldens() {
     for name in [
@@ -163,7 +163,32 @@ fn validate_accepts_the_upstream_goldens() {
         "run_request.claude.json",
         "run_request.codex.json",
     ] {
-        let path = fixture(name);
+        let Some(path) = agenta_fixture("Agenta /run goldens (gatehouse wire validate)", name)
+        else {
+            return;
+        };
+        let out = run(
+            &[
+                "wire",
+                "validate",
+                "--type",
+                "RunRequest",
+                path.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stdout(&out));
+        assert!(stdout(&out).starts_with("valid: "));
+    }
+}
+
+#[test]
+fn validate_accepts_our_own_samples() {
+    for name in [
+        "RunRequest.session_run_all_keys.json",
+        "RunRequest.adhoc_minimal.json",
+    ] {
+        let path = own_sample(name);
         let out = run(
             &[
                 "wire",
@@ -244,7 +269,8 @@ fn validate_bad_input() {
 
 #[test]
 fn fingerprint_ignores_effective_parameters_and_follows_the_model() {
-    let golden = std::fs::read_to_string(fixture("run_request.pi_core.json")).unwrap();
+    let golden =
+        std::fs::read_to_string(own_sample("RunRequest.session_run_all_keys.json")).unwrap();
     let base = run(&["wire", "fingerprint"], Some(&golden));
     assert_eq!(base.status.code(), Some(0), "{}", stderr(&base));
     let print = stdout(&base);

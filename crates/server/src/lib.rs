@@ -52,12 +52,15 @@
 //!
 //! ## Routes
 //!
-//! Every route but `GET /api/capabilities` and `GET /health` needs
-//! `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but capabilities
-//! needs `?project_id=<uuid>`; AgentPlat's root paths take the project from
-//! `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). The key must be bound to that
-//! project ([`auth::authorize_project`]: 404 for an id in another project, 403 for the
-//! project itself). Each handler is the named function of the named module.
+//! Every route but `GET /api/capabilities`, `GET /api/openapi.json` and `GET /health`
+//! needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
+//! capabilities and the OpenAPI document needs `?project_id=<uuid>`; AgentPlat's root
+//! paths take the project from `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). The key
+//! must be bound to that project ([`auth::authorize_project`]: 404 for an id in another
+//! project, 403 for the project itself). The route registry
+//! `gatehouse_wire::openapi::OPERATIONS` describes each route (parameters, bodies, every
+//! error) and generates the OpenAPI document; `tests/openapi.rs` checks it against the
+//! router both ways. Each handler is the named function of the named module.
 //!
 //! | method | path | handler | what |
 //! |---|---|---|---|
@@ -72,6 +75,7 @@
 //! | `GET` | `/api/sessions/{session_id}/turns` | [`api::invoke`] `turns` | a session's turns, oldest first |
 //! | `POST` | `/api/workflows/revisions/commit` | [`api::invoke`] `commit` | commit a revision, move the variant's HEAD |
 //! | `GET` | `/api/capabilities` | [`api::capabilities`] `capabilities` | what this host serves (C5), no auth |
+//! | `GET` | `/api/openapi.json` | [`api::openapi`] `openapi` | the OpenAPI 3.1 document of every route, no auth |
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}` | [`execution::api`] `get_session` | one execution session (B2) |
 //! | `POST` | `/api/rooms/{room_id}/execution-sessions/{session_id}/interventions` | [`execution::api`] `request_intervention` | request an intervention: 202, replay-first on `operationId` (B3) |
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events?after=` | [`execution::api`] `list_events` | the session's events after a sequence |
@@ -92,7 +96,8 @@
 //!
 //! | change | where |
 //! |---|---|
-//! | an interaction endpoint (new or changed) | the handler and its `routes()` entry in [`api::interactions`]; its SQL in `store/interactions.rs`; a line in the route table above |
+//! | an interaction endpoint (new or changed) | the handler and its `routes()` entry in [`api::interactions`]; its SQL in `store/interactions.rs`; its entry in `gatehouse_wire::openapi::OPERATIONS` (then `cargo xtask schema`); a line in the route table above |
+//! | any other route (new or changed) | beside its handler, ALSO its entry in `gatehouse_wire::openapi::OPERATIONS` and `cargo xtask schema` (the router/registry test and the staleness checks fail otherwise) |
 //! | a new area of Agenta-shaped routes | a new `api/<area>.rs` with a `routes()` merged in [`api::router`] (behind the auth `route_layer` unless public); its [`Capability`] in [`api::capabilities_for`] |
 //! | how a turn resolves its config, what its `/run` request carries, what it leaves behind, what the watch stream hears of it | [`service`] |
 //! | what the harness does (script steps, permissions, checkpoints) | [`runner`] (`runner/script.rs` for the script format, `runner/hooks.rs` for the hook traits) |

@@ -15,6 +15,7 @@
 //! | both upstream error envelopes, Gatehouse error codes | [`error`] |
 //! | C5 capability discovery | [`capabilities`] |
 //! | generated JSON Schema registry | [`schema`] |
+//! | the server's HTTP API: route registry and OpenAPI 3.1 document | [`openapi`] |
 //!
 //! Reading types keep unknown fields in an `extra` map and write them back, so a
 //! newer peer's fields survive a round trip. Optional fields accept both `null`
@@ -41,6 +42,7 @@ pub mod fingerprint;
 pub mod interaction;
 pub mod invoke;
 pub mod json;
+pub mod openapi;
 pub mod resume;
 pub mod run;
 pub mod schema;

@@ -262,7 +262,8 @@ pub fn index(entries: &[SchemaEntry]) -> Value {
 }
 
 /// Every file `schema/` must hold, as `(file name, contents)`: one per entry, then
-/// `index.json`.
+/// `index.json`, then the server's OpenAPI document (`openapi.json`, built from the same
+/// entries by [`crate::openapi`]).
 pub fn files() -> Vec<(String, String)> {
     let entries = all();
     let mut files: Vec<(String, String)> = entries
@@ -270,5 +271,9 @@ pub fn files() -> Vec<(String, String)> {
         .map(|entry| (entry.file_name.to_string(), entry.to_file_contents()))
         .collect();
     files.push((INDEX_FILE_NAME.to_string(), pretty(&index(&entries))));
+    files.push((
+        crate::openapi::FILE_NAME.to_string(),
+        crate::openapi::document_text(),
+    ));
     files
 }

@@ -1,8 +1,10 @@
 //! `cargo xtask <command>`: the project's chores, in plain Rust with std::process.
 //!
-//! - `schema [--check]`: regenerate schema/ from the wire types (or fail when stale).
+//! - `schema [--check]`: regenerate schema/ (JSON Schema per wire type, index.json, the
+//!   server's openapi.json) from the wire types (or fail when stale).
 //! - `bindings [--check]`: regenerate bindings/{kotlin,swift,python} (or fail when stale).
-//! - `test`: run every test: Rust, Python (schema + bindings), Kotlin bindings.
+//! - `test`: run every test: Rust, Python (schema, OpenAPI), schemathesis against a live
+//!   server, TypeScript (schema), the installed Python wheel and Kotlin jar.
 //! - `bench`: run the benchmarks and rewrite BENCHMARKS.md.
 
 mod bench;

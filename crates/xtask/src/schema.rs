@@ -1,6 +1,8 @@
 //! `cargo xtask schema [--check]`: write schema/*.json (one file per wire type, plus
-//! index.json) from `gatehouse_wire::schema`, or, with `--check`, fail listing every
-//! stale, missing or orphaned file.
+//! index.json, plus openapi.json: the server's OpenAPI 3.1 document generated from the
+//! route registry `gatehouse_wire::openapi` and the same types) from
+//! `gatehouse_wire::schema::files`, or, with `--check`, fail listing every stale, missing
+//! or orphaned file.
 
 use std::path::Path;
 

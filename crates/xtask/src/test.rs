@@ -1,27 +1,89 @@
 //! `cargo xtask test`: every test of the project, in one command.
 //!
 //! 1. `cargo test --workspace` (wire contract, server, client, CLI with the demo, FFI).
-//! 2. The JSON Schema used from Python (`tests/python`, pytest + jsonschema).
-//! 3. The server suite again on PostgreSQL 15, on a throwaway cluster this command
+//! 2. The JSON Schema and the OpenAPI document used from Python (`tests/python`:
+//!    pytest, jsonschema, openapi-spec-validator).
+//! 3. Schemathesis against a live `gatehouse serve` (`tests/schemathesis/run.py`:
+//!    fixed seed, fixed examples per operation, a time cap).
+//! 4. The JSON Schema used from TypeScript (`tests/typescript`: `npm ci`, then ajv
+//!    under node's test runner).
+//! 5. The server suite again on PostgreSQL 15, on a throwaway cluster this command
 //!    starts and stops itself (skipped with a notice when PostgreSQL is not installed,
 //!    a failure under CI=true).
-//! 4. The bindings: regenerated and compared with the committed ones, then the
-//!    Python and Kotlin binding tests against a live `gatehouse serve`.
+//! 6. The bindings: regenerated and compared with the committed ones, then the
+//!    packages a user installs (a Python wheel, a Kotlin jar, each with the native
+//!    library inside) built and tested from a fresh virtual environment and a fresh
+//!    Maven project against a live `gatehouse serve` (`bindings/run-tests.sh`).
 //!
-//! `--no-bindings` stops after step 3; `--postgres-only` runs step 3 alone.
+//! At the end, one line lists the upstream conformance suites that were skipped
+//! (fixtures not found) and how to run them.
+//!
+//! `--no-bindings` stops after step 5; `--postgres-only` runs step 5 alone.
 //! Python test dependencies are installed from requirements-dev.txt when missing.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{cargo, run_command, workspace_root};
+use crate::util::{cargo, profile_dir, run_command, target_dir, workspace_root};
+
+/// The environment variable every upstream conformance suite (Rust, Python, TypeScript)
+/// appends a skipped suite to (`gatehouse_fixtures::SKIP_LOG_ENV`).
+const SKIP_LOG_ENV: &str = "GATEHOUSE_SKIPPED_SUITES";
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let skip_bindings = args.iter().any(|a| a == "--no-bindings");
     let root = workspace_root();
     if args.iter().any(|a| a == "--postgres-only") {
         return server_suite_on_postgres(&root);
     }
+    // Every step (and every process it starts) logs a skipped upstream suite here; the
+    // summary line at the end reads it back.
+    let skip_log = std::env::temp_dir().join(format!(
+        "gatehouse-skipped-suites-{}.log",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&skip_log);
+    std::env::set_var(SKIP_LOG_ENV, &skip_log);
+    let result = run_steps(&root, args);
+    eprintln!("{}", skipped_summary(&skip_log));
+    let _ = std::fs::remove_file(&skip_log);
+    result
+}
+
+/// One line: which upstream conformance suites were skipped, and how to run them.
+fn skipped_summary(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut suites: Vec<&str> = Vec::new();
+    let mut folders: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let mut fields = line.split('\t');
+        let (Some(suite), Some(upstream)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        if !suites.contains(&suite) {
+            suites.push(suite);
+        }
+        if !folders.contains(&upstream) {
+            folders.push(upstream);
+        }
+    }
+    if suites.is_empty() {
+        return "xtask test: every upstream conformance suite ran (Agenta and AgentPlat fixtures found)"
+            .to_string();
+    }
+    suites.sort_unstable();
+    format!(
+        "xtask test: {} upstream conformance suite(s) SKIPPED, their fixtures ({}) not found: {}. \
+         Run them with GATEHOUSE_FIXTURES=<folder holding agenta/ and agentplat/> cargo xtask test \
+         (or lay shared/fixtures beside the checkout); under CI=true they are required.",
+        suites.len(),
+        folders.join(", "),
+        suites.join("; ")
+    )
+}
+
+fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
+    let skip_bindings = args.iter().any(|a| a == "--no-bindings");
+    let root = root.to_path_buf();
 
     // Build the binary first so the CLI tests and the binding tests find it.
     run_command(
@@ -39,6 +101,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "tests/python",
     ]))?;
 
+    let server_binary = profile_dir(&target_dir(&root)?, "dev").join("gatehouse");
+    run_command(
+        Command::new("python3")
+            .current_dir(&root)
+            .arg("tests/schemathesis/run.py")
+            .arg("--bin")
+            .arg(&server_binary),
+    )?;
+
+    typescript_tests(&root)?;
+
     server_suite_on_postgres(&root)?;
 
     if skip_bindings {
@@ -54,11 +127,38 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// `tests/typescript`: install exactly the locked packages (`npm ci`), then build and run
+/// the tests (`npm test`: tsc, then node's test runner).
+fn typescript_tests(root: &Path) -> Result<(), String> {
+    let dir = root.join("tests/typescript");
+    let npm_found = Command::new("npm")
+        .arg("--version")
+        .output()
+        .map(|out| out.status.success())
+        .unwrap_or(false);
+    if !npm_found {
+        return Err(
+            "npm (Node.js 20 or newer) is needed for the TypeScript schema tests (tests/typescript)"
+                .to_string(),
+        );
+    }
+    run_command(Command::new("npm").current_dir(&dir).args([
+        "ci",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]))?;
+    run_command(Command::new("npm").current_dir(&dir).args(["test"]))
+}
+
 /// Install requirements-dev.txt when one of its modules is missing.
 fn ensure_python_test_deps(root: &std::path::Path) -> Result<(), String> {
     let probe = Command::new("python3")
         .current_dir(root)
-        .args(["-c", "import pytest, jsonschema"])
+        .args([
+            "-c",
+            "import pytest, jsonschema, openapi_spec_validator, schemathesis",
+        ])
         .status()
         .map_err(|e| format!("python3 is required for the schema and binding tests: {e}"))?;
     if probe.success() {

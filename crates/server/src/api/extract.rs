@@ -144,6 +144,15 @@ pub fn decode_json<T: DeserializeOwned>(
             format!("Malformed JSON body: {err}"),
         )
     })?;
+    // serde reads a struct from a JSON array too (fields by position); every body of
+    // this API is an object, as FastAPI requires (found by schemathesis).
+    if !value.is_object() {
+        return Err(ApiError::validation(
+            &["body"],
+            "Input should be a valid dictionary or object to extract fields from",
+            "model_attributes_type",
+        ));
+    }
     check_identifiers(&value)?;
     let typed = gatehouse_wire::from_json_value::<T>(value.clone())
         .map_err(|err| ApiError::from_decode(&err))?;

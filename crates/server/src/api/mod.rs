@@ -7,6 +7,7 @@
 //! | [`interactions`] | A5 under `/api/sessions/interactions/...` and the SSE watch stream |
 //! | [`invoke`] | `POST /api/invoke`, `GET /api/sessions/{session_id}/turns`, `POST /api/workflows/revisions/commit` |
 //! | [`capabilities`] | `GET /api/capabilities` (no auth) |
+//! | [`openapi`] | `GET /api/openapi.json` (no auth): the OpenAPI 3.1 document of every route |
 //! | [`runs`] | the runner tier's `POST /run` (outside `/api`) |
 //! | [`crate::execution::api`] | B2 at AgentPlat's root paths `/rooms/...` and under `/api/rooms/...`: not here but in the execution folder; [`router`] mounts it when the execution service is on |
 //!
@@ -26,6 +27,7 @@ pub mod capabilities;
 pub mod extract;
 pub mod interactions;
 pub mod invoke;
+pub mod openapi;
 pub mod runs;
 
 use std::time::Instant;
@@ -198,7 +200,9 @@ pub fn router(state: AppState) -> Router {
     let protected = interactions::routes()
         .merge(invoke::routes())
         .route_layer(auth.clone());
-    let mut api = protected.merge(capabilities::routes());
+    let mut api = protected
+        .merge(capabilities::routes())
+        .merge(openapi::routes());
     let mut root = Router::new().route("/health", axum::routing::get(health));
     if state.config.execution {
         // B2: present only when the execution service is enabled (own auth, AgentPlat

@@ -1,0 +1,227 @@
+//! The route registry (`gatehouse_wire::openapi::OPERATIONS`) and the OpenAPI document
+//! generated from it, against the real router, both ways: every routed path and method
+//! is registered, every registered operation answers; the served document is the
+//! committed `schema/openapi.json`. Also the regression tests of what schemathesis
+//! (`tests/schemathesis`) found.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::Harness;
+use gatehouse_server::testing::TestServerOptions;
+use gatehouse_wire::openapi::{Family, Method, OPERATIONS};
+use serde_json::Value;
+
+/// `(path, methods)` of every route of `router`, read from its `Debug` rendering (axum
+/// offers no other way to list a router's routes). The fallbacks are left out.
+fn routed(router: &axum::Router) -> BTreeMap<String, BTreeSet<String>> {
+    let text = format!("{router:?}");
+    let main = text
+        .split("fallback_router:")
+        .next()
+        .expect("a Router's Debug starts with its path router");
+    let (routes, node) = main
+        .split_once("node: Node { paths: {")
+        .expect("axum's Router Debug shape changed: update `routed` in tests/openapi.rs");
+    // RouteId(N): "path"
+    let mut paths = BTreeMap::new();
+    for entry in node.split("RouteId(").skip(1) {
+        let (id, rest) = entry.split_once(')').unwrap();
+        let path = rest.split('"').nth(1).unwrap();
+        paths.insert(id.to_string(), path.to_string());
+    }
+    // RouteId(N): MethodRouter(MethodRouter { ... allow_header: Bytes(b"GET,HEAD") })
+    let mut methods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for entry in routes.split("RouteId(").skip(1) {
+        let (id, rest) = entry.split_once(')').unwrap();
+        let allow = rest
+            .split("allow_header: Bytes(b\"")
+            .nth(1)
+            .and_then(|tail| tail.split('"').next())
+            .unwrap_or_else(|| panic!("route {id} shows no allow header: {rest}"));
+        let set = allow
+            .split(',')
+            .filter(|m| *m != "HEAD") // axum answers HEAD for every GET
+            .map(str::to_string)
+            .collect();
+        methods.insert(id.to_string(), set);
+    }
+    assert!(!paths.is_empty(), "no route read from the router's Debug");
+    paths
+        .into_iter()
+        .map(|(id, path)| {
+            let set = methods
+                .remove(&id)
+                .unwrap_or_else(|| panic!("{path}: no method router"));
+            (path, set)
+        })
+        .collect()
+}
+
+/// What the registry says a host with or without the execution service routes.
+fn registered(execution: bool) -> BTreeMap<String, BTreeSet<String>> {
+    let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for op in OPERATIONS {
+        if op.family == Family::AgentPlat && !execution {
+            continue;
+        }
+        map.entry(op.path.to_string())
+            .or_default()
+            .insert(op.method.as_str().to_string());
+    }
+    map
+}
+
+#[tokio::test]
+async fn the_router_routes_exactly_the_registered_operations() {
+    for execution in [true, false] {
+        let h = Harness::with(TestServerOptions {
+            execution,
+            ..TestServerOptions::default()
+        })
+        .await;
+        let router = gatehouse_server::api::router(h.server.server.state().clone());
+        let routed = routed(&router);
+        let registered = registered(execution);
+        let missing: Vec<_> = routed
+            .iter()
+            .filter(|(path, methods)| registered.get(*path) != Some(methods))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "routed but not registered in gatehouse_wire::openapi::OPERATIONS (execution: {execution}): {missing:?}"
+        );
+        let absent: Vec<_> = registered
+            .iter()
+            .filter(|(path, methods)| routed.get(*path) != Some(methods))
+            .collect();
+        assert!(
+            absent.is_empty(),
+            "registered but not routed (execution: {execution}): {absent:?}"
+        );
+        h.server.shutdown().await;
+    }
+}
+
+/// A concrete path for a registered one: each `{name}` filled.
+fn concrete(path: &str) -> String {
+    path.replace("{id}", "019fac94-0000-7000-8000-00000000abcd")
+        .replace("{room_id}", "room-1")
+        .replace("{session_id}", "session-1")
+}
+
+#[tokio::test]
+async fn every_registered_operation_answers_and_other_methods_get_405() {
+    let h = Harness::start().await;
+    for op in OPERATIONS {
+        let mut url = h.url(&concrete(op.path));
+        if op.path.ends_with("/watch") {
+            url.push_str("&session_id=session-1");
+        }
+        let request = match op.method {
+            Method::Get => h.http.get(&url),
+            Method::Post => h.http.post(&url).body("{}"),
+        };
+        // Only the status and headers are read: a stream is dropped unread.
+        let response = request
+            .header("Authorization", h.server.authorization())
+            .header("Content-Type", "application/json")
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        assert_ne!(status, 405, "{} {}", op.method.as_str(), op.path);
+        if status == 404 {
+            let body: Value = response.json().await.unwrap();
+            let code = body["code"]
+                .as_str()
+                .or(body["error"]["gatehouseCode"].as_str());
+            assert_ne!(
+                code,
+                Some("ROUTE_NOT_FOUND"),
+                "{} {} is registered but not routed",
+                op.method.as_str(),
+                op.path
+            );
+        }
+        let other = match op.method {
+            Method::Get => h.http.delete(&url),
+            Method::Post => h.http.put(&url),
+        };
+        let status = other
+            .header("Authorization", h.server.authorization())
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        assert_eq!(status, 405, "another method on {}", op.path);
+    }
+    h.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_served_document_is_the_committed_one_and_needs_no_key() {
+    let h = Harness::start().await;
+    let response = h
+        .http
+        .get(format!("{}/api/openapi.json", h.server.base_url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    let served: Value = response.json().await.unwrap();
+    let committed_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schema")
+        .join(gatehouse_wire::openapi::FILE_NAME);
+    let committed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&committed_path).unwrap()).unwrap();
+    assert_eq!(
+        served, committed,
+        "schema/openapi.json is stale: run `cargo xtask schema`"
+    );
+    assert_eq!(served["openapi"], "3.1.0");
+    h.server.shutdown().await;
+}
+
+// ---- Regression tests of what schemathesis found (tests/schemathesis) ----------------
+
+/// Found by schemathesis: `[null, null]` was read as a query request (serde reads a
+/// struct from an array, fields by position) and answered 200. Every JSON body of the
+/// API is an object; an array, a string or a number is a 422 naming the body (400 on
+/// AgentPlat's routes), never a success.
+#[tokio::test]
+async fn a_json_body_that_is_not_an_object_is_rejected_on_every_route() {
+    let h = Harness::start().await;
+    for op in OPERATIONS.iter().filter(|op| op.request.is_some()) {
+        for body in ["[null, null]", "[]", "\"text\"", "7", "null"] {
+            let response = h
+                .http
+                .post(h.url(&concrete(op.path)))
+                .header("Authorization", h.server.authorization())
+                .header("Content-Type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let expected = op.family.validation_status();
+            assert_eq!(status, expected, "{} with {body}", op.path);
+            let answer: Value = response.json().await.unwrap();
+            let code = answer["code"]
+                .as_str()
+                .or(answer["error"]["gatehouseCode"].as_str());
+            assert!(
+                matches!(code, Some("VALIDATION_ERROR" | "BAD_REQUEST")),
+                "{} with {body}: {answer}",
+                op.path
+            );
+        }
+    }
+    h.server.shutdown().await;
+}
