@@ -987,11 +987,18 @@ fn the_fingerprint_excludes_per_turn_fields_and_secrets() {
 
     let codex: RunRequest = from_json_value(agenta_fixture("run_request.codex.json")).unwrap();
     let mut codex_mode = codex.clone();
-    codex_mode.harness_mode = Some(HarnessMode::AgentFullAccess);
+    codex_mode.harness_mode = Some(HarnessMode::ReadOnly);
     assert_ne!(
         config_fingerprint(&codex),
         config_fingerprint(&codex_mode),
         "harnessMode on codex"
+    );
+    // Absent is codex's default mode, as the runner's `resolveCodexMode` reads it.
+    codex_mode.harness_mode = Some(HarnessMode::AgentFullAccess);
+    assert_eq!(
+        config_fingerprint(&codex),
+        config_fingerprint(&codex_mode),
+        "an absent harnessMode is agent-full-access"
     );
 }
 

@@ -4,11 +4,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, Redaction, StampPolicy};
+use gatehouse_wire::effective::{
+    stamp_python_text, NotStamped, PythonStampError, Redaction, StampPolicy,
+};
 use serde_json::Value;
 
 use crate::exit::{CliError, CliResult, Exit};
-use crate::output::print_json;
 
 /// `gatehouse wire ...`
 #[derive(Debug, Args)]
@@ -21,8 +22,10 @@ pub struct WireArgs {
 enum WireCommand {
     /// Stamp a config as `effectiveParameters` (A2): redact credentials, apply the size cap.
     ///
-    /// Prints the stamped JSON on stdout. When nothing would be stamped (empty, not an
-    /// object, over the cap) it says why on stderr and exits 3.
+    /// Reads the parameters as Python's `json.loads` does and prints the stamp on stdout as
+    /// Python's `json.dumps` writes it: the exact text Agenta measures (its length is the
+    /// measured size). When nothing would be stamped (empty, not an object, over the cap) it
+    /// says why on stderr and exits 3.
     Stamp {
         /// The size cap in bytes (Python `json.dumps` measure, after redaction).
         #[arg(long, value_name = "N")]
@@ -109,10 +112,14 @@ pub fn parse_json(bytes: &[u8], source: &str) -> CliResult<Value> {
         .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))
 }
 
+/// Stamp as Agenta's Python does (`json.loads`, redact, `json.dumps`, measure): the text
+/// printed is the exact `json.dumps` text Agenta measures, so its length is the measured size.
 fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult {
     let source = source_name(file);
-    let value = parse_json(&read_input(file)?, &source)?;
-    match stamp_effective_parameters(value, policy) {
+    let bytes = read_input(file)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    match stamp_python_text(text, policy) {
         Ok(stamped) => {
             if explain {
                 if stamped.stripped.is_empty() {
@@ -127,9 +134,13 @@ fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult 
                     stamped.measured_bytes, policy.max_bytes
                 );
             }
-            print_json(&stamped.parameters)
+            println!("{}", stamped.text);
+            Ok(())
         }
-        Err(why) => {
+        Err(PythonStampError::NotJson(err)) => Err(CliError::other(format!(
+            "{source} is not valid JSON (as Python's json.loads reads it): {err}"
+        ))),
+        Err(PythonStampError::NotStamped(why)) => {
             let message = match why {
                 NotStamped::Empty => "not stamped: the parameters are empty".to_string(),
                 NotStamped::NotAnObject => {

@@ -568,10 +568,8 @@ where
     T: serde::de::DeserializeOwned,
     E: serde::de::Error,
 {
-    serde_path_to_error::deserialize(serde_json::Value::Object(event)).map_err(|err| {
-        let path = err.path().to_string();
-        E::custom(format!("at {path}: {}", err.into_inner()))
-    })
+    crate::from_json_value(serde_json::Value::Object(event))
+        .map_err(|err| E::custom(format!("at {}: {}", err.path, err.reason)))
 }
 
 impl<'de> Deserialize<'de> for WatchEvent {

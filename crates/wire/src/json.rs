@@ -59,14 +59,28 @@ pub fn from_json_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireDecod
 }
 
 /// Decode an already-parsed JSON value as `T`, naming the failing field's path on error.
+///
+/// Numbers survive whole: an integer of any size inside an unknown field or an opaque
+/// object (`effectiveParameters`, `data.parameters`) is kept digit for digit. (serde hands a
+/// `Value` integer between 2^64 and 2^128 to a buffering deserializer, the one behind
+/// `#[serde(flatten)]`, as a `u128` it cannot hold; such a document is decoded from its
+/// text instead, where the number stays a literal.)
 pub fn from_json_value<T: DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, WireDecodeError> {
-    serde_path_to_error::deserialize(value).map_err(|err| WireDecodeError {
-        type_name: short_type_name::<T>(),
-        path: err.path().to_string(),
-        reason: err.inner().to_string(),
-    })
+    match serde_path_to_error::deserialize(&value) {
+        Ok(decoded) => Ok(decoded),
+        Err(err) => {
+            let retried = serde_json::to_vec(&value)
+                .ok()
+                .and_then(|text| from_json_slice::<T>(&text).ok());
+            retried.ok_or_else(|| WireDecodeError {
+                type_name: short_type_name::<T>(),
+                path: err.path().to_string(),
+                reason: err.inner().to_string(),
+            })
+        }
+    }
 }
 
 /// A key that must be present but may be `null` (serde treats a missing `Option`

@@ -41,6 +41,8 @@ pub mod fingerprint;
 pub mod interaction;
 pub mod invoke;
 pub mod json;
+pub mod numbers;
+pub mod pyjson;
 pub mod resume;
 pub mod run;
 pub mod schema;

@@ -322,14 +322,13 @@ where
     let value = record
         .remove(field)
         .ok_or_else(|| E::custom(format!("missing field `{field}`")))?;
-    serde_path_to_error::deserialize(value).map_err(|err| {
-        let path = err.path().to_string();
-        let at = if path == "." {
+    crate::from_json_value(value).map_err(|err| {
+        let at = if err.path == "." {
             field.to_string()
         } else {
-            format!("{field}.{path}")
+            format!("{field}.{}", err.path)
         };
-        E::custom(format!("at {at}: {}", err.into_inner()))
+        E::custom(format!("at {at}: {}", err.reason))
     })
 }
 
