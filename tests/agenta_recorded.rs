@@ -31,7 +31,6 @@ fn read_json(dir: &std::path::Path, name: &str) -> Value {
 }
 
 /// The lines of an NDJSON file, parsed.
-#[allow(dead_code)] // used by the suites below as they land
 fn read_ndjson(dir: &std::path::Path, name: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(dir.join(name))
         .unwrap_or_else(|e| panic!("cannot read {name}: {e}"));
@@ -293,4 +292,370 @@ fn the_value_stamp_agrees_on_every_vector_serde_json_reads() {
         checked += 1;
     }
     assert!(checked >= 180, "only {checked} vectors read by serde_json");
+}
+// ---------------------------------------------------------------------------------------
+// Fingerprint vectors
+// ---------------------------------------------------------------------------------------
+
+use gatehouse_wire::fingerprint::{
+    config_fingerprint, config_fingerprint_of, config_fingerprint_variant, FingerprintVariant,
+};
+use gatehouse_wire::run::RunRequest;
+
+/// Every request hashes as the runner's `configFingerprint` does, at the PR head and on
+/// main, from its JSON and through the Rust type.
+#[test]
+fn every_fingerprint_vector_agrees_with_the_runner() {
+    let Some(dir) = recorded("fingerprint vectors") else {
+        return;
+    };
+    let file = read_json(&dir, "fingerprint_vectors.json");
+    let vectors = file["vectors"].as_array().expect("vectors");
+    assert!(vectors.len() >= 60, "only {} vectors", vectors.len());
+    let mut mismatches = Vec::new();
+    for vector in vectors {
+        let id = vector["id"].as_str().unwrap();
+        let request = &vector["request"];
+        let head = vector["config_fingerprint"].as_str().unwrap();
+        let main = vector["config_fingerprint_main_753af38"].as_str().unwrap();
+        if config_fingerprint_of(request, FingerprintVariant::PrHead) != head {
+            mismatches.push(format!("{id}: PR-head hash of the JSON"));
+        }
+        if config_fingerprint_of(request, FingerprintVariant::Main) != main {
+            mismatches.push(format!("{id}: main hash of the JSON"));
+        }
+        match gatehouse_wire::from_json_value::<RunRequest>(request.clone()) {
+            Ok(typed) => {
+                if config_fingerprint(&typed) != head {
+                    mismatches.push(format!("{id}: PR-head hash through RunRequest"));
+                }
+                if config_fingerprint_variant(&typed, FingerprintVariant::Main) != main {
+                    mismatches.push(format!("{id}: main hash through RunRequest"));
+                }
+            }
+            Err(err) => mismatches.push(format!("{id}: RunRequest refuses it: {err}")),
+        }
+    }
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+}
+
+/// Every change pair moves the hash exactly when the runner's moves (both variants).
+#[test]
+fn every_fingerprint_pair_moves_exactly_when_the_runner_does() {
+    let Some(dir) = recorded("fingerprint vectors") else {
+        return;
+    };
+    let file = read_json(&dir, "fingerprint_vectors.json");
+    let by_id: std::collections::HashMap<&str, &Value> = file["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["id"].as_str().unwrap(), &v["request"]))
+        .collect();
+    let pairs = file["pairs"].as_array().expect("pairs");
+    assert!(pairs.len() >= 10, "only {} pairs", pairs.len());
+    for pair in pairs {
+        let change = pair["change"].as_str().unwrap();
+        let a = by_id[pair["a"].as_str().unwrap()];
+        let b = by_id[pair["b"].as_str().unwrap()];
+        for (variant, key) in [
+            (FingerprintVariant::PrHead, "moves"),
+            (FingerprintVariant::Main, "moves_main_753af38"),
+        ] {
+            let moves = config_fingerprint_of(a, variant) != config_fingerprint_of(b, variant);
+            assert_eq!(moves, pair[key] == true, "{change} ({})", variant.as_str());
+            let typed = |v: &Value| {
+                let request: RunRequest = gatehouse_wire::from_json_value(v.clone())
+                    .unwrap_or_else(|e| panic!("{change}: {e}"));
+                config_fingerprint_variant(&request, variant)
+            };
+            assert_eq!(typed(a) != typed(b), moves, "{change} through RunRequest");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// /run requests
+// ---------------------------------------------------------------------------------------
+
+fn schema_validator(file_name: &str) -> jsonschema::Validator {
+    let document = gatehouse_tests::committed_schema(file_name);
+    jsonschema::validator_for(&document).unwrap_or_else(|e| panic!("{file_name}: {e}"))
+}
+
+fn schema_errors(validator: &jsonschema::Validator, document: &Value) -> Vec<String> {
+    validator
+        .iter_errors(document)
+        .map(|e| format!("{e} (at {})", e.instance_path()))
+        .collect()
+}
+
+/// Every request `request_to_wire` wrote validates against `schema/`, decodes into
+/// `RunRequest` with no contract problem, and re-serializes byte for byte in Agenta's key
+/// order.
+#[test]
+fn every_recorded_request_validates_and_round_trips_in_agenta_key_order() {
+    let Some(dir) = recorded("recorded /run requests") else {
+        return;
+    };
+    let validator = schema_validator("run_request.schema.json");
+    let lines = std::fs::read_to_string(dir.join("run_requests.ndjson")).unwrap();
+    let mut count = 0;
+    for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+        // The request's own text, exactly as recorded (key order included).
+        let record: Value = serde_json::from_str(line).unwrap();
+        let id = record["id"].as_str().unwrap();
+        let request = &record["request"];
+        let errors = schema_errors(&validator, request);
+        assert!(errors.is_empty(), "{id}: the schema refuses it: {errors:?}");
+        let text = serde_json::to_string(request).unwrap();
+        let typed: RunRequest = gatehouse_wire::from_json_slice(text.as_bytes())
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert!(typed.problems().is_empty(), "{id}: {:?}", typed.problems());
+        assert_eq!(serde_json::to_string(&typed).unwrap(), text, "{id}");
+        count += 1;
+    }
+    assert!(count >= 30, "only {count} requests");
+}
+
+// ---------------------------------------------------------------------------------------
+// Results and stream records
+// ---------------------------------------------------------------------------------------
+
+use gatehouse_wire::run::{RunResult, RunStreamRecord};
+
+/// `result` with the events Agenta's reader drops removed (not an object, or a falsy
+/// `type`): what a reader that drops them writes back.
+fn without_dropped_events(result: &Value) -> Value {
+    let mut result = result.clone();
+    if let Some(events) = result.get_mut("events").and_then(Value::as_array_mut) {
+        events.retain(|event| {
+            event.as_object().is_some_and(|e| match e.get("type") {
+                None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+                Some(Value::String(s)) => !s.is_empty(),
+                Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+                Some(Value::Array(a)) => !a.is_empty(),
+                Some(Value::Object(o)) => !o.is_empty(),
+                Some(_) => true,
+            })
+        });
+    }
+    result
+}
+
+/// What Agenta's reader made of a result: its verdict (`raised`) or the parsed fields
+/// Gatehouse reads too. `output` is compared unless Agenta's known-value redactor changed
+/// it (redaction of result text is not this reader's job).
+fn check_result_against_agenta(id: &str, ours: &RunResult, agenta: &Value) {
+    if agenta.get("raised").is_some() {
+        assert!(!ours.ok, "{id}: Agenta raised, Gatehouse reads ok");
+        return;
+    }
+    let parsed = &agenta["parsed"];
+    assert!(ours.ok, "{id}: Agenta parsed it, Gatehouse reads a failure");
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    assert_eq!(ours.stop_reason, text(&parsed["stop_reason"]), "{id}");
+    assert_eq!(ours.session_id, text(&parsed["session_id"]), "{id}");
+    assert_eq!(ours.model, text(&parsed["model"]), "{id}");
+    assert_eq!(ours.trace_id, text(&parsed["trace_id"]), "{id}");
+    let redacted = parsed.to_string().contains("[ag:redacted");
+    if !redacted {
+        assert_eq!(
+            ours.output.clone().unwrap_or_default(),
+            parsed["output"].as_str().unwrap_or_default(),
+            "{id}"
+        );
+    }
+    let types: Vec<String> = ours
+        .events
+        .iter()
+        .flatten()
+        .map(|e| e.event_type().to_string())
+        .collect();
+    let agenta_types: Vec<String> = parsed["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(types, agenta_types, "{id}: events");
+    let usage = serde_json::to_value(&ours.usage).unwrap();
+    assert_eq!(usage, parsed["usage"], "{id}: usage");
+    let messages = ours.messages.as_ref().map_or(0, Vec::len);
+    assert_eq!(
+        messages,
+        parsed["messages"].as_array().unwrap().len(),
+        "{id}"
+    );
+}
+
+/// Every result the tests handed `result_from_wire` decodes, re-serializes equal (less
+/// the events Agenta's reader drops), and reads as Agenta read it.
+#[test]
+fn every_recorded_result_decodes_and_reads_as_agenta_reads_it() {
+    let Some(dir) = recorded("recorded /run results") else {
+        return;
+    };
+    let validator = schema_validator("run_result.schema.json");
+    let mut count = 0;
+    for record in read_ndjson(&dir, "run_results.ndjson") {
+        let id = record["id"].as_str().unwrap();
+        let result = &record["result"];
+        let errors = schema_errors(&validator, result);
+        assert!(errors.is_empty(), "{id}: the schema refuses it: {errors:?}");
+        let ours: RunResult =
+            gatehouse_wire::from_json_value(result.clone()).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(
+            serde_json::to_value(&ours).unwrap(),
+            without_dropped_events(result),
+            "{id}"
+        );
+        check_result_against_agenta(id, &ours, &record["agenta_reads"]);
+        count += 1;
+    }
+    assert!(count >= 20, "only {count} results");
+}
+
+/// Every NDJSON record fed to Agenta's `AgentStream` is read or dropped as it was: an
+/// event Agenta kept is read with the same type, one it dropped is dropped, a result
+/// reads as Agenta read it; what is read re-serializes equal.
+#[test]
+fn every_recorded_stream_record_is_read_or_dropped_as_agenta_does() {
+    let Some(dir) = recorded("recorded stream records") else {
+        return;
+    };
+    let mut kept = 0;
+    let mut dropped = 0;
+    for record in read_ndjson(&dir, "stream_records.ndjson") {
+        let at = format!("{}[{}]", record["stream"], record["index"]);
+        let line = serde_json::to_string(&record["record"]).unwrap();
+        let agenta = &record["agenta_reads"];
+        let ours = RunStreamRecord::from_ndjson_line(&line).unwrap_or_else(|e| panic!("{at}: {e}"));
+        match (&ours, record["record"]["kind"].as_str()) {
+            (None, _) => {
+                assert!(
+                    agenta.get("dropped").is_some(),
+                    "{at}: Gatehouse dropped what Agenta read: {agenta}"
+                );
+                dropped += 1;
+            }
+            (Some(RunStreamRecord::Event { event }), Some("event")) => {
+                assert_eq!(
+                    Some(event.event_type()),
+                    agenta["event_type"].as_str(),
+                    "{at}"
+                );
+                assert_eq!(
+                    serde_json::to_value(event).unwrap(),
+                    record["record"]["event"],
+                    "{at}"
+                );
+                kept += 1;
+            }
+            (Some(RunStreamRecord::Result { result }), Some("result")) => {
+                check_result_against_agenta(&at, result, agenta);
+                assert_eq!(
+                    serde_json::to_value(result.as_ref()).unwrap(),
+                    without_dropped_events(&record["record"]["result"]),
+                    "{at}"
+                );
+                kept += 1;
+            }
+            (other, kind) => panic!("{at}: {kind:?} read as {other:?}"),
+        }
+    }
+    assert!(kept >= 100, "only {kept} records read");
+    eprintln!("stream records: {kept} read, {dropped} dropped");
+}
+
+// ---------------------------------------------------------------------------------------
+// Interaction rows
+// ---------------------------------------------------------------------------------------
+
+use gatehouse_wire::interaction::{InteractionResponse, InteractionsResponse};
+
+/// Every row Agenta's API rendered validates against `schema/`, decodes, and re-serializes
+/// byte for byte (Agenta's key order, its `null`s).
+#[test]
+fn every_recorded_row_validates_and_round_trips_byte_for_byte() {
+    let Some(dir) = recorded("recorded interaction rows") else {
+        return;
+    };
+    let one = schema_validator("interaction_response.schema.json");
+    let many = schema_validator("interactions_response.schema.json");
+    let mut count = 0;
+    for record in read_ndjson(&dir, "interaction_rows.ndjson") {
+        let id = record["id"].as_str().unwrap();
+        let doc = &record["doc"];
+        let text = serde_json::to_string(doc).unwrap();
+        let again = match record["model"].as_str().unwrap() {
+            "SessionInteractionResponse" => {
+                let errors = schema_errors(&one, doc);
+                assert!(errors.is_empty(), "{id}: {errors:?}");
+                let typed: InteractionResponse = gatehouse_wire::from_json_slice(text.as_bytes())
+                    .unwrap_or_else(|e| panic!("{id}: {e}"));
+                serde_json::to_string(&typed).unwrap()
+            }
+            "SessionInteractionsResponse" => {
+                let errors = schema_errors(&many, doc);
+                assert!(errors.is_empty(), "{id}: {errors:?}");
+                let typed: InteractionsResponse = gatehouse_wire::from_json_slice(text.as_bytes())
+                    .unwrap_or_else(|e| panic!("{id}: {e}"));
+                serde_json::to_string(&typed).unwrap()
+            }
+            other => panic!("{id}: unknown model {other}"),
+        };
+        assert_eq!(again, text, "{id}");
+        count += 1;
+    }
+    assert!(count >= 45, "only {count} rows");
+}
+
+// ---------------------------------------------------------------------------------------
+// Documents the schema refuses
+// ---------------------------------------------------------------------------------------
+
+/// The recorded requests that break the contract, and why. They are the fingerprint pairs'
+/// hand-made variants (Agenta's SDK never writes them); the type still reads each one (the
+/// runner hashes them) while the schema, the exact writer's view, refuses them.
+const REFUSED_REQUESTS: [(&str, &str); 6] = [
+    (
+        "pair-04-b",
+        "`permissions.rules: []`: written only when non-empty",
+    ),
+    ("pair-05-b", "`skills: []`: written only when non-empty"),
+    ("pair-06-b", "`mcpServers: []`: written only when non-empty"),
+    ("pair-08-b", "`systemPrompt: null`: omitted, never null"),
+    ("pair-10-a", "`harnessMode: \"turbo\"`: not a codex mode"),
+    (
+        "pair-14-b",
+        "`runContext.workflow: {}`: an empty part is omitted",
+    ),
+];
+
+/// Every request of the fingerprint vectors validates against `schema/`, except the listed
+/// ones, which are refused for the listed reason; every one is read by `RunRequest`.
+#[test]
+fn every_fingerprint_request_validates_except_the_listed_contract_breaks() {
+    let Some(dir) = recorded("fingerprint vectors against the schema") else {
+        return;
+    };
+    let validator = schema_validator("run_request.schema.json");
+    let file = read_json(&dir, "fingerprint_vectors.json");
+    let mut refused = Vec::new();
+    for vector in file["vectors"].as_array().unwrap() {
+        let id = vector["id"].as_str().unwrap();
+        let request = &vector["request"];
+        gatehouse_wire::from_json_value::<RunRequest>(request.clone())
+            .unwrap_or_else(|e| panic!("{id}: the type refuses it: {e}"));
+        let errors = schema_errors(&validator, request);
+        match REFUSED_REQUESTS.iter().find(|(refused, _)| *refused == id) {
+            Some((_, reason)) => {
+                assert!(!errors.is_empty(), "{id} must be refused: {reason}");
+                refused.push(id.to_string());
+            }
+            None => assert!(errors.is_empty(), "{id}: {errors:?}"),
+        }
+    }
+    assert_eq!(refused.len(), REFUSED_REQUESTS.len(), "{refused:?}");
 }

@@ -4078,6 +4078,14 @@ public enum InteractionKind: Equatable, Hashable {
      * A tool the client executes itself.
      */
     case clientTool
+    /**
+     * A kind this version does not know (a newer server), kept as the server wrote it.
+     */
+    case unknown(
+        /**
+         * The wire value.
+         */value: String
+    )
 
 
 
@@ -4105,6 +4113,9 @@ public struct FfiConverterTypeInteractionKind: FfiConverterRustBuffer {
         
         case 3: return .clientTool
         
+        case 4: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4124,6 +4135,11 @@ public struct FfiConverterTypeInteractionKind: FfiConverterRustBuffer {
         case .clientTool:
             writeInt(&buf, Int32(3))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -4167,6 +4183,14 @@ public enum InteractionStatus: Equatable, Hashable {
      * The gate went away unanswered.
      */
     case cancelled
+    /**
+     * A status this version does not know (a newer server), kept as the server wrote it.
+     */
+    case unknown(
+        /**
+         * The wire value.
+         */value: String
+    )
 
 
 
@@ -4196,6 +4220,9 @@ public struct FfiConverterTypeInteractionStatus: FfiConverterRustBuffer {
         
         case 4: return .cancelled
         
+        case 5: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4219,6 +4246,11 @@ public struct FfiConverterTypeInteractionStatus: FfiConverterRustBuffer {
         case .cancelled:
             writeInt(&buf, Int32(4))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(5))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -4576,6 +4608,14 @@ public enum LifecycleState: Equatable, Hashable {
      * The turn ended (completed, parked at a gate, or failed).
      */
     case ended
+    /**
+     * A state this version does not know (a newer server), kept as the server wrote it.
+     */
+    case unknown(
+        /**
+         * The wire value.
+         */value: String
+    )
 
 
 
@@ -4601,6 +4641,9 @@ public struct FfiConverterTypeLifecycleState: FfiConverterRustBuffer {
         
         case 2: return .ended
         
+        case 3: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4616,6 +4659,11 @@ public struct FfiConverterTypeLifecycleState: FfiConverterRustBuffer {
         case .ended:
             writeInt(&buf, Int32(2))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(3))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }

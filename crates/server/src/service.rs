@@ -330,7 +330,7 @@ pub fn run_context(references: &References, source: &ConfigSource, resumed: bool
     };
     RunContext {
         run: Some(RunContextRun {
-            kind: if resumed { "resume" } else { "api" }.to_string(),
+            kind: Some(if resumed { "resume" } else { "api" }.to_string()),
             extra: JsonObject::new(),
         }),
         workflow,
@@ -542,7 +542,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
 
     let outcome = match (script_and_start, permissions) {
         (Ok((script, start)), Ok(permissions)) => {
-            request.permissions = permissions;
+            request.permissions = Some(permissions);
             let outcome =
                 runner::run_harness(&request, &script, &start, &turn_id, hook.as_ref()).await;
             Ok((outcome, script))
@@ -586,7 +586,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
                 selector: None,
                 resolution: None,
                 // The runner writes the stamped blob verbatim (never reads inside it).
-                parameters: request.effective_parameters.clone(),
+                parameters: request.effective_parameters.clone().map(Some),
                 extra: JsonObject::new(),
             };
             let gate = NewInteraction::gate(&project_id, &session_id, &turn_id, data, &actor);
@@ -680,7 +680,7 @@ pub async fn end_turn(
     for (interaction_id, status) in changed {
         state
             .events
-            .interaction(project_id, session_id, interaction_id, *status);
+            .interaction(project_id, session_id, interaction_id, status.clone());
     }
     state.events.records_changed(project_id, session_id);
     state
