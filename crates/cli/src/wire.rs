@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use gatehouse_wire::effective::{
     stamp_python_text, NotStamped, PythonStampError, Redaction, StampPolicy,
 };
+use gatehouse_wire::fingerprint::FingerprintVariant;
 use serde_json::Value;
 
 use crate::exit::{CliError, CliResult, Exit};
@@ -50,11 +51,25 @@ enum WireCommand {
         /// The document; `-` reads stdin.
         file: PathBuf,
     },
-    /// Print the `configFingerprint` (A3) of a `/run` request.
+    /// Print the `configFingerprint` (A3) of a `/run` request: the hash Agenta's runner
+    /// computes (PR #5689 head by default), lowercase hex on stdout.
     Fingerprint {
+        /// Which runner's hash: `pr-head` (default; hashes the workflow revision and the
+        /// draft flag) or `main` (Agenta main 753af3838e, which does not).
+        #[arg(long, value_enum, default_value_t = Variant::PrHead)]
+        variant: Variant,
         /// The run request JSON file; `-` or absent reads stdin.
         file: Option<PathBuf>,
     },
+}
+
+/// `--variant` of `wire fingerprint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Variant {
+    /// Agenta PR #5689 head (3561f72e86).
+    PrHead,
+    /// Agenta main (753af3838e).
+    Main,
 }
 
 /// Run a `wire` subcommand.
@@ -76,7 +91,13 @@ pub fn run(args: WireArgs) -> CliResult {
             stamp(file.as_deref(), &policy, explain)
         }
         WireCommand::Validate { type_name, file } => validate(&type_name, &file),
-        WireCommand::Fingerprint { file } => fingerprint(file.as_deref()),
+        WireCommand::Fingerprint { variant, file } => {
+            let variant = match variant {
+                Variant::PrHead => FingerprintVariant::PrHead,
+                Variant::Main => FingerprintVariant::Main,
+            };
+            fingerprint(file.as_deref(), variant)
+        }
     }
 }
 
@@ -193,15 +214,17 @@ fn validate(type_name: &str, file: &Path) -> CliResult {
     }
 }
 
-fn fingerprint(file: Option<&Path>) -> CliResult {
+fn fingerprint(file: Option<&Path>, variant: FingerprintVariant) -> CliResult {
     let source = source_name(file);
     let bytes = read_input(file)?;
-    let _ = parse_json(&bytes, &source)?;
-    let request: gatehouse_wire::run::RunRequest = gatehouse_wire::from_json_slice(&bytes)
+    let document = parse_json(&bytes, &source)?;
+    // The document must read as a /run request; the hash is taken from its JSON, as the
+    // runner takes it (the typed request writes the same JSON back).
+    gatehouse_wire::from_json_slice::<gatehouse_wire::run::RunRequest>(&bytes)
         .map_err(|err| CliError::other(format!("{source} is not a /run request: {err}")))?;
     println!(
         "{}",
-        gatehouse_wire::fingerprint::config_fingerprint(&request)
+        gatehouse_wire::fingerprint::config_fingerprint_of(&document, variant)
     );
     Ok(())
 }
