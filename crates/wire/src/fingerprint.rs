@@ -319,3 +319,110 @@ fn write_canonical(value: &Value, out: &mut String) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({
+            "harness": "codex", "sandbox": "local", "sessionId": "s", "agentsMd": null,
+            "model": "gpt-5", "messages": [{"role": "user", "content": "hi"}],
+            "context": null, "telemetry": null, "tools": [], "customTools": [
+                {"name": "t", "inputSchema": {"type": "object", "maximum": 1}}
+            ],
+            "toolCallback": {"endpoint": "https://cb", "authorization": "secret-1"},
+            "permissions": {"default": "allow_reads"},
+            "modelConnection": {"provider": "openai", "deployment": "direct", "credentialMode": "env",
+                "credentials": [{"binding": {"kind": "environment", "name": "K"}, "value": "sk-1", "usage": "opaque_http"}]},
+            "runContext": {"workflow": {"revision": {"id": "r1", "version": "1"}}}
+        })
+    }
+
+    fn moves(change: impl Fn(&mut Value), variant: FingerprintVariant) -> bool {
+        let mut changed = base();
+        change(&mut changed);
+        config_fingerprint_of(&base(), variant) != config_fingerprint_of(&changed, variant)
+    }
+
+    /// The runner's rules (`session-identity.ts`): `?? null` keeps `[]` apart from absent
+    /// but not `null`; codex's mode is resolved to its default; numbers are doubles; key
+    /// order, per-turn fields and credential values are not hashed; main drops the revision.
+    #[test]
+    fn the_hash_moves_exactly_where_the_runners_does() {
+        let head = FingerprintVariant::PrHead;
+        assert!(moves(|r| r["skills"] = json!([]), head));
+        assert!(moves(|r| r["mcpServers"] = json!([]), head));
+        assert!(moves(|r| r["permissions"]["rules"] = json!([]), head));
+        assert!(!moves(|r| r["systemPrompt"] = Value::Null, head));
+        assert!(!moves(
+            |r| r["harnessMode"] = json!("agent-full-access"),
+            head
+        ));
+        assert!(!moves(|r| r["harnessMode"] = json!("turbo"), head));
+        assert!(moves(|r| r["harnessMode"] = json!("read-only"), head));
+        assert!(!moves(
+            |r| r["customTools"][0]["inputSchema"]["maximum"] = json!(1.0),
+            head
+        ));
+        assert!(!moves(|r| r["messages"] = json!([]), head));
+        assert!(!moves(
+            |r| r["toolCallback"]["authorization"] = json!("secret-2"),
+            head
+        ));
+        assert!(moves(
+            |r| r["toolCallback"]["endpoint"] = json!("https://other"),
+            head
+        ));
+        assert!(!moves(
+            |r| r["modelConnection"]["credentials"][0]["value"] = json!("sk-2"),
+            head
+        ));
+        assert!(!moves(
+            |r| r["modelConnection"]["subscription"] = json!({"id": "x"}),
+            head
+        ));
+        assert!(!moves(
+            |r| r["effectiveParameters"] = json!({"agent": {}}),
+            head
+        ));
+        assert!(moves(
+            |r| r["runContext"]["workflow"]["revision"]["id"] = json!("r2"),
+            head
+        ));
+        assert!(moves(
+            |r| r["runContext"]["workflow"]["is_draft"] = json!(false),
+            head
+        ));
+        let main = FingerprintVariant::Main;
+        assert!(!moves(
+            |r| r["runContext"]["workflow"]["revision"]["id"] = json!("r2"),
+            main
+        ));
+        assert!(!moves(
+            |r| r["runContext"]["workflow"]["is_draft"] = json!(true),
+            main
+        ));
+        assert!(moves(|r| r["model"] = json!("gpt-6"), main));
+        // Another harness ignores harnessMode altogether.
+        let mut pi = base();
+        pi["harness"] = json!("pi_core");
+        let mut pi_mode = pi.clone();
+        pi_mode["harnessMode"] = json!("read-only");
+        assert_eq!(
+            config_fingerprint_of(&pi, head),
+            config_fingerprint_of(&pi_mode, head)
+        );
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_as_javascript_compares_strings() {
+        // U+1F600 is a surrogate pair in UTF-16, so it sorts before U+E000 (not after).
+        let v = json!({"\u{e000}": 1, "\u{1F600}": 2, "b": 3, "a": [-0.0, 1e21]});
+        assert_eq!(
+            canonical_json(&v),
+            "{\"a\":[0,1e+21],\"b\":3,\"\u{1F600}\":2,\"\u{e000}\":1}"
+        );
+    }
+}
