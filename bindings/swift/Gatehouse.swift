@@ -4359,6 +4359,14 @@ public enum InteractionKind: Equatable, Hashable {
      * A tool the client executes itself.
      */
     case clientTool
+    /**
+     * A kind this version does not know (a newer server), kept as the server wrote it.
+     */
+    case unknown(
+        /**
+         * The wire value.
+         */value: String
+    )
 
 
 
@@ -4386,6 +4394,9 @@ public struct FfiConverterTypeInteractionKind: FfiConverterRustBuffer {
         
         case 3: return .clientTool
         
+        case 4: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4405,6 +4416,11 @@ public struct FfiConverterTypeInteractionKind: FfiConverterRustBuffer {
         case .clientTool:
             writeInt(&buf, Int32(3))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -4448,6 +4464,14 @@ public enum InteractionStatus: Equatable, Hashable {
      * The gate went away unanswered.
      */
     case cancelled
+    /**
+     * A status this version does not know (a newer server), kept as the server wrote it.
+     */
+    case unknown(
+        /**
+         * The wire value.
+         */value: String
+    )
 
 
 
@@ -4477,6 +4501,9 @@ public struct FfiConverterTypeInteractionStatus: FfiConverterRustBuffer {
         
         case 4: return .cancelled
         
+        case 5: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4500,6 +4527,11 @@ public struct FfiConverterTypeInteractionStatus: FfiConverterRustBuffer {
         case .cancelled:
             writeInt(&buf, Int32(4))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(5))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -4889,6 +4921,14 @@ public enum LifecycleState: Equatable, Hashable {
      * The turn ended (completed, parked at a gate, or failed).
      */
     case ended
+    /**
+     * A state this version does not know (a newer server), kept as the server wrote it.
+     */
+    case unknown(
+        /**
+         * The wire value.
+         */value: String
+    )
 
 
 
@@ -4914,6 +4954,9 @@ public struct FfiConverterTypeLifecycleState: FfiConverterRustBuffer {
         
         case 2: return .ended
         
+        case 3: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -4929,6 +4972,11 @@ public struct FfiConverterTypeLifecycleState: FfiConverterRustBuffer {
         case .ended:
             writeInt(&buf, Int32(2))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(3))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }

@@ -38,6 +38,17 @@ def documents(folder):
     """[(type name, file name)] of tests/data/<folder>: `<Type>.<label>.json`."""
     return sorted((p.name.split(".")[0], p.name) for p in (DATA / folder).glob("*.json"))
 
+RECORDED = "Agenta recorded corpus (tests/python)"
+
+
+def recorded_lines(name):
+    """The documents of a recorded NDJSON file (skipped / failed as upstream_fixtures says)."""
+    path = upstream_fixtures.require("agenta", RECORDED) / "recorded" / name
+    if not path.is_file():
+        upstream_fixtures.require("agenta", RECORDED + ": " + name)
+        pytest.fail(f"{path} is missing from the recorded corpus")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
 
 def own(folder, file):
     return json.loads((DATA / folder / file).read_text())
@@ -45,6 +56,11 @@ def own(folder, file):
 
 def golden(name):
     return upstream_fixtures.read_json("agenta", GOLDENS, name)
+
+
+# The CONTRACT.md A4 row as Agenta's API renders it (tests/data/samples): lifecycle keys
+# first, UUID ids, references {version, slug, id} with nulls.
+A4_ROW = own("samples", "SessionInteraction.contract.json")
 
 
 def validator(name):
@@ -96,6 +112,62 @@ def test_own_invalid_documents_are_rejected(name, file):
 SESSION_RUN = "RunRequest.session_run_all_keys.json"
 
 
+def test_the_a4_interaction_row_validates_and_its_stamp_must_be_a_non_empty_object():
+    assert errors("SessionInteraction", A4_ROW) == []
+    row = copy.deepcopy(A4_ROW)
+    row["data"]["parameters"] = None
+    assert errors("SessionInteraction", row) == [], "no stamp renders null, as Agenta renders it"
+    del row["data"]["parameters"]
+    assert errors("SessionInteraction", row) == [], "a legacy row has no parameters key"
+    for bad in ["not an object", {}]:
+        row["data"]["parameters"] = bad
+        assert errors("SessionInteraction", row) != [], bad
+    assert errors("InteractionResponse", {"count": 1, "interaction": A4_ROW}) == []
+    assert errors("InteractionsResponse", {"count": 1, "interactions": [A4_ROW]}) == []
+
+
+def test_a_row_names_actors_by_uuid_and_lists_only_known_kinds():
+    for key in ["created_by_id", "updated_by_id", "id", "project_id"]:
+        row = copy.deepcopy(A4_ROW)
+        row[key] = "dev"
+        assert errors("SessionInteraction", row) != [], key
+    row = copy.deepcopy(A4_ROW)
+    row["kind"] = "telepathy"
+    assert errors("SessionInteraction", row) != []
+    row = copy.deepcopy(A4_ROW)
+    row["status"] = "done"
+    assert errors("SessionInteraction", row) != []
+
+
+def test_create_requests_never_carry_a_null_or_empty_stamp():
+    body = {"session_id": "s", "token": "t", "kind": "user_approval",
+            "data": {"parameters": {"agent": {}}}}
+    assert errors("CreateInteractionRequest", body) == []
+    for bad in [None, {}]:
+        body["data"]["parameters"] = bad
+        assert errors("CreateInteractionRequest", body) != [], bad
+
+
+def test_respond_transition_and_windowing_as_agenta_checks_them():
+    assert errors("RespondRequest", {}) == []
+    assert errors("RespondRequest", {"answer": None}) == []
+    assert errors("RespondRequest", {"answer": []}) != []
+    ok = {"session_id": "s", "token": "t", "status": "resolved",
+          "resolution": {"verdict": "approved", "tool_call_id": "c"}}
+    assert errors("TransitionRequest", ok) == []
+    cancelled = dict(ok, status="cancelled")
+    assert errors("TransitionRequest", cancelled) != []
+    for windowing in [{"rate": 2.0}, {"interval": 0}, {"next": "not-a-uuid"}]:
+        assert errors("InteractionQueryRequest", {"windowing": windowing}) != [], windowing
+    assert errors("InteractionQueryRequest", {"windowing": {"rate": 0.5, "next": A4_ROW["id"]}}) == []
+
+
+def test_the_ready_event_may_carry_nothing():
+    assert errors("WatchEvent", {}) == []
+    assert errors("WatchEvent", {"type": "ready", "session_id": "s"}) == []
+    assert errors("WatchEvent", {"type": "lifecycle", "session_id": "s", "state": "paused"}) != []
+
+
 def test_effective_parameters_is_optional_and_never_empty():
     document = own("samples", SESSION_RUN)
     schema = json.loads((SCHEMA_DIR / INDEX["RunRequest"]["file"]).read_text())
@@ -125,18 +197,71 @@ def test_a_legacy_row_has_no_parameters_and_a_stamp_must_be_an_object():
         (["harness"], 7),
         (["permissions", "default"], 12),
         (["customTools", 0, "call", "method"], "PATCH"),
+
+
+        (["harness"], 5),
+        (["harness"], "gpt"),
+        (["permissions", "default"], "maybe"),
+        (["permissions", "rules"], []),
+        (["permissions", "rules"], None),
+        (["customTools", 1, "call", "method"], "PATCH"),
         (["modelConnection", "credentials", 0, "binding", "kind"], "file"),
         (["runContext", "trace", "span_id"], 7),
+        (["runContext", "trace"], {}),
         (["messages"], "hi"),
+        (["systemPrompt"], None),
+        (["skills"], None),
+        (["skills"], []),
+        (["effectiveParameters"], None),
+        (["harnessMode"], "agent"),
     ],
 )
 def test_wrong_types_are_rejected(path, value):
     document = own("samples", SESSION_RUN)
+
+
+def test_what_the_contract_forbids_is_rejected(path, value):
+    document = fixture("run_request.pi_core.json")
     target = document
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
     assert errors("RunRequest", document) != []
+
+
+@pytest.mark.parametrize("session_id", [None, ""])
+def test_effective_parameters_only_on_a_session_run(session_id):
+    document = fixture("run_request.pi_core.json")
+    document["sessionId"] = session_id
+    assert errors("RunRequest", document) != []
+    del document["effectiveParameters"]
+    assert errors("RunRequest", document) == []
+
+
+def test_mock_omits_the_tool_keys_and_others_must_not():
+    document = fixture("run_request.pi_core.json")
+    for key in ["tools", "customTools", "toolCallback", "permissions"]:
+        del document[key]
+    assert errors("RunRequest", document) != []
+    document["harness"] = "mock"
+    assert errors("RunRequest", document) == []
+
+
+def test_every_recorded_request_validates():
+    for record in recorded_lines("run_requests.ndjson"):
+        assert errors("RunRequest", record["request"]) == [], record["id"]
+
+
+def test_every_recorded_row_validates():
+    models = {"SessionInteractionResponse": "InteractionResponse",
+              "SessionInteractionsResponse": "InteractionsResponse"}
+    for record in recorded_lines("interaction_rows.ndjson"):
+        assert errors(models[record["model"]], record["doc"]) == [], record["id"]
+
+
+def test_every_recorded_result_validates():
+    for record in recorded_lines("run_results.ndjson"):
+        assert errors("RunResult", record["result"]) == [], record["id"]
 
 
 @pytest.mark.parametrize("key", validator("RunRequest").schema["required"])

@@ -1561,26 +1561,141 @@ class _UniffiFfiConverterTypeApproveAllFailure(_UniffiConverterRustBuffer):
 
 
 
-class InteractionKind(enum.Enum):
+class InteractionKind:
     """
     What kind of gate an interaction is.
 """
-    
-    USER_APPROVAL = 0
-    """
-    "May I run this tool?": answered with approve or deny.
+    def __init__(self):
+        raise RuntimeError("InteractionKind cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class USER_APPROVAL:
+        """
+        "May I run this tool?": answered with approve or deny.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    USER_INPUT = 1
-    """
-    A free-form question to the user.
+            
+            
+    
+        def __str__(self):
+            return "InteractionKind.USER_APPROVAL()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InteractionKind):
+                return NotImplemented
+            if not other.is_USER_APPROVAL():
+                return False
+            return True
+
+    @dataclass
+    class USER_INPUT:
+        """
+        A free-form question to the user.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    CLIENT_TOOL = 2
-    """
-    A tool the client executes itself.
+            
+            
+    
+        def __str__(self):
+            return "InteractionKind.USER_INPUT()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InteractionKind):
+                return NotImplemented
+            if not other.is_USER_INPUT():
+                return False
+            return True
+
+    @dataclass
+    class CLIENT_TOOL:
+        """
+        A tool the client executes itself.
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "InteractionKind.CLIENT_TOOL()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InteractionKind):
+                return NotImplemented
+            if not other.is_CLIENT_TOOL():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        A kind this version does not know (a newer server), kept as the server wrote it.
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The wire value.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InteractionKind.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, InteractionKind):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_USER_APPROVAL(self) -> bool:
+        return isinstance(self, InteractionKind.USER_APPROVAL)
+    def is_user_approval(self) -> bool:
+        return isinstance(self, InteractionKind.USER_APPROVAL)
+    def is_USER_INPUT(self) -> bool:
+        return isinstance(self, InteractionKind.USER_INPUT)
+    def is_user_input(self) -> bool:
+        return isinstance(self, InteractionKind.USER_INPUT)
+    def is_CLIENT_TOOL(self) -> bool:
+        return isinstance(self, InteractionKind.CLIENT_TOOL)
+    def is_client_tool(self) -> bool:
+        return isinstance(self, InteractionKind.CLIENT_TOOL)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, InteractionKind.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, InteractionKind.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+InteractionKind.USER_APPROVAL = type("InteractionKind.USER_APPROVAL", (InteractionKind.USER_APPROVAL, InteractionKind,), {})  # type: ignore
+InteractionKind.USER_INPUT = type("InteractionKind.USER_INPUT", (InteractionKind.USER_INPUT, InteractionKind,), {})  # type: ignore
+InteractionKind.CLIENT_TOOL = type("InteractionKind.CLIENT_TOOL", (InteractionKind.CLIENT_TOOL, InteractionKind,), {})  # type: ignore
+InteractionKind.UNKNOWN = type("InteractionKind.UNKNOWN", (InteractionKind.UNKNOWN, InteractionKind,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeInteractionKind(_UniffiConverterRustBuffer):
@@ -1588,31 +1703,44 @@ class _UniffiFfiConverterTypeInteractionKind(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return InteractionKind.USER_APPROVAL
+            return InteractionKind.USER_APPROVAL(
+            )
         if variant == 2:
-            return InteractionKind.USER_INPUT
+            return InteractionKind.USER_INPUT(
+            )
         if variant == 3:
-            return InteractionKind.CLIENT_TOOL
+            return InteractionKind.CLIENT_TOOL(
+            )
+        if variant == 4:
+            return InteractionKind.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == InteractionKind.USER_APPROVAL:
+        if value.is_USER_APPROVAL():
             return
-        if value == InteractionKind.USER_INPUT:
+        if value.is_USER_INPUT():
             return
-        if value == InteractionKind.CLIENT_TOOL:
+        if value.is_CLIENT_TOOL():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == InteractionKind.USER_APPROVAL:
+        if value.is_USER_APPROVAL():
             buf.write_i32(1)
-        if value == InteractionKind.USER_INPUT:
+        if value.is_USER_INPUT():
             buf.write_i32(2)
-        if value == InteractionKind.CLIENT_TOOL:
+        if value.is_CLIENT_TOOL():
             buf.write_i32(3)
+        if value.is_UNKNOWN():
+            buf.write_i32(4)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 
@@ -1621,31 +1749,168 @@ class _UniffiFfiConverterTypeInteractionKind(_UniffiConverterRustBuffer):
 
 
 
-class InteractionStatus(enum.Enum):
+class InteractionStatus:
     """
     The lifecycle of an interaction (not its verdict).
 """
-    
-    PENDING = 0
-    """
-    Waiting for an answer.
+    def __init__(self):
+        raise RuntimeError("InteractionStatus cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class PENDING:
+        """
+        Waiting for an answer.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    RESPONDED = 1
-    """
-    Answered through the API; the resume is queued.
+            
+            
+    
+        def __str__(self):
+            return "InteractionStatus.PENDING()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InteractionStatus):
+                return NotImplemented
+            if not other.is_PENDING():
+                return False
+            return True
+
+    @dataclass
+    class RESPONDED:
+        """
+        Answered through the API; the resume is queued.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    RESOLVED = 2
-    """
-    The runner consumed the answer.
+            
+            
+    
+        def __str__(self):
+            return "InteractionStatus.RESPONDED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InteractionStatus):
+                return NotImplemented
+            if not other.is_RESPONDED():
+                return False
+            return True
+
+    @dataclass
+    class RESOLVED:
+        """
+        The runner consumed the answer.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    CANCELLED = 3
-    """
-    The gate went away unanswered.
+            
+            
+    
+        def __str__(self):
+            return "InteractionStatus.RESOLVED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InteractionStatus):
+                return NotImplemented
+            if not other.is_RESOLVED():
+                return False
+            return True
+
+    @dataclass
+    class CANCELLED:
+        """
+        The gate went away unanswered.
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "InteractionStatus.CANCELLED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InteractionStatus):
+                return NotImplemented
+            if not other.is_CANCELLED():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        A status this version does not know (a newer server), kept as the server wrote it.
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The wire value.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InteractionStatus.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, InteractionStatus):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_PENDING(self) -> bool:
+        return isinstance(self, InteractionStatus.PENDING)
+    def is_pending(self) -> bool:
+        return isinstance(self, InteractionStatus.PENDING)
+    def is_RESPONDED(self) -> bool:
+        return isinstance(self, InteractionStatus.RESPONDED)
+    def is_responded(self) -> bool:
+        return isinstance(self, InteractionStatus.RESPONDED)
+    def is_RESOLVED(self) -> bool:
+        return isinstance(self, InteractionStatus.RESOLVED)
+    def is_resolved(self) -> bool:
+        return isinstance(self, InteractionStatus.RESOLVED)
+    def is_CANCELLED(self) -> bool:
+        return isinstance(self, InteractionStatus.CANCELLED)
+    def is_cancelled(self) -> bool:
+        return isinstance(self, InteractionStatus.CANCELLED)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, InteractionStatus.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, InteractionStatus.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+InteractionStatus.PENDING = type("InteractionStatus.PENDING", (InteractionStatus.PENDING, InteractionStatus,), {})  # type: ignore
+InteractionStatus.RESPONDED = type("InteractionStatus.RESPONDED", (InteractionStatus.RESPONDED, InteractionStatus,), {})  # type: ignore
+InteractionStatus.RESOLVED = type("InteractionStatus.RESOLVED", (InteractionStatus.RESOLVED, InteractionStatus,), {})  # type: ignore
+InteractionStatus.CANCELLED = type("InteractionStatus.CANCELLED", (InteractionStatus.CANCELLED, InteractionStatus,), {})  # type: ignore
+InteractionStatus.UNKNOWN = type("InteractionStatus.UNKNOWN", (InteractionStatus.UNKNOWN, InteractionStatus,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeInteractionStatus(_UniffiConverterRustBuffer):
@@ -1653,37 +1918,51 @@ class _UniffiFfiConverterTypeInteractionStatus(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return InteractionStatus.PENDING
+            return InteractionStatus.PENDING(
+            )
         if variant == 2:
-            return InteractionStatus.RESPONDED
+            return InteractionStatus.RESPONDED(
+            )
         if variant == 3:
-            return InteractionStatus.RESOLVED
+            return InteractionStatus.RESOLVED(
+            )
         if variant == 4:
-            return InteractionStatus.CANCELLED
+            return InteractionStatus.CANCELLED(
+            )
+        if variant == 5:
+            return InteractionStatus.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == InteractionStatus.PENDING:
+        if value.is_PENDING():
             return
-        if value == InteractionStatus.RESPONDED:
+        if value.is_RESPONDED():
             return
-        if value == InteractionStatus.RESOLVED:
+        if value.is_RESOLVED():
             return
-        if value == InteractionStatus.CANCELLED:
+        if value.is_CANCELLED():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == InteractionStatus.PENDING:
+        if value.is_PENDING():
             buf.write_i32(1)
-        if value == InteractionStatus.RESPONDED:
+        if value.is_RESPONDED():
             buf.write_i32(2)
-        if value == InteractionStatus.RESOLVED:
+        if value.is_RESOLVED():
             buf.write_i32(3)
-        if value == InteractionStatus.CANCELLED:
+        if value.is_CANCELLED():
             buf.write_i32(4)
+        if value.is_UNKNOWN():
+            buf.write_i32(5)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 
@@ -6018,21 +6297,114 @@ class _UniffiFfiConverterTypeInterventionOutcome(_UniffiConverterRustBuffer):
 
 
 
-class LifecycleState(enum.Enum):
+class LifecycleState:
     """
     A turn started or ended.
 """
-    
-    RUNNING = 0
-    """
-    A turn is running.
+    def __init__(self):
+        raise RuntimeError("LifecycleState cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class RUNNING:
+        """
+        A turn is running.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    ENDED = 1
-    """
-    The turn ended (completed, parked at a gate, or failed).
+            
+            
+    
+        def __str__(self):
+            return "LifecycleState.RUNNING()".format()
+        def __eq__(self, other):
+            if not isinstance(other, LifecycleState):
+                return NotImplemented
+            if not other.is_RUNNING():
+                return False
+            return True
+
+    @dataclass
+    class ENDED:
+        """
+        The turn ended (completed, parked at a gate, or failed).
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "LifecycleState.ENDED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, LifecycleState):
+                return NotImplemented
+            if not other.is_ENDED():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        A state this version does not know (a newer server), kept as the server wrote it.
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The wire value.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "LifecycleState.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, LifecycleState):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_RUNNING(self) -> bool:
+        return isinstance(self, LifecycleState.RUNNING)
+    def is_running(self) -> bool:
+        return isinstance(self, LifecycleState.RUNNING)
+    def is_ENDED(self) -> bool:
+        return isinstance(self, LifecycleState.ENDED)
+    def is_ended(self) -> bool:
+        return isinstance(self, LifecycleState.ENDED)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, LifecycleState.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, LifecycleState.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+LifecycleState.RUNNING = type("LifecycleState.RUNNING", (LifecycleState.RUNNING, LifecycleState,), {})  # type: ignore
+LifecycleState.ENDED = type("LifecycleState.ENDED", (LifecycleState.ENDED, LifecycleState,), {})  # type: ignore
+LifecycleState.UNKNOWN = type("LifecycleState.UNKNOWN", (LifecycleState.UNKNOWN, LifecycleState,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeLifecycleState(_UniffiConverterRustBuffer):
@@ -6040,25 +6412,37 @@ class _UniffiFfiConverterTypeLifecycleState(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return LifecycleState.RUNNING
+            return LifecycleState.RUNNING(
+            )
         if variant == 2:
-            return LifecycleState.ENDED
+            return LifecycleState.ENDED(
+            )
+        if variant == 3:
+            return LifecycleState.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == LifecycleState.RUNNING:
+        if value.is_RUNNING():
             return
-        if value == LifecycleState.ENDED:
+        if value.is_ENDED():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == LifecycleState.RUNNING:
+        if value.is_RUNNING():
             buf.write_i32(1)
-        if value == LifecycleState.ENDED:
+        if value.is_ENDED():
             buf.write_i32(2)
+        if value.is_UNKNOWN():
+            buf.write_i32(3)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 

@@ -21,8 +21,8 @@ def test_list_pending_shows_the_gate_with_its_request_and_stamped_config(server,
     assert [g.id for g in gates] == answer["interaction_ids"]
     gate = gates[0]
     assert gate.session_id == answer["session_id"]
-    assert gate.kind == gatehouse.InteractionKind.USER_APPROVAL
-    assert gate.status == InteractionStatus.PENDING
+    assert gate.kind == gatehouse.InteractionKind.USER_APPROVAL()
+    assert gate.status == InteractionStatus.PENDING()
     assert gate.request is not None and gate.request.tool == "Bash"
     assert json.loads(gate.request.args) == {"command": "echo hi"}
     # The config the gated turn runs under crosses as JSON text.
@@ -37,7 +37,7 @@ def test_respond_then_a_second_respond_is_already_answered(server, client, proje
 
     answered = asyncio.run(client.respond_to_interaction(gate_id, True, "go ahead", None))
     assert answered.id == gate_id
-    assert answered.status != InteractionStatus.PENDING
+    assert not answered.status.is_PENDING()
     assert json.loads(answered.resolution)["answer"]["approved"] is True
 
     with pytest.raises(GatehouseError.AlreadyAnswered) as caught:
@@ -88,7 +88,7 @@ class RecordingListener(gatehouse.WatchListener):
 
     def on_event(self, event):
         self.events.append(event)
-        if event.is_INTERACTION() and event.status == InteractionStatus.PENDING:
+        if event.is_INTERACTION() and event.status.is_PENDING():
             self.gate_opened.set()
         elif event.is_INTERACTION():
             self.gate_answered.set()
@@ -108,7 +108,7 @@ def test_a_watch_listener_sees_a_gate_open_and_cancel_stops_it(server, client, p
         assert listener.connected.wait(15), "the watch never connected"
         answer = server.open_gate(project_id, session_id=session_id)
         assert listener.gate_opened.wait(15), f"no pending interaction event; saw {listener.events}"
-        opened = [e for e in listener.events if e.is_INTERACTION() and e.status == InteractionStatus.PENDING]
+        opened = [e for e in listener.events if e.is_INTERACTION() and e.status.is_PENDING()]
         assert opened[0].session_id == session_id
         if opened[0].interaction_id is not None:
             assert opened[0].interaction_id == answer["interaction_ids"][0]

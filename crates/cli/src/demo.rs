@@ -802,8 +802,8 @@ fn turn_status(status: TurnStatus) -> &'static str {
     }
 }
 
-fn status_of(row: &SessionInteraction) -> &'static str {
-    row.status.map(|s| s.as_str()).unwrap_or("-")
+fn status_of(row: &SessionInteraction) -> &str {
+    row.status.as_ref().map(|s| s.as_str()).unwrap_or("-")
 }
 
 fn show_row(story: &Story, row: &SessionInteraction) {

@@ -157,6 +157,7 @@ pub fn stamped_model(row: &SessionInteraction) -> Option<String> {
 
 fn status_str(row: &SessionInteraction) -> String {
     row.status
+        .as_ref()
         .map(|s| s.as_str().to_string())
         .unwrap_or_else(|| "-".to_string())
 }
@@ -447,12 +448,6 @@ fn describe_event(event: &WatchEvent) -> String {
             status.as_str()
         ),
         WatchEvent::RecordsChanged { .. } => "records changed".to_string(),
-        WatchEvent::Lifecycle { state, .. } => format!(
-            "turn {}",
-            match state {
-                gatehouse_wire::interaction::LifecycleState::Running => "running",
-                gatehouse_wire::interaction::LifecycleState::Ended => "ended",
-            }
-        ),
+        WatchEvent::Lifecycle { state, .. } => format!("turn {}", state.as_str()),
     }
 }

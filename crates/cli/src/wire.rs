@@ -4,11 +4,13 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, Redaction, StampPolicy};
+use gatehouse_wire::effective::{
+    stamp_python_text, NotStamped, PythonStampError, Redaction, StampPolicy,
+};
+use gatehouse_wire::fingerprint::FingerprintVariant;
 use serde_json::Value;
 
 use crate::exit::{CliError, CliResult, Exit};
-use crate::output::print_json;
 
 /// `gatehouse wire ...`
 #[derive(Debug, Args)]
@@ -21,8 +23,10 @@ pub struct WireArgs {
 enum WireCommand {
     /// Stamp a config as `effectiveParameters` (A2): redact credentials, apply the size cap.
     ///
-    /// Prints the stamped JSON on stdout. When nothing would be stamped (empty, not an
-    /// object, over the cap) it says why on stderr and exits 3.
+    /// Reads the parameters as Python's `json.loads` does and prints the stamp on stdout as
+    /// Python's `json.dumps` writes it: the exact text Agenta measures (its length is the
+    /// measured size). When nothing would be stamped (empty, not an object, over the cap) it
+    /// says why on stderr and exits 3.
     Stamp {
         /// The size cap in bytes (Python `json.dumps` measure, after redaction).
         #[arg(long, value_name = "N")]
@@ -47,11 +51,25 @@ enum WireCommand {
         /// The document; `-` reads stdin.
         file: PathBuf,
     },
-    /// Print the `configFingerprint` (A3) of a `/run` request.
+    /// Print the `configFingerprint` (A3) of a `/run` request: the hash Agenta's runner
+    /// computes (PR #5689 head by default), lowercase hex on stdout.
     Fingerprint {
+        /// Which runner's hash: `pr-head` (default; hashes the workflow revision and the
+        /// draft flag) or `main` (Agenta main 753af3838e, which does not).
+        #[arg(long, value_enum, default_value_t = Variant::PrHead)]
+        variant: Variant,
         /// The run request JSON file; `-` or absent reads stdin.
         file: Option<PathBuf>,
     },
+}
+
+/// `--variant` of `wire fingerprint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Variant {
+    /// Agenta PR #5689 head (3561f72e86).
+    PrHead,
+    /// Agenta main (753af3838e).
+    Main,
 }
 
 /// Run a `wire` subcommand.
@@ -73,7 +91,13 @@ pub fn run(args: WireArgs) -> CliResult {
             stamp(file.as_deref(), &policy, explain)
         }
         WireCommand::Validate { type_name, file } => validate(&type_name, &file),
-        WireCommand::Fingerprint { file } => fingerprint(file.as_deref()),
+        WireCommand::Fingerprint { variant, file } => {
+            let variant = match variant {
+                Variant::PrHead => FingerprintVariant::PrHead,
+                Variant::Main => FingerprintVariant::Main,
+            };
+            fingerprint(file.as_deref(), variant)
+        }
     }
 }
 
@@ -109,10 +133,14 @@ pub fn parse_json(bytes: &[u8], source: &str) -> CliResult<Value> {
         .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))
 }
 
+/// Stamp as Agenta's Python does (`json.loads`, redact, `json.dumps`, measure): the text
+/// printed is the exact `json.dumps` text Agenta measures, so its length is the measured size.
 fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult {
     let source = source_name(file);
-    let value = parse_json(&read_input(file)?, &source)?;
-    match stamp_effective_parameters(value, policy) {
+    let bytes = read_input(file)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    match stamp_python_text(text, policy) {
         Ok(stamped) => {
             if explain {
                 if stamped.stripped.is_empty() {
@@ -127,9 +155,13 @@ fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult 
                     stamped.measured_bytes, policy.max_bytes
                 );
             }
-            print_json(&stamped.parameters)
+            println!("{}", stamped.text);
+            Ok(())
         }
-        Err(why) => {
+        Err(PythonStampError::NotJson(err)) => Err(CliError::other(format!(
+            "{source} is not valid JSON (as Python's json.loads reads it): {err}"
+        ))),
+        Err(PythonStampError::NotStamped(why)) => {
             let message = match why {
                 NotStamped::Empty => "not stamped: the parameters are empty".to_string(),
                 NotStamped::NotAnObject => {
@@ -182,15 +214,17 @@ fn validate(type_name: &str, file: &Path) -> CliResult {
     }
 }
 
-fn fingerprint(file: Option<&Path>) -> CliResult {
+fn fingerprint(file: Option<&Path>, variant: FingerprintVariant) -> CliResult {
     let source = source_name(file);
     let bytes = read_input(file)?;
-    let _ = parse_json(&bytes, &source)?;
-    let request: gatehouse_wire::run::RunRequest = gatehouse_wire::from_json_slice(&bytes)
+    let document = parse_json(&bytes, &source)?;
+    // The document must read as a /run request; the hash is taken from its JSON, as the
+    // runner takes it (the typed request writes the same JSON back).
+    gatehouse_wire::from_json_slice::<gatehouse_wire::run::RunRequest>(&bytes)
         .map_err(|err| CliError::other(format!("{source} is not a /run request: {err}")))?;
     println!(
         "{}",
-        gatehouse_wire::fingerprint::config_fingerprint(&request)
+        gatehouse_wire::fingerprint::config_fingerprint_of(&document, variant)
     );
     Ok(())
 }

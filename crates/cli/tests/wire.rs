@@ -330,3 +330,135 @@ fn schema_list_and_print() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(stderr(&unknown).contains("valid names: "));
 }
+
+#[test]
+fn stamp_prints_the_exact_text_python_writes() {
+    // Big integers digit for digit, `-0` as 0, floats as `repr`, NaN as Python writes it.
+    let input = r#"{"agent": {"llm": {"seed": 123456789012345678901234567890, "t": -0, "x": 1E+16, "y": NaN}, "s": "\ud800é"}}"#;
+    let out = run(&["wire", "stamp", "--agenta-compatible"], Some(input));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let python = r#"{"agent": {"llm": {"seed": 123456789012345678901234567890, "t": 0, "x": 1e+16, "y": NaN}, "s": "\ud800\u00e9"}}"#;
+    assert_eq!(stdout(&out), format!("{python}\n"));
+    // The printed text is what was measured: at its length it is stamped, one byte less not.
+    let cap = python.len().to_string();
+    let at = run(&["wire", "stamp", "--max-bytes", &cap], Some(input));
+    assert_eq!(at.status.code(), Some(0), "{}", stderr(&at));
+    let below = (python.len() - 1).to_string();
+    let over = run(&["wire", "stamp", "--max-bytes", &below], Some(input));
+    assert_eq!(over.status.code(), Some(3));
+    assert!(
+        stderr(&over).contains(&format!("{} bytes", python.len())),
+        "{}",
+        stderr(&over)
+    );
+    // What Python's json.loads refuses is refused (exit 1).
+    for refused in ["\u{feff}{}", "{} {}", "{\"a\": 1,}", "[01]"] {
+        let out = run(&["wire", "stamp"], Some(refused));
+        assert_eq!(out.status.code(), Some(1), "{refused:?}");
+    }
+}
+
+#[test]
+fn fingerprint_offers_mains_variant() {
+    let golden = std::fs::read_to_string(fixture("run_request.pi_core.json")).unwrap();
+    let head = run(&["wire", "fingerprint"], Some(&golden));
+    let explicit = run(
+        &["wire", "fingerprint", "--variant", "pr-head"],
+        Some(&golden),
+    );
+    let main = run(&["wire", "fingerprint", "--variant", "main"], Some(&golden));
+    assert_eq!(stdout(&head), stdout(&explicit));
+    assert_ne!(stdout(&head), stdout(&main));
+    // Main does not hash the revision: changing it moves only the PR-head hash.
+    let mut value: serde_json::Value = serde_json::from_str(&golden).unwrap();
+    value["runContext"]["workflow"]["revision"]["id"] = serde_json::json!("rev-other");
+    let changed = value.to_string();
+    let head2 = run(&["wire", "fingerprint"], Some(&changed));
+    let main2 = run(
+        &["wire", "fingerprint", "--variant", "main"],
+        Some(&changed),
+    );
+    assert_ne!(stdout(&head), stdout(&head2));
+    assert_eq!(stdout(&main), stdout(&main2));
+    let bad = run(&["wire", "fingerprint", "--variant", "v2"], Some(&golden));
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// Agenta's recorded stamp vectors through the command, as a held-out vector would be run:
+/// `wire stamp --agenta-compatible --max-bytes N` prints Agenta's output text, or exits 3
+/// naming Agenta's measured size.
+#[test]
+fn the_command_gives_agentas_stamp_on_every_recorded_vector() {
+    let Some(dir) = gatehouse_fixtures::require(
+        gatehouse_fixtures::Upstream::Agenta,
+        "recorded stamp vectors through `gatehouse wire stamp`",
+    ) else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("recorded/stamp_vectors.json")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let vectors = file["vectors"].as_array().unwrap();
+    let mut mismatches = Vec::new();
+    for vector in vectors {
+        let name = vector["name"].as_str().unwrap();
+        let cap = vector["cap"].to_string();
+        let input = vector["input_text"].as_str().unwrap();
+        let out = run(
+            &["wire", "stamp", "--agenta-compatible", "--max-bytes", &cap],
+            Some(input),
+        );
+        let ok = match vector["result"].as_str().unwrap() {
+            "stamped" => {
+                out.status.code() == Some(0)
+                    && stdout(&out) == format!("{}\n", vector["output_text"].as_str().unwrap())
+            }
+            _ => match vector["measured_size"].as_u64() {
+                Some(size) => {
+                    out.status.code() == Some(3) && stderr(&out).contains(&format!("{size} bytes"))
+                }
+                None => out.status.code() == Some(3),
+            },
+        };
+        if !ok {
+            mismatches.push(format!(
+                "{name} (cap {cap}): {}{}",
+                stdout(&out),
+                stderr(&out)
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+}
+
+/// Agenta's recorded fingerprint vectors through `wire fingerprint` (both variants).
+#[test]
+fn the_command_gives_the_runners_fingerprint_on_every_recorded_vector() {
+    let Some(dir) = gatehouse_fixtures::require(
+        gatehouse_fixtures::Upstream::Agenta,
+        "recorded fingerprint vectors through `gatehouse wire fingerprint`",
+    ) else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("recorded/fingerprint_vectors.json")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for vector in file["vectors"].as_array().unwrap() {
+        let id = vector["id"].as_str().unwrap();
+        let request = vector["request"].to_string();
+        let head = run(&["wire", "fingerprint"], Some(&request));
+        assert_eq!(
+            stdout(&head).trim(),
+            vector["config_fingerprint"].as_str().unwrap(),
+            "{id}: {}",
+            stderr(&head)
+        );
+        let main = run(
+            &["wire", "fingerprint", "--variant", "main"],
+            Some(&request),
+        );
+        assert_eq!(
+            stdout(&main).trim(),
+            vector["config_fingerprint_main_753af38"].as_str().unwrap(),
+            "{id}"
+        );
+    }
+}

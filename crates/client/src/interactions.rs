@@ -439,7 +439,7 @@ impl Interactions {
         let op = Operation::RespondInteraction;
         let segments = ["api", "sessions", "interactions", id, "respond"];
         let body = RespondRequest {
-            answer: answer.to_object(),
+            answer: Some(answer.to_object()),
         };
         let mut call = Call::new(op, Method::POST, &segments).json_body(&body)?;
         call.idempotency_key = Some(idempotency_key.to_string());
@@ -626,7 +626,7 @@ impl Interactions {
     /// use gatehouse_wire::interaction::{InteractionStatus, Resolution, TransitionRequest, Verdict};
     /// let row = client.interactions().transition(&TransitionRequest {
     ///     session_id: "s-1".into(), token: "tok-1".into(), status: InteractionStatus::Resolved,
-    ///     resolution: Some(Resolution { verdict: Verdict::Approved, tool_call_id: Some("toolu_01".into()) }),
+    ///     resolution: Some(Resolution { verdict: Verdict::Approved, tool_call_id: "toolu_01".into() }.to_object()),
     /// }).await?;
     /// # let _ = row; Ok(()) }
     /// ```

@@ -185,10 +185,13 @@ async fn every_interaction_operation_over_real_http() {
             session_id: "s-ops".into(),
             token: "tok-b".into(),
             status: InteractionStatus::Resolved,
-            resolution: Some(Resolution {
-                verdict: Verdict::Approved,
-                tool_call_id: Some("toolu-tok-b".into()),
-            }),
+            resolution: Some(
+                Resolution {
+                    verdict: Verdict::Approved,
+                    tool_call_id: "toolu-tok-b".into(),
+                }
+                .to_object(),
+            ),
         })
         .await
         .unwrap();
@@ -477,7 +480,7 @@ async fn runs_against_the_reference_runner() {
         vec![gatehouse_wire::run::ChatMessage::text("user", "hello")],
     )
     .for_session("run-session", params, &Default::default());
-    request.permissions.default = gatehouse_wire::run::PermissionMode::Allow;
+    request.permissions.as_mut().unwrap().default = gatehouse_wire::run::PermissionMode::Allow;
     let records: Vec<_> = c.runs().stream(&request).collect().await;
     let records: Vec<_> = records.into_iter().map(|r| r.unwrap()).collect();
     assert!(records.len() >= 2, "{records:?}");

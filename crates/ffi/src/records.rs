@@ -11,7 +11,7 @@ use crate::error::GatehouseError;
 use crate::json::JsonText;
 
 /// What kind of gate an interaction is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum InteractionKind {
     /// "May I run this tool?": answered with approve or deny.
     UserApproval,
@@ -19,20 +19,28 @@ pub enum InteractionKind {
     UserInput,
     /// A tool the client executes itself.
     ClientTool,
+    /// A kind this version does not know (a newer server), kept as the server wrote it.
+    Unknown {
+        /// The wire value.
+        value: String,
+    },
 }
 
-impl From<wint::InteractionKind> for InteractionKind {
-    fn from(kind: wint::InteractionKind) -> Self {
+impl From<&wint::InteractionKind> for InteractionKind {
+    fn from(kind: &wint::InteractionKind) -> Self {
         match kind {
             wint::InteractionKind::UserApproval => Self::UserApproval,
             wint::InteractionKind::UserInput => Self::UserInput,
             wint::InteractionKind::ClientTool => Self::ClientTool,
+            other => Self::Unknown {
+                value: other.as_str().to_string(),
+            },
         }
     }
 }
 
 /// The lifecycle of an interaction (not its verdict).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum InteractionStatus {
     /// Waiting for an answer.
     Pending,
@@ -42,15 +50,23 @@ pub enum InteractionStatus {
     Resolved,
     /// The gate went away unanswered.
     Cancelled,
+    /// A status this version does not know (a newer server), kept as the server wrote it.
+    Unknown {
+        /// The wire value.
+        value: String,
+    },
 }
 
-impl From<wint::InteractionStatus> for InteractionStatus {
-    fn from(status: wint::InteractionStatus) -> Self {
+impl From<&wint::InteractionStatus> for InteractionStatus {
+    fn from(status: &wint::InteractionStatus) -> Self {
         match status {
             wint::InteractionStatus::Pending => Self::Pending,
             wint::InteractionStatus::Responded => Self::Responded,
             wint::InteractionStatus::Resolved => Self::Resolved,
             wint::InteractionStatus::Cancelled => Self::Cancelled,
+            other => Self::Unknown {
+                value: other.as_str().to_string(),
+            },
         }
     }
 }
@@ -137,11 +153,14 @@ impl TryFrom<&wint::SessionInteraction> for Interaction {
             session_id: row.session_id.clone(),
             turn_id: row.turn_id.clone(),
             token: row.token.clone(),
-            kind: row.kind.into(),
-            status: row.status.map(Into::into),
+            kind: (&row.kind).into(),
+            status: row.status.as_ref().map(Into::into),
             request,
             references: optional_json(data.and_then(|d| d.references.as_ref()))?,
-            parameters: optional_json(data.and_then(|d| d.parameters.as_ref()))?,
+            parameters: optional_json(
+                data.and_then(|d| d.parameters.as_ref())
+                    .and_then(Option::as_ref),
+            )?,
             resolution: optional_json(data.and_then(|d| d.resolution.as_ref()))?,
             delivered_in_band: row.flags.delivered_in_band,
             delivered_webhook: row.flags.delivered_webhook,

@@ -15,12 +15,17 @@ use crate::records::InteractionStatus;
 use crate::runtime;
 
 /// A turn started or ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum LifecycleState {
     /// A turn is running.
     Running,
     /// The turn ended (completed, parked at a gate, or failed).
     Ended,
+    /// A state this version does not know (a newer server), kept as the server wrote it.
+    Unknown {
+        /// The wire value.
+        value: String,
+    },
 }
 
 /// One event of a session's watch stream.
@@ -64,7 +69,7 @@ impl From<wint::WatchEvent> for WatchEvent {
                 interaction_id,
             } => Self::Interaction {
                 session_id,
-                status: status.into(),
+                status: (&status).into(),
                 interaction_id,
             },
             wint::WatchEvent::RecordsChanged { session_id } => Self::RecordsChanged { session_id },
@@ -73,6 +78,9 @@ impl From<wint::WatchEvent> for WatchEvent {
                 state: match state {
                     wint::LifecycleState::Running => LifecycleState::Running,
                     wint::LifecycleState::Ended => LifecycleState::Ended,
+                    other => LifecycleState::Unknown {
+                        value: other.as_str().to_string(),
+                    },
                 },
             },
         }

@@ -276,6 +276,23 @@ fn normalize_tenant(value: &str) -> Option<String> {
     })
 }
 
+/// The stable UUID of an actor, as a row records it (`created_by_id`, `updated_by_id`):
+/// Agenta's API models type those fields as UUIDs and refuse anything else. An actor
+/// that is already a UUID is kept (lowercase); any other name maps to the same UUID every
+/// time (version 8, from the SHA-256 of `gatehouse-actor:<name>`).
+pub fn actor_uuid(actor: &str) -> String {
+    if let Ok(id) = uuid::Uuid::parse_str(actor) {
+        return id.hyphenated().to_string();
+    }
+    let hash = Sha256::digest(format!("gatehouse-actor:{actor}").as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&hash[..16]);
+    uuid::Builder::from_custom_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +303,17 @@ mod tests {
         assert_eq!(parse_authorization("Bearer  abc "), Some("abc"));
         assert_eq!(parse_authorization("Basic abc"), None);
         assert_eq!(parse_authorization("Bearer"), None);
+    }
+
+    #[test]
+    fn an_actor_has_one_stable_uuid() {
+        let dev = actor_uuid("dev");
+        assert_eq!(dev, actor_uuid("dev"));
+        assert_ne!(dev, actor_uuid("ops"));
+        assert!(gatehouse_wire::interaction::is_uuid(&dev), "{dev}");
+        assert_eq!(uuid::Uuid::parse_str(&dev).unwrap().get_version_num(), 8);
+        let id = "019FAC94-5B91-71D2-9D4B-5486013E6E9B";
+        assert_eq!(actor_uuid(id), id.to_ascii_lowercase());
     }
 
     #[test]

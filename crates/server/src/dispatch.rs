@@ -126,14 +126,11 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         .transpose()
         .map_err(|e| format!("the parked turn's state is unreadable: {e}"))?
         .ok_or("the parked turn has no state")?;
-    let answer_value = row
-        .resolution
-        .as_ref()
-        .and_then(|r| r.get("answer"))
-        .cloned()
-        .unwrap_or(serde_json::Value::Null);
-    let answer: ApprovalAnswer = serde_json::from_value(answer_value)
-        .map_err(|e| format!("the stored answer is not an approval answer: {e}"))?;
+    // Read as Agenta's dispatcher reads it: `approved` is truthiness, `{}` denies.
+    let answer = match row.resolution.as_ref().and_then(|r| r.get("answer")) {
+        Some(serde_json::Value::Object(answer)) => ApprovalAnswer::from_answer(answer),
+        _ => ApprovalAnswer::from_answer(&Default::default()),
+    };
 
     let wire_row = row.to_wire();
     let invoke = build_resume_request(

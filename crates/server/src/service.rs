@@ -351,7 +351,7 @@ pub fn run_context(references: &References, source: &ConfigSource, resumed: bool
     };
     RunContext {
         run: Some(RunContextRun {
-            kind: if resumed { "resume" } else { "api" }.to_string(),
+            kind: Some(if resumed { "resume" } else { "api" }.to_string()),
             extra: JsonObject::new(),
         }),
         workflow,
@@ -734,7 +734,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
     let outcome = match (&resume_refused, script_and_start, permissions) {
         (Some(reason), _, _) => Err(("resume refused", reason.clone())),
         (None, Ok((script, start)), Ok(permissions)) => {
-            request.permissions = permissions;
+            request.permissions = Some(permissions);
             let outcome =
                 runner::run_harness(&request, &script, &start, &turn_id, hook.as_ref()).await;
             Ok((outcome, script))
@@ -778,7 +778,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
                 selector: None,
                 resolution: None,
                 // The runner writes the stamped blob verbatim (never reads inside it).
-                parameters: request.effective_parameters.clone(),
+                parameters: request.effective_parameters.clone().map(Some),
                 extra: JsonObject::new(),
             };
             let gate = NewInteraction::gate(&project_id, &session_id, &turn_id, data, &actor);
@@ -882,7 +882,7 @@ pub async fn end_turn(
     for (interaction_id, status) in changed {
         state
             .events
-            .interaction(project_id, session_id, interaction_id, *status);
+            .interaction(project_id, session_id, interaction_id, status.clone());
     }
     state.events.records_changed(project_id, session_id);
     state

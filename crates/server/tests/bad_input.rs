@@ -203,24 +203,7 @@ async fn malformed_json_and_wrong_types_name_the_field() {
     assert_eq!(body["code"], "VALIDATION_ERROR");
     assert_eq!(body["detail"][0]["loc"], json!(["body", "answer"]));
 
-    let (status, body) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            json!({"answer": {"approved": "yes"}}),
-        )
-        .await;
-    assert_eq!(status, 422);
-    assert_eq!(
-        body["detail"][0]["loc"],
-        json!(["body", "answer", "approved"])
-    );
-    let (status, body) = h
-        .post(
-            &format!("/api/sessions/interactions/{id}/respond"),
-            json!({"answer": {}}),
-        )
-        .await;
-    assert_eq!(status, 422, "{body}");
+    // Any object is an answer, as in Agenta (tests/agenta.rs): no 422 for its content.
 
     let (status, body) = h
         .post(

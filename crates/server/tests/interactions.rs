@@ -28,7 +28,11 @@ async fn create_is_idempotent_and_renders_every_field() {
     assert_eq!(first["count"], 1);
     assert_eq!(row["status"], "pending");
     assert_eq!(row["project_id"], h.server.project_id.as_str());
-    assert_eq!(row["created_by_id"], "tester");
+    // Agenta's model types actor ids as UUIDs: one stable UUID per actor.
+    assert_eq!(
+        row["created_by_id"],
+        gatehouse_server::auth::actor_uuid("tester").as_str()
+    );
     assert_eq!(row["data"]["parameters"]["agent"]["llm"]["model"], "m-ext");
     for key in [
         "tags",
@@ -50,11 +54,11 @@ async fn create_is_idempotent_and_renders_every_field() {
     let (status, second) = h.post("/api/sessions/interactions", again).await;
     assert_eq!(status, 200);
     assert_eq!(second, first);
-    // A row without a stamp renders no `parameters` key at all.
+    // A row without a stamp renders `"parameters": null`, as Agenta's API renders it.
     let mut bare = gate("s1", "tok-c", "t-1");
     bare["data"].as_object_mut().unwrap().remove("parameters");
     let (_, bare) = h.post("/api/sessions/interactions/", bare).await;
-    assert!(bare["interaction"]["data"].get("parameters").is_none());
+    assert!(bare["interaction"]["data"]["parameters"].is_null());
 }
 
 #[tokio::test]
@@ -226,7 +230,7 @@ async fn external_runner_transitions_and_cancel_stale() {
     )
     .await;
     let (status, _) = h
-        .post("/api/sessions/interactions/transition", json!({"session_id": "ext", "token": "tok-2", "status": "resolved", "resolution": {"verdict": "denied", "tool_call_id": null}}))
+        .post("/api/sessions/interactions/transition", json!({"session_id": "ext", "token": "tok-2", "status": "resolved", "resolution": {"verdict": "denied", "tool_call_id": "toolu_2"}}))
         .await;
     assert_eq!(status, 200);
 

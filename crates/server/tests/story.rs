@@ -149,7 +149,7 @@ async fn unstamped_row_from_a_saved_revision_resumes_under_that_revision() {
     let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
     let row = h.interaction(&id).await;
     assert!(
-        row["data"].get("parameters").is_none(),
+        row["data"]["parameters"].is_null(),
         "over the cap: no stamp: {row}"
     );
     assert_eq!(
@@ -189,7 +189,7 @@ async fn unstamped_draft_row_resumes_under_its_own_config_not_head() {
     assert_eq!(parked["model"], "model-draft");
     let id = parked["interaction_ids"][0].as_str().unwrap().to_string();
     let row = h.interaction(&id).await;
-    assert!(row["data"].get("parameters").is_none(), "{row}");
+    assert!(row["data"]["parameters"].is_null(), "{row}");
     assert!(row["data"]["references"].get("workflow_revision").is_none());
 
     h.commit("wf", "wf.default", "model-new-head", "allow")

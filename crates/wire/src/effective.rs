@@ -172,6 +172,72 @@ pub fn stamp_effective_parameters(
     })
 }
 
+/// A successful stamp of a JSON text under Python's reading of it
+/// ([`stamp_python_text`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StampedText {
+    /// Python's `json.dumps` of the redacted parameters: the exact text Agenta measures and
+    /// would put on the wire.
+    pub text: String,
+    /// Its length in bytes (`text.len()`).
+    pub measured_bytes: usize,
+    /// Labels of the stripped fields (see [`Stamped::stripped`]).
+    pub stripped: Vec<String>,
+}
+
+/// Why [`stamp_python_text`] stamped nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PythonStampError {
+    /// Python's `json.loads` refuses the text, so Agenta's function never receives it.
+    #[error("not JSON as Python's json.loads reads it: {0}")]
+    NotJson(#[from] crate::pyjson::PyJsonError),
+    /// The parameters were read but are not stamped.
+    #[error(transparent)]
+    NotStamped(#[from] NotStamped),
+}
+
+/// Stamp the parameters a JSON `text` holds exactly as Agenta's Python does: `json.loads`
+/// the text ([`crate::pyjson`]: `NaN`/`Infinity`, integers of any size, lone surrogates and
+/// duplicate keys read as Python reads them), redact under `policy.redaction`, and measure
+/// `json.dumps` of the result against `policy.max_bytes`. Under
+/// [`Redaction::AgentaCompatible`] the text and size are those of Agenta's
+/// `stamp_effective_parameters` (0.125.1 and main share its body; only the cap differs).
+///
+/// ```
+/// use gatehouse_wire::effective::{stamp_python_text, Redaction, StampPolicy};
+/// let policy = StampPolicy { max_bytes: 55, redaction: Redaction::AgentaCompatible };
+/// let stamped = stamp_python_text(r#"{"agent": {"llm": {"seed": 12345678901234567890123}}}"#, &policy).unwrap();
+/// assert_eq!(stamped.text, r#"{"agent": {"llm": {"seed": 12345678901234567890123}}}"#);
+/// assert_eq!(stamped.measured_bytes, 53);
+/// ```
+pub fn stamp_python_text(
+    text: &str,
+    policy: &StampPolicy,
+) -> Result<StampedText, PythonStampError> {
+    use crate::pyjson::PyValue;
+    let mut object = match crate::pyjson::loads(text)? {
+        PyValue::Null => return Err(NotStamped::Empty.into()),
+        PyValue::Dict(map) if map.is_empty() => return Err(NotStamped::Empty.into()),
+        PyValue::Dict(map) => map,
+        _ => return Err(NotStamped::NotAnObject.into()),
+    };
+    let stripped = redact_object::<PyValue>(&mut object, policy.redaction);
+    let text = crate::pyjson::dumps(&PyValue::Dict(object));
+    let measured_bytes = text.len();
+    if measured_bytes > policy.max_bytes {
+        return Err(NotStamped::OverCap {
+            measured_bytes,
+            max_bytes: policy.max_bytes,
+        }
+        .into());
+    }
+    Ok(StampedText {
+        text,
+        measured_bytes,
+        stripped,
+    })
+}
+
 /// The connection-bearing lists of a config; the rest is inert authored text and JSON
 /// Schema (a tool's input schema may name a property `headers`).
 const CONNECTION_BEARING_LISTS: [&str; 2] = ["mcps", "tools"];
@@ -187,22 +253,73 @@ fn is_credential_key(key: &str, redaction: Redaction) -> bool {
     }
 }
 
+/// The little redaction needs of a JSON tree: objects with string keys, arrays, `null`.
+/// Implemented by `serde_json::Value` (the library's stamp) and by
+/// [`crate::pyjson::PyValue`] (Python's `json.loads` object model, for the exact Agenta
+/// comparison), so both redact by the one rule below.
+pub(crate) trait Tree: Sized {
+    /// The object type.
+    type Object;
+    fn as_object(&self) -> Option<&Self::Object>;
+    fn as_object_mut(&mut self) -> Option<&mut Self::Object>;
+    fn as_array(&self) -> Option<&[Self]>;
+    fn as_array_mut(&mut self) -> Option<&mut [Self]>;
+    fn is_null(&self) -> bool;
+    fn get<'a>(object: &'a Self::Object, key: &str) -> Option<&'a Self>;
+    fn get_mut<'a>(object: &'a mut Self::Object, key: &str) -> Option<&'a mut Self>;
+    /// True when some entry passes `test`.
+    fn any_entry(object: &Self::Object, test: impl FnMut(&str, &Self) -> bool) -> bool;
+    /// Keep the entries `keep` says yes to, in order.
+    fn retain(object: &mut Self::Object, keep: impl FnMut(&str, &Self) -> bool);
+}
+
+impl Tree for Value {
+    type Object = JsonObject;
+    fn as_object(&self) -> Option<&JsonObject> {
+        Value::as_object(self)
+    }
+    fn as_object_mut(&mut self) -> Option<&mut JsonObject> {
+        Value::as_object_mut(self)
+    }
+    fn as_array(&self) -> Option<&[Value]> {
+        Value::as_array(self).map(Vec::as_slice)
+    }
+    fn as_array_mut(&mut self) -> Option<&mut [Value]> {
+        Value::as_array_mut(self).map(Vec::as_mut_slice)
+    }
+    fn is_null(&self) -> bool {
+        Value::is_null(self)
+    }
+    fn get<'a>(object: &'a JsonObject, key: &str) -> Option<&'a Value> {
+        object.get(key)
+    }
+    fn get_mut<'a>(object: &'a mut JsonObject, key: &str) -> Option<&'a mut Value> {
+        object.get_mut(key)
+    }
+    fn any_entry(object: &JsonObject, mut test: impl FnMut(&str, &Value) -> bool) -> bool {
+        object.iter().any(|(key, value)| test(key, value))
+    }
+    fn retain(object: &mut JsonObject, mut keep: impl FnMut(&str, &Value) -> bool) {
+        object.retain(|key, value| keep(key, value));
+    }
+}
+
 /// Pop every credential key from `object` in place, in one pass (the order of the rest
 /// is preserved). A key whose value is `null` is popped but not reported (Agenta's rule).
-fn strip_credential_keys(
-    object: &mut JsonObject,
+fn strip_credential_keys<T: Tree>(
+    object: &mut T::Object,
     prefix: Option<&str>,
     redaction: Redaction,
     stripped: &mut Vec<String>,
 ) {
-    object.retain(|key, value| {
+    T::retain(object, |key, value| {
         if !is_credential_key(key, redaction) {
             return true;
         }
         if !value.is_null() {
             stripped.push(match prefix {
                 Some(prefix) => format!("{prefix}.{key}"),
-                None => key.clone(),
+                None => key.to_string(),
             });
         }
         false
@@ -210,22 +327,26 @@ fn strip_credential_keys(
 }
 
 /// Strip an entry in place (only an object entry is touched).
-fn redact_entry(entry: &mut Value, redaction: Redaction, stripped: &mut Vec<String>) {
-    let Value::Object(object) = entry else {
+fn redact_entry<T: Tree>(entry: &mut T, redaction: Redaction, stripped: &mut Vec<String>) {
+    let Some(object) = entry.as_object_mut() else {
         return;
     };
-    strip_credential_keys(object, None, redaction, stripped);
+    strip_credential_keys::<T>(object, None, redaction, stripped);
     for nested_key in NESTED_CONNECTION_KEYS {
-        if let Some(Value::Object(nested)) = object.get_mut(nested_key) {
-            strip_credential_keys(nested, Some(nested_key), redaction, stripped);
+        if let Some(nested) = T::get_mut(object, nested_key).and_then(T::as_object_mut) {
+            strip_credential_keys::<T>(nested, Some(nested_key), redaction, stripped);
         }
     }
 }
 
 /// Redact the connection-bearing lists of `container` in place.
-fn redact_lists(container: &mut JsonObject, redaction: Redaction, stripped: &mut Vec<String>) {
+fn redact_lists<T: Tree>(
+    container: &mut T::Object,
+    redaction: Redaction,
+    stripped: &mut Vec<String>,
+) {
     for list_key in CONNECTION_BEARING_LISTS {
-        if let Some(Value::Array(entries)) = container.get_mut(list_key) {
+        if let Some(entries) = T::get_mut(container, list_key).and_then(T::as_array_mut) {
             for entry in entries.iter_mut() {
                 redact_entry(entry, redaction, stripped);
             }
@@ -234,30 +355,56 @@ fn redact_lists(container: &mut JsonObject, redaction: Redaction, stripped: &mut
 }
 
 /// True when `object` holds a credential key with a non-null value.
-fn holds_credential(object: &JsonObject, redaction: Redaction) -> bool {
-    object
-        .iter()
-        .any(|(key, value)| !value.is_null() && is_credential_key(key, redaction))
+fn holds_credential<T: Tree>(object: &T::Object, redaction: Redaction) -> bool {
+    T::any_entry(object, |key, value| {
+        !value.is_null() && is_credential_key(key, redaction)
+    })
 }
 
 /// True when redacting `container`'s lists would strip something non-null. A read-only
 /// pass: only when it says yes is anything mutated, so an input with nothing (or only
 /// `null`s) to strip comes back exactly as it went in.
-fn lists_need_redaction(container: &JsonObject, redaction: Redaction) -> bool {
+fn lists_need_redaction<T: Tree>(container: &T::Object, redaction: Redaction) -> bool {
     CONNECTION_BEARING_LISTS.iter().any(|list_key| {
-        let Some(Value::Array(entries)) = container.get(*list_key) else {
+        let Some(entries) = T::get(container, list_key).and_then(T::as_array) else {
             return false;
         };
         entries.iter().any(|entry| {
-            let Value::Object(object) = entry else {
+            let Some(object) = entry.as_object() else {
                 return false;
             };
-            holds_credential(object, redaction)
+            holds_credential::<T>(object, redaction)
                 || NESTED_CONNECTION_KEYS.iter().any(|nested_key| {
-                    matches!(object.get(*nested_key), Some(Value::Object(nested)) if holds_credential(nested, redaction))
+                    T::get(object, nested_key)
+                        .and_then(T::as_object)
+                        .is_some_and(|nested| holds_credential::<T>(nested, redaction))
                 })
         })
     })
+}
+
+/// Redact the top-level object `params` in place; returns the sorted, deduplicated labels
+/// of what was stripped (see [`redact_effective_parameters`]).
+pub(crate) fn redact_object<T: Tree>(params: &mut T::Object, redaction: Redaction) -> Vec<String> {
+    let agent_needs = T::get(params, "agent")
+        .and_then(T::as_object)
+        .is_some_and(|agent| lists_need_redaction::<T>(agent, redaction));
+    let bare_needs =
+        redaction == Redaction::Gatehouse && lists_need_redaction::<T>(params, redaction);
+    if !agent_needs && !bare_needs {
+        // Nothing non-null to strip: the input unchanged (`"headers": null` included).
+        return Vec::new();
+    }
+    let mut stripped = Vec::new();
+    if let Some(agent) = T::get_mut(params, "agent").and_then(T::as_object_mut) {
+        redact_lists::<T>(agent, redaction, &mut stripped);
+    }
+    if redaction == Redaction::Gatehouse {
+        redact_lists::<T>(params, redaction, &mut stripped);
+    }
+    stripped.sort();
+    stripped.dedup();
+    stripped
 }
 
 /// Redact `params` (no size check): returns the redacted object and the sorted,
@@ -277,24 +424,7 @@ pub fn redact_effective_parameters(
     mut params: JsonObject,
     redaction: Redaction,
 ) -> (JsonObject, Vec<String>) {
-    let agent_needs = matches!(
-        params.get("agent"),
-        Some(Value::Object(agent)) if lists_need_redaction(agent, redaction)
-    );
-    let bare_needs = redaction == Redaction::Gatehouse && lists_need_redaction(&params, redaction);
-    if !agent_needs && !bare_needs {
-        // Nothing non-null to strip: the input unchanged (`"headers": null` included).
-        return (params, Vec::new());
-    }
-    let mut stripped = Vec::new();
-    if let Some(Value::Object(agent)) = params.get_mut("agent") {
-        redact_lists(agent, redaction, &mut stripped);
-    }
-    if redaction == Redaction::Gatehouse {
-        redact_lists(&mut params, redaction, &mut stripped);
-    }
-    stripped.sort();
-    stripped.dedup();
+    let stripped = redact_object::<Value>(&mut params, redaction);
     (params, stripped)
 }
 
@@ -303,9 +433,9 @@ pub fn redact_effective_parameters(
 ///
 /// Strings: `"`, `\`, `\n`, `\r`, `\t`, `\b`, `\f` take 2 bytes; any other character
 /// outside `0x20..=0x7E` is `\uXXXX` (6 bytes; 12 for an astral character, written as a
-/// surrogate pair). Floats are measured as Python's `repr` writes them (`1e+16`, `1e-05`,
-/// `0.0001`, `100.0`); integers as decimal digits. (An integer beyond the 64-bit range
-/// is a float to serde_json, so its length follows the float rendering.)
+/// surrogate pair). Numbers are measured as Python reads their literal: an integer literal
+/// of any size as its digits (`-0` as `0`), any other as `repr` of the float (`1e+16`,
+/// `1e-05`, `0.0001`, `100.0`). It is always `python_json_dumps(value).len()`.
 ///
 /// ```
 /// use gatehouse_wire::effective::python_json_dumps_len;
@@ -373,118 +503,98 @@ fn python_string_len(s: &str) -> usize {
         .sum::<usize>()
 }
 
-fn decimal_digits(mut n: u64) -> usize {
-    let mut digits = 1;
-    while n >= 10 {
-        n /= 10;
-        digits += 1;
+/// Python's `json.dumps(value)` with its defaults (separators `", "` and `": "`,
+/// `ensure_ascii=True`, insertion key order): the exact text Agenta measures. Numbers are
+/// written as Python reads their literal (see [`crate::numbers::python_number_text`]: big
+/// integers digit for digit, `-0` as `0`, floats as `repr`).
+///
+/// ```
+/// use gatehouse_wire::effective::python_json_dumps;
+/// let v: serde_json::Value = serde_json::from_str(r#"{"a": [1, 1E+16, -0, null], "é": "x\n"}"#).unwrap();
+/// assert_eq!(python_json_dumps(&v), r#"{"a": [1, 1e+16, 0, null], "\u00e9": "x\n"}"#);
+/// ```
+pub fn python_json_dumps(value: &Value) -> String {
+    let mut out = String::with_capacity(python_json_dumps_len(value));
+    write_python(value, &mut out);
+    out
+}
+
+fn write_python(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(number) => out.push_str(&crate::numbers::python_number_text(number)),
+        Value::String(s) => write_python_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                write_python(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (index, (key, item)) in map.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                write_python_string(key, out);
+                out.push_str(": ");
+                write_python(item, out);
+            }
+            out.push('}');
+        }
     }
-    digits
+}
+
+/// `json.dumps(s)` for a string (`ensure_ascii=True`): quotes, the two-character escapes,
+/// `\uXXXX` (lowercase hex) for every other character outside `0x20..=0x7E`, a surrogate
+/// pair for an astral character.
+pub(crate) fn write_python_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        push_python_char(u32::from(c), out);
+    }
+    out.push('"');
+}
+
+/// One character (or one lone surrogate code unit) as `json.dumps` escapes it.
+pub(crate) fn push_python_char(code: u32, out: &mut String) {
+    use std::fmt::Write;
+    match code {
+        0x22 => out.push_str("\\\""),
+        0x5C => out.push_str("\\\\"),
+        0x0A => out.push_str("\\n"),
+        0x0D => out.push_str("\\r"),
+        0x09 => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0C => out.push_str("\\f"),
+        0x20..=0x7E => out.push(char::from(code as u8)),
+        0x10000.. => {
+            let v = code - 0x10000;
+            let high = 0xD800 + (v >> 10);
+            let low = 0xDC00 + (v & 0x3FF);
+            // Writing into a String cannot fail.
+            let _ = write!(out, "\\u{high:04x}\\u{low:04x}");
+        }
+        _ => {
+            let _ = write!(out, "\\u{code:04x}");
+        }
+    }
 }
 
 fn python_number_len(number: &serde_json::Number) -> usize {
-    if let Some(u) = number.as_u64() {
-        decimal_digits(u)
-    } else if let Some(i) = number.as_i64() {
-        1 + decimal_digits(i.unsigned_abs())
-    } else {
-        number.as_f64().map(python_float_repr_len).unwrap_or(0)
-    }
-}
-
-/// Reads Rust's shortest round-trip `{:e}` rendering (`d[.ddd]e[-]x`) without storing it:
-/// counts the significant digits and parses the exponent.
-#[derive(Default)]
-struct ShortestDigits {
-    digits: usize,
-    in_exponent: bool,
-    exponent_negative: bool,
-    exponent: i32,
-}
-
-impl std::fmt::Write for ShortestDigits {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        for byte in s.bytes() {
-            match byte {
-                b'e' | b'E' => self.in_exponent = true,
-                b'-' if self.in_exponent => self.exponent_negative = true,
-                b'0'..=b'9' if self.in_exponent => {
-                    self.exponent = self.exponent * 10 + i32::from(byte - b'0');
-                }
-                b'0'..=b'9' => self.digits += 1,
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Length of Python's `repr(f)` (the shortest round-trip digits; exponent form when the
-/// decimal exponent is below -4 or at least 16, with a sign and two or more digits;
-/// otherwise fixed form with at least one digit after the point).
-fn python_float_repr_len(f: f64) -> usize {
-    use std::fmt::Write;
-    let sign = usize::from(f.is_sign_negative());
-    let mut reader = ShortestDigits::default();
-    // Writing into the reader cannot fail.
-    let _ = write!(reader, "{:e}", f.abs());
-    let n = reader.digits.max(1);
-    let exponent = if reader.exponent_negative {
-        -reader.exponent
-    } else {
-        reader.exponent
-    };
-    // Position of the decimal point relative to the digit string (Python's `decpt`).
-    let decpt = exponent + 1;
-    let body = if decpt <= -4 || decpt > 16 {
-        let mantissa = if n > 1 { n + 1 } else { n };
-        let exponent_digits = decimal_digits(u64::from(exponent.unsigned_abs())).max(2);
-        mantissa + 2 + exponent_digits
-    } else if decpt <= 0 {
-        2 + decpt.unsigned_abs() as usize + n
-    } else if (decpt as usize) < n {
-        n + 1
-    } else {
-        decpt as usize + 2
-    };
-    sign + body
+    crate::numbers::python_number_len(number)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    /// Lengths of Python 3 `repr(float)`, computed with CPython.
-    #[test]
-    fn float_lengths_match_python_repr() {
-        let cases: &[(f64, &str)] = &[
-            (1e16, "1e+16"),
-            (1e15, "1000000000000000.0"),
-            (1e-5, "1e-05"),
-            (0.0001, "0.0001"),
-            (1.5, "1.5"),
-            (100.0, "100.0"),
-            (0.0, "0.0"),
-            (-0.0, "-0.0"),
-            (0.001, "0.001"),
-            (-2.5e-7, "-2.5e-07"),
-            (1.2345e100, "1.2345e+100"),
-            (123456789.125, "123456789.125"),
-            (0.1 + 0.2, "0.30000000000000004"),
-            (1.7976931348623157e308, "1.7976931348623157e+308"),
-            (5e-324, "5e-324"),
-            (1234567890123456.7, "1234567890123456.8"),
-            (12345678901234567.0, "1.2345678901234568e+16"),
-        ];
-        for (value, python) in cases {
-            assert_eq!(
-                python_float_repr_len(*value),
-                python.len(),
-                "repr({value:?}) = {python}"
-            );
-        }
-    }
 
     #[test]
     fn string_escapes_match_python() {

@@ -1,24 +1,29 @@
-//! `configFingerprint` (CONTRACT.md A3): the hash that decides warm resume vs cold replay.
+//! `configFingerprint` (CONTRACT.md A3): the hash that decides warm resume vs cold replay,
+//! exactly as Agenta's runner computes it (`session-identity.ts`, `configFingerprint` and
+//! `canonicalJson`, with `resolveCodexMode` from `codex-mode.ts`).
 //!
-//! The fingerprint is the lowercase hex SHA-256 of the canonical JSON (keys sorted
-//! recursively, absent values dropped, no whitespace) of a projection of the `/run`
-//! request, [`fingerprint_material`]:
+//! The fingerprint is the lowercase hex SHA-256 of [`canonical_json`] of a shape built from
+//! the request as JavaScript reads it ([`fingerprint_shape`]). The shape is built from the
+//! request's JSON, field by field, with JavaScript's rules: `x ?? null` (absent and `null`
+//! alike become `null`, while `[]` stays `[]`), truthiness for the optional objects, and
+//! numbers as doubles (so `1` and `1.0` hash the same). Its keys:
 //!
 //! | key | from |
 //! |---|---|
-//! | `harness`, `sandbox`, `model` | the same keys |
-//! | `harnessMode` | `harnessMode` on codex, else `null` |
-//! | `connection`, `modelCapabilities`, `agentsMd`, `systemPrompt`, `appendSystemPrompt` | the same keys |
-//! | `modelConnection` | with `credentials: [{binding, usage}]` (values removed) |
-//! | `skills`, `customTools`, `permissions`, `sandboxPermission`, `harnessFiles` | the same keys |
-//! | `mcpServers` | with credential values removed (public headers kept) |
-//! | `toolCallbackEndpoint` | `toolCallback.endpoint` (never its authorization) |
-//! | `workflowRevision` | `runContext.workflow.revision` as `{id, version}`, or `null` |
-//! | `isDraft` | `runContext.workflow.is_draft` |
+//! | `harness`, `sandbox`, `model` | the same keys, `?? null` |
+//! | `harnessMode` | on codex: `harnessMode` when it is `agent`, `read-only` or `agent-full-access`, else `agent-full-access` (the codex default); on other harnesses `null` |
+//! | `connection`, `modelCapabilities`, `agentsMd`, `systemPrompt`, `appendSystemPrompt`, `skills`, `customTools`, `permissions`, `sandboxPermission`, `harnessFiles` | the same keys, verbatim, `?? null` |
+//! | `modelConnection` | `{provider, deployment, endpoint ?? null, credentialMode, environment ?? null, credentials: [{binding, usage}]}` (credential values and every other key left out), or `null` |
+//! | `mcpServers` | each server verbatim, its `connection.credentials` cut to `[{binding, usage}]`, or `null` |
+//! | `toolCallbackEndpoint` | `toolCallback.endpoint ?? null` (never its authorization) |
+//! | `workflowRevision` | PR head only: `{id ?? null, version ?? null}` of `runContext.workflow.revision`, or `null` |
+//! | `isDraft` | PR head only: `runContext.workflow.is_draft ?? null` |
 //!
 //! Not hashed: `messages`, `turnId`, `context`, `telemetry`, `sessionId`, `projectId`,
-//! `tools`, `runContext.run`/`trace`/`artifact`/`variant`, unknown top-level keys, and
-//! `effectiveParameters` (a projection of fields already hashed).
+//! `tools`, the rest of `runContext`, unknown top-level keys, and `effectiveParameters`.
+//!
+//! Two variants ([`FingerprintVariant`]): the PR #5689 head (3561f72e86), the default, and
+//! Agenta main (753af3838e), which dropped `workflowRevision` and `isDraft` from the shape.
 //!
 //! ```
 //! use gatehouse_wire::fingerprint::config_fingerprint;
@@ -29,155 +34,395 @@
 //! assert_ne!(config_fingerprint(&a), config_fingerprint(&b));
 //! ```
 
-use serde::Serialize;
+use std::cmp::Ordering;
+
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::run::{Harness, ModelConnection, RunRequest};
+use crate::run::RunRequest;
 use crate::JsonObject;
 
-/// The fingerprint of `request`: lowercase hex SHA-256 of
+/// Which version of Agenta's `configFingerprint` to compute.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FingerprintVariant {
+    /// Agenta PR #5689 at head 3561f72e86: hashes the workflow revision and the draft flag.
+    #[default]
+    PrHead,
+    /// Agenta main at 753af3838e: the revision id, its version and the draft flag are turn
+    /// metadata there, not part of the hash.
+    Main,
+}
+
+impl FingerprintVariant {
+    /// The name the command line uses: `pr-head` or `main`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PrHead => "pr-head",
+            Self::Main => "main",
+        }
+    }
+}
+
+/// The PR-head fingerprint of `request`: lowercase hex SHA-256 of
 /// `canonical_json(&fingerprint_material(request))`.
 pub fn config_fingerprint(request: &RunRequest) -> String {
-    let canonical = canonical_json(&fingerprint_material(request));
+    config_fingerprint_variant(request, FingerprintVariant::PrHead)
+}
+
+/// The fingerprint of `request` under `variant`.
+pub fn config_fingerprint_variant(request: &RunRequest, variant: FingerprintVariant) -> String {
+    config_fingerprint_of(&request_json(request), variant)
+}
+
+/// The fingerprint of a `/run` request given as JSON (what the runner receives).
+pub fn config_fingerprint_of(request: &Value, variant: FingerprintVariant) -> String {
+    let canonical = canonical_json(&fingerprint_shape(request, variant));
     hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
-fn to_value<T: Serialize>(value: &T) -> Value {
+fn request_json(request: &RunRequest) -> Value {
     // The wire types serialize to JSON without failure (string keys only).
-    serde_json::to_value(value).unwrap_or(Value::Null)
+    serde_json::to_value(request).unwrap_or(Value::Null)
 }
 
-fn put<T: Serialize>(shape: &mut JsonObject, key: &str, value: Option<&T>) {
-    if let Some(value) = value {
-        shape.insert(key.to_string(), to_value(value));
-    }
-}
-
-/// Keep only `binding` and `usage` of each credential object in `credentials`.
-fn without_credential_values(credentials: &mut Value) {
-    if let Value::Array(items) = credentials {
-        for item in items.iter_mut() {
-            if let Value::Object(credential) = item {
-                credential.retain(|key, _| key == "binding" || key == "usage");
-            }
-        }
-    }
-}
-
-fn model_connection_material(connection: &ModelConnection) -> Value {
-    let mut value = to_value(connection);
-    if let Some(credentials) = value.get_mut("credentials") {
-        without_credential_values(credentials);
-    }
-    value
-}
-
-/// The shape that is hashed (before canonicalization); see the module docs.
+/// The PR-head shape of `request` (before canonicalization); see the module docs.
 pub fn fingerprint_material(request: &RunRequest) -> Value {
-    let mut shape = JsonObject::new();
-    shape.insert("harness".into(), to_value(&request.harness));
-    shape.insert("sandbox".into(), to_value(&request.sandbox));
-    put(&mut shape, "model", request.model.as_ref());
-    let harness_mode = match request.harness {
-        Harness::Codex => request.harness_mode.map(|m| to_value(&m)),
-        _ => None,
-    };
-    shape.insert("harnessMode".into(), harness_mode.unwrap_or(Value::Null));
-    put(&mut shape, "connection", request.connection.as_ref());
-    if let Some(connection) = &request.model_connection {
-        shape.insert(
-            "modelConnection".into(),
-            model_connection_material(connection),
-        );
-    }
-    put(
-        &mut shape,
-        "modelCapabilities",
-        request.model_capabilities.as_ref(),
-    );
-    put(&mut shape, "agentsMd", request.agents_md.as_ref());
-    put(&mut shape, "systemPrompt", request.system_prompt.as_ref());
-    put(
-        &mut shape,
-        "appendSystemPrompt",
-        request.append_system_prompt.as_ref(),
-    );
-    if !request.skills.is_empty() {
-        shape.insert("skills".into(), to_value(&request.skills));
-    }
-    shape.insert("customTools".into(), to_value(&request.custom_tools));
-    if !request.mcp_servers.is_empty() {
-        let mut servers = to_value(&request.mcp_servers);
-        if let Value::Array(items) = &mut servers {
-            for server in items.iter_mut() {
-                if let Some(credentials) = server
-                    .get_mut("connection")
-                    .and_then(|c| c.get_mut("credentials"))
-                {
-                    without_credential_values(credentials);
-                }
-            }
+    fingerprint_shape(&request_json(request), FingerprintVariant::PrHead)
+}
+
+/// `value.key` as JavaScript reads it: `None` is `undefined` (not an object, or no key).
+fn prop<'a>(value: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    value.and_then(Value::as_object).and_then(|o| o.get(key))
+}
+
+/// `value ?? null`.
+fn or_null(value: Option<&Value>) -> Value {
+    value.cloned().unwrap_or(Value::Null)
+}
+
+/// JavaScript truthiness of a JSON value (`undefined` is `None`).
+fn truthy(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(Value::Number(n)) => {
+            let f = crate::numbers::literal_to_f64(n.as_str());
+            f != 0.0 && !f.is_nan()
         }
-        shape.insert("mcpServers".into(), servers);
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
     }
-    put(
-        &mut shape,
-        "toolCallbackEndpoint",
-        request.tool_callback.as_ref().map(|c| &c.endpoint),
-    );
-    shape.insert("permissions".into(), to_value(&request.permissions));
-    put(
-        &mut shape,
-        "sandboxPermission",
-        request.sandbox_permission.as_ref(),
-    );
-    if !request.harness_files.is_empty() {
-        shape.insert("harnessFiles".into(), to_value(&request.harness_files));
+}
+
+/// Insert `key` unless its value is `undefined` (canonicalJson drops those).
+fn put(shape: &mut JsonObject, key: &str, value: Option<&Value>) {
+    if let Some(value) = value {
+        shape.insert(key.to_string(), value.clone());
     }
-    let workflow = request
-        .run_context
-        .as_ref()
-        .and_then(|c| c.workflow.as_ref());
-    let revision = workflow.and_then(|w| w.revision.as_ref()).map(|r| {
-        let mut pinned = JsonObject::new();
-        put(&mut pinned, "id", r.id.as_ref());
-        put(&mut pinned, "version", r.version.as_ref());
-        Value::Object(pinned)
+}
+
+/// `{binding, usage}` of each credential (a missing one is left out, as `undefined` is).
+fn credential_shapes(credentials: Option<&Value>) -> Value {
+    let items = credentials.and_then(Value::as_array).map(|items| {
+        items
+            .iter()
+            .map(|credential| {
+                let mut shape = JsonObject::new();
+                put(&mut shape, "binding", prop(Some(credential), "binding"));
+                put(&mut shape, "usage", prop(Some(credential), "usage"));
+                Value::Object(shape)
+            })
+            .collect()
     });
-    shape.insert("workflowRevision".into(), revision.unwrap_or(Value::Null));
+    Value::Array(items.unwrap_or_default())
+}
+
+fn model_connection_shape(connection: Option<&Value>) -> Value {
+    if !truthy(connection) {
+        return Value::Null;
+    }
+    let mut shape = JsonObject::new();
+    put(&mut shape, "provider", prop(connection, "provider"));
+    put(&mut shape, "deployment", prop(connection, "deployment"));
+    shape.insert("endpoint".into(), or_null(prop(connection, "endpoint")));
     put(
         &mut shape,
-        "isDraft",
-        workflow.and_then(|w| w.is_draft.as_ref()),
+        "credentialMode",
+        prop(connection, "credentialMode"),
+    );
+    shape.insert(
+        "environment".into(),
+        or_null(prop(connection, "environment")),
+    );
+    // `(credentials ?? []).map(...)`.
+    shape.insert(
+        "credentials".into(),
+        credential_shapes(prop(connection, "credentials")),
     );
     Value::Object(shape)
 }
 
-fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let mut out = JsonObject::new();
-            for key in keys {
-                out.insert(key.clone(), sorted(&map[key.as_str()]));
-            }
-            Value::Object(out)
+/// `{...server, connection: {...server.connection, credentials: <binding + usage>}}`.
+fn mcp_server_shape(server: &Value) -> Value {
+    let mut shape = server.as_object().cloned().unwrap_or_default();
+    let connection = prop(Some(server), "connection");
+    let mut connection_shape = connection
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    match prop(connection, "credentials") {
+        Some(Value::Array(_)) => {
+            connection_shape.insert(
+                "credentials".into(),
+                credential_shapes(prop(connection, "credentials")),
+            );
         }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
+        // `credentials?.map(...)` is `undefined` for a missing or null list: dropped.
+        _ => {
+            connection_shape.shift_remove("credentials");
+        }
+    }
+    shape.insert("connection".into(), Value::Object(connection_shape));
+    Value::Object(shape)
+}
+
+/// `resolveCodexMode`: a known mode as given, anything else the codex default.
+fn codex_mode(requested: Option<&Value>) -> Value {
+    const MODES: [&str; 3] = ["agent", "read-only", "agent-full-access"];
+    match requested.and_then(Value::as_str) {
+        Some(mode) if MODES.contains(&mode) => Value::String(mode.to_string()),
+        _ => Value::String("agent-full-access".to_string()),
     }
 }
 
-/// Canonical JSON: object keys sorted (by UTF-8 bytes) at every depth, no whitespace,
-/// serde_json's escaping (UTF-8 kept, not `\u`-escaped).
+/// The shape `configFingerprint` hashes, built from the request's JSON (see the module docs).
+pub fn fingerprint_shape(request: &Value, variant: FingerprintVariant) -> Value {
+    let request = Some(request);
+    let field = |key: &str| or_null(prop(request, key));
+    let mut shape = JsonObject::new();
+    shape.insert("harness".into(), field("harness"));
+    shape.insert("sandbox".into(), field("sandbox"));
+    shape.insert("model".into(), field("model"));
+    let is_codex = prop(request, "harness").and_then(Value::as_str) == Some("codex");
+    shape.insert(
+        "harnessMode".into(),
+        if is_codex {
+            codex_mode(prop(request, "harnessMode"))
+        } else {
+            Value::Null
+        },
+    );
+    shape.insert("connection".into(), field("connection"));
+    shape.insert(
+        "modelConnection".into(),
+        model_connection_shape(prop(request, "modelConnection")),
+    );
+    for key in [
+        "modelCapabilities",
+        "agentsMd",
+        "systemPrompt",
+        "appendSystemPrompt",
+        "skills",
+        "customTools",
+    ] {
+        shape.insert(key.into(), field(key));
+    }
+    let servers = match prop(request, "mcpServers") {
+        Some(Value::Array(servers)) => Value::Array(servers.iter().map(mcp_server_shape).collect()),
+        _ => Value::Null,
+    };
+    shape.insert("mcpServers".into(), servers);
+    shape.insert(
+        "toolCallbackEndpoint".into(),
+        or_null(prop(prop(request, "toolCallback"), "endpoint")),
+    );
+    for key in ["permissions", "sandboxPermission", "harnessFiles"] {
+        shape.insert(key.into(), field(key));
+    }
+    if variant == FingerprintVariant::PrHead {
+        let workflow = prop(prop(request, "runContext"), "workflow");
+        let revision = prop(workflow, "revision");
+        let pinned = if truthy(revision) {
+            let mut pinned = JsonObject::new();
+            pinned.insert("id".into(), or_null(prop(revision, "id")));
+            pinned.insert("version".into(), or_null(prop(revision, "version")));
+            Value::Object(pinned)
+        } else {
+            Value::Null
+        };
+        shape.insert("workflowRevision".into(), pinned);
+        shape.insert("isDraft".into(), or_null(prop(workflow, "is_draft")));
+    }
+    Value::Object(shape)
+}
+
+/// JavaScript's `a < b` on strings: UTF-16 code unit order (an astral character sorts
+/// before U+E000..U+FFFF, unlike UTF-8 byte order).
+fn js_string_order(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// The runner's `canonicalJson`: object keys sorted (JavaScript string order) at every
+/// depth, no whitespace, every value written as `JSON.stringify` writes it (numbers as
+/// doubles: `1.0` is `1`, `-0` is `0`, a big integer is rounded to a double).
 ///
 /// ```
-/// let v = serde_json::json!({"b": 1, "a": {"d": [true], "c": null}});
+/// let v: serde_json::Value = serde_json::from_str(r#"{"b": 1.0, "a": {"d": [true], "c": null}}"#).unwrap();
 /// assert_eq!(gatehouse_wire::fingerprint::canonical_json(&v), r#"{"a":{"c":null,"d":[true]},"b":1}"#);
 /// ```
 pub fn canonical_json(value: &Value) -> String {
-    // Serializing a Value cannot fail.
-    serde_json::to_string(&sorted(value)).unwrap_or_default()
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_js_string(s: &str, out: &mut String) {
+    // serde_json escapes a string exactly as JSON.stringify does: `"` and `\`, the short
+    // escapes, `\u00xx` (lowercase) for the other control characters, everything else as is.
+    // Writing a string into a String cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => out.push_str(&crate::numbers::js_literal_text(n.as_str())),
+        Value::String(s) => write_js_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|(a, _), (b, _)| js_string_order(a, b));
+            out.push('{');
+            for (index, (key, item)) in entries.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_js_string(key, out);
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({
+            "harness": "codex", "sandbox": "local", "sessionId": "s", "agentsMd": null,
+            "model": "gpt-5", "messages": [{"role": "user", "content": "hi"}],
+            "context": null, "telemetry": null, "tools": [], "customTools": [
+                {"name": "t", "inputSchema": {"type": "object", "maximum": 1}}
+            ],
+            "toolCallback": {"endpoint": "https://cb", "authorization": "secret-1"},
+            "permissions": {"default": "allow_reads"},
+            "modelConnection": {"provider": "openai", "deployment": "direct", "credentialMode": "env",
+                "credentials": [{"binding": {"kind": "environment", "name": "K"}, "value": "sk-1", "usage": "opaque_http"}]},
+            "runContext": {"workflow": {"revision": {"id": "r1", "version": "1"}}}
+        })
+    }
+
+    fn moves(change: impl Fn(&mut Value), variant: FingerprintVariant) -> bool {
+        let mut changed = base();
+        change(&mut changed);
+        config_fingerprint_of(&base(), variant) != config_fingerprint_of(&changed, variant)
+    }
+
+    /// The runner's rules (`session-identity.ts`): `?? null` keeps `[]` apart from absent
+    /// but not `null`; codex's mode is resolved to its default; numbers are doubles; key
+    /// order, per-turn fields and credential values are not hashed; main drops the revision.
+    #[test]
+    fn the_hash_moves_exactly_where_the_runners_does() {
+        let head = FingerprintVariant::PrHead;
+        assert!(moves(|r| r["skills"] = json!([]), head));
+        assert!(moves(|r| r["mcpServers"] = json!([]), head));
+        assert!(moves(|r| r["permissions"]["rules"] = json!([]), head));
+        assert!(!moves(|r| r["systemPrompt"] = Value::Null, head));
+        assert!(!moves(
+            |r| r["harnessMode"] = json!("agent-full-access"),
+            head
+        ));
+        assert!(!moves(|r| r["harnessMode"] = json!("turbo"), head));
+        assert!(moves(|r| r["harnessMode"] = json!("read-only"), head));
+        assert!(!moves(
+            |r| r["customTools"][0]["inputSchema"]["maximum"] = json!(1.0),
+            head
+        ));
+        assert!(!moves(|r| r["messages"] = json!([]), head));
+        assert!(!moves(
+            |r| r["toolCallback"]["authorization"] = json!("secret-2"),
+            head
+        ));
+        assert!(moves(
+            |r| r["toolCallback"]["endpoint"] = json!("https://other"),
+            head
+        ));
+        assert!(!moves(
+            |r| r["modelConnection"]["credentials"][0]["value"] = json!("sk-2"),
+            head
+        ));
+        assert!(!moves(
+            |r| r["modelConnection"]["subscription"] = json!({"id": "x"}),
+            head
+        ));
+        assert!(!moves(
+            |r| r["effectiveParameters"] = json!({"agent": {}}),
+            head
+        ));
+        assert!(moves(
+            |r| r["runContext"]["workflow"]["revision"]["id"] = json!("r2"),
+            head
+        ));
+        assert!(moves(
+            |r| r["runContext"]["workflow"]["is_draft"] = json!(false),
+            head
+        ));
+        let main = FingerprintVariant::Main;
+        assert!(!moves(
+            |r| r["runContext"]["workflow"]["revision"]["id"] = json!("r2"),
+            main
+        ));
+        assert!(!moves(
+            |r| r["runContext"]["workflow"]["is_draft"] = json!(true),
+            main
+        ));
+        assert!(moves(|r| r["model"] = json!("gpt-6"), main));
+        // Another harness ignores harnessMode altogether.
+        let mut pi = base();
+        pi["harness"] = json!("pi_core");
+        let mut pi_mode = pi.clone();
+        pi_mode["harnessMode"] = json!("read-only");
+        assert_eq!(
+            config_fingerprint_of(&pi, head),
+            config_fingerprint_of(&pi_mode, head)
+        );
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_as_javascript_compares_strings() {
+        // U+1F600 is a surrogate pair in UTF-16, so it sorts before U+E000 (not after).
+        let v = json!({"\u{e000}": 1, "\u{1F600}": 2, "b": 3, "a": [-0.0, 1e21]});
+        assert_eq!(
+            canonical_json(&v),
+            "{\"a\":[0,1e+21],\"b\":3,\"\u{1F600}\":2,\"\u{e000}\":1}"
+        );
+    }
 }

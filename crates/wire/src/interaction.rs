@@ -1,78 +1,95 @@
 //! Session interactions (CONTRACT.md A4, A5): the row a gate writes, and the request
 //! and response bodies of the interaction endpoints, plus the watch stream's events.
 //!
-//! Every optional field of a row is rendered with `null` (as the server does), except
-//! `data.parameters`, which is absent when the turn had no stamped config.
+//! A row is written as Agenta's API renders it (FastAPI over its `SessionInteraction`
+//! model): every key present, `null` when unset, in the model's order (lifecycle fields
+//! first); a reference as `{version, slug, id}`. The readers are tolerant: a key may be
+//! absent, an enum value this version does not know is kept, unknown keys survive.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::json::{present_or_null, wire_enum, Nullable};
 use crate::JsonObject;
 
-/// What kind of gate an interaction is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum InteractionKind {
-    /// "May I run this tool?" Answered with `{"approved": bool, ...}`.
-    UserApproval,
-    /// A free-form question to the user.
-    UserInput,
-    /// A tool the client executes itself.
-    ClientTool,
+/// The JSON Schema `pattern` of a UUID as Agenta's API writes one (hyphenated hex).
+pub const UUID_PATTERN: &str =
+    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+/// True for a UUID in the hyphenated form ([`UUID_PATTERN`]).
+pub fn is_uuid(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(index, byte)| match index {
+            8 | 13 | 18 | 23 => *byte == b'-',
+            _ => byte.is_ascii_hexdigit(),
+        })
 }
 
-/// The lifecycle of an interaction row (NOT the verdict).
-///
-/// `pending -> responded` (answered through the API) `-> resolved` (the runner consumed
-/// it); `pending -> resolved` (answered in band); `-> cancelled` (stale turn, killed session).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum InteractionStatus {
-    /// Waiting for an answer.
-    Pending,
-    /// Answered through the API; the resume is queued.
-    Responded,
-    /// The runner consumed the answer.
-    Resolved,
-    /// The gate went away unanswered.
-    Cancelled,
-}
+/// Schema-only: a UUID string, or `null`.
+struct NullableUuid;
 
-impl InteractionStatus {
-    /// The snake_case wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Responded => "responded",
-            Self::Resolved => "resolved",
-            Self::Cancelled => "cancelled",
-        }
+impl JsonSchema for NullableUuid {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NullableUuid".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": ["string", "null"],
+            "format": "uuid",
+            "pattern": UUID_PATTERN
+        })
     }
 }
 
-impl InteractionKind {
-    /// The snake_case wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::UserApproval => "user_approval",
-            Self::UserInput => "user_input",
-            Self::ClientTool => "client_tool",
-        }
+wire_enum! {
+    /// What kind of gate an interaction is.
+    pub enum InteractionKind {
+        /// "May I run this tool?" Answered with `{"approved": bool, ...}`.
+        UserApproval = "user_approval",
+        /// A free-form question to the user.
+        UserInput = "user_input",
+        /// A tool the client executes itself.
+        ClientTool = "client_tool",
     }
 }
 
-/// One reference: `{id?, slug?, version?}`.
+wire_enum! {
+    /// The lifecycle of an interaction row (NOT the verdict).
+    ///
+    /// `pending -> responded` (answered through the API) `-> resolved` (the runner consumed
+    /// it); `pending -> resolved` (answered in band); `-> cancelled` (stale turn, killed
+    /// session).
+    pub enum InteractionStatus {
+        /// Waiting for an answer.
+        Pending = "pending",
+        /// Answered through the API; the resume is queued.
+        Responded = "responded",
+        /// The runner consumed the answer.
+        Resolved = "resolved",
+        /// The gate went away unanswered.
+        Cancelled = "cancelled",
+    }
+}
+
+/// One reference, written as Agenta's API renders it: `{"version", "slug", "id"}`, each key
+/// present, `null` when unset. A reader accepts any order and absent keys.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Reference {
-    /// The entity's id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The entity's slug.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slug: Option<String>,
     /// The revision's version (revisions only), as a string.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub version: Option<String>,
+    /// The entity's slug.
+    #[serde(default)]
+    pub slug: Option<String>,
+    /// The entity's id.
+    #[serde(default)]
+    pub id: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -153,14 +170,30 @@ pub struct InteractionData {
     /// `verdict` and `tool_call_id`.
     #[serde(default)]
     pub resolution: Option<JsonObject>,
-    /// The turn's stamped `effectiveParameters`, verbatim. Absent when the turn had
-    /// none (legacy row, over the cap, non-session). Never drop this field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("minProperties" = 1))]
-    pub parameters: Option<JsonObject>,
+    /// The turn's stamped `effectiveParameters`, verbatim: `Some(Some(params))`. A row
+    /// renders `null` when the turn had none (`Some(None)`: legacy row, over the cap,
+    /// non-session); a create request leaves the key out (`None`), never `null`, never
+    /// `{}`. Never drop this field.
+    #[serde(
+        default,
+        deserialize_with = "present_or_null",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Nullable<JsonObject>", extend("minProperties" = 1))]
+    pub parameters: Option<Option<JsonObject>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl InteractionData {
+    /// The stamped config, when the row has a non-empty one.
+    pub fn stamped_parameters(&self) -> Option<&JsonObject> {
+        self.parameters
+            .as_ref()
+            .and_then(Option::as_ref)
+            .filter(|p| !p.is_empty())
+    }
 }
 
 /// Delivery flags of an interaction.
@@ -177,14 +210,38 @@ pub struct InteractionFlags {
     pub extra: JsonObject,
 }
 
-/// The session-interaction row (A4).
+/// The session-interaction row (A4), its keys in the order Agenta's API renders them
+/// (`Lifecycle` fields, `id`, then the row), every key written, `null` when unset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionInteraction {
+    /// RFC 3339 creation time.
+    #[serde(default)]
+    pub created_at: Option<String>,
+    /// RFC 3339 last update time.
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    /// RFC 3339 deletion time.
+    #[serde(default)]
+    pub deleted_at: Option<String>,
+    /// Who created it (a UUID: Agenta's model refuses anything else).
+    #[serde(default)]
+    #[schemars(with = "NullableUuid")]
+    pub created_by_id: Option<String>,
+    /// Who last updated it (a UUID).
+    #[serde(default)]
+    #[schemars(with = "NullableUuid")]
+    pub updated_by_id: Option<String>,
+    /// Who deleted it (a UUID).
+    #[serde(default)]
+    #[schemars(with = "NullableUuid")]
+    pub deleted_by_id: Option<String>,
     /// Row id (UUID). `respond` is keyed by this, not by `token`.
     #[serde(default)]
+    #[schemars(with = "NullableUuid")]
     pub id: Option<String>,
     /// Owning project (UUID).
     #[serde(default)]
+    #[schemars(with = "NullableUuid")]
     pub project_id: Option<String>,
     /// The agent session.
     pub session_id: String,
@@ -210,24 +267,6 @@ pub struct SessionInteraction {
     /// Free-form metadata.
     #[serde(default)]
     pub meta: Option<JsonObject>,
-    /// RFC 3339 creation time.
-    #[serde(default)]
-    pub created_at: Option<String>,
-    /// RFC 3339 last update time.
-    #[serde(default)]
-    pub updated_at: Option<String>,
-    /// RFC 3339 deletion time.
-    #[serde(default)]
-    pub deleted_at: Option<String>,
-    /// Who created it.
-    #[serde(default)]
-    pub created_by_id: Option<String>,
-    /// Who last updated it.
-    #[serde(default)]
-    pub updated_by_id: Option<String>,
-    /// Who deleted it.
-    #[serde(default)]
-    pub deleted_by_id: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -238,8 +277,7 @@ impl SessionInteraction {
     pub fn stamped_parameters(&self) -> Option<&JsonObject> {
         self.data
             .as_ref()
-            .and_then(|d| d.parameters.as_ref())
-            .filter(|p| !p.is_empty())
+            .and_then(InteractionData::stamped_parameters)
     }
 
     /// The gate's tool call id from `data.request`, when set.
@@ -328,17 +366,22 @@ pub enum Order {
     Descending,
 }
 
-/// Agenta's windowing (paging) parameters.
+/// Agenta's windowing (paging) parameters, checked as Agenta checks them
+/// ([`Windowing::problems`]): `next` a UUID, `newest`/`oldest` RFC 3339 times, `rate`
+/// within `0.0..=1.0`, `interval` positive.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Windowing {
     /// Only rows created at or before this RFC 3339 time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub newest: Option<String>,
     /// Only rows created at or after this RFC 3339 time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub oldest: Option<String>,
-    /// Cursor: the id of the last row of the previous page.
+    /// Cursor: the id (a UUID) of the last row of the previous page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "NullableUuid")]
     pub next: Option<String>,
     /// Page size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,12 +389,116 @@ pub struct Windowing {
     /// Sort order (default ascending).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Order>,
-    /// Agenta's bucketing interval (accepted, unused by interaction queries).
+    /// Agenta's bucketing interval, a positive integer (accepted, unused by interaction
+    /// queries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub interval: Option<i64>,
-    /// Agenta's sampling rate (accepted, unused by interaction queries).
+    /// Agenta's sampling rate, `0.0..=1.0` (accepted, unused by interaction queries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("minimum" = 0.0, "maximum" = 1.0))]
     pub rate: Option<f64>,
+}
+
+/// One way a request body breaks a rule Agenta's API enforces: where (the key path inside
+/// the body), what, and pydantic's error type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    /// The key path inside the body, e.g. `["windowing", "rate"]`.
+    pub path: Vec<String>,
+    /// What is wrong, in pydantic's words where it has them.
+    pub message: String,
+    /// Pydantic's error type, e.g. `uuid_parsing`, `missing`, `extra_forbidden`.
+    pub kind: &'static str,
+}
+
+impl FieldProblem {
+    fn at(path: &[&str], message: impl Into<String>, kind: &'static str) -> Self {
+        Self {
+            path: path.iter().map(|p| p.to_string()).collect(),
+            message: message.into(),
+            kind,
+        }
+    }
+}
+
+/// True for an RFC 3339 date-time (`YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`, `T` or space).
+pub fn is_rfc3339(value: &str) -> bool {
+    let b = value.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range.clone())
+            .is_some_and(|s| s.len() == range.len() && s.iter().all(u8::is_ascii_digit))
+    };
+    if b.len() < 20
+        || !digits(0..4)
+        || b[4] != b'-'
+        || !digits(5..7)
+        || b[7] != b'-'
+        || !digits(8..10)
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || !digits(11..13)
+        || b[13] != b':'
+        || !digits(14..16)
+        || b[16] != b':'
+        || !digits(17..19)
+    {
+        return false;
+    }
+    let mut at = 19;
+    if b.get(at) == Some(&b'.') {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        if at == start {
+            return false;
+        }
+    }
+    match &b[at..] {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+impl Windowing {
+    /// Every rule Agenta's `Windowing` model enforces that this one breaks; empty when
+    /// Agenta accepts it. Paths are relative to the windowing object.
+    pub fn problems(&self) -> Vec<FieldProblem> {
+        let mut problems = Vec::new();
+        for (key, value) in [("newest", &self.newest), ("oldest", &self.oldest)] {
+            if value.as_deref().is_some_and(|t| !is_rfc3339(t)) {
+                problems.push(FieldProblem::at(
+                    &[key],
+                    "Input should be a valid datetime",
+                    "datetime_from_date_parsing",
+                ));
+            }
+        }
+        if self.next.as_deref().is_some_and(|n| !is_uuid(n)) {
+            problems.push(FieldProblem::at(
+                &["next"],
+                "Input should be a valid UUID",
+                "uuid_parsing",
+            ));
+        }
+        if self.interval.is_some_and(|i| i <= 0) {
+            problems.push(FieldProblem::at(
+                &["interval"],
+                "Value error, Bucket interval must be a positive integer.",
+                "value_error",
+            ));
+        }
+        if self.rate.is_some_and(|r| !(0.0..=1.0).contains(&r)) {
+            problems.push(FieldProblem::at(
+                &["rate"],
+                "Value error, Sampling rate must be between 0.0 and 1.0.",
+                "value_error",
+            ));
+        }
+        problems
+    }
 }
 
 /// `POST /sessions/interactions/query` body.
@@ -378,6 +525,19 @@ pub struct ApprovalAnswer {
     pub message: Option<String>,
 }
 
+/// Python's truthiness of a JSON value (`bool(x)`).
+fn truthy(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Null | Value::Bool(false) => false,
+        Value::Bool(true) => true,
+        Value::Number(n) => crate::numbers::literal_to_f64(n.as_str()) != 0.0,
+        Value::String(s) => !s.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+    }
+}
+
 impl ApprovalAnswer {
     /// This answer as the JSON object a respond body carries.
     pub fn to_object(&self) -> JsonObject {
@@ -387,23 +547,67 @@ impl ApprovalAnswer {
             _ => JsonObject::new(),
         }
     }
+
+    /// Read a respond `answer` as Agenta's dispatcher does: `approved` is the truthiness
+    /// of whatever is there (`{}` is a denial), `tool_call_id` and `message` are taken when
+    /// they are strings.
+    ///
+    /// ```
+    /// use gatehouse_wire::interaction::ApprovalAnswer;
+    /// let answer = ApprovalAnswer::from_answer(&serde_json::Map::new());
+    /// assert!(!answer.approved);
+    /// ```
+    pub fn from_answer(answer: &JsonObject) -> Self {
+        let text = |key: &str| answer.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        Self {
+            approved: answer.get("approved").is_some_and(truthy),
+            tool_call_id: text("tool_call_id"),
+            message: text("message"),
+        }
+    }
 }
 
-/// `POST /sessions/interactions/{id}/respond` body: `{"answer": {...}}`.
-/// A `user_approval` answer is an [`ApprovalAnswer`]; other kinds take any object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// `POST /sessions/interactions/{id}/respond` body: `{"answer": {...}}`. As in Agenta,
+/// the answer may be missing or `null` (read as `{}`, which denies an approval). A
+/// `user_approval` answer is an [`ApprovalAnswer`]; other kinds take any object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RespondRequest {
     /// The answer object.
-    pub answer: JsonObject,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<JsonObject>,
 }
 
 impl RespondRequest {
     /// A respond body for an approval gate.
     pub fn approval(answer: &ApprovalAnswer) -> Self {
         Self {
-            answer: answer.to_object(),
+            answer: Some(answer.to_object()),
         }
     }
+
+    /// The answer as Agenta's router takes it: `body.answer or {}`.
+    pub fn answer_or_empty(&self) -> JsonObject {
+        self.answer.clone().unwrap_or_default()
+    }
+}
+
+/// Schema-only: `data` of a create request, whose `parameters` is a non-empty object when
+/// present (the stamp: never `null`, never `{}`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct CreateInteractionData {
+    #[serde(default)]
+    request: Option<InteractionRequest>,
+    #[serde(default)]
+    references: Option<References>,
+    #[serde(default)]
+    selector: Option<Selector>,
+    #[serde(default)]
+    resolution: Option<JsonObject>,
+    /// The turn's stamped `effectiveParameters`, verbatim; omitted when the turn had none.
+    #[serde(default)]
+    #[schemars(with = "JsonObject", extend("minProperties" = 1))]
+    parameters: Option<JsonObject>,
 }
 
 /// `POST /sessions/interactions/` body: the runner opening a gate. Idempotent on
@@ -421,6 +625,7 @@ pub struct CreateInteractionRequest {
     pub kind: InteractionKind,
     /// Request, references, stamped parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<CreateInteractionData>")]
     pub data: Option<InteractionData>,
     /// Delivery flags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -433,28 +638,107 @@ pub struct CreateInteractionRequest {
     pub meta: Option<JsonObject>,
 }
 
-/// A resolution's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// The tool call ran.
-    Approved,
-    /// The tool call was skipped.
-    Denied,
+wire_enum! {
+    /// A resolution's verdict.
+    pub enum Verdict {
+        /// The tool call ran.
+        Approved = "approved",
+        /// The tool call was skipped.
+        Denied = "denied",
+    }
 }
 
-/// `resolution` of a transition: `{verdict, tool_call_id}`.
+/// The resolution of a `user_approval` row, exactly as Agenta's
+/// `SessionInteractionResolution` takes it: `{verdict, tool_call_id}`, both required, no
+/// other key. (Other kinds take any object.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Resolution {
     /// What happened.
     pub verdict: Verdict,
     /// The tool call it applied to.
-    #[serde(default)]
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: String,
 }
 
-/// `POST /sessions/interactions/transition` body (runner side, keyed by token).
+impl Resolution {
+    /// Check a transition's `resolution` for a `user_approval` row; every problem, with
+    /// its path inside the resolution, when Agenta would refuse it (422).
+    pub fn from_object(resolution: &JsonObject) -> Result<Self, Vec<FieldProblem>> {
+        let mut problems = Vec::new();
+        let verdict = match resolution.get("verdict") {
+            Some(serde_json::Value::String(v)) if v == "approved" => Some(Verdict::Approved),
+            Some(serde_json::Value::String(v)) if v == "denied" => Some(Verdict::Denied),
+            Some(_) => {
+                problems.push(FieldProblem::at(
+                    &["verdict"],
+                    "Input should be 'approved' or 'denied'",
+                    "literal_error",
+                ));
+                None
+            }
+            None => {
+                problems.push(FieldProblem::at(&["verdict"], "Field required", "missing"));
+                None
+            }
+        };
+        let tool_call_id = match resolution.get("tool_call_id") {
+            Some(serde_json::Value::String(id)) => Some(id.clone()),
+            Some(_) => {
+                problems.push(FieldProblem::at(
+                    &["tool_call_id"],
+                    "Input should be a valid string",
+                    "string_type",
+                ));
+                None
+            }
+            None => {
+                problems.push(FieldProblem::at(
+                    &["tool_call_id"],
+                    "Field required",
+                    "missing",
+                ));
+                None
+            }
+        };
+        for key in resolution.keys() {
+            if key != "verdict" && key != "tool_call_id" {
+                problems.push(FieldProblem::at(
+                    &[key.as_str()],
+                    "Extra inputs are not permitted",
+                    "extra_forbidden",
+                ));
+            }
+        }
+        match (verdict, tool_call_id) {
+            (Some(verdict), Some(tool_call_id)) if problems.is_empty() => Ok(Self {
+                verdict,
+                tool_call_id,
+            }),
+            _ => Err(problems),
+        }
+    }
+
+    /// This resolution as the JSON object a transition carries.
+    pub fn to_object(&self) -> JsonObject {
+        let mut map = JsonObject::new();
+        map.insert(
+            "verdict".into(),
+            serde_json::Value::String(self.verdict.as_str().to_string()),
+        );
+        map.insert(
+            "tool_call_id".into(),
+            serde_json::Value::String(self.tool_call_id.clone()),
+        );
+        map
+    }
+}
+
+/// `POST /sessions/interactions/transition` body (runner side, keyed by token). A
+/// `resolution` goes only with status `responded` or `resolved`; on a `user_approval` row it
+/// must be a strict [`Resolution`], on other kinds any object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("if" = {"required": ["resolution"], "properties": {"resolution": {"type": "object"}}},
+                  "then" = {"properties": {"status": {"enum": ["responded", "resolved"]}}}))]
 pub struct TransitionRequest {
     /// The agent session.
     pub session_id: String,
@@ -464,7 +748,26 @@ pub struct TransitionRequest {
     pub status: InteractionStatus,
     /// The resolution, when resolving.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolution: Option<Resolution>,
+    pub resolution: Option<JsonObject>,
+}
+
+impl TransitionRequest {
+    /// The check Agenta's request model makes before looking at the row: a resolution only
+    /// on a transition to `responded` or `resolved`.
+    pub fn problems(&self) -> Vec<FieldProblem> {
+        let settles = matches!(
+            self.status,
+            InteractionStatus::Responded | InteractionStatus::Resolved
+        );
+        if self.resolution.is_some() && !settles {
+            return vec![FieldProblem::at(
+                &[],
+                "Value error, resolution is only valid when status is responded or resolved",
+                "value_error",
+            )];
+        }
+        Vec::new()
+    }
 }
 
 /// `POST /sessions/interactions/cancel-stale` body.
@@ -486,20 +789,21 @@ pub struct CancelStaleResponse {
     pub cancelled: u64,
 }
 
-/// Lifecycle state in a watch `lifecycle` event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum LifecycleState {
-    /// A turn is running.
-    Running,
-    /// The turn ended (completed, parked or failed).
-    Ended,
+wire_enum! {
+    /// Lifecycle state in a watch `lifecycle` event.
+    pub enum LifecycleState {
+        /// A turn is running.
+        Running = "running",
+        /// The turn ended (completed, parked or failed).
+        Ended = "ended",
+    }
 }
 
 /// The `data` of one event on `GET /sessions/streams/watch` (SSE). The SSE event name
-/// equals `type`. A client must revalidate (re-query) after every (re)connect, since
-/// events are notifications, not a log.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+/// equals `type`. Agenta's `ready` event carries `{}` (no `type`): an object without a
+/// `type` reads as [`WatchEvent::Ready`]. A client must revalidate (re-query) after every
+/// (re)connect, since events are notifications, not a log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 pub enum WatchEvent {
     /// The stream is live (newer servers send it first).
@@ -568,10 +872,8 @@ where
     T: serde::de::DeserializeOwned,
     E: serde::de::Error,
 {
-    serde_path_to_error::deserialize(serde_json::Value::Object(event)).map_err(|err| {
-        let path = err.path().to_string();
-        E::custom(format!("at {path}: {}", err.into_inner()))
-    })
+    crate::from_json_value(serde_json::Value::Object(event))
+        .map_err(|err| E::custom(format!("at {}: {}", err.path, err.reason)))
 }
 
 impl<'de> Deserialize<'de> for WatchEvent {
@@ -584,7 +886,8 @@ impl<'de> Deserialize<'de> for WatchEvent {
                     "`type` must be a string, got {other}"
                 )))
             }
-            None => return Err(serde::de::Error::custom("missing field `type`")),
+            // Agenta's `ready` frame is `data: {}`.
+            None => "ready".to_string(),
         };
         match event_type.as_str() {
             "ready" => {
@@ -618,6 +921,59 @@ impl<'de> Deserialize<'de> for WatchEvent {
                 "unknown watch event `type` \"{other}\", expected ready, interaction, records-changed or lifecycle"
             ))),
         }
+    }
+}
+
+impl JsonSchema for WatchEvent {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WatchEvent".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let status = generator.subschema_for::<InteractionStatus>();
+        let state = generator.subschema_for::<LifecycleState>();
+        schemars::json_schema!({
+            "oneOf": [
+                {
+                    "description": "The stream is live (sent first). Agenta sends `{}`.",
+                    "type": "object",
+                    "properties": {
+                        "type": {"const": "ready"},
+                        "session_id": {"type": ["string", "null"]}
+                    }
+                },
+                {
+                    "description": "An interaction of the session changed status.",
+                    "type": "object",
+                    "properties": {
+                        "type": {"const": "interaction"},
+                        "session_id": {"type": "string"},
+                        "status": status,
+                        "interaction_id": {"type": "string"}
+                    },
+                    "required": ["type", "session_id", "status"]
+                },
+                {
+                    "description": "The session's records (transcript) changed.",
+                    "type": "object",
+                    "properties": {
+                        "type": {"const": "records-changed"},
+                        "session_id": {"type": "string"}
+                    },
+                    "required": ["type", "session_id"]
+                },
+                {
+                    "description": "A turn started or ended.",
+                    "type": "object",
+                    "properties": {
+                        "type": {"const": "lifecycle"},
+                        "session_id": {"type": "string"},
+                        "state": state
+                    },
+                    "required": ["type", "session_id", "state"]
+                }
+            ]
+        })
     }
 }
 

@@ -3,9 +3,11 @@
 //! - [`from_json_slice`] / [`from_json_value`] decode with errors that name the JSON path
 //!   of the offending field ([`WireDecodeError`]);
 //! - crate-private serde adapters for the contract's key rules: a key that must be present
-//!   but may be `null` (`required_nullable`, with the schema marker `Nullable`), `null`
-//!   read as the default (`null_as_default`), an optional object that must not be empty
-//!   (`non_empty_object`).
+//!   but may be `null` (`required_nullable`, with the schema marker `Nullable`), a key that
+//!   may be absent, `null` or set (`present_or_null`), an optional object that must not be
+//!   empty (`non_empty_object`);
+//! - `wire_enum!`: a string enum whose unknown values are kept (`Other`), written back as
+//!   read, and listed closed in the schema.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -59,14 +61,28 @@ pub fn from_json_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireDecod
 }
 
 /// Decode an already-parsed JSON value as `T`, naming the failing field's path on error.
+///
+/// Numbers survive whole: an integer of any size inside an unknown field or an opaque
+/// object (`effectiveParameters`, `data.parameters`) is kept digit for digit. (serde hands a
+/// `Value` integer between 2^64 and 2^128 to a buffering deserializer, the one behind
+/// `#[serde(flatten)]`, as a `u128` it cannot hold; such a document is decoded from its
+/// text instead, where the number stays a literal.)
 pub fn from_json_value<T: DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, WireDecodeError> {
-    serde_path_to_error::deserialize(value).map_err(|err| WireDecodeError {
-        type_name: short_type_name::<T>(),
-        path: err.path().to_string(),
-        reason: err.inner().to_string(),
-    })
+    match serde_path_to_error::deserialize(&value) {
+        Ok(decoded) => Ok(decoded),
+        Err(err) => {
+            let retried = serde_json::to_vec(&value)
+                .ok()
+                .and_then(|text| from_json_slice::<T>(&text).ok());
+            retried.ok_or_else(|| WireDecodeError {
+                type_name: short_type_name::<T>(),
+                path: err.path().to_string(),
+                reason: err.inner().to_string(),
+            })
+        }
+    }
 }
 
 /// A key that must be present but may be `null` (serde treats a missing `Option`
@@ -79,13 +95,15 @@ where
     Option::<T>::deserialize(deserializer)
 }
 
-/// `null` reads as the default value (an empty list, for instance).
-pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+/// A key that may be absent (outer `None`, with `#[serde(default)]`), `null` (`Some(None)`)
+/// or set (`Some(Some(value))`): for a key Agenta writes as `null` in one case and leaves
+/// out in another, so both round-trip.
+pub(crate) fn present_or_null<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
+    T: Deserialize<'de>,
 {
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 /// An optional object that, when present, must have at least one key.
@@ -121,3 +139,94 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
         <Option<T> as JsonSchema>::json_schema(generator)
     }
 }
+
+/// A wire enum whose values are strings: the known values as variants, and
+/// `Other(String)` keeping a value this version does not know, as it was sent (a tolerant
+/// reader). It is written back exactly as read. Its JSON Schema lists the known values only
+/// (the contract is closed: an exact writer sends nothing else).
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident = $text:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name {
+            $( $(#[$variant_meta])* $variant, )+
+            /// A value this version does not know, kept as it was sent.
+            Other(String),
+        }
+
+        impl $name {
+            /// Every value this version knows, in the contract's order.
+            pub const KNOWN: &'static [&'static str] = &[$($text),+];
+
+            /// The wire spelling.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )+
+                    Self::Other(value) => value,
+                }
+            }
+
+            /// The variant for a wire spelling; an unknown one is kept as `Other`.
+            pub fn from_wire(value: &str) -> Self {
+                match value {
+                    $( $text => Self::$variant, )+
+                    other => Self::Other(other.to_string()),
+                }
+            }
+
+            /// True for a value this version knows.
+            pub fn is_known(&self) -> bool {
+                !matches!(self, Self::Other(_))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl serde::de::Visitor<'_> for Visitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a string")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<$name, E> {
+                        Ok($name::from_wire(value))
+                    }
+                }
+                deserializer.deserialize_str(Visitor)
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "string",
+                    "enum": [$($text),+]
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use wire_enum;

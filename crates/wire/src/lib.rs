@@ -16,10 +16,14 @@
 //! | C5 capability discovery | [`capabilities`] |
 //! | generated JSON Schema registry | [`schema`] |
 //! | the server's HTTP API: route registry and OpenAPI 3.1 document | [`openapi`] |
+//! | numbers as Python and JavaScript write them | [`numbers`] |
+//! | Python's `json.loads` / `json.dumps` object model (the Agenta-compatible stamp) | [`pyjson`] |
 //!
 //! Reading types keep unknown fields in an `extra` map and write them back, so a
-//! newer peer's fields survive a round trip. Optional fields accept both `null`
-//! and an absent key.
+//! newer peer's fields survive a round trip; an enum value this version does not know is
+//! kept (`Other`). Optional fields accept both `null` and an absent key. Numbers keep
+//! their literal text (serde_json's `arbitrary_precision`, on for the whole workspace):
+//! an integer of any size survives a round trip digit for digit.
 //!
 //! Main entry points:
 //!
@@ -28,7 +32,9 @@
 //!   stamps `effectiveParameters` on a session run and never on a non-session run;
 //! - [`effective::stamp_effective_parameters`] redacts and measures a config
 //!   ([`effective::python_json_dumps_len`] is the size measure);
-//! - [`fingerprint::config_fingerprint`] hashes the config-bearing part of a request;
+//! - [`effective::stamp_python_text`] stamps a JSON text exactly as Agenta's Python does;
+//! - [`fingerprint::config_fingerprint`] hashes the config-bearing part of a request as
+//!   Agenta's runner does ([`fingerprint::FingerprintVariant`]: PR head or main);
 //! - [`resume::build_resume_request`] builds the resume invoke body from an answered row,
 //!   and [`resume::should_hydrate_from_references`] is the resolver's rule;
 //! - [`schema::all`] lists the JSON Schema of every top-level wire type;
@@ -43,6 +49,8 @@ pub mod interaction;
 pub mod invoke;
 pub mod json;
 pub mod openapi;
+pub mod numbers;
+pub mod pyjson;
 pub mod resume;
 pub mod run;
 pub mod schema;

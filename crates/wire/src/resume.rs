@@ -233,7 +233,7 @@ mod tests {
         let text = serde_json::to_string(&body).unwrap();
         assert_eq!(
             text,
-            r#"{"session_id":"s1","references":{"workflow":{"id":"w1"},"workflow_variant":{"id":"v1"}},"data":{"inputs":{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"Running it."},{"type":"tool_result","toolCallId":"toolu_01","output":{"approved":true,"interactionToken":"tok-1"}}]},{"role":"user","content":"go on"}]},"parameters":{"agent":{"llm":{"model":"m1"}}}}}"#
+            r#"{"session_id":"s1","references":{"workflow":{"version":null,"slug":null,"id":"w1"},"workflow_variant":{"version":null,"slug":null,"id":"v1"}},"data":{"inputs":{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"Running it."},{"type":"tool_result","toolCallId":"toolu_01","output":{"approved":true,"interactionToken":"tok-1"}}]},{"role":"user","content":"go on"}]},"parameters":{"agent":{"llm":{"model":"m1"}}}}}"#
         );
         assert!(!should_hydrate_from_references(&body));
     }
@@ -263,7 +263,7 @@ mod tests {
     fn empty_stamp_is_not_sent() {
         let mut r = row(None, None);
         r.data = Some(InteractionData {
-            parameters: Some(JsonObject::new()),
+            parameters: Some(Some(JsonObject::new())),
             ..r.data.clone().unwrap()
         });
         let body = build_resume_request(&r, &answer(None, None), vec![], None);

@@ -101,7 +101,7 @@ pub fn all() -> Vec<SchemaEntry> {
         generate::<RunRequest>(
             "RunRequest",
             "run_request.schema.json",
-            "A1: the /run request the SDK sends a runner (26 keys, camelCase; runContext inner keys snake_case). effectiveParameters is optional: a non-empty object, present only on a session run.",
+            "A1: the /run request the SDK sends a runner (every key Agenta 0.125.1 and main write, camelCase; runContext inner keys snake_case). effectiveParameters is optional: a non-empty object, present only on a session run (a non-empty sessionId); harnessMode only on codex; the tool keys on every harness but mock.",
         ),
         generate::<RunResult>(
             "RunResult",

@@ -11,9 +11,9 @@ use axum::Router;
 use futures::Stream;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
-    CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, InteractionKind,
-    InteractionQueryRequest, InteractionStatus, InteractionsResponse, RespondRequest,
-    TransitionRequest, WatchEvent,
+    CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, FieldProblem,
+    InteractionKind, InteractionQueryRequest, InteractionStatus, InteractionsResponse, Resolution,
+    RespondRequest, TransitionRequest, WatchEvent,
 };
 use gatehouse_wire::JsonObject;
 use sha2::{Digest, Sha256};
@@ -54,6 +54,40 @@ fn parse_time(value: &str, loc: &[&str]) -> ApiResult<String> {
         })
 }
 
+/// 422 listing `problems` (FastAPI's `[{loc, msg, type}]`), each under `prefix`.
+fn problems_error(prefix: &[&str], problems: &[FieldProblem]) -> ApiError {
+    let detail: Vec<serde_json::Value> = problems
+        .iter()
+        .map(|problem| {
+            let loc: Vec<&str> = prefix
+                .iter()
+                .copied()
+                .chain(problem.path.iter().map(String::as_str))
+                .collect();
+            serde_json::json!({"loc": loc, "msg": problem.message, "type": problem.kind})
+        })
+        .collect();
+    ApiError {
+        code: GatehouseCode::ValidationError,
+        detail: serde_json::Value::Array(detail),
+        shape: crate::error::ErrorShape::Agenta,
+    }
+}
+
+/// 422 for an enum value Agenta's model does not list (pydantic's `enum` error).
+fn known_or_422(loc: &[&str], known: bool, allowed: &[&str]) -> ApiResult<()> {
+    if known {
+        return Ok(());
+    }
+    let listed: Vec<String> = allowed.iter().map(|v| format!("'{v}'")).collect();
+    let message = match listed.split_last() {
+        Some((last, [])) => format!("Input should be {last}"),
+        Some((last, rest)) => format!("Input should be {} or {last}", rest.join(", ")),
+        None => "Input should be a known value".to_string(),
+    };
+    Err(ApiError::validation(loc, message, "enum"))
+}
+
 async fn query(
     State(state): State<AppState>,
     ProjectId(project_id): ProjectId,
@@ -61,6 +95,25 @@ async fn query(
 ) -> ApiResult<Response> {
     let query = body.query.unwrap_or_default();
     let windowing = body.windowing.unwrap_or_default();
+    // Agenta's models: the enums are closed, and `Windowing` checks its own fields.
+    if let Some(kind) = &query.kind {
+        known_or_422(
+            &["body", "query", "kind"],
+            kind.is_known(),
+            InteractionKind::KNOWN,
+        )?;
+    }
+    if let Some(status) = &query.status {
+        known_or_422(
+            &["body", "query", "status"],
+            status.is_known(),
+            InteractionStatus::KNOWN,
+        )?;
+    }
+    let problems = windowing.problems();
+    if !problems.is_empty() {
+        return Err(problems_error(&["body", "windowing"], &problems));
+    }
     let mut filter = InteractionFilter {
         session_id: query.session_id,
         turn_id: query.turn_id,
@@ -136,13 +189,21 @@ async fn create(
     let body = body.value;
     non_blank(&body.session_id, &["body", "session_id"])?;
     non_blank(&body.token, &["body", "token"])?;
+    known_or_422(
+        &["body", "kind"],
+        body.kind.is_known(),
+        InteractionKind::KNOWN,
+    )?;
+    let mut data = body.data.unwrap_or_default();
+    // A stamp is a non-empty object: `null` and `{}` are stored as no stamp.
+    data.parameters = data.stamped_parameters().cloned().map(Some);
     let new = NewInteraction {
         project_id: project_id.clone(),
         session_id: body.session_id,
         turn_id: body.turn_id,
         token: body.token,
         kind: body.kind,
-        data: body.data.unwrap_or_default(),
+        data,
         flags: body.flags.unwrap_or_default(),
         tags: body.tags,
         meta: body.meta,
@@ -193,40 +254,9 @@ async fn respond(
 ) -> ApiResult<Response> {
     let id = parse_uuid(&id, &["path", "id"])?;
     let key = idempotency_key(&headers)?;
-    let answer = body.value.answer;
-    let Some(current) = state.store.get_interaction(&project_id, &id).await? else {
-        return Err(ApiError::interaction_not_found());
-    };
-    if current.kind == InteractionKind::UserApproval.as_str() {
-        match answer.get("approved") {
-            Some(serde_json::Value::Bool(_)) => {}
-            Some(_) => {
-                return Err(ApiError::validation(
-                    &["body", "answer", "approved"],
-                    "must be a boolean",
-                    "bool_type",
-                ))
-            }
-            None => {
-                return Err(ApiError::validation(
-                    &["body", "answer", "approved"],
-                    "Field required: an approval answer needs `approved`",
-                    "missing",
-                ))
-            }
-        }
-        for field in ["tool_call_id", "message"] {
-            if let Some(value) = answer.get(field) {
-                if !value.is_string() && !value.is_null() {
-                    return Err(ApiError::validation(
-                        &["body", "answer", field],
-                        "must be a string",
-                        "string_type",
-                    ));
-                }
-            }
-        }
-    }
+    // As Agenta's router: `body.answer or {}`. Any object is an answer (an approval is
+    // read by truthiness when the resume is built: `{}` denies).
+    let answer = body.value.answer_or_empty();
     let hash = key.as_ref().map(|_| {
         let canonical = serde_json::to_string(&body.raw).unwrap_or_default();
         hex::encode(Sha256::digest(format!("{id}\n{canonical}").as_bytes()))
@@ -283,6 +313,16 @@ async fn transition(
     let body = body.value;
     non_blank(&body.session_id, &["body", "session_id"])?;
     non_blank(&body.token, &["body", "token"])?;
+    known_or_422(
+        &["body", "status"],
+        body.status.is_known(),
+        InteractionStatus::KNOWN,
+    )?;
+    // Agenta's request model: a resolution only on `responded` or `resolved`.
+    let problems = body.problems();
+    if !problems.is_empty() {
+        return Err(problems_error(&["body"], &problems));
+    }
     if !matches!(
         body.status,
         InteractionStatus::Resolved | InteractionStatus::Cancelled
@@ -293,21 +333,41 @@ async fn transition(
             "value_error",
         ));
     }
-    let resolution = match &body.resolution {
-        Some(resolution) => match serde_json::to_value(resolution) {
-            Ok(serde_json::Value::Object(map)) => Some(map),
-            _ => None,
-        },
-        None => None,
-    };
+    // Agenta's router: `resolved` is for approval rows only, and an approval row's
+    // resolution is exactly `{verdict, tool_call_id}`.
+    let resolution = body.resolution.as_ref();
+    if resolution.is_some() || body.status == InteractionStatus::Resolved {
+        let Some(row) = state
+            .store
+            .find_by_token(&project_id, &body.session_id, &body.token)
+            .await?
+        else {
+            return Err(ApiError::new(
+                GatehouseCode::NotFound,
+                "Interaction not found or already terminal",
+            ));
+        };
+        let is_approval = row.kind == InteractionKind::UserApproval.as_str();
+        if body.status == InteractionStatus::Resolved && !is_approval {
+            return Err(ApiError::new(
+                GatehouseCode::Conflict,
+                format!("Resolved status is not valid for {} interactions", row.kind),
+            ));
+        }
+        if let (Some(resolution), true) = (resolution, is_approval) {
+            if let Err(problems) = Resolution::from_object(resolution) {
+                return Err(problems_error(&["body", "resolution"], &problems));
+            }
+        }
+    }
     let outcome = state
         .store
         .transition(
             &project_id,
             &body.session_id,
             &body.token,
-            body.status,
-            resolution.as_ref(),
+            body.status.clone(),
+            resolution,
             &actor,
         )
         .await?;

@@ -111,25 +111,25 @@ fn is_read_tool(tool: &str) -> bool {
 }
 
 /// What the request's permissions say about `tool`: first matching rule, else default.
+/// A mode or permission this version does not know asks (fail closed: the tool does not
+/// run without a person's approval).
 pub fn permission_for(request: &RunRequest, tool: &str) -> RulePermission {
-    for rule in &request.permissions.rules {
+    let permissions = request.effective_permissions();
+    for rule in permissions.rules() {
         let pattern = rule.pattern.as_str();
         let name = pattern.split('(').next().unwrap_or(pattern);
         if pattern == tool || name == tool || pattern == "*" {
-            return rule.permission;
+            return match &rule.permission {
+                RulePermission::Other(_) => RulePermission::Ask,
+                known => known.clone(),
+            };
         }
     }
-    match request.permissions.default {
+    match permissions.default {
         PermissionMode::Allow => RulePermission::Allow,
-        PermissionMode::Ask => RulePermission::Ask,
         PermissionMode::Deny => RulePermission::Deny,
-        PermissionMode::AllowReads => {
-            if is_read_tool(tool) {
-                RulePermission::Allow
-            } else {
-                RulePermission::Ask
-            }
-        }
+        PermissionMode::AllowReads if is_read_tool(tool) => RulePermission::Allow,
+        _ => RulePermission::Ask,
     }
 }
 
@@ -391,7 +391,7 @@ pub async fn run_harness(
                             return run.finish(HarnessEnd::Failed { reason: halt });
                         }
                     }
-                    RulePermission::Ask => {
+                    _ => {
                         let line = run.say(index, &format!("waiting for approval to run {tool}"));
                         run.messages
                             .push(tool_call_message(&line, tool, args, &call_id));
@@ -466,22 +466,22 @@ mod tests {
             "m-test",
             vec![ChatMessage::text("user", "hi")],
         );
-        request.permissions = Permissions {
+        request.permissions = Some(Permissions {
             default: mode,
-            rules: Vec::new(),
+            rules: None,
             extra: Default::default(),
-        };
+        });
         request
     }
 
     #[test]
     fn rules_win_over_the_default() {
         let mut req = request(PermissionMode::Ask);
-        req.permissions.rules = vec![PermissionRule {
+        req.permissions.as_mut().unwrap().rules = Some(vec![PermissionRule {
             pattern: "Bash(npm run:*)".into(),
             permission: RulePermission::Allow,
             extra: Default::default(),
-        }];
+        }]);
         assert_eq!(permission_for(&req, "Bash"), RulePermission::Allow);
         assert_eq!(permission_for(&req, "Edit"), RulePermission::Ask);
         let reads = request(PermissionMode::AllowReads);

@@ -48,36 +48,38 @@ pub struct InteractionRecord {
 }
 
 impl InteractionRecord {
-    /// The row as the wire renders it (every optional field present, with nulls;
-    /// `data.parameters` absent when the turn had no stamp).
+    /// The row as Agenta's API renders it: every key present, `null` when unset
+    /// (`data.parameters` `null` when the turn had no stamp), actor ids as UUIDs.
     pub fn to_wire(&self) -> SessionInteraction {
         let mut data = self.data.clone();
         data.resolution = self.resolution.clone();
+        data.parameters = Some(data.stamped_parameters().cloned());
+        let actor = |id: &Option<String>| id.as_deref().map(crate::auth::actor_uuid);
         SessionInteraction {
+            created_at: Some(self.created_at.clone()),
+            updated_at: self.updated_at.clone(),
+            deleted_at: None,
+            created_by_id: actor(&self.created_by_id),
+            updated_by_id: actor(&self.updated_by_id),
+            deleted_by_id: None,
             id: Some(self.id.clone()),
             project_id: Some(self.project_id.clone()),
             session_id: self.session_id.clone(),
             turn_id: self.turn_id.clone(),
             token: self.token.clone(),
-            kind: parse_kind(&self.kind),
-            status: Some(parse_status(&self.status)),
+            kind: InteractionKind::from_wire(&self.kind),
+            status: Some(InteractionStatus::from_wire(&self.status)),
             data: Some(data),
             flags: self.flags.clone(),
             tags: self.tags.clone(),
             meta: self.meta.clone(),
-            created_at: Some(self.created_at.clone()),
-            updated_at: self.updated_at.clone(),
-            deleted_at: None,
-            created_by_id: self.created_by_id.clone(),
-            updated_by_id: self.updated_by_id.clone(),
-            deleted_by_id: None,
             extra: JsonObject::new(),
         }
     }
 
     /// The status as the wire enum.
     pub fn status(&self) -> InteractionStatus {
-        parse_status(&self.status)
+        InteractionStatus::from_wire(&self.status)
     }
 
     /// The answer body of a one-row endpoint, `{"count": 1, "interaction": row}`, as
@@ -89,23 +91,6 @@ impl InteractionRecord {
             extra: Default::default(),
         };
         serde_json::to_string(&body).unwrap_or_else(|_| "{}".to_string())
-    }
-}
-
-fn parse_kind(kind: &str) -> InteractionKind {
-    match kind {
-        "user_input" => InteractionKind::UserInput,
-        "client_tool" => InteractionKind::ClientTool,
-        _ => InteractionKind::UserApproval,
-    }
-}
-
-fn parse_status(status: &str) -> InteractionStatus {
-    match status {
-        "responded" => InteractionStatus::Responded,
-        "resolved" => InteractionStatus::Resolved,
-        "cancelled" => InteractionStatus::Cancelled,
-        _ => InteractionStatus::Pending,
     }
 }
 
@@ -355,6 +340,28 @@ impl Store {
         })
     }
 
+    /// The row of a session with this token (the key of a transition).
+    pub async fn find_by_token(
+        &self,
+        project_id: &str,
+        session_id: &str,
+        token: &str,
+    ) -> Result<Option<InteractionRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1 AND session_id = $2 \
+             AND token = $3"
+        );
+        with_pool!(self, pool => {
+            let row = sqlx::query(&sql)
+                .bind(project_id)
+                .bind(session_id)
+                .bind(token)
+                .fetch_optional(pool)
+                .await?;
+            row.as_ref().map(interaction_from_row).transpose()
+        })
+    }
+
     /// A row by id regardless of project (the dispatcher's own lookups).
     pub(crate) async fn get_interaction_any(
         &self,
@@ -385,7 +392,7 @@ impl Store {
         if let Some(turn) = &filter.turn_id {
             push(&mut sql, " AND turn_id = ?", turn.clone());
         }
-        if let Some(kind) = filter.kind {
+        if let Some(kind) = &filter.kind {
             push(&mut sql, " AND kind = ?", kind.as_str().to_string());
         }
         if !filter.statuses.is_empty() {

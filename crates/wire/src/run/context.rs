@@ -40,9 +40,11 @@ pub struct Propagation {
 pub struct Telemetry {
     /// The capture policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "TelemetryCapture")]
     pub capture: Option<TelemetryCapture>,
     /// The exporters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "TelemetryExporters")]
     pub exporters: Option<TelemetryExporters>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -54,6 +56,7 @@ pub struct Telemetry {
 pub struct TelemetryCapture {
     /// `telemetry.capture.content`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "CaptureContent")]
     pub content: Option<CaptureContent>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -75,6 +78,7 @@ pub struct CaptureContent {
 pub struct TelemetryExporters {
     /// The OTLP exporter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "OtlpExporter")]
     pub otlp: Option<OtlpExporter>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -86,9 +90,11 @@ pub struct TelemetryExporters {
 pub struct OtlpExporter {
     /// OTLP/HTTP traces endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub endpoint: Option<String>,
     /// Headers (the credential rides `authorization`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "StringMap")]
     pub headers: Option<StringMap>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -96,17 +102,21 @@ pub struct OtlpExporter {
 }
 
 /// `runContext`: the run's own identity. INNER keys are snake_case (they are the
-/// namespace `$ctx.<dotted.path>` tokens address).
+/// namespace `$ctx.<dotted.path>` tokens address). Every part is written only when set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("minProperties" = 1))]
 pub struct RunContext {
     /// The run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RunContextRun")]
     pub run: Option<RunContextRun>,
     /// The running workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RunContextWorkflow")]
     pub workflow: Option<RunContextWorkflow>,
     /// The run's trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RunContextTrace")]
     pub trace: Option<RunContextTrace>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -121,13 +131,34 @@ impl RunContext {
             && self.trace.is_none()
             && self.extra.is_empty()
     }
+
+    /// True when the context, or one of its parts, is written empty (Agenta's `to_wire`
+    /// leaves an empty part out).
+    pub fn has_empty_part(&self) -> bool {
+        self.is_empty()
+            || self
+                .run
+                .as_ref()
+                .is_some_and(|r| r.kind.is_none() && r.extra.is_empty())
+            || self
+                .workflow
+                .as_ref()
+                .is_some_and(RunContextWorkflow::is_empty)
+            || self
+                .trace
+                .as_ref()
+                .is_some_and(|t| t.trace_id.is_none() && t.span_id.is_none() && t.extra.is_empty())
+    }
 }
 
 /// `runContext.run`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("minProperties" = 1))]
 pub struct RunContextRun {
     /// Run kind, e.g. `test`, `playground`, `api`.
-    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub kind: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -135,48 +166,73 @@ pub struct RunContextRun {
 
 /// `runContext.workflow`: artifact, variant, revision, draft flag.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("minProperties" = 1))]
 pub struct RunContextWorkflow {
     /// The workflow (artifact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RunContextReference")]
     pub artifact: Option<RunContextReference>,
     /// The variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RunContextReference")]
     pub variant: Option<RunContextReference>,
     /// The revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RunContextReference")]
     pub revision: Option<RunContextReference>,
     /// The run uses unsaved (draft) config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub is_draft: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
 }
 
+impl RunContextWorkflow {
+    /// True when nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.artifact.is_none()
+            && self.variant.is_none()
+            && self.revision.is_none()
+            && self.is_draft.is_none()
+            && self.extra.is_empty()
+    }
+}
+
 /// `{id?, slug?, version?}` inside `runContext.workflow`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("minProperties" = 1))]
 pub struct RunContextReference {
     /// Id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub id: Option<String>,
     /// Slug.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub slug: Option<String>,
     /// Version (revisions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub version: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
 }
 
-/// `runContext.trace`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// `runContext.trace`: either id may be alone (Agenta writes only the ids that are set).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("minProperties" = 1))]
 pub struct RunContextTrace {
     /// 32 hex characters.
-    pub trace_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub trace_id: Option<String>,
     /// 16 hex characters.
-    pub span_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub span_id: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::json::wire_enum;
 use crate::JsonObject;
 
 /// The content of a chat message: plain text or a list of blocks.
@@ -23,6 +24,7 @@ pub struct ChatMessage {
     pub role: String,
     /// Text or blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "MessageContent")]
     pub content: Option<MessageContent>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -40,22 +42,22 @@ impl ChatMessage {
     }
 }
 
-/// The kinds of content block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ContentBlockType {
-    /// Text.
-    Text,
-    /// An inline image.
-    Image,
-    /// A resource by URI.
-    Resource,
-    /// An uploaded attachment.
-    Attachment,
-    /// A tool call the assistant made.
-    ToolCall,
-    /// The result of a tool call.
-    ToolResult,
+wire_enum! {
+    /// The kinds of content block (Agenta's `type` is a free string; another kind is kept).
+    pub enum ContentBlockType {
+        /// Text.
+        Text = "text",
+        /// An inline image.
+        Image = "image",
+        /// A resource by URI.
+        Resource = "resource",
+        /// An uploaded attachment.
+        Attachment = "attachment",
+        /// A tool call the assistant made.
+        ToolCall = "tool_call",
+        /// The result of a tool call.
+        ToolResult = "tool_result",
+    }
 }
 
 /// One content block. Which fields are set depends on `type`.
@@ -67,39 +69,51 @@ pub struct ContentBlock {
     pub block_type: ContentBlockType,
     /// Text (text blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub text: Option<String>,
     /// Base64 data (images).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub data: Option<String>,
     /// MIME type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub mime_type: Option<String>,
     /// Resource URI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub uri: Option<String>,
     /// Attachment id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub attachment_id: Option<String>,
     /// Attachment file name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub filename: Option<String>,
     /// Attachment size in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     pub size: Option<u64>,
     /// Tool call id (tool_call / tool_result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub tool_call_id: Option<String>,
     /// Tool name (tool_call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub tool_name: Option<String>,
     /// Tool input (tool_call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "serde_json::Value")]
     pub input: Option<serde_json::Value>,
     /// Tool output (tool_result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "serde_json::Value")]
     pub output: Option<serde_json::Value>,
     /// The tool failed (tool_result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub is_error: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]

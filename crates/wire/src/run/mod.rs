@@ -32,7 +32,7 @@ pub use context::{
 pub use message::{ChatMessage, ContentBlock, ContentBlockType, MessageContent};
 pub use model::{
     Connection, ConnectionMode, CredentialBinding, CredentialMode, CredentialUsage, Endpoint,
-    EnvironmentBindingKind, ModelCapabilities, ModelConnection, ModelCredential,
+    EnvironmentBindingKind, ModelCapabilities, ModelConnection, ModelCredential, SandboxCredential,
 };
 pub use request::{
     Enforcement, FilesystemMode, Harness, HarnessFile, HarnessMode, NetworkEgress, NetworkMode,
@@ -40,9 +40,10 @@ pub use request::{
 };
 pub use result::{AgentUsage, HarnessCapabilities, RunEvent, RunResult, RunStreamRecord};
 pub use tools::{
-    HeaderBindingKind, HttpMethod, McpConnection, McpCredential, McpCredentialBinding,
-    McpCredentialUsage, McpServerConfig, PermissionMode, PermissionRule, Permissions, RenderHint,
-    ResolvedToolSpec, RulePermission, SkillFile, ToolCall, ToolCallback, ToolKind, WireSkill,
+    GatewayIntegration, GatewayPolicy, GatewayTool, HeaderBindingKind, HttpMethod, McpConnection,
+    McpCredential, McpCredentialBinding, McpCredentialUsage, McpServerConfig, PermissionMode,
+    PermissionRule, Permissions, RenderHint, ResolvedToolSpec, RulePermission, SkillFile, ToolCall,
+    ToolCallback, ToolKind, WireSkill,
 };
 
 /// A JSON object whose values are strings, in insertion order (headers, environment,

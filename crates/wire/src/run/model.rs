@@ -6,17 +6,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::StringMap;
+use crate::json::wire_enum;
 use crate::JsonObject;
 
-/// Which connection the author chose.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ConnectionMode {
-    /// An Agenta-managed connection (the default; with no slug it is not written).
-    #[default]
-    Agenta,
-    /// The author's own connection.
-    SelfManaged,
+wire_enum! {
+    /// Which connection the author chose (Agenta's default is `agenta`).
+    #[derive(Default)]
+    pub enum ConnectionMode {
+        /// An Agenta-managed connection (the default; with no slug it is not written).
+        #[default]
+        Agenta = "agenta",
+        /// The author's own connection.
+        SelfManaged = "self_managed",
+    }
 }
 
 /// `connection`: the author's connection CHOICE (non-secret routing config). Written only
@@ -27,6 +29,7 @@ pub struct Connection {
     pub mode: ConnectionMode,
     /// A named connection's slug.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub slug: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -46,40 +49,41 @@ impl Connection {
 pub struct ModelCapabilities {
     /// Input modalities, e.g. `["text", "image"]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
     pub input_modalities: Option<Vec<String>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
 }
 
-/// How the model's credentials are supplied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CredentialMode {
-    /// Through environment variables (`credentials[].binding.kind = environment`).
-    Env,
-    /// The runtime already has them.
-    RuntimeProvided,
-    /// No credentials.
-    None,
+wire_enum! {
+    /// How the model's credentials are supplied.
+    pub enum CredentialMode {
+        /// Through environment variables (`credentials[].binding.kind = environment`).
+        Env = "env",
+        /// The runtime already has them.
+        RuntimeProvided = "runtime_provided",
+        /// No credentials.
+        None = "none",
+    }
 }
 
-/// How a model client consumes a credential.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CredentialUsage {
-    /// Passed as-is over HTTP.
-    OpaqueHttp,
-    /// Used locally (e.g. to sign).
-    LocalUse,
+wire_enum! {
+    /// How a model client consumes a credential.
+    pub enum CredentialUsage {
+        /// Passed as-is over HTTP.
+        OpaqueHttp = "opaque_http",
+        /// Used locally (e.g. to sign).
+        LocalUse = "local_use",
+    }
 }
 
-/// The only model credential binding kind: `environment`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EnvironmentBindingKind {
-    /// An environment variable.
-    Environment,
+wire_enum! {
+    /// The only model credential binding kind: `environment`.
+    pub enum EnvironmentBindingKind {
+        /// An environment variable.
+        Environment = "environment",
+    }
 }
 
 /// Where a model credential is bound: `{"kind": "environment", "name": "OPENAI_API_KEY"}`.
@@ -114,15 +118,19 @@ pub struct ModelCredential {
 pub struct Endpoint {
     /// API base URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub base_url: Option<String>,
     /// API version (Azure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub api_version: Option<String>,
     /// Region (Bedrock, Vertex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub region: Option<String>,
     /// Public headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "StringMap")]
     pub headers: Option<StringMap>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -141,12 +149,28 @@ pub struct ModelConnection {
     pub credential_mode: CredentialMode,
     /// The credentials (possibly empty).
     pub credentials: Vec<ModelCredential>,
+    /// Non-secret environment (written when non-empty, before `endpoint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "StringMap")]
+    pub environment: Option<StringMap>,
     /// Non-secret endpoint config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Endpoint")]
     pub endpoint: Option<Endpoint>,
-    /// Non-secret environment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub environment: Option<StringMap>,
+    /// Fields this version does not know (`subscription`, `protocol`, ...), kept for
+    /// round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `sandboxCredentials[]` (0.125.1): one resolved credential delivered to the sandbox
+/// environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxCredential {
+    /// Where it is bound.
+    pub binding: CredentialBinding,
+    /// The secret (never fingerprinted, never logged).
+    pub value: String,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -1,120 +1,91 @@
 //! The `/run` request itself: which harness runs where (`harness`, `sandbox`,
-//! `harnessMode`, `sandboxPermission`, `harnessFiles`), the 26-key [`RunRequest`] and its
-//! builder, and the ways a request can break the contract ([`RunRequestProblem`]).
+//! `harnessMode`, `sandboxPermission`, `harnessFiles`), the [`RunRequest`] (every key
+//! Agenta's SDK writes, in its order) and its builder, and the ways a request can depart
+//! from the contract ([`RunRequestProblem`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ChatMessage, Connection, McpServerConfig, ModelCapabilities, ModelConnection, Permissions,
-    RequestContext, ResolvedToolSpec, RunContext, Telemetry, ToolCallback, WireSkill,
+    ChatMessage, Connection, GatewayPolicy, McpServerConfig, ModelCapabilities, ModelConnection,
+    Permissions, RequestContext, ResolvedToolSpec, RunContext, SandboxCredential, Telemetry,
+    ToolCallback, WireSkill,
 };
-use crate::json::{non_empty_object, null_as_default, required_nullable, Nullable};
+use crate::json::{non_empty_object, present_or_null, required_nullable, wire_enum, Nullable};
 use crate::JsonObject;
 
-/// Which agent harness the runner starts (`harness`, A1 #1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Harness {
-    /// Pi, core build.
-    PiCore,
-    /// Pi, Agenta build.
-    PiAgenta,
-    /// Claude Code.
-    Claude,
-    /// OpenAI Codex (the only harness that takes a `harnessMode`).
-    Codex,
-}
-
-impl Harness {
-    /// The snake_case wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::PiCore => "pi_core",
-            Self::PiAgenta => "pi_agenta",
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-        }
+wire_enum! {
+    /// Which agent harness the runner starts (`harness`). `pi_agenta` is Agenta main's Pi
+    /// build; `mock` (0.125.1) runs no real agent and omits the tool fields.
+    pub enum Harness {
+        /// Pi, core build.
+        PiCore = "pi_core",
+        /// Pi, Agenta build (Agenta main).
+        PiAgenta = "pi_agenta",
+        /// Claude Code.
+        Claude = "claude",
+        /// OpenAI Codex (the only harness that takes a `harnessMode`).
+        Codex = "codex",
+        /// Agenta's deterministic test harness: no tools, no network.
+        Mock = "mock",
     }
 }
 
-/// Where the harness runs (`sandbox`, A1 #2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Sandbox {
-    /// On the runner host.
-    Local,
-    /// In a Daytona sandbox.
-    Daytona,
-}
-
-impl Sandbox {
-    /// The snake_case wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Local => "local",
-            Self::Daytona => "daytona",
-        }
+wire_enum! {
+    /// Where the harness runs (`sandbox`).
+    pub enum Sandbox {
+        /// On the runner host.
+        Local = "local",
+        /// In a Daytona sandbox.
+        Daytona = "daytona",
     }
 }
 
-/// Codex's approval/sandbox mode (`harnessMode`, A1 #21; codex only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum HarnessMode {
-    /// `agent`: asks before writes outside the workspace.
-    #[serde(rename = "agent")]
-    Agent,
-    /// `read-only`.
-    #[serde(rename = "read-only")]
-    ReadOnly,
-    /// `agent-full-access`.
-    #[serde(rename = "agent-full-access")]
-    AgentFullAccess,
-}
-
-impl HarnessMode {
-    /// The wire spelling (`agent`, `read-only`, `agent-full-access`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Agent => "agent",
-            Self::ReadOnly => "read-only",
-            Self::AgentFullAccess => "agent-full-access",
-        }
+wire_enum! {
+    /// Codex's approval/sandbox mode (`harnessMode`; codex only). Absent means the runner's
+    /// default, `agent-full-access`.
+    pub enum HarnessMode {
+        /// `agent`: asks before writes outside the workspace.
+        Agent = "agent",
+        /// `read-only`.
+        ReadOnly = "read-only",
+        /// `agent-full-access` (the codex default).
+        AgentFullAccess = "agent-full-access",
     }
 }
 
-/// Outbound network mode of the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum NetworkMode {
-    /// Open network.
-    On,
-    /// No network.
-    Off,
-    /// Only the allowlisted hosts.
-    Allowlist,
+wire_enum! {
+    /// Outbound network mode of the sandbox.
+    pub enum NetworkMode {
+        /// Open network.
+        On = "on",
+        /// No network.
+        Off = "off",
+        /// Only the allowlisted hosts.
+        Allowlist = "allowlist",
+    }
 }
 
-/// Filesystem access of the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FilesystemMode {
-    /// Read-write.
-    On,
-    /// Read-only.
-    Readonly,
-    /// No filesystem.
-    Off,
+wire_enum! {
+    /// Filesystem access of the sandbox.
+    pub enum FilesystemMode {
+        /// Read-write.
+        On = "on",
+        /// Read-only.
+        Readonly = "readonly",
+        /// No filesystem.
+        Off = "off",
+    }
 }
 
-/// How hard the sandbox boundary is enforced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Enforcement {
-    /// Fail the run when the boundary cannot be enforced.
-    Strict,
-    /// Enforce what the sandbox can.
-    BestEffort,
+wire_enum! {
+    /// How hard the sandbox boundary is enforced.
+    pub enum Enforcement {
+        /// Fail the run when the boundary cannot be enforced.
+        Strict = "strict",
+        /// Enforce what the sandbox can.
+        BestEffort = "best_effort",
+    }
 }
 
 /// `sandboxPermission.network`.
@@ -136,6 +107,7 @@ pub struct SandboxPermission {
     pub network: NetworkEgress,
     /// Filesystem access, when declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "FilesystemMode")]
     pub filesystem: Option<FilesystemMode>,
     /// Enforcement level.
     pub enforcement: Enforcement,
@@ -156,15 +128,24 @@ pub struct HarnessFile {
     pub extra: JsonObject,
 }
 
-/// The `/run` request (A1): 26 keys in Agenta's emission order, then unknown keys.
+/// The `/run` request (A1): every key Agenta's SDK writes (0.125.1 and main), in its emission
+/// order, then unknown keys.
 ///
 /// - always written (`null` when unset): `harness`, `sandbox`, `sessionId`, `agentsMd`,
-///   `model`, `messages`, `context`, `telemetry`, `tools`, `customTools`, `toolCallback`,
-///   `permissions`;
-/// - written when set: `systemPrompt`, `appendSystemPrompt`, `sandboxPermission`,
-///   `connection`, `modelCapabilities`, `modelConnection`, `harnessMode`, `runContext`,
-///   `turnId`, `projectId`, `effectiveParameters`;
-/// - written when non-empty: `mcpServers`, `skills`, `harnessFiles`, `permissions.rules`.
+///   `model`, `messages`, `context`, `telemetry`;
+/// - written for every harness but `mock`: `tools`, `customTools`, `toolCallback` (`null`
+///   when unset), `permissions`;
+/// - written when set: `systemPrompt`, `appendSystemPrompt`, `platformInstructions`,
+///   `sandboxPermission`, `connection`, `modelCapabilities`, `modelConnection`,
+///   `harnessMode`, `gatewayPolicy`, `runContext`, `turnContext`, `turnId`, `detached`,
+///   `projectId`, `controlCommandId`, `effectiveParameters`;
+/// - written when non-empty: `mcpServers`, `skills`, `sandboxCredentials`, `harnessFiles`,
+///   `permissions.rules`.
+///
+/// A tolerant reader: `null` reads as absent for an optional key, an empty list is kept as
+/// written (`[]` and absent hash differently in the fingerprint), an enum value this version
+/// does not know is kept. [`RunRequest::problems`] says where a document departs from the
+/// contract; the JSON Schema refuses those documents.
 ///
 /// Build one with [`RunRequest::new`] and the `with_*` setters. A session run gets its
 /// `effectiveParameters` from [`RunRequest::for_session`] (or
@@ -188,98 +169,146 @@ pub struct HarnessFile {
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("allOf" = [
+    {
+        "if": {"properties": {"harness": {"const": "mock"}}},
+        "else": {"required": ["tools", "customTools", "toolCallback", "permissions"]}
+    },
+    {
+        "if": {"properties": {"harness": {"const": "codex"}}},
+        "else": {"not": {"required": ["harnessMode"]}}
+    },
+    {
+        "if": {"required": ["effectiveParameters"]},
+        "then": {"properties": {"sessionId": {"type": "string", "minLength": 1}}}
+    }
+]))]
 pub struct RunRequest {
-    /// A1 #1: The harness.
+    /// The harness.
     pub harness: Harness,
-    /// A1 #2: The sandbox.
+    /// The sandbox.
     pub sandbox: Sandbox,
-    /// A1 #3: The agent session (`null` on a non-session run).
+    /// The agent session (`null` on a non-session run).
     #[serde(deserialize_with = "required_nullable")]
     #[schemars(required, with = "Nullable<String>")]
     pub session_id: Option<String>,
-    /// A1 #4: The AGENTS.md text (the agent's instructions).
+    /// The AGENTS.md text (the agent's instructions).
     #[serde(deserialize_with = "required_nullable")]
     #[schemars(required, with = "Nullable<String>")]
     pub agents_md: Option<String>,
-    /// A1 #5: The model id.
+    /// The model id.
     #[serde(deserialize_with = "required_nullable")]
     #[schemars(required, with = "Nullable<String>")]
     pub model: Option<String>,
-    /// A1 #6: The conversation.
+    /// The conversation.
     pub messages: Vec<ChatMessage>,
-    /// A1 #7: Trace propagation.
+    /// Trace propagation.
     #[serde(deserialize_with = "required_nullable")]
     #[schemars(required, with = "Nullable<RequestContext>")]
     pub context: Option<RequestContext>,
-    /// A1 #8: Telemetry export config.
+    /// Telemetry export config.
     #[serde(deserialize_with = "required_nullable")]
     #[schemars(required, with = "Nullable<Telemetry>")]
     pub telemetry: Option<Telemetry>,
-    /// A1 #9: Built-in tool names (deprecated, still written).
-    pub tools: Vec<String>,
-    /// A1 #10: Resolved custom tools.
-    pub custom_tools: Vec<ResolvedToolSpec>,
-    /// A1 #11: The callback gateway.
-    #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<ToolCallback>")]
-    pub tool_callback: Option<ToolCallback>,
-    /// A1 #12: Permission policy.
-    pub permissions: Permissions,
-    /// A1 #13: System prompt override.
+    /// Built-in tool names (deprecated, still written; absent on `mock`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
+    pub tools: Option<Vec<String>>,
+    /// Resolved custom tools (absent on `mock`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<ResolvedToolSpec>")]
+    pub custom_tools: Option<Vec<ResolvedToolSpec>>,
+    /// The callback gateway: `null` when unset, absent on `mock`. (In Rust: `None` is
+    /// absent, `Some(None)` is `null`.)
+    #[serde(
+        default,
+        deserialize_with = "present_or_null",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Nullable<ToolCallback>")]
+    pub tool_callback: Option<Option<ToolCallback>>,
+    /// Permission policy (absent on `mock`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Permissions")]
+    pub permissions: Option<Permissions>,
+    /// System prompt override.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub system_prompt: Option<String>,
-    /// A1 #14: Text appended to the system prompt.
+    /// Text appended to the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub append_system_prompt: Option<String>,
-    /// A1 #15: MCP servers (written when non-empty).
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    #[schemars(with = "Option<Vec<McpServerConfig>>")]
-    pub mcp_servers: Vec<McpServerConfig>,
-    /// A1 #16: Skills (written when non-empty).
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    #[schemars(with = "Option<Vec<WireSkill>>")]
-    pub skills: Vec<WireSkill>,
-    /// A1 #17: The sandbox boundary.
+    /// Agenta-owned guidance the runner delivers through the harness's own channel
+    /// (0.125.1; not hashed into the fingerprint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub platform_instructions: Option<String>,
+    /// MCP servers (written when non-empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<McpServerConfig>", extend("minItems" = 1))]
+    pub mcp_servers: Option<Vec<McpServerConfig>>,
+    /// Skills (written when non-empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<WireSkill>", extend("minItems" = 1))]
+    pub skills: Option<Vec<WireSkill>>,
+    /// The sandbox boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "SandboxPermission")]
     pub sandbox_permission: Option<SandboxPermission>,
-    /// A1 #18: The author's connection choice (not written for the default).
+    /// Credentials delivered to the sandbox environment (0.125.1; written when non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<SandboxCredential>", extend("minItems" = 1))]
+    pub sandbox_credentials: Option<Vec<SandboxCredential>>,
+    /// The author's connection choice (not written for the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Connection")]
     pub connection: Option<Connection>,
-    /// A1 #19: Model capabilities, when known.
+    /// Model capabilities, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ModelCapabilities")]
     pub model_capabilities: Option<ModelCapabilities>,
-    /// A1 #20: Resolved model connection.
+    /// Resolved model connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ModelConnection")]
     pub model_connection: Option<ModelConnection>,
-    /// A1 #21: Codex mode (codex only).
+    /// Codex mode (codex only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "HarnessMode")]
     pub harness_mode: Option<HarnessMode>,
-    /// A1 #22: Rendered harness config files (written when non-empty).
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    #[schemars(with = "Option<Vec<HarnessFile>>")]
-    pub harness_files: Vec<HarnessFile>,
-    /// A1 #23: The run's own context (inner keys snake_case).
+    /// Rendered harness config files (written when non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<HarnessFile>", extend("minItems" = 1))]
+    pub harness_files: Option<Vec<HarnessFile>>,
+    /// The compiled gateway policy (0.125.1; written when the agent has gateway connections).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "GatewayPolicy")]
+    pub gateway_policy: Option<GatewayPolicy>,
+    /// The run's own context (inner keys snake_case; written when non-empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RunContext")]
     pub run_context: Option<RunContext>,
-    /// A1 #24: The turn id.
+    /// SDK-rendered context for this turn's prompt (0.125.1; not hashed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub turn_context: Option<String>,
+    /// The turn id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub turn_id: Option<String>,
-    /// A1 #25: The project id.
+    /// A session-owned (detached) turn (0.125.1; written only as `true`, on a session run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
+    pub detached: Option<bool>,
+    /// The project id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub project_id: Option<String>,
-    /// A1 #26: `effectiveParameters`, the turn's effective config: the agent config this
+    /// The durable continuation command that caused this run (0.125.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub control_command_id: Option<String>,
+    /// `effectiveParameters`, the turn's effective config: the agent config this
     /// turn actually runs under (after reference hydration, or the caller's inline config),
     /// with credential-shaped fields (`headers`, `authorization` on `mcps`/`tools` entries
     /// and their `connection`/`call`) stripped, and at most the stamp cap in size (64 KiB by
@@ -293,15 +322,17 @@ pub struct RunRequest {
         deserialize_with = "non_empty_object",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(extend("minProperties" = 1))]
+    #[schemars(with = "JsonObject", extend("minProperties" = 1))]
     pub effective_parameters: Option<JsonObject>,
     /// Fields this version does not know, kept for round trips (written last).
     #[serde(flatten)]
     pub extra: JsonObject,
 }
 
-/// A way a [`RunRequest`] breaks the contract (see [`RunRequest::problems`]).
+/// A way a [`RunRequest`] departs from the contract (see [`RunRequest::problems`]). The
+/// type reads such a request (a tolerant reader); the JSON Schema refuses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RunRequestProblem {
     /// A custom tool carries both `call` and `callRef`.
     CallAndCallRef {
@@ -314,6 +345,27 @@ pub enum RunRequestProblem {
     EffectiveParametersWithoutSession,
     /// `effectiveParameters` is an empty object.
     EmptyEffectiveParameters,
+    /// A harness other than `mock` lacks one of `tools`, `customTools`, `toolCallback`,
+    /// `permissions`.
+    MissingToolField {
+        /// The missing key.
+        key: &'static str,
+    },
+    /// A list written only when non-empty is empty (`mcpServers`, `skills`,
+    /// `sandboxCredentials`, `harnessFiles`, `permissions.rules`).
+    EmptyList {
+        /// The key.
+        key: &'static str,
+    },
+    /// `runContext` (or one of its parts) is written but empty.
+    EmptyRunContext,
+    /// A value outside the contract's list (kept as read).
+    UnknownValue {
+        /// The key, e.g. `harness`.
+        key: &'static str,
+        /// The value.
+        value: String,
+    },
 }
 
 impl std::fmt::Display for RunRequestProblem {
@@ -331,19 +383,30 @@ impl std::fmt::Display for RunRequestProblem {
             Self::EmptyEffectiveParameters => {
                 f.write_str("`effectiveParameters` must be omitted rather than empty")
             }
+            Self::MissingToolField { key } => {
+                write!(f, "`{key}` is written for every harness but mock")
+            }
+            Self::EmptyList { key } => {
+                write!(f, "`{key}` must be omitted rather than empty")
+            }
+            Self::EmptyRunContext => f.write_str("`runContext` must be omitted rather than empty"),
+            Self::UnknownValue { key, value } => {
+                write!(f, "`{key}` value {value:?} is not one the contract lists")
+            }
         }
     }
 }
 
 impl RunRequest {
     /// A request with the always-written keys set: no session, no context, no telemetry,
-    /// no tools, no callback, permissions `allow_reads`.
+    /// no tools, no callback, permissions `allow_reads` (none of the tool keys on `mock`).
     pub fn new(
         harness: Harness,
         sandbox: Sandbox,
         model: impl Into<String>,
         messages: Vec<ChatMessage>,
     ) -> Self {
+        let tool_keys = harness != Harness::Mock;
         Self {
             harness,
             sandbox,
@@ -353,26 +416,43 @@ impl RunRequest {
             messages,
             context: None,
             telemetry: None,
-            tools: Vec::new(),
-            custom_tools: Vec::new(),
-            tool_callback: None,
-            permissions: Permissions::default(),
+            tools: tool_keys.then(Vec::new),
+            custom_tools: tool_keys.then(Vec::new),
+            tool_callback: tool_keys.then_some(None),
+            permissions: tool_keys.then(Permissions::default),
             system_prompt: None,
             append_system_prompt: None,
-            mcp_servers: Vec::new(),
-            skills: Vec::new(),
+            platform_instructions: None,
+            mcp_servers: None,
+            skills: None,
             sandbox_permission: None,
+            sandbox_credentials: None,
             connection: None,
             model_capabilities: None,
             model_connection: None,
             harness_mode: None,
-            harness_files: Vec::new(),
+            harness_files: None,
+            gateway_policy: None,
             run_context: None,
+            turn_context: None,
             turn_id: None,
+            detached: None,
             project_id: None,
+            control_command_id: None,
             effective_parameters: None,
             extra: JsonObject::new(),
         }
+    }
+
+    /// The permission policy the runner applies: `permissions`, or Agenta's default
+    /// (`allow_reads`, no rules) when the request carries none (`mock`).
+    pub fn effective_permissions(&self) -> Permissions {
+        self.permissions.clone().unwrap_or_default()
+    }
+
+    /// The callback gateway, when one is set.
+    pub fn callback(&self) -> Option<&ToolCallback> {
+        self.tool_callback.as_ref().and_then(Option::as_ref)
     }
 
     /// True when this is a session run (`sessionId` is a non-empty string).
@@ -453,25 +533,25 @@ impl RunRequest {
 
     /// Set the deprecated built-in `tools` list.
     pub fn with_tools(mut self, tools: Vec<String>) -> Self {
-        self.tools = tools;
+        self.tools = Some(tools);
         self
     }
 
     /// Set `customTools`.
     pub fn with_custom_tools(mut self, tools: Vec<ResolvedToolSpec>) -> Self {
-        self.custom_tools = tools;
+        self.custom_tools = Some(tools);
         self
     }
 
     /// Set `toolCallback`.
     pub fn with_tool_callback(mut self, callback: ToolCallback) -> Self {
-        self.tool_callback = Some(callback);
+        self.tool_callback = Some(Some(callback));
         self
     }
 
     /// Set `permissions`.
     pub fn with_permissions(mut self, permissions: Permissions) -> Self {
-        self.permissions = permissions;
+        self.permissions = Some(permissions);
         self
     }
 
@@ -487,15 +567,15 @@ impl RunRequest {
         self
     }
 
-    /// Set `mcpServers`.
+    /// Set `mcpServers` (an empty list is not written).
     pub fn with_mcp_servers(mut self, servers: Vec<McpServerConfig>) -> Self {
-        self.mcp_servers = servers;
+        self.mcp_servers = (!servers.is_empty()).then_some(servers);
         self
     }
 
-    /// Set `skills`.
+    /// Set `skills` (an empty list is not written).
     pub fn with_skills(mut self, skills: Vec<WireSkill>) -> Self {
-        self.skills = skills;
+        self.skills = (!skills.is_empty()).then_some(skills);
         self
     }
 
@@ -531,9 +611,9 @@ impl RunRequest {
         self
     }
 
-    /// Set `harnessFiles`.
+    /// Set `harnessFiles` (an empty list is not written).
     pub fn with_harness_files(mut self, files: Vec<HarnessFile>) -> Self {
-        self.harness_files = files;
+        self.harness_files = (!files.is_empty()).then_some(files);
         self
     }
 
@@ -555,10 +635,30 @@ impl RunRequest {
         self
     }
 
-    /// Every way this request breaks the contract; empty when it is well-formed.
+    /// Every way this request departs from the contract; empty when it is well-formed.
     pub fn problems(&self) -> Vec<RunRequestProblem> {
         let mut problems = Vec::new();
-        for tool in &self.custom_tools {
+        let mut unknown = |key: &'static str, known: bool, value: &str| {
+            if !known {
+                problems.push(RunRequestProblem::UnknownValue {
+                    key,
+                    value: value.to_string(),
+                });
+            }
+        };
+        unknown("harness", self.harness.is_known(), self.harness.as_str());
+        unknown("sandbox", self.sandbox.is_known(), self.sandbox.as_str());
+        if let Some(mode) = &self.harness_mode {
+            unknown("harnessMode", mode.is_known(), mode.as_str());
+        }
+        if let Some(permissions) = &self.permissions {
+            unknown(
+                "permissions.default",
+                permissions.default.is_known(),
+                permissions.default.as_str(),
+            );
+        }
+        for tool in self.custom_tools.iter().flatten() {
             if tool.call.is_some() && tool.call_ref.is_some() {
                 problems.push(RunRequestProblem::CallAndCallRef {
                     tool: tool.name.clone(),
@@ -567,6 +667,53 @@ impl RunRequest {
         }
         if self.harness_mode.is_some() && self.harness != Harness::Codex {
             problems.push(RunRequestProblem::HarnessModeWithoutCodex);
+        }
+        if self.harness != Harness::Mock {
+            let present = [
+                ("tools", self.tools.is_some()),
+                ("customTools", self.custom_tools.is_some()),
+                ("toolCallback", self.tool_callback.is_some()),
+                ("permissions", self.permissions.is_some()),
+            ];
+            for (key, present) in present {
+                if !present {
+                    problems.push(RunRequestProblem::MissingToolField { key });
+                }
+            }
+        }
+        let empty_lists = [
+            (
+                "mcpServers",
+                self.mcp_servers.as_ref().is_some_and(Vec::is_empty),
+            ),
+            ("skills", self.skills.as_ref().is_some_and(Vec::is_empty)),
+            (
+                "sandboxCredentials",
+                self.sandbox_credentials.as_ref().is_some_and(Vec::is_empty),
+            ),
+            (
+                "harnessFiles",
+                self.harness_files.as_ref().is_some_and(Vec::is_empty),
+            ),
+            (
+                "permissions.rules",
+                self.permissions
+                    .as_ref()
+                    .and_then(|p| p.rules.as_ref())
+                    .is_some_and(Vec::is_empty),
+            ),
+        ];
+        for (key, empty) in empty_lists {
+            if empty {
+                problems.push(RunRequestProblem::EmptyList { key });
+            }
+        }
+        if self
+            .run_context
+            .as_ref()
+            .is_some_and(RunContext::has_empty_part)
+        {
+            problems.push(RunRequestProblem::EmptyRunContext);
         }
         if let Some(params) = &self.effective_parameters {
             if !self.is_session_run() {

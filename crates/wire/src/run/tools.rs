@@ -6,62 +6,64 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::StringMap;
-use crate::json::null_as_default;
+use crate::json::{present_or_null, wire_enum, Nullable};
 use crate::JsonObject;
 
-/// The default tool permission policy (`permissions.default`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PermissionMode {
-    /// Every tool runs.
-    Allow,
-    /// Every tool asks first.
-    Ask,
-    /// Every tool is refused.
-    Deny,
-    /// Read-only tools run, the rest ask (Agenta's default).
-    #[default]
-    AllowReads,
+wire_enum! {
+    /// The default tool permission policy (`permissions.default`; Agenta's default is
+    /// `allow_reads`).
+    #[derive(Default)]
+    pub enum PermissionMode {
+        /// Every tool runs.
+        Allow = "allow",
+        /// Every tool asks first.
+        Ask = "ask",
+        /// Every tool is refused.
+        Deny = "deny",
+        /// Read-only tools run, the rest ask (Agenta's default).
+        #[default]
+        AllowReads = "allow_reads",
+    }
 }
 
-/// A permission a rule or a tool spec assigns: `allow`, `ask` or `deny`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RulePermission {
-    /// Run without asking.
-    Allow,
-    /// Gate on a person's approval.
-    Ask,
-    /// Refuse.
-    Deny,
+wire_enum! {
+    /// A permission a rule or a tool spec assigns: `allow`, `ask` or `deny`.
+    pub enum RulePermission {
+        /// Run without asking.
+        Allow = "allow",
+        /// Gate on a person's approval.
+        Ask = "ask",
+        /// Refuse.
+        Deny = "deny",
+    }
 }
 
-/// The executor axis of a resolved tool (`kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolKind {
-    /// Called back through the tool gateway (`callRef`) or directly (`call`).
-    Callback,
-    /// Code the runner executes (`runtime`, `code`, `env`).
-    Code,
-    /// Executed by the client application.
-    Client,
-    /// A harness built-in.
-    Builtin,
+wire_enum! {
+    /// The executor axis of a resolved tool (`kind`).
+    pub enum ToolKind {
+        /// Called back through the tool gateway (`callRef`) or directly (`call`).
+        Callback = "callback",
+        /// Code the runner executes (`runtime`, `code`, `env`).
+        Code = "code",
+        /// Executed by the client application.
+        Client = "client",
+        /// A harness built-in.
+        Builtin = "builtin",
+    }
 }
 
-/// HTTP method of a direct tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum HttpMethod {
-    /// GET.
-    Get,
-    /// POST.
-    Post,
-    /// PUT.
-    Put,
-    /// DELETE.
-    Delete,
+wire_enum! {
+    /// HTTP method of a direct tool call.
+    pub enum HttpMethod {
+        /// GET.
+        Get = "GET",
+        /// POST.
+        Post = "POST",
+        /// PUT.
+        Put = "PUT",
+        /// DELETE.
+        Delete = "DELETE",
+    }
 }
 
 /// `toolCallback`: where callback (gateway) tools route their calls.
@@ -70,11 +72,34 @@ pub struct ToolCallback {
     /// The gateway URL.
     pub endpoint: String,
     /// The `Authorization` header value for the gateway (a secret; not fingerprinted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub authorization: Option<String>,
+    /// Agenta always writes the key, `null` when unset (`Some(None)`); absent is `None`.
+    #[serde(
+        default,
+        deserialize_with = "present_or_null",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Nullable<String>")]
+    pub authorization: Option<Option<String>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl ToolCallback {
+    /// A callback to `endpoint` with `authorization`, written as Agenta writes it (the key
+    /// always present, `null` when unset).
+    pub fn new(endpoint: impl Into<String>, authorization: Option<String>) -> Self {
+        Self {
+            endpoint: endpoint.into(),
+            authorization: Some(authorization),
+            extra: JsonObject::new(),
+        }
+    }
+
+    /// The authorization value, when set.
+    pub fn authorization(&self) -> Option<&str> {
+        self.authorization.as_ref().and_then(Option::as_deref)
+    }
 }
 
 /// `permissions`: the default policy and ordered rules.
@@ -82,17 +107,21 @@ pub struct ToolCallback {
 pub struct Permissions {
     /// The default policy.
     pub default: PermissionMode,
-    /// Rules, first match wins. Written only when non-empty.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    #[schemars(with = "Option<Vec<PermissionRule>>")]
-    pub rules: Vec<PermissionRule>,
+    /// Rules, first match wins. Written only when non-empty (an empty list read is kept:
+    /// `[]` and absent hash differently in the fingerprint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<PermissionRule>", extend("minItems" = 1))]
+    pub rules: Option<Vec<PermissionRule>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl Permissions {
+    /// The rules (none when absent).
+    pub fn rules(&self) -> &[PermissionRule] {
+        self.rules.as_deref().unwrap_or_default()
+    }
 }
 
 /// One permission rule: `{"pattern": "Bash(npm run:*)", "permission": "allow"}`.
@@ -116,12 +145,15 @@ pub struct ToolCall {
     pub path: String,
     /// Static, server-fixed body fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "JsonObject")]
     pub body: Option<JsonObject>,
     /// Dotted body path -> `$ctx.<key>` token filled from the run context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "StringMap")]
     pub context: Option<StringMap>,
     /// Dotted body path where the model's arguments go (e.g. `data.inputs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub args_into: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -133,16 +165,19 @@ pub struct ToolCall {
 pub struct RenderHint {
     /// Render kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub kind: Option<String>,
     /// Component name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub component: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
 }
 
-/// A resolved tool the runner hands the harness (`customTools[]`).
+/// A resolved tool the runner hands the harness (`customTools[]`), its keys in Agenta's
+/// order (the spec's base fields, then the executor's).
 ///
 /// A callback tool carries `call` XOR `callRef`, never both (a document with both is
 /// rejected on parse and by the schema).
@@ -154,43 +189,60 @@ pub struct ResolvedToolSpec {
     pub name: String,
     /// Description for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub description: Option<String>,
     /// JSON Schema of the tool's arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "JsonObject")]
     pub input_schema: Option<JsonObject>,
+    /// Display hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RenderHint")]
+    pub render: Option<RenderHint>,
     /// The tool only reads (runs without asking under `allow_reads`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub read_only: Option<bool>,
+    /// Per-tool permission, overriding the default policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RulePermission")]
+    pub permission: Option<RulePermission>,
     /// Executor axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ToolKind")]
     pub kind: Option<ToolKind>,
     /// Gateway reference of a callback tool (XOR `call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub call_ref: Option<String>,
     /// Direct-call descriptor of a callback tool (XOR `callRef`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ToolCall")]
     pub call: Option<ToolCall>,
     /// Argument path -> `$ctx.<key>` token, filled server-side (callRef tools).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "StringMap")]
     pub context_bindings: Option<StringMap>,
     /// Call timeout in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     pub timeout_ms: Option<u64>,
+    /// Argument names the model may write that the call must not carry (0.125.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
+    pub ephemeral_args: Option<Vec<String>>,
     /// Runtime of a code tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub runtime: Option<String>,
     /// Source of a code tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub code: Option<String>,
     /// Environment of a code tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "StringMap")]
     pub env: Option<StringMap>,
-    /// Display hint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub render: Option<RenderHint>,
-    /// Per-tool permission, overriding the default policy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission: Option<RulePermission>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -206,7 +258,11 @@ struct ResolvedToolSpecRepr {
     #[serde(default)]
     input_schema: Option<JsonObject>,
     #[serde(default)]
+    render: Option<RenderHint>,
+    #[serde(default)]
     read_only: Option<bool>,
+    #[serde(default)]
+    permission: Option<RulePermission>,
     #[serde(default)]
     kind: Option<ToolKind>,
     #[serde(default)]
@@ -218,15 +274,13 @@ struct ResolvedToolSpecRepr {
     #[serde(default)]
     timeout_ms: Option<u64>,
     #[serde(default)]
+    ephemeral_args: Option<Vec<String>>,
+    #[serde(default)]
     runtime: Option<String>,
     #[serde(default)]
     code: Option<String>,
     #[serde(default)]
     env: Option<StringMap>,
-    #[serde(default)]
-    render: Option<RenderHint>,
-    #[serde(default)]
-    permission: Option<RulePermission>,
     #[serde(flatten)]
     extra: JsonObject,
 }
@@ -244,17 +298,18 @@ impl<'de> Deserialize<'de> for ResolvedToolSpec {
             name: r.name,
             description: r.description,
             input_schema: r.input_schema,
+            render: r.render,
             read_only: r.read_only,
+            permission: r.permission,
             kind: r.kind,
             call_ref: r.call_ref,
             call: r.call,
             context_bindings: r.context_bindings,
             timeout_ms: r.timeout_ms,
+            ephemeral_args: r.ephemeral_args,
             runtime: r.runtime,
             code: r.code,
             env: r.env,
-            render: r.render,
-            permission: r.permission,
             extra: r.extra,
         })
     }
@@ -267,17 +322,18 @@ impl ResolvedToolSpec {
             name: name.into(),
             description: None,
             input_schema: None,
+            render: None,
             read_only: None,
+            permission: None,
             kind: None,
             call_ref: None,
             call: None,
             context_bindings: None,
             timeout_ms: None,
+            ephemeral_args: None,
             runtime: None,
             code: None,
             env: None,
-            render: None,
-            permission: None,
             extra: JsonObject::new(),
         }
     }
@@ -306,12 +362,15 @@ pub struct McpConnection {
     pub connection_type: Option<String>,
     /// Server URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub url: Option<String>,
     /// Public (non-secret) headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "StringMap")]
     pub headers: Option<StringMap>,
     /// Secret header values, resolved for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<McpCredential>")]
     pub credentials: Option<Vec<McpCredential>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -344,20 +403,20 @@ pub struct McpCredentialBinding {
     pub extra: JsonObject,
 }
 
-/// The only MCP credential binding kind: `header`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum HeaderBindingKind {
-    /// An HTTP header.
-    Header,
+wire_enum! {
+    /// The only MCP credential binding kind: `header`.
+    pub enum HeaderBindingKind {
+        /// An HTTP header.
+        Header = "header",
+    }
 }
 
-/// The only MCP credential usage: `opaque_http`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum McpCredentialUsage {
-    /// Sent as-is over HTTP.
-    OpaqueHttp,
+wire_enum! {
+    /// The only MCP credential usage: `opaque_http`.
+    pub enum McpCredentialUsage {
+        /// Sent as-is over HTTP.
+        OpaqueHttp = "opaque_http",
+    }
 }
 
 /// `skills[]`: a resolved inline skill package.
@@ -368,18 +427,23 @@ pub struct WireSkill {
     pub name: String,
     /// When to use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub description: Option<String>,
     /// The SKILL.md body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub body: Option<String>,
     /// Bundled files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<SkillFile>")]
     pub files: Option<Vec<SkillFile>>,
     /// Only the user may invoke it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub disable_model_invocation: Option<bool>,
     /// Bundled files may be executable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub allow_executable_files: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -395,7 +459,53 @@ pub struct SkillFile {
     pub content: String,
     /// Mark it executable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub executable: Option<bool>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// `gatewayPolicy` (0.125.1): the compiled per-tool decisions of the agent's gateway
+/// connections, read only by the runner.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayPolicy {
+    /// Integration name -> its compiled policy.
+    #[serde(default)]
+    pub integrations: indexmap::IndexMap<String, GatewayIntegration>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// One integration of a [`GatewayPolicy`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayIntegration {
+    /// The provider, e.g. `composio`.
+    pub provider: String,
+    /// The connection slug.
+    pub connection: String,
+    /// The concrete toolkit version.
+    pub toolkit_version: String,
+    /// Tool key -> its compiled decision.
+    #[serde(default)]
+    pub tools: indexmap::IndexMap<String, GatewayTool>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// One compiled tool decision of a [`GatewayIntegration`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayTool {
+    /// What the tool may do.
+    pub permission: RulePermission,
+    /// Tri-state: `true` reads, `false` writes, `null` unknown (always written).
+    #[serde(default)]
+    #[schemars(required, with = "Nullable<bool>")]
+    pub read_only: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

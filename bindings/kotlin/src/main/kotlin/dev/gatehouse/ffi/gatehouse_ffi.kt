@@ -5406,43 +5406,115 @@ public object FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer<Gatehou
 /**
  * What kind of gate an interaction is.
  */
-
-enum class InteractionKind {
+sealed class InteractionKind {
     
     /**
      * "May I run this tool?": answered with approve or deny.
      */
-    USER_APPROVAL,
+    object UserApproval : InteractionKind()
+    
+    
     /**
      * A free-form question to the user.
      */
-    USER_INPUT,
+    object UserInput : InteractionKind()
+    
+    
     /**
      * A tool the client executes itself.
      */
-    CLIENT_TOOL;
+    object ClientTool : InteractionKind()
+    
+    
+    /**
+     * A kind this version does not know (a newer server), kept as the server wrote it.
+     */
+    data class Unknown(
+        /**
+         * The wire value.
+         */
+        val `value`: kotlin.String) : InteractionKind()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeInteractionKind: FfiConverterRustBuffer<InteractionKind> {
-    override fun read(buf: ByteBuffer) = try {
-        InteractionKind.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeInteractionKind : FfiConverterRustBuffer<InteractionKind>{
+    override fun read(buf: ByteBuffer): InteractionKind {
+        return when(buf.getInt()) {
+            1 -> InteractionKind.UserApproval
+            2 -> InteractionKind.UserInput
+            3 -> InteractionKind.ClientTool
+            4 -> InteractionKind.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: InteractionKind) = 4UL
+    override fun allocationSize(value: InteractionKind): ULong = when(value) {
+        is InteractionKind.UserApproval -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InteractionKind.UserInput -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InteractionKind.ClientTool -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InteractionKind.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: InteractionKind, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is InteractionKind.UserApproval -> {
+                buf.putInt(1)
+                Unit
+            }
+            is InteractionKind.UserInput -> {
+                buf.putInt(2)
+                Unit
+            }
+            is InteractionKind.ClientTool -> {
+                buf.putInt(3)
+                Unit
+            }
+            is InteractionKind.Unknown -> {
+                buf.putInt(4)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 
@@ -5453,47 +5525,132 @@ public object FfiConverterTypeInteractionKind: FfiConverterRustBuffer<Interactio
 /**
  * The lifecycle of an interaction (not its verdict).
  */
-
-enum class InteractionStatus {
+sealed class InteractionStatus {
     
     /**
      * Waiting for an answer.
      */
-    PENDING,
+    object Pending : InteractionStatus()
+    
+    
     /**
      * Answered through the API; the resume is queued.
      */
-    RESPONDED,
+    object Responded : InteractionStatus()
+    
+    
     /**
      * The runner consumed the answer.
      */
-    RESOLVED,
+    object Resolved : InteractionStatus()
+    
+    
     /**
      * The gate went away unanswered.
      */
-    CANCELLED;
+    object Cancelled : InteractionStatus()
+    
+    
+    /**
+     * A status this version does not know (a newer server), kept as the server wrote it.
+     */
+    data class Unknown(
+        /**
+         * The wire value.
+         */
+        val `value`: kotlin.String) : InteractionStatus()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeInteractionStatus: FfiConverterRustBuffer<InteractionStatus> {
-    override fun read(buf: ByteBuffer) = try {
-        InteractionStatus.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeInteractionStatus : FfiConverterRustBuffer<InteractionStatus>{
+    override fun read(buf: ByteBuffer): InteractionStatus {
+        return when(buf.getInt()) {
+            1 -> InteractionStatus.Pending
+            2 -> InteractionStatus.Responded
+            3 -> InteractionStatus.Resolved
+            4 -> InteractionStatus.Cancelled
+            5 -> InteractionStatus.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: InteractionStatus) = 4UL
+    override fun allocationSize(value: InteractionStatus): ULong = when(value) {
+        is InteractionStatus.Pending -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InteractionStatus.Responded -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InteractionStatus.Resolved -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InteractionStatus.Cancelled -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is InteractionStatus.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: InteractionStatus, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is InteractionStatus.Pending -> {
+                buf.putInt(1)
+                Unit
+            }
+            is InteractionStatus.Responded -> {
+                buf.putInt(2)
+                Unit
+            }
+            is InteractionStatus.Resolved -> {
+                buf.putInt(3)
+                Unit
+            }
+            is InteractionStatus.Cancelled -> {
+                buf.putInt(4)
+                Unit
+            }
+            is InteractionStatus.Unknown -> {
+                buf.putInt(5)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 
@@ -5961,39 +6118,98 @@ public object FfiConverterTypeInterventionStatus : FfiConverterRustBuffer<Interv
 /**
  * A turn started or ended.
  */
-
-enum class LifecycleState {
+sealed class LifecycleState {
     
     /**
      * A turn is running.
      */
-    RUNNING,
+    object Running : LifecycleState()
+    
+    
     /**
      * The turn ended (completed, parked at a gate, or failed).
      */
-    ENDED;
+    object Ended : LifecycleState()
+    
+    
+    /**
+     * A state this version does not know (a newer server), kept as the server wrote it.
+     */
+    data class Unknown(
+        /**
+         * The wire value.
+         */
+        val `value`: kotlin.String) : LifecycleState()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeLifecycleState: FfiConverterRustBuffer<LifecycleState> {
-    override fun read(buf: ByteBuffer) = try {
-        LifecycleState.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeLifecycleState : FfiConverterRustBuffer<LifecycleState>{
+    override fun read(buf: ByteBuffer): LifecycleState {
+        return when(buf.getInt()) {
+            1 -> LifecycleState.Running
+            2 -> LifecycleState.Ended
+            3 -> LifecycleState.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: LifecycleState) = 4UL
+    override fun allocationSize(value: LifecycleState): ULong = when(value) {
+        is LifecycleState.Running -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is LifecycleState.Ended -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is LifecycleState.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: LifecycleState, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is LifecycleState.Running -> {
+                buf.putInt(1)
+                Unit
+            }
+            is LifecycleState.Ended -> {
+                buf.putInt(2)
+                Unit
+            }
+            is LifecycleState.Unknown -> {
+                buf.putInt(3)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 

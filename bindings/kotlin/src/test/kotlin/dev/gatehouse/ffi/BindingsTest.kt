@@ -37,8 +37,8 @@ class BindingsTest {
             val gates = client.listPendingInteractions(answer.getString("session_id"))
             assertEquals(listOf(gateId(answer)), gates.map { it.id })
             val gate = gates.single()
-            assertEquals(InteractionKind.USER_APPROVAL, gate.kind)
-            assertEquals(InteractionStatus.PENDING, gate.status)
+            assertEquals(InteractionKind.UserApproval, gate.kind)
+            assertEquals(InteractionStatus.Pending, gate.status)
             assertEquals("Bash", gate.request?.tool)
             assertEquals("echo hi", JSONObject(gate.request?.args!!).getString("command"))
             val model = JSONObject(gate.parameters!!).getJSONObject("agent").getJSONObject("llm").getString("model")
@@ -54,7 +54,7 @@ class BindingsTest {
         clientFor(server.url, project).use { client ->
             val answered = client.respondToInteraction(id, true, "go ahead", null)
             assertEquals(id, answered.id)
-            assertTrue(answered.status != InteractionStatus.PENDING)
+            assertTrue(answered.status != InteractionStatus.Pending)
 
             val error = assertThrows<GatehouseException.AlreadyAnswered> {
                 runBlocking { client.respondToInteraction(id, approved = false) } // defaults: no message
@@ -104,7 +104,7 @@ class BindingsTest {
         override fun onEvent(event: WatchEvent) {
             events += event
             if (event is WatchEvent.Interaction) {
-                if (event.status == InteractionStatus.PENDING) gateOpened.countDown() else gateAnswered.countDown()
+                if (event.status == InteractionStatus.Pending) gateOpened.countDown() else gateAnswered.countDown()
             }
         }
 
