@@ -18,7 +18,9 @@ use gatehouse_wire::effective::{
 use gatehouse_wire::fingerprint::config_fingerprint;
 use gatehouse_wire::interaction::{ApprovalAnswer, SessionInteraction};
 use gatehouse_wire::resume::{build_resume_request, should_hydrate_from_references};
-use gatehouse_wire::run::{ChatMessage, HarnessMode, RunRequest, RunResult, RunStreamRecord};
+use gatehouse_wire::run::{
+    ChatMessage, HarnessMode, RunRequest, RunResult, RunStreamRecord, ToolCallback,
+};
 use gatehouse_wire::{from_json_slice, from_json_value, schema, WireDecodeError};
 use serde_json::{json, Value};
 
@@ -218,11 +220,24 @@ fn a_run_result_drops_its_typeless_event() {
     assert_eq!(types, ["message", "usage", "done"], "dropped on parse");
     assert_eq!(events[1].get("cost"), Some(&json!(0.001)));
 
-    // A `type` that is there but not a string is an error, in the schema and the type.
-    let mut bad = sample("RunResult.ok.json");
-    bad["events"][0]["type"] = json!(7);
-    let err = assert_both_reject("RunResult", &bad, "events");
-    assert!(err.reason.contains("events[0].type"), "{err}");
+    // A truthy `type` that is not a string is read as Agenta's `str()` reads it; the
+    // schema (what a runner should write) refuses it.
+    let mut odd = sample("RunResult.ok.json");
+    odd["events"][0]["type"] = json!(7);
+    assert!(!schema_errors("RunResult", &odd).is_empty());
+    let parsed: RunResult = from_json_value(odd).unwrap();
+    assert_eq!(parsed.events.unwrap()[0].event_type(), "7");
+    // A falsy one is dropped, as Agenta drops it.
+    let count = sample("RunResult.ok.json")["events"]
+        .as_array()
+        .unwrap()
+        .len();
+    for falsy in [json!(0), json!(false), json!(""), json!([]), json!({})] {
+        let mut doc = sample("RunResult.ok.json");
+        doc["events"][0]["type"] = falsy.clone();
+        let parsed: RunResult = from_json_value(doc).unwrap();
+        assert_eq!(parsed.events.unwrap().len(), count - 1, "type {falsy}");
+    }
 }
 
 #[test]
@@ -248,8 +263,23 @@ fn ndjson_stream_records_round_trip_and_typeless_events_are_skipped() {
         None
     );
     assert_eq!(RunStreamRecord::from_ndjson_line("   ").unwrap(), None);
-    let err = RunStreamRecord::from_ndjson_line(r#"{"kind":"nope"}"#).unwrap_err();
-    assert!(err.reason.contains("nope"), "{err}");
+    // Agenta's `AgentStream` ignores a record of another kind, or of none.
+    for ignored in [
+        r#"{"kind":"nope"}"#,
+        r#"{"event":{"type":"message"}}"#,
+        r#"{"kind":"event","event":"x"}"#,
+    ] {
+        assert_eq!(
+            RunStreamRecord::from_ndjson_line(ignored).unwrap(),
+            None,
+            "{ignored}"
+        );
+    }
+    // A result record without a result is a failed run (`result or {}`).
+    let failed = RunStreamRecord::from_ndjson_line(r#"{"kind":"result"}"#).unwrap();
+    assert!(matches!(failed, Some(RunStreamRecord::Result { result }) if !result.ok));
+    let err = RunStreamRecord::from_ndjson_line("[1]").unwrap_err();
+    assert_eq!(err.path, ".", "{err}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -381,12 +411,23 @@ fn assert_both_reject(name: &str, document: &Value, path: &str) -> WireDecodeErr
     err
 }
 
+fn assert_schema_rejects_and_type_keeps(name: &str, document: &Value) {
+    assert!(
+        !schema_errors(name, document).is_empty(),
+        "{name}: schema accepts {document}"
+    );
+    let again = decode(name, document).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(&again, document, "{name}: not kept as read");
+}
+
 #[test]
 fn nested_negatives_name_the_field_path() {
     let golden = session_run();
 
     let mut doc = golden.clone();
-    doc["customTools"][0]["call"]["method"] = json!("PATCH");
+    doc["customTools"][0]["call"]["method"] = json!("TRACE");
+    assert_schema_rejects_and_type_keeps("RunRequest", &doc);
+    doc["customTools"][0]["call"]["method"] = json!(5);
     assert_both_reject("RunRequest", &doc, "customTools[0].call.method");
 
     let mut doc = golden.clone();
@@ -400,7 +441,9 @@ fn nested_negatives_name_the_field_path() {
     assert!(err.reason.contains("non-empty"), "{err}");
 
     let mut doc = golden.clone();
-    doc["permissions"]["default"] = json!("sometimes");
+    doc["permissions"]["default"] = json!("maybe");
+    assert_schema_rejects_and_type_keeps("RunRequest", &doc);
+    doc["permissions"]["default"] = json!(["allow"]);
     assert_both_reject("RunRequest", &doc, "permissions.default");
 
     let mut doc = golden.clone();
@@ -413,6 +456,8 @@ fn nested_negatives_name_the_field_path() {
 
     let mut doc = golden.clone();
     doc["modelConnection"]["credentials"][0]["binding"]["kind"] = json!("file");
+    assert_schema_rejects_and_type_keeps("RunRequest", &doc);
+    doc["modelConnection"]["credentials"][0]["binding"]["kind"] = json!(null);
     assert_both_reject(
         "RunRequest",
         &doc,
@@ -423,39 +468,75 @@ fn nested_negatives_name_the_field_path() {
     doc["runContext"]["trace"]["span_id"] = json!(7);
     assert_both_reject("RunRequest", &doc, "runContext.trace.span_id");
 
-    let mut doc = golden;
+    let mut doc = golden.clone();
     doc["harness"] = json!("gpt");
+    assert_schema_rejects_and_type_keeps("RunRequest", &doc);
+    doc["harness"] = json!(5);
     assert_both_reject("RunRequest", &doc, "harness");
+
+    let mut doc = golden;
+    doc.as_object_mut().unwrap().shift_remove("messages");
+    let err = assert_both_reject("RunRequest", &doc, ".");
+    assert!(err.reason.contains("messages"), "{err}");
 
     let mut row = a4_row();
     row["data"]["parameters"] = json!("not an object");
     assert_both_reject("SessionInteraction", &row, "data.parameters");
 
     let mut row = a4_row();
-    row["kind"] = json!("user_vote");
+    row["kind"] = json!("telepathy");
+    assert_schema_rejects_and_type_keeps("SessionInteraction", &row);
+    row["kind"] = json!(3);
     assert_both_reject("SessionInteraction", &row, "kind");
 }
 
 #[test]
-fn null_and_absent_both_parse_for_optional_fields() {
-    let mut doc = adhoc_run();
+fn null_is_refused_by_the_schema_and_read_as_absent_by_the_type() {
     for key in [
         "systemPrompt",
+        "appendSystemPrompt",
         "mcpServers",
         "skills",
+        "harnessFiles",
+        "connection",
+        "runContext",
         "harnessMode",
         "turnId",
+        "projectId",
         "effectiveParameters",
     ] {
+        let mut doc = session_run();
         doc[key] = Value::Null;
+        assert!(!schema_errors("RunRequest", &doc).is_empty(), "{key}: null");
+        let parsed: RunRequest = from_json_value(doc.clone()).unwrap();
+        doc.as_object_mut().unwrap().shift_remove(key);
+        assert_eq!(
+            serde_json::to_string(&parsed).unwrap(),
+            compact(&doc),
+            "{key}: a null reads as absent"
+        );
     }
-    assert!(schema_errors("RunRequest", &doc).is_empty());
-    let parsed: RunRequest = from_json_value(doc).unwrap();
-    assert_eq!(
-        serde_json::to_string(&parsed).unwrap(),
-        compact(&adhoc_run()),
-        "nulls read as absent and are not written"
-    );
+    let mut doc = session_run();
+    doc["permissions"]["rules"] = Value::Null;
+    assert!(!schema_errors("RunRequest", &doc).is_empty());
+    // Empty where Agenta writes only non-empty: refused by the schema, kept by the type
+    // (`[]` and absent hash differently in the fingerprint).
+    for (key, empty) in [
+        ("mcpServers", json!([])),
+        ("skills", json!([])),
+        ("harnessFiles", json!([])),
+        ("runContext", json!({})),
+    ] {
+        let mut doc = session_run();
+        doc[key] = empty;
+        assert!(
+            !schema_errors("RunRequest", &doc).is_empty(),
+            "{key}: empty"
+        );
+        let parsed: RunRequest = from_json_value(doc.clone()).unwrap();
+        assert!(!parsed.problems().is_empty(), "{key}: empty");
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), doc, "{key}: kept");
+    }
 }
 
 #[test]
@@ -798,9 +879,14 @@ fn the_fingerprint_excludes_per_turn_fields_and_secrets() {
     same(&|r| r.project_id = Some("p".into()), "projectId");
     same(&|r| r.context = None, "context");
     same(&|r| r.telemetry = None, "telemetry");
-    same(&|r| r.tools.clear(), "tools");
+    same(&|r| r.tools = Some(Vec::new()), "tools");
     same(
-        &|r| r.tool_callback.as_mut().unwrap().authorization = Some("other".into()),
+        &|r| {
+            r.tool_callback = Some(Some(ToolCallback::new(
+                "https://gatehouse.example.invalid/tools/call",
+                Some("other".into()),
+            )))
+        },
         "toolCallback.authorization",
     );
     same(
@@ -859,11 +945,18 @@ fn the_fingerprint_excludes_per_turn_fields_and_secrets() {
     differs(&|r| r.agents_md = Some("other".into()), "agentsMd");
     differs(&|r| r.system_prompt = None, "systemPrompt");
     differs(
-        &|r| r.custom_tools.pop().map(|_| ()).unwrap_or(()),
+        &|r| {
+            r.custom_tools.as_mut().unwrap().pop();
+        },
         "customTools",
     );
     differs(
-        &|r| r.tool_callback.as_mut().unwrap().endpoint = "https://other".into(),
+        &|r| {
+            r.tool_callback = Some(Some(ToolCallback::new(
+                "https://other",
+                Some("Bearer callback-test-token".into()),
+            )))
+        },
         "toolCallback.endpoint",
     );
     differs(
@@ -902,7 +995,7 @@ fn the_fingerprint_excludes_per_turn_fields_and_secrets() {
         "isDraft",
     );
     differs(
-        &|r| r.permissions.default = gatehouse_wire::run::PermissionMode::Deny,
+        &|r| r.permissions.as_mut().unwrap().default = gatehouse_wire::run::PermissionMode::Deny,
         "permissions",
     );
 
@@ -1040,12 +1133,12 @@ fn the_resume_body_carries_the_stamp_inline_or_is_references_only() {
     assert!(schema_errors("InvokeRequest", &value).is_empty());
     assert_eq!(value["data"]["parameters"], a4_row()["data"]["parameters"]);
     assert_eq!(value["references"], a4_row()["data"]["references"]);
-    assert_eq!(value["session_id"], "48268312-...");
+    assert_eq!(value["session_id"], "48268312-aa0b-4c61-9d55-0e4c1a2f7a10");
     let messages = value["data"]["inputs"]["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3);
     assert_eq!(
         compact(&messages[1]["content"][1]),
-        r#"{"type":"tool_result","toolCallId":"toolu_01","output":{"approved":true,"interactionToken":"61707b08-..."}}"#
+        r#"{"type":"tool_result","toolCallId":"toolu_01","output":{"approved":true,"interactionToken":"61707b08-0c1e-4d7e-8a0f-2b8a4a0b9c11"}}"#
     );
     assert_eq!(messages[2], json!({"role": "user", "content": "thanks"}));
     assert!(!should_hydrate_from_references(&body));
@@ -1139,17 +1232,58 @@ fn the_run_request_schema_describes_effective_parameters() {
             "messages",
             "context",
             "telemetry",
-            "tools",
-            "customTools",
-            "toolCallback",
-            "permissions"
         ]
     );
-    // 26 keys, in emission order.
+    // The tool keys are required on every harness but mock (a conditional).
+    let conditions = document["allOf"].to_string();
+    assert!(conditions
+        .contains(r#""else":{"required":["tools","customTools","toolCallback","permissions"]}"#));
+    // Every key Agenta's SDK writes (0.125.1 and main: 32), in emission order.
     let keys: Vec<&String> = document["properties"].as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 26);
+    assert_eq!(keys.len(), 32);
     assert_eq!(keys.first().unwrap().as_str(), "harness");
     assert_eq!(keys.last().unwrap().as_str(), "effectiveParameters");
+}
+
+/// Our session run on the pi-core harness (which carries no `harnessMode`).
+fn pi_core_session_run_document() -> Value {
+    let mut doc = session_run();
+    doc["harness"] = json!("pi_core");
+    doc.as_object_mut().unwrap().shift_remove("harnessMode");
+    doc
+}
+
+#[test]
+fn the_run_request_schema_ties_keys_to_the_harness_and_the_session() {
+    let golden = pi_core_session_run_document();
+    for session in [Value::Null, json!("")] {
+        let mut doc = golden.clone();
+        doc["sessionId"] = session;
+        assert!(!schema_errors("RunRequest", &doc).is_empty());
+        let parsed: RunRequest = from_json_value(doc).unwrap();
+        assert!(parsed
+            .problems()
+            .contains(&gatehouse_wire::run::RunRequestProblem::EffectiveParametersWithoutSession));
+    }
+    let mut doc = golden.clone();
+    doc["harnessMode"] = json!("read-only");
+    assert!(!schema_errors("RunRequest", &doc).is_empty());
+    let mut doc = golden.clone();
+    doc.as_object_mut().unwrap().shift_remove("tools");
+    assert!(!schema_errors("RunRequest", &doc).is_empty());
+    doc["harness"] = json!("mock");
+    for key in ["customTools", "toolCallback", "permissions"] {
+        doc.as_object_mut().unwrap().shift_remove(key);
+    }
+    assert!(
+        schema_errors("RunRequest", &doc).is_empty(),
+        "mock omits the tool keys"
+    );
+    let mut codex = session_run();
+    codex["harnessMode"] = json!("agent");
+    assert!(schema_errors("RunRequest", &codex).is_empty());
+    codex["harnessMode"] = json!("turbo");
+    assert_schema_rejects_and_type_keeps("RunRequest", &codex);
 }
 
 #[test]
@@ -1162,9 +1296,17 @@ fn every_watch_event_variant_round_trips_and_validates() {
     ] {
         assert_valid_and_round_trips("WatchEvent", &document);
     }
-    let err = assert_both_reject(
+    // Agenta's `ready` frame carries `{}`.
+    assert!(schema_errors("WatchEvent", &json!({})).is_empty());
+    let ready: gatehouse_wire::interaction::WatchEvent = from_json_value(json!({})).unwrap();
+    assert_eq!(ready.event_name(), "ready");
+    assert_schema_rejects_and_type_keeps(
         "WatchEvent",
         &json!({"type": "lifecycle", "session_id": "s1", "state": "paused"}),
+    );
+    let err = assert_both_reject(
+        "WatchEvent",
+        &json!({"type": "lifecycle", "session_id": "s1", "state": 3}),
         ".",
     );
     assert!(err.reason.contains("at state"), "{err}");

@@ -360,7 +360,8 @@ fn stamp_prints_the_exact_text_python_writes() {
 
 #[test]
 fn fingerprint_offers_mains_variant() {
-    let golden = std::fs::read_to_string(fixture("run_request.pi_core.json")).unwrap();
+    let golden =
+        std::fs::read_to_string(own_sample("RunRequest.session_run_all_keys.json")).unwrap();
     let head = run(&["wire", "fingerprint"], Some(&golden));
     let explicit = run(
         &["wire", "fingerprint", "--variant", "pr-head"],
