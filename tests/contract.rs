@@ -75,6 +75,7 @@ fn decode(name: &str, document: &Value) -> Result<Value, WireDecodeError> {
         "ExecutionEvent" => via!(execution::ExecutionEvent),
         "ExecutionEventsResponse" => via!(execution::DataEnvelope<Vec<execution::ExecutionEvent>>),
         "RequestInterventionBody" => via!(execution::RequestInterventionBody),
+        "StreamEnvelope" => via!(execution::StreamEnvelope),
         "FastApiErrorBody" => via!(error::FastApiErrorBody),
         "AgentPlatErrorEnvelope" => via!(error::AgentPlatErrorEnvelope),
         "InvokeRequest" => via!(invoke::InvokeRequest),

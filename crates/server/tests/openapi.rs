@@ -104,6 +104,28 @@ async fn the_router_routes_exactly_the_registered_operations() {
     }
 }
 
+/// True for an operation at AgentPlat's root paths: its tenant travels in a header, and a
+/// wrong method answers AgentPlat's unknown-route 404 (its host's behaviour), not 405.
+fn at_agentplat_root(op: &gatehouse_wire::openapi::Operation) -> bool {
+    op.params
+        .iter()
+        .any(|p| p.name == gatehouse_wire::execution::TENANT_HEADER)
+}
+
+/// `request` with the headers `op` needs beyond the key: the tenant on AgentPlat's root
+/// paths (the test server's project).
+fn with_tenant(
+    op: &gatehouse_wire::openapi::Operation,
+    request: reqwest::RequestBuilder,
+    project: &str,
+) -> reqwest::RequestBuilder {
+    if at_agentplat_root(op) {
+        request.header(gatehouse_wire::execution::TENANT_HEADER, project)
+    } else {
+        request
+    }
+}
+
 /// A concrete path for a registered one: each `{name}` filled.
 fn concrete(path: &str) -> String {
     path.replace("{id}", "019fac94-0000-7000-8000-00000000abcd")
@@ -124,7 +146,7 @@ async fn every_registered_operation_answers_and_other_methods_get_405() {
             Method::Post => h.http.post(&url).body("{}"),
         };
         // Only the status and headers are read: a stream is dropped unread.
-        let response = request
+        let response = with_tenant(op, request, &h.server.project_id)
             .header("Authorization", h.server.authorization())
             .header("Content-Type", "application/json")
             .send()
@@ -149,14 +171,19 @@ async fn every_registered_operation_answers_and_other_methods_get_405() {
             Method::Get => h.http.delete(&url),
             Method::Post => h.http.put(&url),
         };
-        let status = other
+        let answer = with_tenant(op, other, &h.server.project_id)
             .header("Authorization", h.server.authorization())
             .send()
             .await
-            .unwrap()
-            .status()
-            .as_u16();
-        assert_eq!(status, 405, "another method on {}", op.path);
+            .unwrap();
+        let status = answer.status().as_u16();
+        if at_agentplat_root(op) {
+            assert_eq!(status, 404, "another method on {}", op.path);
+            let body: Value = answer.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "NOT_FOUND", "{}: {body}", op.path);
+        } else {
+            assert_eq!(status, 405, "another method on {}", op.path);
+        }
     }
     h.server.shutdown().await;
 }
@@ -200,15 +227,17 @@ async fn a_json_body_that_is_not_an_object_is_rejected_on_every_route() {
     let h = Harness::start().await;
     for op in OPERATIONS.iter().filter(|op| op.request.is_some()) {
         for body in ["[null, null]", "[]", "\"text\"", "7", "null"] {
-            let response = h
-                .http
-                .post(h.url(&concrete(op.path)))
-                .header("Authorization", h.server.authorization())
-                .header("Content-Type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
+            let response = with_tenant(
+                op,
+                h.http.post(h.url(&concrete(op.path))),
+                &h.server.project_id,
+            )
+            .header("Authorization", h.server.authorization())
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
             let status = response.status().as_u16();
             let expected = op.family.validation_status();
             assert_eq!(status, expected, "{} with {body}", op.path);
@@ -223,5 +252,59 @@ async fn a_json_body_that_is_not_an_object_is_rejected_on_every_route() {
             );
         }
     }
+    h.server.shutdown().await;
+}
+
+/// Found by schemathesis: an `after` whose second byte is inside a multi-byte character
+/// panicked the event stream (and the events listing) with a 500. Now it is what any
+/// other bad `after` is: a 400 on the listing, a failure frame on the stream.
+#[tokio::test]
+async fn an_after_with_multibyte_characters_is_a_bad_sequence_not_a_panic() {
+    let h = Harness::start().await;
+    let after = "%5D%C3%A0%EA%9E%AD%C3%B9+i";
+    for (path, expected) in [
+        ("/api/rooms/r/execution-sessions/s/events", 400),
+        ("/api/rooms/r/execution-sessions/s/events/stream", 200),
+    ] {
+        let response = h
+            .http
+            .get(format!("{}&after={after}&after=", h.url(path)))
+            .header("Authorization", h.server.authorization())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), expected, "{path}");
+        let text = response.text().await.unwrap();
+        assert!(!text.contains("INTERNAL_ERROR"), "{path}: {text}");
+    }
+    h.server.shutdown().await;
+}
+
+/// Found by schemathesis: `/run` kept a content block of a kind it does not know (the
+/// reader is tolerant) and echoed it in its transcript, an answer the document (and
+/// Agenta's reader) refuses. A runner refuses such a request instead, naming the block.
+#[tokio::test]
+async fn run_refuses_a_content_block_kind_it_cannot_answer_with() {
+    let h = Harness::start().await;
+    let body = serde_json::json!({
+        "harness": "pi_core", "sandbox": "local", "sessionId": null, "agentsMd": null,
+        "model": null, "context": null, "telemetry": null, "tools": [], "customTools": [],
+        "toolCallback": null, "permissions": {"default": "ask"},
+        "messages": [{"role": "user", "content": [{"type": "AAA", "text": "hi"}]}]
+    });
+    let response = h
+        .http
+        .post(format!("{}/run", h.server.base_url))
+        .header("Authorization", h.server.authorization())
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 422);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(
+        answer["detail"][0]["loc"],
+        serde_json::json!(["body", "messages", 0, "content", 0, "type"])
+    );
     h.server.shutdown().await;
 }

@@ -135,6 +135,8 @@ pub enum ParamType {
     Uuid,
     /// A non-negative integer.
     Count,
+    /// Any text, the empty string included.
+    AnyText,
 }
 
 /// One parameter of an operation.
@@ -245,6 +247,20 @@ const EXECUTION_SESSION_ID: Param = Param {
     kind: ParamType::Text,
     description: "The execution session.",
 };
+const TENANT: Param = Param {
+    name: crate::execution::TENANT_HEADER,
+    location: In::Header,
+    required: true,
+    kind: ParamType::Text,
+    description: "The tenant (Gatehouse: the project) on AgentPlat's root paths; the API key must be bound to it.",
+};
+const LAST_EVENT_ID: Param = Param {
+    name: "Last-Event-ID",
+    location: In::Header,
+    required: false,
+    kind: ParamType::AnyText,
+    description: "An SSE reconnect: resume after this frame's event (`stream:<sequence>`, or the bare sequence); wins over `?after=`, which a reconnecting `EventSource` sends again unchanged.",
+};
 const AFTER: Param = Param {
     name: "after",
     location: In::Query,
@@ -268,6 +284,140 @@ const BAD_ID: Failure = Failure {
     code: GatehouseCode::ValidationError,
     when: "the `id` is not a UUID",
 };
+
+const GET_EXECUTION_SESSION: Operation = Operation {
+    id: "getExecutionSession",
+    method: Method::Get,
+    path: "/api/rooms/{room_id}/execution-sessions/{session_id}",
+    family: Family::AgentPlat,
+    summary: "One execution session",
+    description: "B1, B2. The session with its interventions and events. Served only when the host runs the execution service (capability `execution`); otherwise 404 `ROUTE_NOT_FOUND`.",
+    auth: true,
+    project: true,
+    params: &[ROOM_ID, EXECUTION_SESSION_ID],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "`{data: session}`",
+        bodies: &[Body::Json("ExecutionSessionResponse")],
+    }],
+    failures: &[NOT_FOUND_SESSION],
+};
+
+const REQUEST_INTERVENTION: Operation = Operation {
+    id: "requestIntervention",
+    method: Method::Post,
+    path: "/api/rooms/{room_id}/execution-sessions/{session_id}/interventions",
+    family: Family::AgentPlat,
+    summary: "Request an intervention (202: requested, not applied)",
+    description: "B2, B3, C6. Compare-and-set on `expectedRevision`; replay-first on `operationId` (the same request again answers the current session, even with a stale revision); at most 256 interventions per session. 202 means requested: the intervention is applied only when the session records `intervention_applied`. The requester is the authenticated actor.",
+    auth: true,
+    project: true,
+    params: &[ROOM_ID, EXECUTION_SESSION_ID],
+    request: Some((Body::Json("RequestInterventionBody"), Optional::No)),
+    replies: &[Reply {
+        status: 202,
+        description: "`{data: session}` with the new pending intervention (or the replayed one)",
+        bodies: &[Body::Json("ExecutionSessionResponse")],
+    }],
+    failures: &[
+        NOT_FOUND_SESSION,
+        Failure {
+            code: GatehouseCode::BadRequest,
+            when: "`operationId` (1 to 200 characters) or `instruction` (1 to 4000) is blank or too long, or a field has the wrong shape",
+        },
+        Failure {
+            code: GatehouseCode::RevisionConflict,
+            when: "`expectedRevision` is not the stored revision, or the session changed concurrently",
+        },
+        Failure {
+            code: GatehouseCode::OperationConflict,
+            when: "the `operationId` is bound to another request",
+        },
+        Failure {
+            code: GatehouseCode::InterventionLimit,
+            when: "the session already holds 256 interventions",
+        },
+        Failure {
+            code: GatehouseCode::InvalidState,
+            when: "the session is no longer active",
+        },
+    ],
+};
+
+const LIST_EXECUTION_EVENTS: Operation = Operation {
+    id: "listExecutionEvents",
+    method: Method::Get,
+    path: "/api/rooms/{room_id}/execution-sessions/{session_id}/events",
+    family: Family::AgentPlat,
+    summary: "The session's events after a sequence",
+    description: "B1, B2. Append-only, `sequence` from 1.",
+    auth: true,
+    project: true,
+    params: &[ROOM_ID, EXECUTION_SESSION_ID, AFTER],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "`{data: [event...]}`",
+        bodies: &[Body::Json("ExecutionEventsResponse")],
+    }],
+    failures: &[
+        NOT_FOUND_SESSION,
+        Failure {
+            code: GatehouseCode::BadRequest,
+            when: "`after` is not a non-negative integer",
+        },
+    ],
+};
+
+const STREAM_EXECUTION_EVENTS: Operation = Operation {
+    id: "streamExecutionEvents",
+    method: Method::Get,
+    path: "/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream",
+    family: Family::AgentPlat,
+    summary: "The session's events as Server-Sent Events",
+    description: "B2, in AgentPlat's versioned envelope: each frame is `id: stream:<event sequence>`, `event: agentplat.execution_session_event`, `data: {\"version\":1,\"sequence\":<frame on this connection>,\"type\":\"execution_session_event\",\"payload\":<the session event>}`; a failure (an unknown session, a bad `after`) is one `agentplat.failed` frame inside the 200 stream, as AgentPlat answers. Resumes after the `Last-Event-ID` of a reconnect, which wins over `?after=`; ends once the session is terminal and every event was sent (capability `execution_event_stream`).",
+    auth: true,
+    project: true,
+    params: &[
+        ROOM_ID,
+        EXECUTION_SESSION_ID,
+        AFTER,
+        LAST_EVENT_ID,
+    ],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "an event stream",
+        bodies: &[Body::EventStream("StreamEnvelope")],
+    }],
+    failures: &[
+        NOT_FOUND_SESSION,
+        Failure {
+            code: GatehouseCode::BadRequest,
+            when: "`after` is not a non-negative integer",
+        },
+    ],
+};
+
+/// AgentPlat's own path for an operation served under `/api` too: the same handler and
+/// answers, the tenant (Gatehouse: the project) in `X-Agentplat-Tenant-Id` instead of
+/// `?project_id=`, and a wrong method answered as an unknown route, as AgentPlat's host
+/// does.
+const fn at_agentplat_root(
+    op: Operation,
+    id: &'static str,
+    path: &'static str,
+    params: &'static [Param],
+) -> Operation {
+    Operation {
+        id,
+        path,
+        project: false,
+        params,
+        ..op
+    }
+}
 
 /// Every operation the server routes, in the order of the crate docs' route table.
 pub const OPERATIONS: &[Operation] = &[
@@ -558,122 +708,52 @@ pub const OPERATIONS: &[Operation] = &[
         failures: &[],
     },
     // ---- AgentPlat's execution sessions (B2), under /api ------------------------------
+    GET_EXECUTION_SESSION,
+    REQUEST_INTERVENTION,
+    LIST_EXECUTION_EVENTS,
+    STREAM_EXECUTION_EVENTS,
+    // ---- The same, at AgentPlat's own root paths (its clients' layout) ------------------
+    at_agentplat_root(
+        GET_EXECUTION_SESSION,
+        "getExecutionSessionAtRoot",
+        "/rooms/{room_id}/execution-sessions/{session_id}",
+        &[TENANT, ROOM_ID, EXECUTION_SESSION_ID],
+    ),
+    at_agentplat_root(
+        REQUEST_INTERVENTION,
+        "requestInterventionAtRoot",
+        "/rooms/{room_id}/execution-sessions/{session_id}/interventions",
+        &[TENANT, ROOM_ID, EXECUTION_SESSION_ID],
+    ),
+    at_agentplat_root(
+        LIST_EXECUTION_EVENTS,
+        "listExecutionEventsAtRoot",
+        "/rooms/{room_id}/execution-sessions/{session_id}/events",
+        &[TENANT, ROOM_ID, EXECUTION_SESSION_ID, AFTER],
+    ),
+    at_agentplat_root(
+        STREAM_EXECUTION_EVENTS,
+        "streamExecutionEventsAtRoot",
+        "/rooms/{room_id}/execution-sessions/{session_id}/events/stream",
+        &[TENANT, ROOM_ID, EXECUTION_SESSION_ID, AFTER, LAST_EVENT_ID],
+    ),
     Operation {
-        id: "getExecutionSession",
+        id: "health",
         method: Method::Get,
-        path: "/api/rooms/{room_id}/execution-sessions/{session_id}",
-        family: Family::AgentPlat,
-        summary: "One execution session",
-        description: "B1, B2. The session with its interventions and events. Served only when the host runs the execution service (capability `execution`); otherwise 404 `ROUTE_NOT_FOUND`.",
-        auth: true,
-        project: true,
-        params: &[ROOM_ID, EXECUTION_SESSION_ID],
+        path: "/health",
+        family: Family::Gatehouse,
+        summary: "Liveness",
+        description: "Answers `{\"status\":\"ok\"}` as AgentPlat's own host does, for its clients and probes. No key needed.",
+        auth: false,
+        project: false,
+        params: &[],
         request: None,
         replies: &[Reply {
             status: 200,
-            description: "`{data: session}`",
-            bodies: &[Body::Json("ExecutionSessionResponse")],
+            description: "`{\"status\": \"ok\"}`",
+            bodies: &[],
         }],
-        failures: &[NOT_FOUND_SESSION],
-    },
-    Operation {
-        id: "requestIntervention",
-        method: Method::Post,
-        path: "/api/rooms/{room_id}/execution-sessions/{session_id}/interventions",
-        family: Family::AgentPlat,
-        summary: "Request an intervention (202: requested, not applied)",
-        description: "B2, B3, C6. Compare-and-set on `expectedRevision`; replay-first on `operationId` (the same request again answers the current session, even with a stale revision); at most 256 interventions per session. 202 means requested: the intervention is applied only when the session records `intervention_applied`. The requester is the authenticated actor.",
-        auth: true,
-        project: true,
-        params: &[ROOM_ID, EXECUTION_SESSION_ID],
-        request: Some((Body::Json("RequestInterventionBody"), Optional::No)),
-        replies: &[Reply {
-            status: 202,
-            description: "`{data: session}` with the new pending intervention (or the replayed one)",
-            bodies: &[Body::Json("ExecutionSessionResponse")],
-        }],
-        failures: &[
-            NOT_FOUND_SESSION,
-            Failure {
-                code: GatehouseCode::BadRequest,
-                when: "`operationId` (1 to 200 characters) or `instruction` (1 to 4000) is blank or too long, or a field has the wrong shape",
-            },
-            Failure {
-                code: GatehouseCode::RevisionConflict,
-                when: "`expectedRevision` is not the stored revision, or the session changed concurrently",
-            },
-            Failure {
-                code: GatehouseCode::OperationConflict,
-                when: "the `operationId` is bound to another request",
-            },
-            Failure {
-                code: GatehouseCode::InterventionLimit,
-                when: "the session already holds 256 interventions",
-            },
-            Failure {
-                code: GatehouseCode::InvalidState,
-                when: "the session is no longer active",
-            },
-        ],
-    },
-    Operation {
-        id: "listExecutionEvents",
-        method: Method::Get,
-        path: "/api/rooms/{room_id}/execution-sessions/{session_id}/events",
-        family: Family::AgentPlat,
-        summary: "The session's events after a sequence",
-        description: "B1, B2. Append-only, `sequence` from 1.",
-        auth: true,
-        project: true,
-        params: &[ROOM_ID, EXECUTION_SESSION_ID, AFTER],
-        request: None,
-        replies: &[Reply {
-            status: 200,
-            description: "`{data: [event...]}`",
-            bodies: &[Body::Json("ExecutionEventsResponse")],
-        }],
-        failures: &[
-            NOT_FOUND_SESSION,
-            Failure {
-                code: GatehouseCode::BadRequest,
-                when: "`after` is not a non-negative integer",
-            },
-        ],
-    },
-    Operation {
-        id: "streamExecutionEvents",
-        method: Method::Get,
-        path: "/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream",
-        family: Family::AgentPlat,
-        summary: "The session's events as Server-Sent Events",
-        description: "B2. Event name `agentplat.execution_session_event`, `id` the event's sequence; resumes after `?after=` or the `Last-Event-ID` header; ends once the session is terminal and every event was sent (capability `execution_event_stream`).",
-        auth: true,
-        project: true,
-        params: &[
-            ROOM_ID,
-            EXECUTION_SESSION_ID,
-            AFTER,
-            Param {
-                name: "Last-Event-ID",
-                location: In::Header,
-                required: false,
-                kind: ParamType::Text,
-                description: "An SSE reconnect: resume after this sequence (used when `after` is absent; a value that is not a number counts as 0).",
-            },
-        ],
-        request: None,
-        replies: &[Reply {
-            status: 200,
-            description: "an event stream",
-            bodies: &[Body::EventStream("ExecutionEvent")],
-        }],
-        failures: &[
-            NOT_FOUND_SESSION,
-            Failure {
-                code: GatehouseCode::BadRequest,
-                when: "`after` is not a non-negative integer",
-            },
-        ],
+        failures: &[],
     },
     // ---- The runner tier (A1), outside /api -----------------------------------------
     Operation {
@@ -901,6 +981,25 @@ fn errors_of(op: &Operation) -> Vec<ErrorStatus> {
             "`PAYLOAD_TOO_LARGE`: the body is over the server's size limit".to_string(),
         );
     }
+    if op.params.iter().any(|p| p.name == TENANT.name) {
+        add_error(
+            &mut errors,
+            400,
+            format!(
+                "`{}`: no `{}` header (AgentPlat: \"{}\")",
+                GatehouseCode::TenantRequired.as_str(),
+                TENANT.name,
+                crate::error::messages::MISSING_TENANT_HEADER
+            ),
+        );
+    }
+    if op.project || op.params.iter().any(|p| p.name == TENANT.name) {
+        add_error(
+            &mut errors,
+            403,
+            "`FORBIDDEN`: the API key is not bound to this project (an id of another project answers 404 instead)".to_string(),
+        );
+    }
     if op.auth {
         add_error(
             &mut errors,
@@ -933,6 +1032,7 @@ fn param_schema(kind: ParamType) -> Value {
         ParamType::Text => json!({"type": "string", "minLength": 1}),
         ParamType::Uuid => json!({"type": "string", "format": "uuid"}),
         ParamType::Count => json!({"type": "integer", "minimum": 0}),
+        ParamType::AnyText => json!({"type": "string"}),
     }
 }
 

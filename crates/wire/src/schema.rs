@@ -20,6 +20,7 @@ use crate::capabilities::CapabilitiesResponse;
 use crate::error::{AgentPlatErrorEnvelope, FastApiErrorBody};
 use crate::execution::{
     DataEnvelope, ExecutionEvent, ExecutionSession, Intervention, RequestInterventionBody,
+    StreamEnvelope,
 };
 use crate::interaction::{
     ApprovalAnswer, CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest,
@@ -68,13 +69,37 @@ fn pretty(value: &Value) -> String {
     text
 }
 
+/// Remove `"default": null` from every subschema whose `type` refuses `null`: serde's
+/// `#[serde(default)]` on an `Option` makes schemars write it, but a default the schema
+/// itself rejects is a contradiction OpenAPI validators refuse (the field is simply
+/// omitted when absent).
+fn drop_refused_null_defaults(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let admits_null = match map.get("type") {
+                None => true,
+                Some(Value::String(t)) => t == "null",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+                Some(_) => true,
+            };
+            if !admits_null && map.get("default") == Some(&Value::Null) {
+                map.shift_remove("default");
+            }
+            map.values_mut().for_each(drop_refused_null_defaults);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_refused_null_defaults),
+        _ => {}
+    }
+}
+
 fn generate<T: JsonSchema>(
     name: &'static str,
     file_name: &'static str,
     description: &'static str,
 ) -> SchemaEntry {
     let generator = SchemaSettings::draft2020_12().into_generator();
-    let body = generator.into_root_schema_for::<T>().to_value();
+    let mut body = generator.into_root_schema_for::<T>().to_value();
+    drop_refused_null_defaults(&mut body);
     let mut root = JsonObject::new();
     root.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));
     root.insert("$id".into(), Value::String(format!("{ID_BASE}{file_name}")));
@@ -192,6 +217,11 @@ pub fn all() -> Vec<SchemaEntry> {
             "ExecutionEventsResponse",
             "execution_events_response.schema.json",
             "B2: {data: [event...]}: the answer of GET .../events.",
+        ),
+        generate::<StreamEnvelope>(
+            "StreamEnvelope",
+            "stream_envelope.schema.json",
+            "B2: the data of one frame of GET .../events/stream (SSE), AgentPlat's versioned envelope: {version: 1, sequence (per connection), type: execution_session_event with the session event as payload, or failed with content}.",
         ),
         generate::<RequestInterventionBody>(
             "RequestInterventionBody",

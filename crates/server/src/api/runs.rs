@@ -14,7 +14,7 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use gatehouse_wire::run::{RunEvent, RunRequest, RunResult, RunStreamRecord};
+use gatehouse_wire::run::{MessageContent, RunEvent, RunRequest, RunResult, RunStreamRecord};
 
 use super::extract::JsonBody;
 use super::json;
@@ -38,6 +38,37 @@ fn wants_ndjson(headers: &HeaderMap) -> bool {
         .is_some_and(|accept| accept.contains(NDJSON))
 }
 
+/// A runner answers with the transcript it ran, so a content block it cannot read would
+/// come back in its answer as a kind the contract does not have: the request is refused
+/// (422 naming the block) rather than answered with a document Agenta's reader refuses.
+fn refuse_unknown_block_types(request: &RunRequest) -> ApiResult<()> {
+    for (i, message) in request.messages.iter().enumerate() {
+        let Some(MessageContent::Blocks(blocks)) = &message.content else {
+            continue;
+        };
+        for (j, block) in blocks.iter().enumerate() {
+            if !block.block_type.is_known() {
+                return Err(ApiError::validation_at(
+                    vec![
+                        "body".into(),
+                        "messages".into(),
+                        i.into(),
+                        "content".into(),
+                        j.into(),
+                        "type".into(),
+                    ],
+                    format!(
+                        "this runner does not know content block type {:?}",
+                        block.block_type.as_str()
+                    ),
+                    "enum",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn run(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -45,6 +76,7 @@ async fn run(
     body: JsonBody<RunRequest>,
 ) -> ApiResult<Response> {
     let request = body.value;
+    refuse_unknown_block_types(&request)?;
     let script = match request.extra.get("script") {
         Some(value) => parse_script(value)
             .map_err(|problem| ApiError::validation(&["body", "script"], problem, "value_error"))?,

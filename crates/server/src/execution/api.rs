@@ -291,7 +291,9 @@ fn js_number(text: &str) -> Option<f64> {
         return Some(0.0);
     }
     for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
-        if t.len() > 2 && t[..2].eq_ignore_ascii_case(prefix) {
+        // `get`, not slicing: a multi-byte character may straddle byte 2.
+        let Some(head) = t.get(..2) else { continue };
+        if t.len() > 2 && head.eq_ignore_ascii_case(prefix) {
             let digits = &t[2..];
             return u128::from_str_radix(digits, radix)
                 .ok()
@@ -657,6 +659,10 @@ mod tests {
             (".", None),
             ("0x", None),
             ("1,2", None),
+            // Found by schemathesis: a multi-byte character across byte 2 panicked.
+            ("]\u{e0}\u{a7ad}\u{f9} i", None),
+            ("\u{e0}1", None),
+            ("0\u{e9}", None),
         ] {
             assert_eq!(parse_after(Some(text)).ok(), expected, "{text:?}");
         }
