@@ -11,6 +11,7 @@ import { test } from "node:test";
 
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 
 import { readFixture, ROOT } from "./upstream.js";
 
@@ -28,11 +29,16 @@ function readJson(path: string): unknown {
 
 const index = readJson(join(SCHEMA_DIR, "index.json")) as Record<string, IndexEntry>;
 
-// schemars' numeric formats, checked for what they say (ajv rejects unknown formats).
+// schemars' numeric formats, checked for what they say (strict ajv refuses unknown formats).
 const isInteger = (x: number) => Number.isInteger(x);
 // Strict, except `strictRequired`: the XOR of a tool's `call` and `callRef` is written
 // `not: {required: [call, callRef]}`, valid JSON Schema that strict mode flags.
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+// The standard string formats (uuid, date-time), checked as ajv-formats defines them.
+// (The package is CommonJS: its default export is the plugin, under `.default` in ESM.)
+type AddFormats = (ajv: Ajv2020, formats: string[]) => unknown;
+const formatsPlugin = addFormatsModule as unknown as AddFormats & { default?: AddFormats };
+(formatsPlugin.default ?? formatsPlugin)(ajv, ["uuid", "date-time"]);
 ajv.addFormat("uint64", { type: "number", validate: (x: number) => isInteger(x) && x >= 0 });
 ajv.addFormat("uint32", { type: "number", validate: (x: number) => isInteger(x) && x >= 0 && x <= 0xffffffff });
 ajv.addFormat("int64", { type: "number", validate: isInteger });
