@@ -76,6 +76,7 @@ fn decode(name: &str, document: &Value) -> Result<Value, WireDecodeError> {
         "ExecutionEventsResponse" => via!(execution::DataEnvelope<Vec<execution::ExecutionEvent>>),
         "RequestInterventionBody" => via!(execution::RequestInterventionBody),
         "StreamEnvelope" => via!(execution::StreamEnvelope),
+        "ChangeAuthorityBody" => via!(execution::ChangeAuthorityBody),
         "FastApiErrorBody" => via!(error::FastApiErrorBody),
         "AgentPlatErrorEnvelope" => via!(error::AgentPlatErrorEnvelope),
         "InvokeRequest" => via!(invoke::InvokeRequest),

@@ -366,6 +366,12 @@ pub mod messages {
     /// AgentPlat 502 for a runtime that skipped `pre_action` on protected work.
     pub const PROTECTED_WITHOUT_PRE_ACTION: &str =
         "Runtime completed protected work without invoking pre_action";
+    /// AgentPlat 404 (agent registry) for an agent revision it does not have.
+    pub const AGENT_REVISION_NOT_FOUND: &str = "Agent revision not found";
+    /// AgentPlat 409 (agent registry) for a revision of another agent than the run's
+    /// participant.
+    pub const AGENT_REVISION_OTHER_PARTICIPANT: &str =
+        "Agent revision does not match the assigned Room participant";
     /// AgentPlat 409 when a session already holds 256 interventions.
     pub const INTERVENTION_LIMIT: &str = "Execution session intervention limit was reached";
     /// AgentPlat 409 for an intervention on a session that is no longer active.

@@ -234,9 +234,36 @@ pub struct Intervention {
     /// Why it was applied or rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution_reason: Option<String>,
+    /// Gatehouse: the session revision the request was made at. With the two below it
+    /// binds the request to what was in force when it was made (B1): a claim or a
+    /// resolution under another authority or role revision rejects it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_revision: Option<u64>,
+    /// Gatehouse: the session's authority revision when the request was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authority_revision: Option<String>,
+    /// Gatehouse: the session's role revision when the request was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_revision: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+/// `POST /api/rooms/{roomId}/execution-sessions/{sessionId}/authority` body (a
+/// Gatehouse route): the room's authority or role revision moved on (a permission was
+/// granted or revoked). Interventions requested before it are not applied under it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeAuthorityBody {
+    /// The session revision the caller saw (compare-and-set).
+    pub expected_revision: u64,
+    /// The authority revision now in force (`null`: none).
+    #[serde(default)]
+    pub authority_revision: Option<String>,
+    /// The role revision now in force (`null`: none).
+    #[serde(default)]
+    pub role_revision: Option<String>,
 }
 
 /// One event of an execution session.

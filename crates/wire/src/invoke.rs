@@ -123,6 +123,27 @@ pub struct TurnsResponse {
     pub count: u64,
     /// Turns, oldest first.
     pub turns: Vec<Turn>,
+    /// Every tool call the session's turns ran, once each, oldest first (the tool-run
+    /// ledger: a tool call approved once appears once, whatever crashed or was retried).
+    #[serde(default)]
+    pub tool_runs: Vec<ToolRunEntry>,
+}
+
+/// One tool call a session ran (the tool-run ledger, written before the tool ran).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolRunEntry {
+    /// The tool call id (for an approved gate: the gated call's id).
+    pub tool_call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The turn attempt that ran it (a recorded turn, or an attempt that died after
+    /// running it; its retry then reports it as run without running it again).
+    pub turn_id: String,
+    /// The answered gate whose resume ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interaction_id: Option<String>,
+    /// When it ran (RFC 3339).
+    pub ran_at: String,
 }
 
 /// `{"slug": S}`: names a workflow or variant to create-or-reuse.

@@ -370,6 +370,35 @@ const LIST_EXECUTION_EVENTS: Operation = Operation {
     ],
 };
 
+const CHANGE_AUTHORITY: Operation = Operation {
+    id: "changeExecutionAuthority",
+    method: Method::Post,
+    path: "/api/rooms/{room_id}/execution-sessions/{session_id}/authority",
+    family: Family::AgentPlat,
+    summary: "Move the session's authority or role revision (a Gatehouse route)",
+    description: "B1, beyond AgentPlat. Compare-and-set on `expectedRevision`. Every intervention records the session, authority and role revisions it was requested under; one requested before this change is rejected at its checkpoint with that reason (a request made before an authority change is never applied under the new authority).",
+    auth: true,
+    project: true,
+    params: &[ROOM_ID, EXECUTION_SESSION_ID],
+    request: Some((Body::Json("ChangeAuthorityBody"), Optional::No)),
+    replies: &[Reply {
+        status: 200,
+        description: "`{data: session}` under the new revisions",
+        bodies: &[Body::Json("ExecutionSessionResponse")],
+    }],
+    failures: &[
+        NOT_FOUND_SESSION,
+        Failure {
+            code: GatehouseCode::RevisionConflict,
+            when: "`expectedRevision` is not the stored revision, or the session changed concurrently",
+        },
+        Failure {
+            code: GatehouseCode::SessionNotActive,
+            when: "the session ended",
+        },
+    ],
+};
+
 const STREAM_EXECUTION_EVENTS: Operation = Operation {
     id: "streamExecutionEvents",
     method: Method::Get,
@@ -712,6 +741,7 @@ pub const OPERATIONS: &[Operation] = &[
     REQUEST_INTERVENTION,
     LIST_EXECUTION_EVENTS,
     STREAM_EXECUTION_EVENTS,
+    CHANGE_AUTHORITY,
     // ---- The same, at AgentPlat's own root paths (its clients' layout) ------------------
     at_agentplat_root(
         GET_EXECUTION_SESSION,

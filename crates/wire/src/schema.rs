@@ -19,8 +19,8 @@ use serde_json::Value;
 use crate::capabilities::CapabilitiesResponse;
 use crate::error::{AgentPlatErrorEnvelope, FastApiErrorBody};
 use crate::execution::{
-    DataEnvelope, ExecutionEvent, ExecutionSession, Intervention, RequestInterventionBody,
-    StreamEnvelope,
+    ChangeAuthorityBody, DataEnvelope, ExecutionEvent, ExecutionSession, Intervention,
+    RequestInterventionBody, StreamEnvelope,
 };
 use crate::interaction::{
     ApprovalAnswer, CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest,
@@ -217,6 +217,11 @@ pub fn all() -> Vec<SchemaEntry> {
             "ExecutionEventsResponse",
             "execution_events_response.schema.json",
             "B2: {data: [event...]}: the answer of GET .../events.",
+        ),
+        generate::<ChangeAuthorityBody>(
+            "ChangeAuthorityBody",
+            "change_authority_body.schema.json",
+            "B1 (Gatehouse route): POST /api/rooms/{roomId}/execution-sessions/{sessionId}/authority body: the authority and role revisions now in force.",
         ),
         generate::<StreamEnvelope>(
             "StreamEnvelope",
