@@ -200,8 +200,16 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// `effectiveParameters` size cap (default 65536, A2).
     pub stamp_max_bytes: usize,
-    /// Lease of a claimed resume job (default 30 s); an expired lease is reclaimed.
+    /// Lease of a claimed resume job and of a running session's hold (default 10 s).
+    /// The work's heartbeat renews it every third of it while the work runs, so a long
+    /// resume keeps it; an instance that dies or stalls loses it within one lease, and
+    /// any instance takes the work over.
     pub lease: Duration,
+    /// Resume workers per instance (default 4): answered gates resumed in parallel.
+    /// 0 runs none (as `run_dispatcher: false`).
+    pub resume_workers: usize,
+    /// How often the reconciler looks for sessions to take over or end (default 1 s).
+    pub reconcile_interval: Duration,
     /// How often the dispatcher polls for work besides its wake-ups (default 1 s).
     pub dispatch_poll: Duration,
     /// SSE heartbeat comment interval (default 15 s).
@@ -223,8 +231,8 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
-    /// 65536-byte stamps, 30 s leases, 15 s heartbeats, 30 s header reads, 1024
-    /// connections per client address.
+    /// 65536-byte stamps, 10 s leases, 4 resume workers, a reconciler pass every second,
+    /// 15 s heartbeats, 30 s header reads, 1024 connections per client address.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -233,7 +241,9 @@ impl ServerConfig {
             execution: true,
             max_body_bytes: 1024 * 1024,
             stamp_max_bytes: 65536,
-            lease: Duration::from_secs(30),
+            lease: Duration::from_secs(10),
+            resume_workers: 4,
+            reconcile_interval: Duration::from_secs(1),
             dispatch_poll: Duration::from_secs(1),
             heartbeat: Duration::from_secs(15),
             sse_retry: Duration::from_secs(3),

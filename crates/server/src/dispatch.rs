@@ -9,8 +9,15 @@
 //! lease to expire and another claim retries; a stale worker's commit is refused, so a
 //! resume is never lost and never applied twice.
 //!
-//! It wakes on a notify after every respond, polls periodically, and drains the queue at
-//! startup (restart safety).
+//! While a resume runs, its heartbeat renews the job's lease ([`crate::guard`]), so a
+//! long resume keeps its job; an instance that dies or stalls loses it within one lease
+//! and any instance takes it over. The stalled one, if it wakes, finds its lease gone:
+//! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing.
+//!
+//! [`ServerConfig::resume_workers`](crate::ServerConfig::resume_workers) workers run per
+//! instance, each claiming jobs in turn (`FOR UPDATE SKIP LOCKED` on Postgres). They wake
+//! on a notify after every respond, poll periodically, and drain the queue at startup
+//! (restart safety).
 
 use gatehouse_wire::interaction::{ApprovalAnswer, InteractionStatus, Verdict};
 use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
@@ -18,15 +25,26 @@ use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
 use crate::service::{begin_turn, end_turn, ParkedState, ResumePoint, TurnInput, TurnWrite};
-use crate::store::{ClaimedJob, CompleteOutcome, JobCompletion};
+use crate::store::{ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion};
 use crate::AppState;
 
 /// The actor recorded for resumes.
 pub const DISPATCHER_ACTOR: &str = "dispatcher";
 
-/// Start the dispatcher loop; it ends when the server shuts down.
+/// Start the resume workers ([`ServerConfig::resume_workers`](crate::ServerConfig::resume_workers),
+/// at least one); the handle ends when they all have, at shutdown.
 pub fn spawn(state: AppState) -> JoinHandle<()> {
-    tokio::spawn(run(state))
+    let workers = state.config.resume_workers.max(1);
+    tokio::spawn(async move {
+        let handles: Vec<JoinHandle<()>> = (0..workers)
+            .map(|_| tokio::spawn(run(state.clone())))
+            .collect();
+        for handle in handles {
+            if let Err(err) = handle.await {
+                tracing::warn!(error = %err, "a resume worker ended abnormally");
+            }
+        }
+    })
 }
 
 async fn run(state: AppState) {
@@ -64,9 +82,28 @@ pub async fn drain(state: &AppState, lease_ms: i64) {
 
 async fn process(state: &AppState, job: &ClaimedJob) {
     tracing::info!(interaction_id = %job.interaction_id, attempt = job.attempts, "resuming");
-    if let Err(reason) = resume(state, job).await {
-        tracing::warn!(interaction_id = %job.interaction_id, %reason, "resume failed; the lease will expire and it is retried");
-        if let Err(err) = state.store.fail_job(job, &reason).await {
+    let Err(reason) = resume(state, job).await else {
+        return;
+    };
+    match state.store.fail_job(job, &reason).await {
+        Ok(FailOutcome::Retrying) => {
+            tracing::warn!(interaction_id = %job.interaction_id, %reason, attempt = job.attempts, "resume failed; the lease will expire and it is retried");
+        }
+        Ok(FailOutcome::GaveUp { resolved }) => {
+            tracing::warn!(interaction_id = %job.interaction_id, %reason, attempts = job.attempts, "resume failed for the last time; the row says so");
+            if let Some(row) = resolved {
+                state.events.interaction(
+                    &row.project_id,
+                    &row.session_id,
+                    &row.id,
+                    InteractionStatus::Resolved,
+                );
+            }
+        }
+        Ok(FailOutcome::LeaseLost) => {
+            tracing::warn!(interaction_id = %job.interaction_id, %reason, "resume failed after its lease moved on; another worker owns it");
+        }
+        Err(err) => {
             tracing::warn!(error = %err, "recording the failed resume attempt failed");
         }
     }
@@ -84,7 +121,7 @@ async fn complete_without_resume(
     };
     state
         .store
-        .complete_job(job, &completion)
+        .complete_job(job, &completion, None)
         .await
         .map(|_| ())
         .map_err(|e| e.to_string())
@@ -157,6 +194,7 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
                 parked_turn_id: parked_turn.id.clone(),
                 parked,
             }),
+            job: Some(job.clone()),
         },
     )
     .await
@@ -186,7 +224,10 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         parked_turn_id: Some(parked_turn.id.clone()),
         note: None,
     };
-    match store.complete_job(job, &completion).await {
+    match store
+        .complete_job(job, &completion, executed.joined_write())
+        .await
+    {
         Ok(CompleteOutcome::Completed { resolved, gate }) => {
             let mut changed = Vec::new();
             if let Some(resolved) = &resolved {

@@ -63,6 +63,14 @@ impl ApiError {
         )
     }
 
+    /// The detail as text: the message, or the validation list as JSON.
+    pub fn detail_text(&self) -> String {
+        match &self.detail {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    }
+
     /// 422 naming one field: FastAPI's `[{loc, msg, type}]` list.
     pub fn validation(loc: &[&str], msg: impl Into<String>, kind: &str) -> Self {
         let loc: Vec<serde_json::Value> = loc

@@ -23,9 +23,10 @@
 //! `service` and `store`; `service` uses `runner` and `store`; `runner` and `store` use
 //! neither each other nor anything above them. `execution` uses the shared plumbing
 //! (`store`, `runner`'s hook traits, `api::extract`, `auth`, `error`); the rest of the
-//! crate reaches it in two places only: [`start`] (its hook provider and startup
-//! reconciliation) and [`api::router`] (which mounts its routes when
-//! [`ServerConfig::execution`] is on).
+//! crate reaches it in two places only: [`start`] (its hook provider and its
+//! reconciler) and [`api::router`] (which mounts its routes when
+//! [`ServerConfig::execution`] is on). `runner`'s hook trait names one thing of
+//! `store`: [`store::JoinedWrite`], the hook's share of a turn's commit.
 //!
 //! ## The map
 //!
@@ -41,7 +42,8 @@
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`dispatch`] | the resume worker: claims answered gates' resume jobs under a lease and resumes their parked turns, exactly once |
 //! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`) |
-//! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the startup reconciliation of orphaned sessions |
+//! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
+//! | [`guard`] | a running turn's hold on its work: the heartbeat that renews its leases, and the tool-run ledger that lets an approved tool run once |
 //! | [`events`] | the in-process bus that feeds the watch streams |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`http`] | serving connections: the accept loop, HTTP/1.1, the header-read timeout, the per-client connection cap, JSON for hyper's own parse-error answers |
@@ -117,7 +119,12 @@
 //!
 //! SQLite runs in WAL mode with `synchronous=NORMAL`: a process crash or restart loses
 //! nothing committed (an OS crash may lose the last transactions). Set a `postgres://`
-//! URL for a shared database; leases then lock rows (`FOR UPDATE SKIP LOCKED`).
+//! URL for a shared database and run as many instances on it as you like: work is owned
+//! through leases (resume jobs, running sessions' holds), renewed by heartbeats while it
+//! runs ([`guard`]), fenced by tokens, and taken over after expiry by any instance
+//! ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A turn's
+//! effects are written in one transaction with the turn (its interventions applied, its
+//! session's end), and a tool call runs at most once per approval (the tool-run ledger).
 
 pub mod api;
 pub mod auth;
@@ -126,6 +133,7 @@ pub mod dispatch;
 pub mod error;
 pub mod events;
 pub mod execution;
+pub mod guard;
 pub mod http;
 pub mod runner;
 pub mod service;
@@ -240,6 +248,7 @@ pub struct RunningServer {
     shutdown_tx: watch::Sender<bool>,
     server: JoinHandle<()>,
     dispatcher: Option<JoinHandle<()>>,
+    reconciler: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -265,9 +274,14 @@ impl RunningServer {
         if let Err(err) = self.server.await {
             tracing::warn!(error = %err, "http server task ended abnormally");
         }
-        if let Some(dispatcher) = self.dispatcher {
-            if let Err(err) = dispatcher.await {
-                tracing::warn!(error = %err, "dispatcher task ended abnormally");
+        for (name, task) in [
+            ("dispatcher", self.dispatcher),
+            ("reconciler", self.reconciler),
+        ] {
+            if let Some(task) = task {
+                if let Err(err) = task.await {
+                    tracing::warn!(task = name, error = %err, "background task ended abnormally");
+                }
             }
         }
         self.state.store.close().await;
@@ -295,9 +309,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
             "redacted the config of parked turns an older version stored"
         );
     }
-    if config.execution {
-        execution::reconcile_orphans_at_startup(&store).await;
-    }
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .map_err(|source| ServerError::Bind {
@@ -313,6 +324,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let hooks: Arc<dyn HookProvider> = if config.execution {
         Arc::new(execution::ExecutionHookProvider::with_default_lease(
             store.clone(),
+            config.lease,
         ))
     } else {
         Arc::new(NoopHookProvider)
@@ -325,6 +337,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .config
         .run_dispatcher
         .then(|| dispatch::spawn(state.clone()));
+    let reconciler = state
+        .config
+        .execution
+        .then(|| execution::reconcile::spawn(state.clone()));
     tracing::info!(%addr, backend = state.store.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
@@ -332,5 +348,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         shutdown_tx,
         server,
         dispatcher,
+        reconciler,
     })
 }

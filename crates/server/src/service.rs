@@ -20,6 +20,7 @@ use std::sync::Arc;
 use gatehouse_wire::effective::{
     redact_effective_parameters, Redaction, StampOutcome, StampPolicy,
 };
+use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
 };
@@ -32,11 +33,15 @@ use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::guard::{GuardedTurn, TurnGuard};
 use crate::runner::{
     self, default_script, parse_script, CheckpointHook, GateRequest, HarnessEnd, StartAt, Step,
     TurnContext,
 };
-use crate::store::{new_id, turn_status_text, NewInteraction, NewTurn, RevisionRecord, Store};
+use crate::store::{
+    new_id, turn_status_text, ClaimedJob, JoinedWrite, NewInteraction, NewTurn, RevisionRecord,
+    Store,
+};
 use crate::AppState;
 
 /// The model of the service's registered default config.
@@ -405,6 +410,11 @@ pub struct ParkedState {
     pub references: Option<References>,
     /// The stamped `effectiveParameters` (absent when not stamped).
     pub stamped: Option<JsonObject>,
+    /// The execution session the turn ran in: its resume (and every retry of it)
+    /// continues there. Absent in a state written by an older version, or without the
+    /// execution service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_session_id: Option<String>,
 }
 
 /// A turn to run.
@@ -418,6 +428,9 @@ pub struct TurnInput {
     pub invoke: InvokeRequest,
     /// Set for a resume: where to continue.
     pub resume: Option<ResumePoint>,
+    /// The resume job this turn runs under (its lease fences the turn's tool runs and is
+    /// renewed by the turn's heartbeat).
+    pub job: Option<ClaimedJob>,
 }
 
 /// Where a resume continues.
@@ -486,8 +499,22 @@ pub async fn scrub_parked_configs(store: &Store, redaction: Redaction) -> usize 
     }
 }
 
-/// The code of `resolution.error` on a row whose resume was refused.
+/// The code of `resolution.error` on a row whose resume was refused because the config
+/// that raised its gate cannot be recovered.
 pub const RESUME_REFUSED_CODE: &str = "CONFIG_UNRECOVERABLE";
+
+/// The code of `resolution.error` on a row whose resume was refused because the run's
+/// execution session already ended (a run is never resumed outside its session).
+pub const SESSION_ENDED_CODE: &str = "EXECUTION_SESSION_ENDED";
+
+/// Why a resume did not run its turn: `resolution.error` on the answered row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedResume {
+    /// [`RESUME_REFUSED_CODE`] or [`SESSION_ENDED_CODE`].
+    pub code: &'static str,
+    /// Why.
+    pub reason: String,
+}
 
 /// The config a resume runs under: the config that raised the gate, never a more
 /// permissive one (fail closed). In order: the parked turn's redacted config; the row's
@@ -566,13 +593,17 @@ pub struct ExecutedTurn {
     pub output: String,
     /// The `/run` request the runner tier ran.
     pub request: RunRequest,
-    /// The turn's checkpoint hook (told when the turn ended).
+    /// The turn's checkpoint hook (its guard: told when the turn ended; dropping it
+    /// stops the turn's heartbeat).
     pub hook: Arc<dyn CheckpointHook>,
     /// How the harness ended.
     pub end: HarnessEnd,
-    /// Set when a resume was refused because the config that raised its gate cannot be
-    /// recovered ([`resume_config`]): the reason, for the row's `resolution.error`.
-    pub resume_refused: Option<String>,
+    /// Set when a resume was refused: its config cannot be recovered
+    /// ([`resume_config`]), or its execution session already ended.
+    pub resume_refused: Option<RefusedResume>,
+    /// The hook's share of the turn's commit (the execution session's interventions,
+    /// checkpoints and end): write it in the same transaction as the turn.
+    pub session_write: Option<Box<dyn JoinedWrite>>,
 }
 
 impl ExecutedTurn {
@@ -581,7 +612,12 @@ impl ExecutedTurn {
     pub fn resolution_error(&self) -> Option<Value> {
         self.resume_refused
             .as_ref()
-            .map(|reason| serde_json::json!({ "code": RESUME_REFUSED_CODE, "message": reason }))
+            .map(|refused| serde_json::json!({ "code": refused.code, "message": refused.reason }))
+    }
+
+    /// The hook's share of the commit, as [`crate::store`] takes it.
+    pub fn joined_write(&self) -> Option<&dyn JoinedWrite> {
+        self.session_write.as_deref()
     }
 }
 
@@ -603,6 +639,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         actor,
         invoke,
         resume,
+        job,
     } = input;
     let session_id = invoke
         .session_id
@@ -627,9 +664,13 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         {
             Ok(resolved) => (resolved, None),
             Err(reason) => {
+                let reason = RefusedResume {
+                    code: RESUME_REFUSED_CODE,
+                    reason,
+                };
                 tracing::warn!(
                     %project_id, %session_id, interaction_id = %point.interaction_id,
-                    %reason, "resume refused: failing closed"
+                    reason = %reason.reason, "resume refused: failing closed"
                 );
                 let refused = ResolvedConfig {
                     parameters: JsonObject::new(),
@@ -726,17 +767,51 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
             .and_then(|e| e.get("predecessorSessionId"))
             .and_then(Value::as_str)
             .map(str::to_string),
+        execution_session_id: resume
+            .as_ref()
+            .and_then(|r| r.parked.execution_session_id.clone()),
     };
-    let hook = state.hooks.hook_for(&ctx);
-    hook.turn_started().await?;
+    let inner = state.hooks.hook_for(&ctx);
+    let mut resume_refused = resume_refused;
+    match inner.turn_started().await {
+        Ok(()) => {}
+        // A run is never resumed outside its session: the resume is refused, the
+        // approved tool does not run, the row says why.
+        Err(err) if resume.is_some() && err.code == GatehouseCode::SessionNotActive => {
+            tracing::warn!(%project_id, %session_id, reason = %err.detail_text(), "resume refused: the run's execution session ended");
+            resume_refused.get_or_insert(RefusedResume {
+                code: SESSION_ENDED_CODE,
+                reason: err.detail_text(),
+            });
+        }
+        Err(err) => return Err(err),
+    }
+    let guard = TurnGuard::start(
+        inner,
+        state.store.clone(),
+        GuardedTurn {
+            project_id: project_id.clone(),
+            session_id: session_id.clone(),
+            turn_id: turn_id.clone(),
+            job,
+        },
+        state.config.lease,
+    );
+    let hook: Arc<dyn CheckpointHook> = guard;
+    // Tool call ids: a fresh turn's own; every attempt of one resume names its calls
+    // after the answered gate, so the tool-run ledger knows them again.
+    let call_seed = resume
+        .as_ref()
+        .map(|r| r.interaction_id.clone())
+        .unwrap_or_else(|| turn_id.clone());
 
     // (what went wrong, why): the turn fails without running a step.
     let outcome = match (&resume_refused, script_and_start, permissions) {
-        (Some(reason), _, _) => Err(("resume refused", reason.clone())),
+        (Some(refused), _, _) => Err(("resume refused", refused.reason.clone())),
         (None, Ok((script, start)), Ok(permissions)) => {
             request.permissions = Some(permissions);
             let outcome =
-                runner::run_harness(&request, &script, &start, &turn_id, hook.as_ref()).await;
+                runner::run_harness(&request, &script, &start, &call_seed, hook.as_ref()).await;
             Ok((outcome, script))
         }
         (None, Err(problem), _) | (None, _, Err(problem)) => Err(("invalid config", problem)),
@@ -800,6 +875,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
                 model: model.clone(),
                 references: references_from_run_context(request.run_context.as_ref()),
                 stamped: request.effective_parameters.clone(),
+                execution_session_id: hook.execution_session_id(),
             };
             let parked_value = serde_json::to_value(&parked)
                 .map_err(|e| ApiError::internal("encoding the parked turn", &e))?;
@@ -817,6 +893,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         messages: transcript,
         parked_state,
     };
+    let session_write = hook.durable_end(&end.turn_end());
     Ok(ExecutedTurn {
         turn,
         gate,
@@ -827,6 +904,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         hook,
         end,
         resume_refused,
+        session_write,
     })
 }
 
@@ -861,11 +939,12 @@ pub enum TurnWrite<'a> {
     NotWritten,
 }
 
-/// End a turn [`begin_turn`] ran, after the caller tried to write it. A written turn
-/// announces its interaction changes and `records-changed`, then `lifecycle: ended`, and
-/// tells its checkpoint hook how it ended; an unwritten one only announces
-/// `lifecycle: ended` (the hook hears nothing, so no execution session is reconciled for
-/// a turn that left no record).
+/// End a turn [`begin_turn`] ran, after the caller tried to write it (with
+/// [`ExecutedTurn::joined_write`] in the same transaction). A written turn announces its
+/// interaction changes and `records-changed`, then `lifecycle: ended`, and tells its
+/// checkpoint hook how it ended; an unwritten one gives up its hold on its execution
+/// session (nothing of it is recorded, so nothing of it is applied) and announces
+/// `lifecycle: ended`.
 pub async fn end_turn(
     state: &AppState,
     session_id: &str,
@@ -874,6 +953,9 @@ pub async fn end_turn(
 ) {
     let project_id = &executed.turn.project_id;
     let TurnWrite::Written(changed) = write else {
+        // Nothing of the turn is recorded: give its session back at once (the
+        // reconciler takes it over), and announce the end.
+        executed.hook.abandon().await;
         state
             .events
             .lifecycle(project_id, session_id, LifecycleState::Ended);

@@ -34,8 +34,12 @@ pub struct TestServerOptions {
     pub stamp_max_bytes: Option<usize>,
     /// Body limit; default 1 MiB.
     pub max_body_bytes: Option<usize>,
-    /// Resume lease; default 30 s.
+    /// Lease of resume jobs and of running sessions' holds; default 10 s.
     pub lease: Option<Duration>,
+    /// Resume workers; default 4.
+    pub resume_workers: Option<usize>,
+    /// Reconciler pass interval; default 200 ms.
+    pub reconcile_interval: Option<Duration>,
     /// Dispatcher poll interval; default 200 ms.
     pub dispatch_poll: Option<Duration>,
     /// SSE heartbeat interval; default 15 s.
@@ -61,6 +65,8 @@ impl Default for TestServerOptions {
             stamp_max_bytes: None,
             max_body_bytes: None,
             lease: None,
+            resume_workers: None,
+            reconcile_interval: None,
             dispatch_poll: None,
             heartbeat: None,
             run_dispatcher: true,
@@ -179,6 +185,12 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     if let Some(v) = opts.lease {
         config.lease = v;
     }
+    if let Some(v) = opts.resume_workers {
+        config.resume_workers = v;
+    }
+    config.reconcile_interval = opts
+        .reconcile_interval
+        .unwrap_or(Duration::from_millis(200));
     if let Some(v) = opts.heartbeat {
         config.heartbeat = v;
     }

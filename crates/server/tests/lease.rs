@@ -73,7 +73,7 @@ async fn expired_lease_is_reclaimed_and_stale_completion_refused() {
         ..Default::default()
     };
     assert!(matches!(
-        store.complete_job(&a, &completion).await.unwrap(),
+        store.complete_job(&a, &completion, None).await.unwrap(),
         CompleteOutcome::LeaseLost
     ));
     // B completes once.
@@ -82,12 +82,12 @@ async fn expired_lease_is_reclaimed_and_stale_completion_refused() {
         ..Default::default()
     };
     assert!(matches!(
-        store.complete_job(&b, &completion).await.unwrap(),
+        store.complete_job(&b, &completion, None).await.unwrap(),
         CompleteOutcome::Completed { .. }
     ));
     // Completing again is refused too (the job is done).
     assert!(matches!(
-        store.complete_job(&b, &completion).await.unwrap(),
+        store.complete_job(&b, &completion, None).await.unwrap(),
         CompleteOutcome::LeaseLost
     ));
     let (state, _, attempts) = store.job_state(&id).await.unwrap().unwrap();

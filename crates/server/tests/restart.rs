@@ -89,7 +89,7 @@ async fn crashed_claim_is_retried_once() {
     );
     // The dead worker's late completion is refused.
     let late = store
-        .complete_job(&dead, &Default::default())
+        .complete_job(&dead, &Default::default(), None)
         .await
         .unwrap();
     assert!(matches!(

@@ -8,7 +8,7 @@ use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::InteractionStatus;
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, EntityRef, InvokeRequest, InvokeResponse,
-    RevisionRef, Turn, TurnsResponse,
+    RevisionRef, ToolRunEntry, Turn, TurnsResponse,
 };
 use gatehouse_wire::JsonObject;
 
@@ -16,7 +16,7 @@ use super::extract::{ActorName, JsonBody, ProjectId};
 use super::json;
 use crate::error::{ApiError, ApiResult};
 use crate::service::{begin_turn, end_turn, TurnInput, TurnWrite};
-use crate::store::TurnRecord;
+use crate::store::{StoreError, TurnRecord};
 use crate::AppState;
 
 /// The service-tier routes (relative to `/api`).
@@ -54,15 +54,29 @@ async fn invoke(
             actor,
             invoke: request,
             resume: None,
+            job: None,
         },
     )
     .await?;
     let recorded = state
         .store
-        .record_fresh_turn(&executed.turn, executed.gate.as_ref())
+        .record_fresh_turn(
+            &executed.turn,
+            executed.gate.as_ref(),
+            executed.joined_write(),
+        )
         .await;
     let (gate, cancelled) = match recorded {
         Ok(recorded) => recorded,
+        Err(StoreError::Fenced(why)) => {
+            end_turn(&state, &session_id, &executed, TurnWrite::NotWritten).await;
+            return Err(ApiError::new(
+                GatehouseCode::InvalidState,
+                format!(
+                    "The turn was not recorded: its execution session was taken over while it ran ({why}); nothing of it applies"
+                ),
+            ));
+        }
         Err(err) => {
             end_turn(&state, &session_id, &executed, TurnWrite::NotWritten).await;
             return Err(err.into());
@@ -119,10 +133,24 @@ async fn turns(
     if records.is_empty() {
         return Err(ApiError::new(GatehouseCode::NotFound, "Session not found"));
     }
+    let tool_runs = state
+        .store
+        .tool_runs(&project_id, &session_id)
+        .await?
+        .into_iter()
+        .map(|run| ToolRunEntry {
+            tool_call_id: run.tool_call_id,
+            tool: run.tool,
+            turn_id: run.turn_id,
+            interaction_id: run.interaction_id,
+            ran_at: run.ran_at,
+        })
+        .collect();
     Ok(json(&TurnsResponse {
         session_id,
         count: records.len() as u64,
         turns: records.iter().map(wire_turn).collect(),
+        tool_runs,
     }))
 }
 

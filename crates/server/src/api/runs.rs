@@ -97,6 +97,7 @@ async fn run(
         parameters: None,
         references: None,
         predecessor_session_id: None,
+        execution_session_id: None,
     };
     let hook = state.hooks.hook_for(&ctx);
     let outcome =

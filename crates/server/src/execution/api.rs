@@ -34,8 +34,8 @@ use axum::routing::{get, post};
 use axum::{Extension, Router};
 use gatehouse_wire::error::{messages, GatehouseCode};
 use gatehouse_wire::execution::{
-    stream_id_number, Checkpoint, DataEnvelope, ExecutionEvent, RequestInterventionBody,
-    StreamEnvelope,
+    stream_id_number, ChangeAuthorityBody, Checkpoint, DataEnvelope, ExecutionEvent,
+    RequestInterventionBody, StreamEnvelope,
 };
 use serde_json::Value;
 
@@ -100,7 +100,13 @@ fn route_not_found() -> Response {
 /// `?project_id=` as the tenant, every error answer in AgentPlat's envelope.
 pub fn router(state: &AppState) -> Router<AppState> {
     let auth = axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
+    let fallback = || async { method_not_allowed() };
     routes(method_not_allowed)
+        // Gatehouse's own route (AgentPlat has none): the room's authority moved on.
+        .route(
+            "/rooms/{room_id}/execution-sessions/{session_id}/authority",
+            post(change_authority).fallback(fallback),
+        )
         .route_layer(auth)
         .layer(Extension(TenantFrom::ProjectQuery))
         .layer(axum::middleware::map_response(agentplat_errors))
@@ -415,6 +421,21 @@ fn parse_intervention(bytes: &[u8]) -> Result<RequestInterventionBody, ApiError>
         instruction: instruction.trim().to_string(),
         checkpoint,
     })
+}
+
+/// `POST .../authority`: compare-and-set the session's authority and role revisions
+/// (B1). Interventions requested before the change are rejected at their checkpoint.
+async fn change_authority(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path((room_id, session_id)): Path<(String, String)>,
+    body: crate::api::extract::JsonBody<ChangeAuthorityBody>,
+) -> Result<Response, ApiError> {
+    let exec = ExecutionStore::new(state.store.clone());
+    let session = exec
+        .change_authority(&tenant, &room_id, &session_id, &body.value)
+        .await?;
+    Ok(data(StatusCode::OK, session))
 }
 
 async fn request_intervention(

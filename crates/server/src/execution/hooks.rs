@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use gatehouse_wire::error::messages;
+use gatehouse_wire::error::{messages, GatehouseCode};
 use gatehouse_wire::execution::{
     Checkpoint, ExecutionRef, ExecutionSessionStatus, DEFAULT_LEASE_MS, MAX_LEASE_MS, MIN_LEASE_MS,
 };
@@ -18,13 +18,13 @@ use gatehouse_wire::JsonObject;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::rules::{ExecError, Resolution};
-use super::store::{ExecutionStore, OpenSession};
+use super::rules::ExecError;
+use super::store::{ExecutionStore, OpenSession, RunHold, SessionEnd, TurnSessionWrite};
 use crate::error::ApiError;
 use crate::runner::{
     CheckpointDecision, CheckpointHook, HookProvider, NoopHooks, TurnContext, TurnEnd,
 };
-use crate::store::Store;
+use crate::store::{JoinedWrite, Store};
 
 /// The instruction that halts a run at its checkpoint (compared trimmed, any case).
 pub const STOP_INSTRUCTION: &str = "stop";
@@ -140,21 +140,25 @@ pub struct ExecutionHookProvider {
     exec: ExecutionStore,
     store: Store,
     lease: Duration,
+    run_lease: Duration,
 }
 
 impl ExecutionHookProvider {
-    /// Hooks over `store`, claiming with `lease` unless a config says otherwise.
-    pub fn new(store: Store, lease: Duration) -> Self {
+    /// Hooks over `store`, claiming interventions with `lease` unless a config says
+    /// otherwise, holding each running session for `run_lease` between heartbeats.
+    pub fn new(store: Store, lease: Duration, run_lease: Duration) -> Self {
         Self {
             exec: ExecutionStore::new(store.clone()),
             store,
             lease,
+            run_lease,
         }
     }
 
-    /// Hooks with the contract's default lease (30 s).
-    pub fn with_default_lease(store: Store) -> Self {
-        Self::new(store, Duration::from_millis(DEFAULT_LEASE_MS))
+    /// Hooks with the contract's default claim lease (30 s), holding running sessions
+    /// for `run_lease`.
+    pub fn with_default_lease(store: Store, run_lease: Duration) -> Self {
+        Self::new(store, Duration::from_millis(DEFAULT_LEASE_MS), run_lease)
     }
 }
 
@@ -168,8 +172,10 @@ impl HookProvider for ExecutionHookProvider {
             store: self.store.clone(),
             open: binding_for(ctx, parameters, ctx.references.as_ref()),
             lease: config_lease(parameters, self.lease),
+            run_lease: self.run_lease,
             protected: config_protected(parameters),
             resumed_from: ctx.resumed_from_interaction_id.clone(),
+            resume_session_id: ctx.execution_session_id.clone(),
             turn_id: ctx.turn_id.clone(),
             state: Mutex::new(HookState {
                 failing_applies: config_failing_applies(parameters),
@@ -183,12 +189,19 @@ impl HookProvider for ExecutionHookProvider {
 struct HookState {
     session_id: Option<String>,
     room_id: Option<String>,
+    /// This attempt's hold on the session.
+    run_token: Option<String>,
     pre_action_steps: HashSet<usize>,
     /// `(operation id, checkpoint, step)` of the stop that halted the run.
     halted_by: Option<(String, Checkpoint, usize)>,
     protected_violation: bool,
     /// Apply attempts still to fail (the adapter-failure switch).
     failing_applies: u64,
+    /// Checkpoints reached, written with the turn.
+    progress: Vec<Checkpoint>,
+    /// `(operation id, dispatch token, evidence)` of what this attempt applied, written
+    /// (resolved) with the turn: applied means in effect.
+    applied: Vec<(String, String, Value)>,
 }
 
 /// One turn's hook: the turn's side of its execution session.
@@ -198,8 +211,10 @@ pub struct ExecutionHook {
     store: Store,
     open: OpenSession,
     lease: Duration,
+    run_lease: Duration,
     protected: bool,
     resumed_from: Option<String>,
+    resume_session_id: Option<String>,
     turn_id: String,
     state: Mutex<HookState>,
 }
@@ -215,39 +230,47 @@ impl ExecutionHook {
         self.state().session_id.clone()
     }
 
+    fn held(&self) -> Option<(String, String)> {
+        let state = self.state();
+        Some((state.session_id.clone()?, state.run_token.clone()?))
+    }
+
     async fn start(&self) -> Result<(), ApiError> {
+        let hold = RunHold::new(self.run_lease, self.resumed_from.clone());
         if let Some(interaction_id) = &self.resumed_from {
-            if let Some(session) = self.session_of_parked_turn(interaction_id).await? {
-                if !session.status.is_terminal() {
-                    let session = self
-                        .exec
-                        .set_running_state(
-                            &session.session_id,
-                            ExecutionSessionStatus::Active,
-                            Some(&self.turn_id),
-                        )
-                        .await
-                        .map_err(to_api)?;
-                    let mut state = self.state();
-                    state.session_id = Some(session.session_id);
-                    state.room_id = Some(session.room_id);
-                    return Ok(());
-                }
+            let session_id = match &self.resume_session_id {
+                Some(id) => Some(id.clone()),
+                None => self
+                    .session_of_parked_turn(interaction_id)
+                    .await?
+                    .map(|s| s.session_id),
+            };
+            if let Some(session_id) = session_id {
+                // A resume continues its run in the run's session, or not at all.
+                let session = self.exec.attach(&session_id, &hold).await.map_err(to_api)?;
+                self.remember(session.session_id, session.room_id, hold);
+                return Ok(());
             }
         }
         let open = self.exact_revision().await?;
-        let session = self.exec.open(&open).await.map_err(to_api)?;
-        let mut state = self.state();
-        state.session_id = Some(session.session_id);
-        state.room_id = Some(session.room_id);
+        let session = self.exec.open(&open, &hold).await.map_err(to_api)?;
+        self.remember(session.session_id, session.room_id, hold);
         Ok(())
     }
 
-    /// The binding with an exact agent revision: a `workflow_revision` id counts only
-    /// when the registry has that revision AND the turn runs exactly its config (same
-    /// digest); otherwise the run is bound to its draft digest.
+    fn remember(&self, session_id: String, room_id: String, hold: RunHold) {
+        let mut state = self.state();
+        state.session_id = Some(session_id);
+        state.room_id = Some(room_id);
+        state.run_token = hold.token;
+    }
+
+    /// The binding with an exact agent revision (B1): a run that names a saved
+    /// `workflow_revision` must run exactly that revision's config, of its own
+    /// participant; otherwise the session is refused, never silently bound as a draft.
+    /// A run that names none is bound to its draft digest.
     async fn exact_revision(&self) -> Result<OpenSession, ApiError> {
-        let mut open = self.open.clone();
+        let open = self.open.clone();
         if open.agent_revision_id.starts_with(DRAFT_PREFIX) {
             return Ok(open);
         }
@@ -256,11 +279,35 @@ impl ExecutionHook {
             .get_revision(&open.tenant_id, &open.agent_revision_id)
             .await
             .map_err(ApiError::from)?;
-        let exact = stored
-            .as_ref()
-            .is_some_and(|r| config_digest(&r.parameters) == open.agent_revision_digest);
-        if !exact {
-            open.agent_revision_id = draft_revision_id(&open.agent_revision_digest);
+        let Some(revision) = stored else {
+            return Err(ApiError::new(
+                GatehouseCode::NotFound,
+                format!(
+                    "{} (agentRevisionId {:?})",
+                    messages::AGENT_REVISION_NOT_FOUND,
+                    open.agent_revision_id
+                ),
+            ));
+        };
+        if config_digest(&revision.parameters) != open.agent_revision_digest {
+            return Err(ApiError::new(
+                GatehouseCode::BindingConflict,
+                format!(
+                    "The run's config is not agent revision {:?}: its digest differs (a run from an edited config names no workflow_revision)",
+                    open.agent_revision_id
+                ),
+            ));
+        }
+        let workflow = self
+            .store
+            .find_workflow(&open.tenant_id, Some(&revision.workflow_id), None)
+            .await
+            .map_err(ApiError::from)?;
+        if workflow.is_some_and(|w| w.slug != open.participant_id) {
+            return Err(ApiError::new(
+                GatehouseCode::BindingConflict,
+                messages::AGENT_REVISION_OTHER_PARTICIPANT,
+            ));
         }
         Ok(open)
     }
@@ -280,26 +327,33 @@ impl ExecutionHook {
         self.exec.find_by_turn(&parked_turn).await.map_err(to_api)
     }
 
-    /// Reach `checkpoint` at `step`: record it, then claim, apply and resolve every
-    /// intervention waiting for it. A `stop` halts here; other instructions are
-    /// injected into the next step. A resolve that fails leaves the claim's lease to
-    /// expire (durable retry) and the instruction is NOT applied.
+    /// Reach `checkpoint` at `step`: claim and apply every intervention waiting for it.
+    /// A `stop` halts here; other instructions are injected into the next step. What is
+    /// applied is resolved with the turn's commit ([`TurnSessionWrite`]), so it is
+    /// durable together with the step it changed; a claim whose application failed
+    /// leaves its lease to expire (durable retry).
     async fn reach(&self, checkpoint: Checkpoint, step: usize) -> CheckpointDecision {
-        let Some(session_id) = self.session_id() else {
+        let Some((session_id, run_token)) = self.held() else {
             return CheckpointDecision::Continue;
         };
-        if let Err(err) = self
-            .exec
-            .checkpoint_reached(&session_id, checkpoint.clone())
-            .await
-        {
-            tracing::warn!(%session_id, error = %err, "recording checkpoint progress failed");
-        }
+        self.state().progress.push(checkpoint.clone());
         let mut injected: Vec<String> = Vec::new();
         loop {
+            let skip: Vec<String> = self
+                .state()
+                .applied
+                .iter()
+                .map(|(op, _, _)| op.clone())
+                .collect();
             let claim = match self
                 .exec
-                .claim(&session_id, checkpoint.clone(), self.lease)
+                .claim_for_run(
+                    &session_id,
+                    &run_token,
+                    checkpoint.clone(),
+                    self.lease,
+                    &skip,
+                )
                 .await
             {
                 Ok(Some(claim)) => claim,
@@ -335,30 +389,20 @@ impl ExecutionHook {
                 "turnId": self.turn_id,
                 "instruction": claim.instruction,
             });
-            let resolved = self
-                .exec
-                .resolve(
-                    &session_id,
-                    &claim.operation_id,
-                    &claim.dispatch_token,
-                    &Resolution::Applied { details },
-                )
-                .await;
-            if let Err(err) = resolved {
-                tracing::warn!(
-                    %session_id, operation_id = %claim.operation_id, error = %err,
-                    "resolving an intervention failed; its lease will expire and it is retried"
-                );
-                continue;
-            }
-            tracing::info!(%session_id, operation_id = %claim.operation_id, checkpoint = checkpoint.as_str(), step, stop, "intervention applied");
+            tracing::info!(%session_id, operation_id = %claim.operation_id, checkpoint = checkpoint.as_str(), step, stop, "intervention applied (recorded with the turn)");
+            let mut state = self.state();
+            state.applied.push((
+                claim.operation_id.clone(),
+                claim.dispatch_token.clone(),
+                details,
+            ));
             if stop {
-                self.state().halted_by =
-                    Some((claim.operation_id.clone(), checkpoint.clone(), step));
+                state.halted_by = Some((claim.operation_id.clone(), checkpoint.clone(), step));
                 return CheckpointDecision::Halt {
                     reason: format!("stopped by intervention {}", claim.operation_id),
                 };
             }
+            drop(state);
             injected.push(claim.instruction);
         }
         if injected.is_empty() {
@@ -370,67 +414,44 @@ impl ExecutionHook {
         }
     }
 
-    async fn end(&self, end: &TurnEnd) {
-        let Some(session_id) = self.session_id() else {
-            return;
-        };
-        let (halted_by, violation) = {
-            let state = self.state();
-            (state.halted_by.clone(), state.protected_violation)
-        };
-        let result = match end {
-            TurnEnd::Parked => self
-                .exec
-                .set_running_state(&session_id, ExecutionSessionStatus::Paused, None)
-                .await
-                .map(|_| ()),
-            TurnEnd::Completed => self
-                .exec
-                .reconcile(&session_id, ExecutionSessionStatus::Completed, None, None)
-                .await
-                .map(|_| ()),
+    /// How the session ends (or pauses) after `end`.
+    fn session_end(&self, end: &TurnEnd) -> SessionEnd {
+        let state = self.state();
+        match end {
+            TurnEnd::Parked => SessionEnd::Pause {
+                parked_turn_id: self.turn_id.clone(),
+            },
+            TurnEnd::Completed => SessionEnd::Reconcile {
+                status: ExecutionSessionStatus::Completed,
+                reason: None,
+                details: None,
+            },
             TurnEnd::Failed { reason } => {
-                if let Some((operation_id, checkpoint, step)) = halted_by {
-                    let why = format!(
-                        "stopped by intervention {operation_id} at {} (step {step})",
-                        checkpoint.as_str()
-                    );
-                    let details = serde_json::json!({ "stoppedBy": operation_id, "step": step });
-                    self.exec
-                        .reconcile(
-                            &session_id,
-                            ExecutionSessionStatus::Canceled,
-                            Some(&why),
-                            Some(details),
-                        )
-                        .await
-                        .map(|_| ())
-                } else if violation {
-                    let details = serde_json::json!({ "code": "ADAPTER_ERROR" });
-                    self.exec
-                        .reconcile(
-                            &session_id,
-                            ExecutionSessionStatus::Failed,
-                            Some(messages::PROTECTED_WITHOUT_PRE_ACTION),
-                            Some(details),
-                        )
-                        .await
-                        .map(|_| ())
+                if let Some((operation_id, checkpoint, step)) = &state.halted_by {
+                    SessionEnd::Reconcile {
+                        status: ExecutionSessionStatus::Canceled,
+                        reason: Some(format!(
+                            "stopped by intervention {operation_id} at {} (step {step})",
+                            checkpoint.as_str()
+                        )),
+                        details: Some(
+                            serde_json::json!({ "stoppedBy": operation_id, "step": step }),
+                        ),
+                    }
+                } else if state.protected_violation {
+                    SessionEnd::Reconcile {
+                        status: ExecutionSessionStatus::Failed,
+                        reason: Some(messages::PROTECTED_WITHOUT_PRE_ACTION.to_string()),
+                        details: Some(serde_json::json!({ "code": "ADAPTER_ERROR" })),
+                    }
                 } else {
-                    self.exec
-                        .reconcile(
-                            &session_id,
-                            ExecutionSessionStatus::Failed,
-                            Some(reason),
-                            None,
-                        )
-                        .await
-                        .map(|_| ())
+                    SessionEnd::Reconcile {
+                        status: ExecutionSessionStatus::Failed,
+                        reason: Some(reason.clone()),
+                        details: None,
+                    }
                 }
             }
-        };
-        if let Err(err) = result {
-            tracing::warn!(%session_id, error = %err, "recording the end of the run failed");
         }
     }
 }
@@ -490,10 +511,6 @@ impl CheckpointHook for ExecutionHook {
         Box::pin(async move { decision })
     }
 
-    fn turn_ended<'a>(&'a self, end: &'a TurnEnd) -> BoxFuture<'a, ()> {
-        Box::pin(self.end(end))
-    }
-
     fn execution(&self) -> BoxFuture<'_, Option<ExecutionRef>> {
         Box::pin(async move {
             let session_id = self.session_id()?;
@@ -508,6 +525,54 @@ impl CheckpointHook for ExecutionHook {
                     tracing::warn!(%session_id, error = %err, "reading the execution session failed");
                     None
                 }
+            }
+        })
+    }
+
+    fn execution_session_id(&self) -> Option<String> {
+        self.session_id()
+    }
+
+    fn run_fence(&self) -> Option<(String, String)> {
+        self.held()
+    }
+
+    fn renew_run(&self, lease: Duration) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let Some((session_id, run_token)) = self.held() else {
+                return true;
+            };
+            match self.exec.renew_run(&session_id, &run_token, lease).await {
+                Ok(renewed) => renewed,
+                Err(err) => {
+                    // Unknown: keep running; the fence decides at the next write.
+                    tracing::warn!(%session_id, error = %err, "renewing the run's hold failed");
+                    true
+                }
+            }
+        })
+    }
+
+    fn durable_end(&self, end: &TurnEnd) -> Option<Box<dyn JoinedWrite>> {
+        let (session_id, run_token) = self.held()?;
+        let session_end = self.session_end(end);
+        let state = self.state();
+        Some(Box::new(TurnSessionWrite {
+            session_id,
+            run_token,
+            progress: state.progress.clone(),
+            applied: state.applied.clone(),
+            end: session_end,
+        }))
+    }
+
+    fn abandon(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let Some((session_id, run_token)) = self.held() else {
+                return;
+            };
+            if let Err(err) = self.exec.abandon_run(&session_id, &run_token).await {
+                tracing::warn!(%session_id, error = %err, "releasing the run's hold failed; it expires with its lease");
             }
         })
     }

@@ -6,7 +6,7 @@
 //! | [`store`] | [`ExecutionStore`]: durable sessions (one CAS-written row each), opening and recovery rules, the dispatcher's claim/resolve |
 //! | [`hooks`] | [`ExecutionHookProvider`]: every service-tier turn opens its session, and the harness's checkpoints claim, apply and resolve interventions |
 //! | [`api`] | the B2 routes under `/api/rooms/...` and the SSE event stream, in AgentPlat's envelope; mounted by [`crate::api::router`] |
-//! | this module | [`reconcile_orphans_at_startup`], which [`crate::start`] runs |
+//! | [`reconcile`] | the reconciler every instance runs ([`crate::start`]): takes over sessions whose run attempt died or stalled, ends paused sessions nothing will resume |
 //!
 //! ## How a run is bound
 //!
@@ -35,44 +35,38 @@
 //!
 //! The session is `active` while a turn runs, `paused` while the turn is parked at an
 //! approval gate (its pending interventions wait for the resume), and reconciled when
-//! the run ends: `completed`, `failed`, or `canceled` when a `stop` halted it. On a
-//! SQLite store (one process), sessions still `active` at startup lost their run with
-//! the previous process: [`start`](crate::start) reconciles them `failed`
-//! ([`reconcile_orphans_at_startup`], [`ORPHAN_REASON`]).
+//! the run ends: `completed`, `failed`, or `canceled` when a `stop` halted it.
+//!
+//! ## Crash safety
+//!
+//! - **Applied means in effect.** A turn claims interventions at its checkpoints (each
+//!   claim durable, under a lease), applies them to the run in memory, and resolves
+//!   them `applied` in the SAME transaction that records the turn
+//!   ([`store::TurnSessionWrite`]): a crash before that commit leaves only claims, which
+//!   the retried attempt takes over ([`rules::release_run_claims`]) and applies again at
+//!   the same checkpoint. Nothing is reported applied that the run's record lacks.
+//! - **One holder.** A running session is held by its run attempt ([`store::RunHold`]:
+//!   a token and a lease the turn's heartbeat renews). Every write of the attempt (its
+//!   claims, its tool runs, its commit) is fenced by the token; an attempt that lost its
+//!   hold stops at its next step and writes nothing.
+//! - **Every end reconciles**, on every backend and with any number of instances: the
+//!   [`reconcile`] pass of every instance takes over expired holds (paused again for a
+//!   resume that will be retried, else `failed` with [`ORPHAN_REASON`]) and ends paused
+//!   sessions whose gate nothing will resume (cancelled by a newer turn, cancel-stale or
+//!   a transition: `canceled`; a resume that gave up: `failed`), rejecting every
+//!   unresolved intervention with the reason.
 
 pub mod api;
 pub mod hooks;
+pub mod reconcile;
 pub mod rules;
 pub mod store;
 
 pub use hooks::{ExecutionHook, ExecutionHookProvider, STOP_INSTRUCTION};
 pub use rules::{Claim, ExecError, Resolution};
-pub use store::{ExecutionStore, OpenSession};
+pub use store::{ExecutionStore, OpenSession, RunHold};
 
-/// The outcome reason of a session whose run died with a previous server process.
-pub const ORPHAN_REASON: &str = "the server stopped while the run was in flight";
-
-/// The execution service's startup step, run before the server listens. On SQLite
-/// (one process owns the file, and runs execute inside it) a session still `active`
-/// lost its run with the previous process: it is reconciled `failed` with
-/// [`ORPHAN_REASON`], so no intervention stays silently pending. On Postgres an
-/// `active` session may belong to another live process, so nothing is touched. A
-/// failure is logged, never fatal: the server still starts.
-pub async fn reconcile_orphans_at_startup(store: &crate::Store) {
-    if store.backend_name() != "sqlite" {
-        return;
-    }
-    match ExecutionStore::new(store.clone())
-        .reconcile_orphans(ORPHAN_REASON)
-        .await
-    {
-        Ok(0) => {}
-        Ok(n) => tracing::warn!(
-            sessions = n,
-            "reconciled execution sessions orphaned by a restart"
-        ),
-        Err(err) => {
-            tracing::warn!(error = %err, "reconciling orphaned execution sessions failed")
-        }
-    }
-}
+/// The outcome reason of a session whose run attempt died or stalled (its hold expired
+/// and no resume will retry it).
+pub const ORPHAN_REASON: &str =
+    "the run's server stopped or stalled while the run was in flight (its hold on the session expired)";

@@ -171,6 +171,9 @@ pub fn request_intervention(
         requested_at: format_time(now),
         resolved_at: None,
         resolution_reason: None,
+        session_revision: Some(session.revision),
+        authority_revision: session.authority_revision.clone(),
+        role_revision: session.role_revision.clone(),
         extra: JsonObject::new(),
     });
     push_event(
@@ -237,6 +240,74 @@ fn claimable(intervention: &Intervention, now: DateTime<Utc>) -> bool {
     }
 }
 
+/// Why `intervention` may not be applied under the session's authority now: it was
+/// requested under another authority or role revision (B1). `None` when it may.
+pub fn authority_moved(session: &ExecutionSession, intervention: &Intervention) -> Option<String> {
+    // A request stored by an older version recorded no binding: nothing to compare.
+    intervention.session_revision?;
+    let same = intervention.authority_revision == session.authority_revision
+        && intervention.role_revision == session.role_revision;
+    if same {
+        return None;
+    }
+    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_string());
+    Some(format!(
+        "requested under authority revision {} and role revision {}; the session is now under \
+         authority revision {} and role revision {}: a request made before an authority change \
+         is not applied under the new authority",
+        show(&intervention.authority_revision),
+        show(&intervention.role_revision),
+        show(&session.authority_revision),
+        show(&session.role_revision),
+    ))
+}
+
+/// Reject every claimable intervention for `checkpoint` whose authority moved on since it
+/// was requested ([`authority_moved`]), with that reason. True when one was.
+fn reject_superseded(
+    session: &mut ExecutionSession,
+    checkpoint: &Checkpoint,
+    now: DateTime<Utc>,
+) -> bool {
+    let mut superseded = Vec::new();
+    for intervention in &session.interventions {
+        if &intervention.checkpoint == checkpoint && claimable(intervention, now) {
+            if let Some(why) = authority_moved(session, intervention) {
+                superseded.push((intervention.operation_id.clone(), why));
+            }
+        }
+    }
+    for (operation_id, why) in &superseded {
+        reject_now(session, operation_id, why, now);
+    }
+    !superseded.is_empty()
+}
+
+/// Mark one unresolved intervention `rejected` with `why` (and its event).
+fn reject_now(session: &mut ExecutionSession, operation_id: &str, why: &str, now: DateTime<Utc>) {
+    let Some(intervention) = session
+        .interventions
+        .iter_mut()
+        .find(|i| i.operation_id == operation_id)
+    else {
+        return;
+    };
+    let checkpoint = intervention.checkpoint.clone();
+    intervention.status = InterventionStatus::Rejected;
+    intervention.dispatch_token = None;
+    intervention.dispatch_lease_expires_at = None;
+    intervention.resolved_at = Some(format_time(now));
+    intervention.resolution_reason = Some(why.to_string());
+    push_event(
+        session,
+        ExecutionEventType::InterventionRejected,
+        now,
+        Some(operation_id),
+        Some(checkpoint),
+        Some(serde_json::json!({ "reason": why })),
+    );
+}
+
 /// Claim the first claimable intervention for `checkpoint` under a lease of `lease_ms`:
 /// a fresh token, `attempts + 1`, an `intervention_claimed` event. `None` when there is
 /// nothing to claim (the session is untouched).
@@ -246,15 +317,78 @@ pub fn claim(
     lease_ms: u64,
     now: DateTime<Utc>,
 ) -> Result<Applied<Option<Claim>>, ExecError> {
+    claim_with_prefix(session, checkpoint, lease_ms, now, None, &[])
+}
+
+/// The dispatch-token prefix of the claims a run attempt makes at its own checkpoints:
+/// `run:<run token>:`. A retry of the run recognises its dead predecessors' claims by it
+/// ([`release_run_claims`]); claims of any other dispatcher carry plain tokens.
+pub fn run_claim_prefix(run_token: &str) -> String {
+    format!("run:{run_token}:")
+}
+
+/// True when any intervention is claimable for `checkpoint` now (a read-only look, so
+/// that a checkpoint with nothing to do writes nothing).
+pub fn has_claimable(
+    session: &ExecutionSession,
+    checkpoint: &Checkpoint,
+    now: DateTime<Utc>,
+    skip: &[String],
+) -> bool {
+    session.interventions.iter().any(|i| {
+        &i.checkpoint == checkpoint && claimable(i, now) && !skip.contains(&i.operation_id)
+    })
+}
+
+/// Make the claims of an earlier attempt of this run claimable at once (their leases
+/// end now): that attempt died or was taken over, and the retry re-runs the step from
+/// its last durable checkpoint, so it must meet those interventions again. Claims whose
+/// token is not a run claim, or is `current`'s own, are left alone. True when one
+/// changed.
+pub fn release_run_claims(
+    session: &mut ExecutionSession,
+    current_prefix: &str,
+    now: DateTime<Utc>,
+) -> bool {
+    let mut changed = false;
+    for intervention in &mut session.interventions {
+        let earlier_run_claim = intervention.status == InterventionStatus::Dispatching
+            && intervention
+                .dispatch_token
+                .as_deref()
+                .is_some_and(|t| t.starts_with("run:") && !t.starts_with(current_prefix));
+        if earlier_run_claim {
+            intervention.dispatch_lease_expires_at = Some(format_time(now));
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// [`claim`], with a dispatch token that starts with `prefix` when given, passing over
+/// the interventions in `skip` (a run attempt's own, applied but not yet resolved: they
+/// are resolved with its commit, and must not be claimed twice meanwhile).
+pub fn claim_with_prefix(
+    session: &mut ExecutionSession,
+    checkpoint: Checkpoint,
+    lease_ms: u64,
+    now: DateTime<Utc>,
+    prefix: Option<&str>,
+    skip: &[String],
+) -> Result<Applied<Option<Claim>>, ExecError> {
     let lease_ms = check_lease_ms(lease_ms)?;
-    let Some(index) = session
-        .interventions
-        .iter()
-        .position(|i| i.checkpoint == checkpoint && claimable(i, now))
-    else {
-        return Ok(Applied::NoWrite(None));
+    // A request made under another authority is rejected, never claimed (B1).
+    let rejected = reject_superseded(session, &checkpoint, now);
+    let Some(index) = session.interventions.iter().position(|i| {
+        i.checkpoint == checkpoint && claimable(i, now) && !skip.contains(&i.operation_id)
+    }) else {
+        return Ok(if rejected {
+            Applied::Write(None)
+        } else {
+            Applied::NoWrite(None)
+        });
     };
-    let token = uuid::Uuid::new_v4().to_string();
+    let token = format!("{}{}", prefix.unwrap_or(""), uuid::Uuid::new_v4());
     let expires = now + chrono::Duration::milliseconds(i64::try_from(lease_ms).unwrap_or(i64::MAX));
     let session_id = session.session_id.clone();
     let intervention = &mut session.interventions[index];
@@ -341,6 +475,13 @@ pub fn resolve(
     {
         return Err(ExecError::ownership_lost());
     }
+    if matches!(resolution, Resolution::Applied { .. }) {
+        // Claimed under one authority, resolved under another: not applied (B1).
+        if let Some(why) = authority_moved(session, &session.interventions[index]) {
+            return Err(ExecError::new(GatehouseCode::InvalidState, why));
+        }
+    }
+    let intervention = &mut session.interventions[index];
     let checkpoint = intervention.checkpoint.clone();
     intervention.status = resolution.status();
     intervention.dispatch_token = None;
@@ -370,6 +511,32 @@ pub fn resolve(
         Some(checkpoint),
         Some(details),
     );
+    Ok(Applied::Write(()))
+}
+
+/// `POST .../authority` (a Gatehouse route): compare-and-set the session's authority and
+/// role revisions. Interventions requested before the change are rejected when their
+/// checkpoint comes ([`authority_moved`]). A session that ended refuses.
+pub fn change_authority(
+    session: &mut ExecutionSession,
+    expected_revision: u64,
+    authority_revision: Option<String>,
+    role_revision: Option<String>,
+) -> Result<Applied<()>, ExecError> {
+    if session.status.is_terminal() {
+        return Err(ExecError::new(
+            GatehouseCode::SessionNotActive,
+            messages::SESSION_NOT_ACTIVE,
+        ));
+    }
+    if session.revision != expected_revision {
+        return Err(ExecError::revision_conflict());
+    }
+    if session.authority_revision == authority_revision && session.role_revision == role_revision {
+        return Ok(Applied::NoWrite(()));
+    }
+    session.authority_revision = authority_revision;
+    session.role_revision = role_revision;
     Ok(Applied::Write(()))
 }
 
@@ -423,21 +590,7 @@ pub fn reconcile(
         }
         let why = unreached_reason(intervention, &status);
         let operation_id = intervention.operation_id.clone();
-        let checkpoint = intervention.checkpoint.clone();
-        let intervention = &mut session.interventions[index];
-        intervention.status = InterventionStatus::Rejected;
-        intervention.dispatch_token = None;
-        intervention.dispatch_lease_expires_at = None;
-        intervention.resolved_at = Some(format_time(now));
-        intervention.resolution_reason = Some(why.clone());
-        push_event(
-            session,
-            ExecutionEventType::InterventionRejected,
-            now,
-            Some(&operation_id),
-            Some(checkpoint),
-            Some(serde_json::json!({ "reason": why })),
-        );
+        reject_now(session, &operation_id, &why, now);
         rejected.push(Value::String(operation_id));
     }
     session.status = status.clone();

@@ -2,6 +2,14 @@
 //! only by a compare-and-set on `revision` inside a transaction (SQLite takes the write
 //! lock up front; on Postgres a lost race finds the revision moved and is refused as
 //! "Execution session changed concurrently"). Nothing lives only in memory.
+//!
+//! A running session is held by one run attempt ([`RunHold`]: a token and a lease the
+//! attempt renews while it runs). What the attempt did (the interventions it applied,
+//! the checkpoints it reached, how the run ended or paused) is written by
+//! [`TurnSessionWrite`] in the same transaction as the turn itself, fenced by that
+//! token: applied means in effect. An expired hold is taken over by the reconciler of
+//! any instance ([`ExecutionStore::reconcile_expired_run`]), and a paused session whose
+//! gate nothing will resume is ended ([`ExecutionStore::reconcile_stranded`]).
 
 use std::time::Duration;
 
@@ -16,7 +24,8 @@ use serde_json::Value;
 
 use super::rules::{self, Applied, Claim, ExecError, Resolution};
 use crate::store::{
-    format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, RowExt, Store, StoreError,
+    format_time, from_json_text, in_tx, new_id, now_millis, to_json_text, with_pool, with_tx,
+    JoinedWrite, RowExt, Store, StoreError, Tx,
 };
 
 /// How many times an internal writer retries a lost compare-and-set race.
@@ -228,7 +237,13 @@ impl ExecutionStore {
     /// rules: the same binding returns the existing session; another binding for the
     /// run is 409 `BINDING_CONFLICT`; a predecessor must be a `failed` session of the
     /// same task (unknown or another task: 400; not failed: 409 `INVALID_STATE`).
-    pub async fn open(&self, open: &OpenSession) -> Result<ExecutionSession, ExecError> {
+    ///
+    /// A new session starts `active`, held by `hold` (the run attempt that opened it).
+    pub async fn open(
+        &self,
+        open: &OpenSession,
+        hold: &RunHold,
+    ) -> Result<ExecutionSession, ExecError> {
         let session_id = new_id();
         let fresh = open.new_session(session_id.clone());
         let doc = to_json_text(&fresh);
@@ -291,8 +306,9 @@ impl ExecutionStore {
             }
             sqlx::query(
                 "INSERT INTO execution_sessions (session_id, tenant_id, room_id, run_id, task_id, \
-                 current_turn_id, status, revision, protected, doc, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                 current_turn_id, status, revision, protected, doc, created_at, updated_at, \
+                 run_token, run_lease_expires_ms, resume_interaction_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             )
             .bind(&session_id)
             .bind(&open.tenant_id)
@@ -306,6 +322,9 @@ impl ExecutionStore {
             .bind(&doc)
             .bind(&now)
             .bind(&now)
+            .bind(&hold.token)
+            .bind(hold.lease_expires_ms)
+            .bind(&hold.resume_interaction_id)
             .execute(&mut *tx)
             .await?;
             Ok(Ok(fresh.clone()))
@@ -314,57 +333,18 @@ impl ExecutionStore {
     }
 
     /// Load `session_id`, apply `f`, and when it wrote, store the document with
-    /// `revision + 1` by compare-and-set (also moving `current_turn_id` to `turn_id`
-    /// when given). A lost race is 409 "Execution session changed concurrently".
+    /// `revision + 1` (and the row's run hold and current turn) by compare-and-set. A
+    /// lost race is 409 "Execution session changed concurrently".
     async fn mutate<T, F>(
         &self,
         session_id: &str,
-        turn_id: Option<&str>,
         mut f: F,
     ) -> Result<(T, ExecutionSession), ExecError>
     where
-        F: FnMut(&mut ExecutionSession) -> Result<Applied<T>, ExecError>,
+        F: FnMut(&mut SessionRow) -> Result<Applied<T>, ExecError>,
     {
         let outcome: Result<(T, ExecutionSession), ExecError> = in_tx!(self.store, tx => {
-            let row = sqlx::query(
-                "SELECT doc, revision FROM execution_sessions WHERE session_id = $1",
-            )
-            .bind(session_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-            let Some(row) = row else {
-                return Ok(Err(ExecError::not_found()));
-            };
-            let stored_revision = row.int("revision")?;
-            let mut session = decode(&row.text("doc")?)?;
-            session.revision = u64::try_from(stored_revision).unwrap_or(0);
-            let value = match f(&mut session) {
-                Err(err) => return Ok(Err(err)),
-                Ok(Applied::NoWrite(value)) if turn_id.is_none() => return Ok(Ok((value, session))),
-                Ok(Applied::NoWrite(value)) | Ok(Applied::Write(value)) => value,
-            };
-            session.revision += 1;
-            let now = format_time(Utc::now());
-            session.updated_at = Some(now.clone());
-            let updated = sqlx::query(
-                "UPDATE execution_sessions SET doc = $1, revision = $2, status = $3, \
-                 current_turn_id = COALESCE($4, current_turn_id), updated_at = $5 \
-                 WHERE session_id = $6 AND revision = $7",
-            )
-            .bind(to_json_text(&session))
-            .bind(i64::try_from(session.revision).unwrap_or(i64::MAX))
-            .bind(session.status.as_str())
-            .bind(turn_id)
-            .bind(&now)
-            .bind(session_id)
-            .bind(stored_revision)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if updated != 1 {
-                return Ok(Err(ExecError::changed_concurrently()));
-            }
-            Ok(Ok((value, session)))
+            cas_in(Tx::from(&mut *tx), session_id, &mut f).await
         })?;
         outcome
     }
@@ -374,16 +354,15 @@ impl ExecutionStore {
     async fn mutate_retrying<T, F>(
         &self,
         session_id: &str,
-        turn_id: Option<&str>,
         mut f: F,
     ) -> Result<(T, ExecutionSession), ExecError>
     where
-        F: FnMut(&mut ExecutionSession) -> Result<Applied<T>, ExecError>,
+        F: FnMut(&mut SessionRow) -> Result<Applied<T>, ExecError>,
     {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.mutate(session_id, turn_id, &mut f).await {
+            match self.mutate(session_id, &mut f).await {
                 Err(err) if err.is_lost_race() && attempt < INTERNAL_RETRIES => continue,
                 other => return other,
             }
@@ -405,15 +384,38 @@ impl ExecutionStore {
         self.get(tenant_id, room_id, session_id).await?;
         let now = Utc::now();
         let ((), session) = self
-            .mutate(session_id, None, |session| {
+            .mutate(session_id, |row| {
                 rules::request_intervention(
-                    session,
+                    &mut row.session,
                     body.expected_revision,
                     &body.operation_id,
                     &body.instruction,
                     body.checkpoint.clone(),
                     requester,
                     now,
+                )
+            })
+            .await?;
+        Ok(session)
+    }
+
+    /// `POST .../authority`: the session's authority and role revisions, by
+    /// compare-and-set on `expectedRevision` ([`rules::change_authority`]).
+    pub async fn change_authority(
+        &self,
+        tenant_id: &str,
+        room_id: &str,
+        session_id: &str,
+        body: &gatehouse_wire::execution::ChangeAuthorityBody,
+    ) -> Result<ExecutionSession, ExecError> {
+        self.get(tenant_id, room_id, session_id).await?;
+        let ((), session) = self
+            .mutate(session_id, |row| {
+                rules::change_authority(
+                    &mut row.session,
+                    body.expected_revision,
+                    body.authority_revision.clone(),
+                    body.role_revision.clone(),
                 )
             })
             .await?;
@@ -431,8 +433,8 @@ impl ExecutionStore {
     ) -> Result<Option<Claim>, ExecError> {
         let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
         let (claim, _) = self
-            .mutate_retrying(session_id, None, |session| {
-                rules::claim(session, checkpoint.clone(), lease_ms, Utc::now())
+            .mutate_retrying(session_id, |row| {
+                rules::claim(&mut row.session, checkpoint.clone(), lease_ms, Utc::now())
             })
             .await?;
         Ok(claim)
@@ -447,9 +449,9 @@ impl ExecutionStore {
         resolution: &Resolution,
     ) -> Result<ExecutionSession, ExecError> {
         let ((), session) = self
-            .mutate_retrying(session_id, None, |session| {
+            .mutate_retrying(session_id, |row| {
                 rules::resolve(
-                    session,
+                    &mut row.session,
                     operation_id,
                     dispatch_token,
                     resolution,
@@ -460,74 +462,276 @@ impl ExecutionStore {
         Ok(session)
     }
 
-    /// Count a checkpoint the run reached.
-    pub async fn checkpoint_reached(
+    /// Re-attach a run attempt (a resume, or its retry) to the session its parked turn
+    /// ran in: `active` again, held by `hold`; the claims earlier attempts of the run
+    /// made and never resolved are released, so this attempt meets those interventions
+    /// again at their checkpoints. A session that already ended is refused (409
+    /// `SESSION_NOT_ACTIVE`): a run is never resumed outside its session.
+    pub async fn attach(
         &self,
         session_id: &str,
-        checkpoint: Checkpoint,
+        hold: &RunHold,
     ) -> Result<ExecutionSession, ExecError> {
+        let prefix = hold.token.as_deref().map(rules::run_claim_prefix);
         let ((), session) = self
-            .mutate_retrying(session_id, None, |session| {
-                rules::record_progress(session, checkpoint.clone());
-                Ok(Applied::Write(()))
-            })
-            .await?;
-        Ok(session)
-    }
-
-    /// Move a non-terminal session to `active` or `paused` (a parked turn pauses it, its
-    /// resume re-activates it and becomes its current turn).
-    pub async fn set_running_state(
-        &self,
-        session_id: &str,
-        status: ExecutionSessionStatus,
-        turn_id: Option<&str>,
-    ) -> Result<ExecutionSession, ExecError> {
-        let ((), session) = self
-            .mutate_retrying(session_id, turn_id, |session| {
-                if session.status.is_terminal() {
+            .mutate_retrying(session_id, |row| {
+                if row.session.status.is_terminal() {
                     return Err(ExecError::new(
-                        GatehouseCode::InvalidState,
-                        format!("Execution session is already {}", session.status.as_str()),
+                        GatehouseCode::SessionNotActive,
+                        format!(
+                            "the run's execution session {} already ended ({}); it is not resumed",
+                            row.session.session_id,
+                            row.session.status.as_str()
+                        ),
                     ));
                 }
-                if session.status == status {
-                    return Ok(Applied::NoWrite(()));
+                row.session.status = ExecutionSessionStatus::Active;
+                if let Some(prefix) = &prefix {
+                    rules::release_run_claims(&mut row.session, prefix, Utc::now());
                 }
-                session.status = status.clone();
+                row.hold = hold.clone();
                 Ok(Applied::Write(()))
             })
             .await?;
         Ok(session)
     }
 
-    /// Reconcile every `active` session as `failed` with `reason`: for a server that
-    /// restarted on a database only it uses (SQLite), where an `active` session's run
-    /// died with the old process. Parked runs (`paused`) are left alone: they resume.
-    /// Returns how many sessions were reconciled.
-    pub async fn reconcile_orphans(&self, reason: &str) -> Result<usize, ExecError> {
-        let ids: Vec<String> = with_pool!(self.store, pool => {
-            let rows = sqlx::query("SELECT session_id FROM execution_sessions WHERE status = 'active'")
-                .fetch_all(pool)
+    /// A run attempt's claim at its own checkpoint: as [`claim`](Self::claim), with a
+    /// run-claim token, and only while `run_token` still holds the session (a taken-over
+    /// attempt claims nothing). Reads first: a checkpoint with nothing to claim writes
+    /// nothing.
+    pub async fn claim_for_run(
+        &self,
+        session_id: &str,
+        run_token: &str,
+        checkpoint: Checkpoint,
+        lease: Duration,
+        skip: &[String],
+    ) -> Result<Option<Claim>, ExecError> {
+        let Some(row) = self.read_row(session_id).await? else {
+            return Ok(None);
+        };
+        if row.hold.token.as_deref() != Some(run_token)
+            || !rules::has_claimable(&row.session, &checkpoint, Utc::now(), skip)
+        {
+            return Ok(None);
+        }
+        let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
+        let prefix = rules::run_claim_prefix(run_token);
+        let (claim, _) = self
+            .mutate_retrying(session_id, |row| {
+                if row.hold.token.as_deref() != Some(run_token) {
+                    return Ok(Applied::NoWrite(None));
+                }
+                rules::claim_with_prefix(
+                    &mut row.session,
+                    checkpoint.clone(),
+                    lease_ms,
+                    Utc::now(),
+                    Some(&prefix),
+                    skip,
+                )
+            })
+            .await?;
+        Ok(claim)
+    }
+
+    /// Extend the hold of `run_token` on an active session by `lease` (the run's
+    /// heartbeat). `false` when the session is no longer held by it.
+    pub async fn renew_run(
+        &self,
+        session_id: &str,
+        run_token: &str,
+        lease: Duration,
+    ) -> Result<bool, ExecError> {
+        let expires = lease_deadline(lease);
+        let renewed: bool = in_tx!(self.store, tx => {
+            let n = sqlx::query(
+                "UPDATE execution_sessions SET run_lease_expires_ms = $1 \
+                 WHERE session_id = $2 AND run_token = $3 AND status = 'active'",
+            )
+            .bind(expires)
+            .bind(session_id)
+            .bind(run_token)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            Ok(n == 1)
+        })?;
+        Ok(renewed)
+    }
+
+    /// End the hold of `run_token` at once (its turn was not written): the reconciler
+    /// takes the session over at its next pass instead of after the lease.
+    pub async fn abandon_run(&self, session_id: &str, run_token: &str) -> Result<(), ExecError> {
+        in_tx!(self.store, tx => {
+            sqlx::query(
+                "UPDATE execution_sessions SET run_lease_expires_ms = 0 \
+                 WHERE session_id = $1 AND run_token = $2",
+            )
+            .bind(session_id)
+            .bind(run_token)
+            .execute(&mut *tx)
+            .await?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    async fn read_row(&self, session_id: &str) -> Result<Option<SessionRow>, ExecError> {
+        let row = with_pool!(self.store, pool => {
+            let row = sqlx::query(&format!("SELECT {ROW_COLUMNS} FROM execution_sessions WHERE session_id = $1"))
+                .bind(session_id)
+                .fetch_optional(pool)
                 .await?;
+            row.as_ref().map(session_row).transpose()
+        })?;
+        Ok(row)
+    }
+
+    /// Sessions `active` whose run hold expired before `now_ms` (their attempt died or
+    /// stalled), at most `limit`.
+    pub async fn expired_runs(&self, now_ms: i64, limit: i64) -> Result<Vec<String>, ExecError> {
+        let ids: Vec<String> = with_pool!(self.store, pool => {
+            let rows = sqlx::query(
+                "SELECT session_id FROM execution_sessions WHERE status = 'active' \
+                 AND run_lease_expires_ms < $1 ORDER BY run_lease_expires_ms LIMIT $2",
+            )
+            .bind(now_ms)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
             rows.iter().map(|r| r.text("session_id")).collect::<Result<Vec<_>, sqlx::Error>>()
         })?;
-        let details = serde_json::json!({ "orphaned": true });
-        let mut count = 0;
-        for id in &ids {
-            let session = self
-                .reconcile(
-                    id,
-                    ExecutionSessionStatus::Failed,
-                    Some(reason),
-                    Some(details.clone()),
-                )
-                .await?;
-            if session.status == ExecutionSessionStatus::Failed {
-                count += 1;
+        Ok(ids)
+    }
+
+    /// Take over a session whose run hold expired: when a resume job will retry the
+    /// attempt (still queued), the session is `paused` for it; otherwise the run is
+    /// over, and the session is reconciled `failed` (every unresolved intervention
+    /// rejected with the reason). Re-checked under the row lock; `None` when the
+    /// session was no longer expired.
+    pub async fn reconcile_expired_run(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<ExecutionSessionStatus>, ExecError> {
+        let outcome: Result<Option<ExecutionSessionStatus>, ExecError> = in_tx!(self.store, tx => {
+            let mut tx = Tx::from(&mut *tx);
+            let Some(row) = lock_row(&mut tx, session_id).await? else {
+                return Ok(Ok(None));
+            };
+            if row.session.status != ExecutionSessionStatus::Active
+                || row.hold.lease_expires_ms >= now_millis()
+            {
+                return Ok(Ok(None));
             }
-        }
-        Ok(count)
+            let job = match &row.hold.resume_interaction_id {
+                Some(interaction_id) => job_of(&mut tx, interaction_id).await?,
+                None => None,
+            };
+            let mut row = row;
+            let status = match job {
+                Some((state, _)) if state == "queued" => {
+                    row.session.status = ExecutionSessionStatus::Paused;
+                    ExecutionSessionStatus::Paused
+                }
+                Some((state, last_error)) if state == "failed" => {
+                    let reason = format!(
+                        "the resume gave up: {}",
+                        last_error.as_deref().unwrap_or("its attempts failed")
+                    );
+                    rules::reconcile(
+                        &mut row.session,
+                        ExecutionSessionStatus::Failed,
+                        Some(&reason),
+                        Some(serde_json::json!({ "orphaned": true })),
+                        Utc::now(),
+                    );
+                    ExecutionSessionStatus::Failed
+                }
+                _ => {
+                    rules::reconcile(
+                        &mut row.session,
+                        ExecutionSessionStatus::Failed,
+                        Some(super::ORPHAN_REASON),
+                        Some(serde_json::json!({ "orphaned": true })),
+                        Utc::now(),
+                    );
+                    ExecutionSessionStatus::Failed
+                }
+            };
+            row.hold = RunHold::default();
+            write_row(&mut tx, &mut row).await?;
+            Ok(Ok(Some(status)))
+        })?;
+        outcome
+    }
+
+    /// Sessions `paused` at a gate nothing will resume any more (the gate was
+    /// cancelled, resolved elsewhere, or its resume gave up), at most `limit`.
+    pub async fn stranded_paused(&self, limit: i64) -> Result<Vec<String>, ExecError> {
+        let sql = format!(
+            "SELECT s.session_id FROM execution_sessions s WHERE s.status = 'paused' \
+             AND NOT EXISTS ({WAITING_GATE}) LIMIT $1"
+        );
+        let ids: Vec<String> = with_pool!(self.store, pool => {
+            let rows = sqlx::query(&sql).bind(limit).fetch_all(pool).await?;
+            rows.iter().map(|r| r.text("session_id")).collect::<Result<Vec<_>, sqlx::Error>>()
+        })?;
+        Ok(ids)
+    }
+
+    /// End a paused session whose gate nothing will resume: `canceled` when the gate was
+    /// cancelled (a newer turn, cancel-stale, a cancelling transition), else `failed`,
+    /// with the reason; every unresolved intervention is rejected with it. Re-checked
+    /// under the row lock; `None` when the session was no longer stranded.
+    pub async fn reconcile_stranded(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<ExecutionSessionStatus>, ExecError> {
+        let still = format!(
+            "SELECT s.session_id FROM execution_sessions s WHERE s.session_id = $1 \
+             AND s.status = 'paused' AND NOT EXISTS ({WAITING_GATE})"
+        );
+        let outcome: Result<Option<ExecutionSessionStatus>, ExecError> = in_tx!(self.store, tx => {
+            let mut tx = Tx::from(&mut *tx);
+            let Some(mut row) = lock_row(&mut tx, session_id).await? else {
+                return Ok(Ok(None));
+            };
+            let stranded = with_tx!(&mut tx, conn => {
+                sqlx::query(&still).bind(session_id).fetch_optional(&mut **conn).await?.is_some()
+            });
+            if !stranded {
+                return Ok(Ok(None));
+            }
+            let gate = gate_of(&mut tx, &row.session.tenant_id, row.current_turn_id.as_deref()).await?;
+            let (status, reason) = match gate {
+                Some((id, status, _)) if status == "cancelled" => (
+                    ExecutionSessionStatus::Canceled,
+                    format!("the gate {id} was cancelled before the run resumed (a newer turn, cancel-stale or a cancelling transition)"),
+                ),
+                Some((id, _, Some((job_state, last_error)))) if job_state == "failed" => (
+                    ExecutionSessionStatus::Failed,
+                    format!(
+                        "the resume of gate {id} gave up: {}",
+                        last_error.as_deref().unwrap_or("its attempts failed")
+                    ),
+                ),
+                Some((id, status, _)) => (
+                    ExecutionSessionStatus::Failed,
+                    format!("the gate {id} is {status} and nothing will resume the run"),
+                ),
+                None => (
+                    ExecutionSessionStatus::Failed,
+                    "the parked turn's gate is gone; nothing will resume the run".to_string(),
+                ),
+            };
+            rules::reconcile(&mut row.session, status.clone(), Some(&reason), None, Utc::now());
+            row.hold = RunHold::default();
+            write_row(&mut tx, &mut row).await?;
+            Ok(Ok(Some(status)))
+        })?;
+        outcome
     }
 
     /// Terminal reconciliation (see [`rules::reconcile`]).
@@ -539,9 +743,9 @@ impl ExecutionStore {
         details: Option<Value>,
     ) -> Result<ExecutionSession, ExecError> {
         let ((), session) = self
-            .mutate_retrying(session_id, None, |session| {
+            .mutate_retrying(session_id, |row| {
                 Ok(rules::reconcile(
-                    session,
+                    &mut row.session,
                     status.clone(),
                     reason,
                     details.clone(),
@@ -550,5 +754,292 @@ impl ExecutionStore {
             })
             .await?;
         Ok(session)
+    }
+}
+
+/// Who holds a running session: the run attempt's token, the lease it renews (epoch
+/// milliseconds), and the answered gate whose resume runs it (for a resume).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunHold {
+    /// The attempt's token (`None`: nobody holds the session).
+    pub token: Option<String>,
+    /// When the hold ends unless renewed.
+    pub lease_expires_ms: i64,
+    /// The gate whose resume job runs the attempt.
+    pub resume_interaction_id: Option<String>,
+}
+
+impl RunHold {
+    /// A fresh hold for `lease`, with a new token.
+    pub fn new(lease: Duration, resume_interaction_id: Option<String>) -> Self {
+        Self {
+            token: Some(uuid::Uuid::new_v4().to_string()),
+            lease_expires_ms: lease_deadline(lease),
+            resume_interaction_id,
+        }
+    }
+}
+
+fn lease_deadline(lease: Duration) -> i64 {
+    now_millis().saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A session row: the document and what the row keeps beside it.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionRow {
+    /// The document (its `revision` is the stored one).
+    pub(crate) session: ExecutionSession,
+    /// The stored revision the compare-and-set checks.
+    stored_revision: i64,
+    /// Who holds the session.
+    pub(crate) hold: RunHold,
+    /// The turn the session belongs to now: the running turn, or the parked one.
+    pub(crate) current_turn_id: Option<String>,
+}
+
+const ROW_COLUMNS: &str =
+    "doc, revision, run_token, run_lease_expires_ms, resume_interaction_id, current_turn_id";
+
+/// A paused session's gate that still waits: pending, or answered with its resume queued.
+const WAITING_GATE: &str = "SELECT 1 FROM interactions i WHERE i.project_id = s.tenant_id \
+     AND i.turn_id = s.current_turn_id AND (i.status = 'pending' OR (i.status = 'responded' \
+     AND EXISTS (SELECT 1 FROM resume_jobs j WHERE j.interaction_id = i.id AND j.state = 'queued')))";
+
+fn session_row(row: &impl RowExt) -> Result<SessionRow, StoreError> {
+    let stored_revision = row.int("revision")?;
+    let mut session = decode(&row.text("doc")?)?;
+    session.revision = u64::try_from(stored_revision).unwrap_or(0);
+    Ok(SessionRow {
+        session,
+        stored_revision,
+        hold: RunHold {
+            token: row.opt_text("run_token")?,
+            lease_expires_ms: row.int("run_lease_expires_ms")?,
+            resume_interaction_id: row.opt_text("resume_interaction_id")?,
+        },
+        current_turn_id: row.opt_text("current_turn_id")?,
+    })
+}
+
+/// Read a session row inside a transaction, locking it until the transaction ends.
+async fn lock_row(tx: &mut Tx<'_>, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
+    let sql = format!(
+        "SELECT {ROW_COLUMNS} FROM execution_sessions WHERE session_id = $1{}",
+        tx.lock_clause()
+    );
+    with_tx!(tx, conn => {
+        let row = sqlx::query(&sql).bind(session_id).fetch_optional(&mut **conn).await?;
+        row.as_ref().map(session_row).transpose()
+    })
+}
+
+/// Store `row` with `revision + 1` by compare-and-set on the revision it was read at.
+/// `Err(Fenced)` when another writer moved the revision (never under [`lock_row`]).
+async fn write_row(tx: &mut Tx<'_>, row: &mut SessionRow) -> Result<(), StoreError> {
+    row.session.revision = u64::try_from(row.stored_revision).unwrap_or(0) + 1;
+    let now = format_time(Utc::now());
+    row.session.updated_at = Some(now.clone());
+    let doc = to_json_text(&row.session);
+    let revision = i64::try_from(row.session.revision).unwrap_or(i64::MAX);
+    let updated = with_tx!(tx, conn => {
+        sqlx::query(
+            "UPDATE execution_sessions SET doc = $1, revision = $2, status = $3, \
+             current_turn_id = $4, run_token = $5, run_lease_expires_ms = $6, \
+             resume_interaction_id = $7, updated_at = $8 WHERE session_id = $9 AND revision = $10",
+        )
+        .bind(&doc)
+        .bind(revision)
+        .bind(row.session.status.as_str())
+        .bind(&row.current_turn_id)
+        .bind(&row.hold.token)
+        .bind(row.hold.lease_expires_ms)
+        .bind(&row.hold.resume_interaction_id)
+        .bind(&now)
+        .bind(&row.session.session_id)
+        .bind(row.stored_revision)
+        .execute(&mut **conn)
+        .await?
+        .rows_affected()
+    });
+    if updated != 1 {
+        return Err(StoreError::Fenced(
+            "the execution session changed concurrently".to_string(),
+        ));
+    }
+    row.stored_revision = revision;
+    Ok(())
+}
+
+/// The core of every session write: load, apply `f`, compare-and-set. Inside the
+/// caller's transaction.
+async fn cas_in<T, F>(
+    mut tx: Tx<'_>,
+    session_id: &str,
+    f: &mut F,
+) -> Result<Result<(T, ExecutionSession), ExecError>, StoreError>
+where
+    F: FnMut(&mut SessionRow) -> Result<Applied<T>, ExecError>,
+{
+    let Some(mut row) = lock_row(&mut tx, session_id).await? else {
+        return Ok(Err(ExecError::not_found()));
+    };
+    let value = match f(&mut row) {
+        Err(err) => return Ok(Err(err)),
+        Ok(Applied::NoWrite(value)) => return Ok(Ok((value, row.session))),
+        Ok(Applied::Write(value)) => value,
+    };
+    match write_row(&mut tx, &mut row).await {
+        Ok(()) => Ok(Ok((value, row.session))),
+        Err(StoreError::Fenced(_)) => Ok(Err(ExecError::changed_concurrently())),
+        Err(other) => Err(other),
+    }
+}
+
+/// `(state, last_error)` of a resume job.
+async fn job_of(
+    tx: &mut Tx<'_>,
+    interaction_id: &str,
+) -> Result<Option<(String, Option<String>)>, StoreError> {
+    with_tx!(tx, conn => {
+        let row = sqlx::query("SELECT state, last_error FROM resume_jobs WHERE interaction_id = $1")
+            .bind(interaction_id)
+            .fetch_optional(&mut **conn)
+            .await?;
+        match row {
+            Some(row) => Ok(Some((row.text("state")?, row.opt_text("last_error")?))),
+            None => Ok(None),
+        }
+    })
+}
+
+/// The gate a parked turn opened: `(id, status, its resume job)`.
+#[allow(clippy::type_complexity)]
+async fn gate_of(
+    tx: &mut Tx<'_>,
+    project_id: &str,
+    turn_id: Option<&str>,
+) -> Result<Option<(String, String, Option<(String, Option<String>)>)>, StoreError> {
+    let Some(turn_id) = turn_id else {
+        return Ok(None);
+    };
+    let gate = with_tx!(tx, conn => {
+        let row = sqlx::query(
+            "SELECT id, status FROM interactions WHERE project_id = $1 AND turn_id = $2 \
+             ORDER BY created_at DESC LIMIT 1",
+        )
+        .bind(project_id)
+        .bind(turn_id)
+        .fetch_optional(&mut **conn)
+        .await?;
+        match row {
+            Some(row) => Some((row.text("id")?, row.text("status")?)),
+            None => None,
+        }
+    });
+    let Some((id, status)) = gate else {
+        return Ok(None);
+    };
+    let job = job_of(tx, &id).await?;
+    Ok(Some((id, status, job)))
+}
+
+/// How a turn leaves its session, written with the turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEnd {
+    /// The turn parked at a gate: the session pauses, waiting on that turn.
+    Pause {
+        /// The parked turn (the gate's `turn_id`).
+        parked_turn_id: String,
+    },
+    /// The run ended: terminal reconciliation.
+    Reconcile {
+        /// `completed`, `failed` or `canceled`.
+        status: ExecutionSessionStatus,
+        /// Why, for an unsuccessful end.
+        reason: Option<String>,
+        /// Extra details for the `session_reconciled` event.
+        details: Option<Value>,
+    },
+}
+
+/// A turn's share of its commit ([`JoinedWrite`]): the checkpoints it reached, the
+/// interventions it applied (each resolved with its claim's token), and how the session
+/// ends or pauses. Fenced by the run token: if the session is no longer this attempt's,
+/// nothing of the turn is written.
+#[derive(Debug, Clone)]
+pub struct TurnSessionWrite {
+    /// The session.
+    pub session_id: String,
+    /// The attempt's run token.
+    pub run_token: String,
+    /// Checkpoints reached, in order.
+    pub progress: Vec<Checkpoint>,
+    /// `(operation id, dispatch token, evidence)` of each intervention applied.
+    pub applied: Vec<(String, String, Value)>,
+    /// How the session ends or pauses.
+    pub end: SessionEnd,
+}
+
+impl TurnSessionWrite {
+    async fn write_in(&self, tx: Tx<'_>) -> Result<(), StoreError> {
+        let mut tx = tx;
+        let Some(mut row) = lock_row(&mut tx, &self.session_id).await? else {
+            return Err(StoreError::Fenced(
+                "the execution session is gone".to_string(),
+            ));
+        };
+        if row.hold.token.as_deref() != Some(self.run_token.as_str())
+            || row.session.status.is_terminal()
+        {
+            return Err(StoreError::Fenced(format!(
+                "execution session {} is no longer held by this run attempt (it is {})",
+                self.session_id,
+                row.session.status.as_str()
+            )));
+        }
+        let now = Utc::now();
+        for checkpoint in &self.progress {
+            rules::record_progress(&mut row.session, checkpoint.clone());
+        }
+        for (operation_id, token, details) in &self.applied {
+            let resolution = Resolution::Applied {
+                details: details.clone(),
+            };
+            if let Err(err) =
+                rules::resolve(&mut row.session, operation_id, token, &resolution, now)
+            {
+                return Err(StoreError::Fenced(format!(
+                    "intervention {operation_id}: {}",
+                    err.message
+                )));
+            }
+        }
+        match &self.end {
+            SessionEnd::Pause { parked_turn_id } => {
+                row.session.status = ExecutionSessionStatus::Paused;
+                row.current_turn_id = Some(parked_turn_id.clone());
+            }
+            SessionEnd::Reconcile {
+                status,
+                reason,
+                details,
+            } => {
+                rules::reconcile(
+                    &mut row.session,
+                    status.clone(),
+                    reason.as_deref(),
+                    details.clone(),
+                    now,
+                );
+            }
+        }
+        row.hold = RunHold::default();
+        write_row(&mut tx, &mut row).await
+    }
+}
+
+impl JoinedWrite for TurnSessionWrite {
+    fn write<'a>(&'a self, tx: Tx<'a>) -> futures::future::BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.write_in(tx))
     }
 }

@@ -9,6 +9,7 @@ use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::store::JoinedWrite;
 
 /// What a checkpoint decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +25,24 @@ pub enum CheckpointDecision {
     Inject {
         /// The instruction text.
         text: String,
+    },
+}
+
+/// Whether a tool call may run now (asked after `pre_action`, right before it runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionPermit {
+    /// Run it.
+    Run,
+    /// An earlier attempt of this run already ran it (it is recorded): do not run it
+    /// again, report it as run.
+    AlreadyRan {
+        /// The attempt that ran it.
+        turn_id: String,
+    },
+    /// The run is no longer this worker's: do not run it; the run halts (fail closed).
+    Refused {
+        /// Why.
+        reason: String,
     },
 }
 
@@ -48,6 +67,9 @@ pub struct TurnContext {
     pub references: Option<References>,
     /// The failed execution session this run recovers (invoke `data.execution.predecessorSessionId`).
     pub predecessor_session_id: Option<String>,
+    /// For a resume: the execution session the parked turn ran in (its retry re-attaches
+    /// to it; `None` in a state written by an older version).
+    pub execution_session_id: Option<String>,
 }
 
 /// How a turn ended, as told to [`CheckpointHook::turn_ended`].
@@ -105,6 +127,43 @@ pub trait CheckpointHook: Send + Sync {
     /// Where the turn's execution session is (for the invoke answer), if it has one.
     fn execution(&self) -> BoxFuture<'_, Option<ExecutionRef>> {
         Box::pin(async { None })
+    }
+    /// The turn's execution session id, once [`turn_started`](Self::turn_started) opened
+    /// or re-attached it.
+    fn execution_session_id(&self) -> Option<String> {
+        None
+    }
+    /// Right before a tool call runs (after `pre_action`): whether it may.
+    fn begin_action<'a>(
+        &'a self,
+        step_index: usize,
+        tool: &'a str,
+        tool_call_id: &'a str,
+    ) -> BoxFuture<'a, ActionPermit> {
+        let _ = (step_index, tool, tool_call_id);
+        Box::pin(async { ActionPermit::Run })
+    }
+    /// `(execution session id, run token)`: what the tool-run ledger checks is still this
+    /// attempt's before a tool runs.
+    fn run_fence(&self) -> Option<(String, String)> {
+        None
+    }
+    /// Extend the lease this attempt holds on its execution session (the turn's
+    /// heartbeat). `false`: the session is no longer this attempt's.
+    fn renew_run(&self, lease: std::time::Duration) -> BoxFuture<'_, bool> {
+        let _ = lease;
+        Box::pin(async { true })
+    }
+    /// The hook's share of the turn's commit, written in the same transaction as the
+    /// turn: interventions applied, checkpoints reached, how the session ends or pauses.
+    fn durable_end(&self, end: &TurnEnd) -> Option<Box<dyn JoinedWrite>> {
+        let _ = end;
+        None
+    }
+    /// The turn was not written (the store failed, or another worker owns the resume):
+    /// give up this attempt's hold on its session, so that it is taken over at once.
+    fn abandon(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
     }
 }
 

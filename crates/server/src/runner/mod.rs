@@ -11,10 +11,10 @@ mod hooks;
 mod script;
 
 pub use hooks::{
-    CheckpointDecision, CheckpointHook, HookProvider, NoopHookProvider, NoopHooks, TurnContext,
-    TurnEnd,
+    ActionPermit, CheckpointDecision, CheckpointHook, HookProvider, NoopHookProvider, NoopHooks,
+    TurnContext, TurnEnd,
 };
-pub use script::{default_script, parse_script, Step};
+pub use script::{default_script, parse_script, Step, MAX_WAIT_MS};
 
 use gatehouse_wire::resume::parse_approval_envelope;
 use gatehouse_wire::run::{
@@ -296,12 +296,14 @@ impl Run<'_> {
 }
 
 /// Run `script` under `request`, from `start`, calling `hook` at every checkpoint.
-/// `turn_id` seeds the tool call ids. Never panics; a broken input fails the turn.
+/// `call_seed` seeds the tool call ids (a fresh turn's id; for a resume, the answered
+/// gate's id, so every attempt of one resume names its tool calls alike). Never panics;
+/// a broken input fails the turn.
 pub async fn run_harness(
     request: &RunRequest,
     script: &[Step],
     start: &StartAt,
-    turn_id: &str,
+    call_seed: &str,
     hook: &dyn CheckpointHook,
 ) -> HarnessOutcome {
     let mut run = Run {
@@ -374,8 +376,11 @@ pub async fn run_harness(
                     reason: message.clone(),
                 });
             }
+            Step::Wait { ms } => {
+                tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+            }
             Step::Tool { tool, args } => {
-                let call_id = tool_call_id(turn_id, index);
+                let call_id = tool_call_id(call_seed, index);
                 match permission_for(request, tool) {
                     RulePermission::Allow => {
                         if let Some(halt) =
@@ -432,7 +437,22 @@ async fn execute_tool(
         }
     }
     let args_text = serde_json::to_string(args).unwrap_or_default();
-    let line = run.say(index, &format!("ran {tool} {args_text}: ok"));
+    let line = match run.hook.begin_action(index, tool, call_id).await {
+        ActionPermit::Run => run.say(index, &format!("ran {tool} {args_text}: ok")),
+        ActionPermit::AlreadyRan { turn_id } => run.say(
+            index,
+            &format!("ran {tool} {args_text}: ok (run once, by attempt {turn_id}; not run again)"),
+        ),
+        ActionPermit::Refused { reason } => {
+            let line = format!(
+                "[model={}] halted before running {tool}: {reason}",
+                run.label
+            );
+            run.outputs.push(line.clone());
+            run.messages.push(assistant_text(&line));
+            return Some(format!("halted before running {tool}: {reason}"));
+        }
+    };
     run.events.push(event(
         "tool_result",
         serde_json::json!({ "step": index, "tool": tool, "toolCallId": call_id }),

@@ -22,7 +22,16 @@ pub enum Step {
         /// Why.
         message: String,
     },
+    /// `{"wait_ms": N}`: the agent works for N milliseconds (slow inference or a long
+    /// tool, at most [`MAX_WAIT_MS`]), so tests can catch a run in flight.
+    Wait {
+        /// How long.
+        ms: u64,
+    },
 }
+
+/// The longest `wait_ms` step: ten minutes.
+pub const MAX_WAIT_MS: u64 = 600_000;
 
 /// The script used when a config has no `agent.script`: say, one `Bash` call, say.
 pub fn default_script(prompt: Option<&str>) -> Vec<Step> {
@@ -83,5 +92,12 @@ fn parse_step(item: &Value) -> Result<Step, String> {
             message: message.to_string(),
         });
     }
-    Err("expected one of `say`, `tool`, `fail`".to_string())
+    if let Some(ms) = obj.get("wait_ms") {
+        let ms = ms
+            .as_u64()
+            .filter(|ms| *ms <= MAX_WAIT_MS)
+            .ok_or_else(|| format!("`wait_ms` must be an integer from 0 to {MAX_WAIT_MS}"))?;
+        return Ok(Step::Wait { ms });
+    }
+    Err("expected one of `say`, `tool`, `fail`, `wait_ms`".to_string())
 }

@@ -10,7 +10,10 @@ use gatehouse_wire::JsonObject;
 
 use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
 use super::turns::{insert_turn, NewTurn};
-use super::{in_tx, now_millis, now_text, to_json_text, with_pool, RowExt, Store, StoreError};
+use super::{
+    in_tx, now_millis, now_text, to_json_text, with_pool, JoinedWrite, RowExt, Store, StoreError,
+    Tx,
+};
 
 /// A job this worker holds the lease of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +60,24 @@ pub enum CompleteOutcome {
 
 /// A job is abandoned after this many claims (its last error is kept).
 pub const MAX_ATTEMPTS: i64 = 5;
+
+/// The code of `resolution.error` on a row whose resume gave up after [`MAX_ATTEMPTS`].
+pub const RESUME_FAILED_CODE: &str = "RESUME_FAILED";
+
+/// What recording a failed attempt came to.
+#[derive(Debug, Clone)]
+pub enum FailOutcome {
+    /// Queued again: another claim retries after the lease.
+    Retrying,
+    /// The last attempt failed: the job is `failed`, the row resolved with
+    /// `resolution.error` (`RESUME_FAILED`), when it was still waiting.
+    GaveUp {
+        /// The row after its resolution.
+        resolved: Option<Box<InteractionRecord>>,
+    },
+    /// The lease had moved on: nothing recorded.
+    LeaseLost,
+}
 
 impl Store {
     /// Claim the oldest claimable job (queued, and unleased or with an expired lease)
@@ -126,13 +147,35 @@ impl Store {
         })
     }
 
+    /// Extend the lease of a job this worker holds (its heartbeat). `false`: the job is
+    /// no longer this worker's (another claimed it after the lease expired, or it ended).
+    pub async fn renew_job(&self, job: &ClaimedJob, lease_ms: i64) -> Result<bool, StoreError> {
+        let expires = now_millis().saturating_add(lease_ms);
+        let renewed = in_tx!(self, tx => {
+            let n = sqlx::query(
+                "UPDATE resume_jobs SET lease_expires_ms = $1                  WHERE interaction_id = $2 AND lease_owner = $3 AND state = 'queued'",
+            )
+            .bind(expires)
+            .bind(&job.interaction_id)
+            .bind(&job.owner)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            Ok(n == 1)
+        })?;
+        Ok(renewed)
+    }
+
     /// Finish a claimed job: in ONE transaction, check the lease is still ours, record
-    /// the resume turn (and its new gate), resolve the interaction, and mark the job done
-    /// with the resume turn's id.
+    /// the resume turn (and its new gate), resolve the interaction, mark the job done
+    /// with the resume turn's id, and write `joined` (the run's execution-session share).
+    /// When `joined` finds its own ownership lost, nothing is written
+    /// ([`CompleteOutcome::LeaseLost`]).
     pub async fn complete_job(
         &self,
         job: &ClaimedJob,
         completion: &JobCompletion,
+        joined: Option<&dyn JoinedWrite>,
     ) -> Result<CompleteOutcome, StoreError> {
         let now = now_text();
         let gate_args = completion.gate.as_ref().map(InsertArgs::new);
@@ -141,7 +184,7 @@ impl Store {
             "SELECT {} FROM interactions WHERE id = $1",
             super::interactions::SELECT_COLUMNS
         );
-        in_tx!(self, tx => {
+        let outcome = in_tx!(self, tx => {
             let done = sqlx::query(
                 "UPDATE resume_jobs SET state = 'done', resume_turn_id = $1, last_error = $2, \
                  updated_at = $3 WHERE interaction_id = $4 AND state = 'queued' AND lease_owner = $5",
@@ -200,21 +243,41 @@ impl Store {
                     .transpose()?
                     .map(Box::new);
             }
+            if let Some(joined) = joined {
+                joined.write(Tx::from(&mut *tx)).await?;
+            }
             Ok(CompleteOutcome::Completed { resolved, gate })
-        })
+        });
+        match outcome {
+            Err(StoreError::Fenced(why)) => {
+                tracing::warn!(interaction_id = %job.interaction_id, %why, "the resume's execution session moved on; nothing written");
+                Ok(CompleteOutcome::LeaseLost)
+            }
+            other => other,
+        }
     }
 
     /// Record a failed attempt. The lease is left to expire, so another claim retries
-    /// later; after [`MAX_ATTEMPTS`] the job is marked `failed` and kept for inspection.
-    pub async fn fail_job(&self, job: &ClaimedJob, error: &str) -> Result<(), StoreError> {
+    /// later; after [`MAX_ATTEMPTS`] the job is marked `failed` and kept for inspection,
+    /// and (in the same transaction) the row, if still `responded`, is resolved with
+    /// `resolution.error` `{code: RESUME_FAILED, message}`: an answer nothing will resume
+    /// says so instead of waiting forever. (The run's execution session is reconciled by
+    /// the execution reconciler, which sees that nothing will resume it.)
+    pub async fn fail_job(&self, job: &ClaimedJob, error: &str) -> Result<FailOutcome, StoreError> {
         let now = now_text();
-        let state = if job.attempts >= MAX_ATTEMPTS {
-            "failed"
-        } else {
-            "queued"
-        };
-        with_pool!(self, pool => {
-            sqlx::query(
+        let give_up = job.attempts >= MAX_ATTEMPTS;
+        let state = if give_up { "failed" } else { "queued" };
+        let select = format!(
+            "SELECT {} FROM interactions WHERE id = $1",
+            super::interactions::SELECT_COLUMNS
+        );
+        let update = format!(
+            "UPDATE interactions SET status = 'resolved', resolution = $1, updated_at = $2 \
+             WHERE id = $3 AND status = 'responded' RETURNING {}",
+            super::interactions::SELECT_COLUMNS
+        );
+        in_tx!(self, tx => {
+            let n = sqlx::query(
                 "UPDATE resume_jobs SET state = $1, last_error = $2, updated_at = $3 \
                  WHERE interaction_id = $4 AND lease_owner = $5 AND state = 'queued'",
             )
@@ -223,9 +286,46 @@ impl Store {
             .bind(&now)
             .bind(&job.interaction_id)
             .bind(&job.owner)
-            .execute(pool)
-            .await?;
-            Ok(())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if n != 1 {
+                return Ok(FailOutcome::LeaseLost);
+            }
+            if !give_up {
+                return Ok(FailOutcome::Retrying);
+            }
+            let row = sqlx::query(&select)
+                .bind(&job.interaction_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let Some(row) = row else {
+                return Ok(FailOutcome::GaveUp { resolved: None });
+            };
+            let current = super::interactions::interaction_from_row(&row)?;
+            let mut resolution = current.resolution.clone().unwrap_or_default();
+            resolution.insert(
+                "error".to_string(),
+                serde_json::json!({
+                    "code": RESUME_FAILED_CODE,
+                    "message": format!(
+                        "the resume gave up after {} attempts; the last failed: {error}",
+                        job.attempts
+                    ),
+                }),
+            );
+            let row = sqlx::query(&update)
+                .bind(to_json_text(&resolution))
+                .bind(&now)
+                .bind(&job.interaction_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let resolved = row
+                .as_ref()
+                .map(super::interactions::interaction_from_row)
+                .transpose()?
+                .map(Box::new);
+            Ok(FailOutcome::GaveUp { resolved })
         })
     }
 

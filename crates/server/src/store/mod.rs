@@ -11,6 +11,7 @@
 
 mod interactions;
 mod jobs;
+mod tool_runs;
 mod turns;
 mod workflows;
 
@@ -18,7 +19,10 @@ pub use interactions::{
     CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction, RespondOutcome,
     TransitionOutcome,
 };
-pub use jobs::{ClaimedJob, CompleteOutcome, JobCompletion, MAX_ATTEMPTS};
+pub use jobs::{
+    ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, MAX_ATTEMPTS, RESUME_FAILED_CODE,
+};
+pub use tool_runs::{ToolRun, ToolRunFence, ToolRunPermit, ToolRunRecord};
 pub use turns::{turn_status_text, NewTurn, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
 
@@ -53,6 +57,10 @@ pub enum StoreError {
         /// What was wrong.
         reason: String,
     },
+    /// A [`JoinedWrite`] found that the work it records is no longer its writer's (its
+    /// lease or token moved on): the whole transaction was rolled back.
+    #[error("ownership lost: {0}")]
+    Fenced(String),
 }
 
 impl StoreError {
@@ -148,6 +156,60 @@ pub(crate) async fn finish_tx<DB: sqlx::Database, T>(
     }
 }
 pub(crate) use with_pool;
+
+/// A connection inside an open transaction, of either backend: what a [`JoinedWrite`]
+/// writes through, so that its rows commit or roll back with the transaction that holds
+/// it (`Tx::from(&mut *tx)` inside an [`in_tx`] body).
+pub enum Tx<'a> {
+    /// A SQLite transaction's connection.
+    Sqlite(&'a mut sqlx::SqliteConnection),
+    /// A Postgres transaction's connection.
+    Postgres(&'a mut sqlx::PgConnection),
+}
+
+impl<'a> From<&'a mut sqlx::SqliteConnection> for Tx<'a> {
+    fn from(conn: &'a mut sqlx::SqliteConnection) -> Self {
+        Self::Sqlite(conn)
+    }
+}
+
+impl<'a> From<&'a mut sqlx::PgConnection> for Tx<'a> {
+    fn from(conn: &'a mut sqlx::PgConnection) -> Self {
+        Self::Postgres(conn)
+    }
+}
+
+impl Tx<'_> {
+    /// ` FOR UPDATE` on Postgres (lock the row read for the rest of the transaction);
+    /// nothing on SQLite, whose writers hold the whole database (`BEGIN IMMEDIATE`).
+    pub(crate) fn lock_clause(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "",
+            Self::Postgres(_) => " FOR UPDATE",
+        }
+    }
+}
+
+/// Run `$body` with `$conn` bound to the connection of a [`Tx`] (compiled once per
+/// backend, as [`with_pool`]).
+macro_rules! with_tx {
+    ($tx:expr, $conn:ident => $body:expr) => {
+        match $tx {
+            $crate::store::Tx::Sqlite($conn) => $body,
+            $crate::store::Tx::Postgres($conn) => $body,
+        }
+    };
+}
+pub(crate) use with_tx;
+
+/// Writes another part of the server contributes to a transaction it does not own: a
+/// turn's commit carries its execution session's share (the interventions it applied,
+/// the checkpoints it reached, how the run ended), so that either both are durable or
+/// neither is. [`StoreError::Fenced`] rolls the whole transaction back.
+pub trait JoinedWrite: Send + Sync {
+    /// Write inside the caller's transaction.
+    fn write<'a>(&'a self, tx: Tx<'a>) -> futures::future::BoxFuture<'a, Result<(), StoreError>>;
+}
 
 /// Typed column access shared by both backends' rows.
 pub(crate) trait RowExt {

@@ -5,7 +5,10 @@ use gatehouse_wire::invoke::TurnStatus;
 use gatehouse_wire::run::ChatMessage;
 
 use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
-use super::{from_json_text, in_tx, now_text, to_json_text, with_pool, RowExt, Store, StoreError};
+use super::{
+    from_json_text, in_tx, now_text, to_json_text, with_pool, JoinedWrite, RowExt, Store,
+    StoreError, Tx,
+};
 
 /// A stored turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,10 +156,14 @@ impl Store {
     /// Record a fresh turn (not a resume) and its gate, and in the same transaction cancel
     /// the session's pending gates of OTHER turns: a new turn makes them stale (A4
     /// `cancelled`: stale turn). Returns the gate and the cancelled rows.
+    ///
+    /// `joined` (the run's execution-session share) is written in the same transaction;
+    /// when it finds its ownership lost, nothing is written ([`StoreError::Fenced`]).
     pub async fn record_fresh_turn(
         &self,
         turn: &NewTurn,
         gate: Option<&NewInteraction>,
+        joined: Option<&dyn JoinedWrite>,
     ) -> Result<(Option<InteractionRecord>, Vec<InteractionRecord>), StoreError> {
         let now = now_text();
         let gate_args = gate.map(InsertArgs::new);
@@ -184,6 +191,9 @@ impl Store {
                 Some(args) => Some(insert_interaction!(tx, args)?.record),
                 None => None,
             };
+            if let Some(joined) = joined {
+                joined.write(Tx::from(&mut *tx)).await?;
+            }
             Ok((gate, cancelled))
         })
     }

@@ -1,0 +1,277 @@
+//! A running turn's hold on its work ([`TurnGuard`]): the heartbeat that renews the
+//! leases the turn runs under (its resume job's, its execution session's) every third of
+//! a lease, and the tool-run ledger that decides, right before each tool call, whether
+//! this attempt may run it. A turn that lost a lease stops at its next step, runs no
+//! tool, and its commit is refused; the instance that took the work over runs it.
+//!
+//! The guard wraps the turn's [`CheckpointHook`] (the execution service's, or none), so
+//! the harness sees one hook.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use gatehouse_wire::execution::ExecutionRef;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use crate::error::ApiError;
+use crate::runner::{ActionPermit, CheckpointDecision, CheckpointHook, TurnEnd};
+use crate::store::{ClaimedJob, JoinedWrite, Store, ToolRun, ToolRunFence, ToolRunPermit};
+
+/// Why a turn that lost its hold stopped.
+#[derive(Debug, Default)]
+struct Lost {
+    flag: AtomicBool,
+    reason: Mutex<Option<String>>,
+}
+
+impl Lost {
+    fn set(&self, reason: &str) {
+        if let Ok(mut slot) = self.reason.lock() {
+            slot.get_or_insert_with(|| reason.to_string());
+        }
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    fn reason(&self) -> Option<String> {
+        if !self.flag.load(Ordering::SeqCst) {
+            return None;
+        }
+        let reason = self.reason.lock().ok().and_then(|r| r.clone());
+        Some(reason.unwrap_or_else(|| "this worker lost its hold on the run".to_string()))
+    }
+}
+
+/// Which turn a guard serves.
+#[derive(Debug, Clone)]
+pub struct GuardedTurn {
+    /// The project.
+    pub project_id: String,
+    /// The agent session.
+    pub session_id: String,
+    /// The turn attempt.
+    pub turn_id: String,
+    /// The resume job the attempt runs under (a resume).
+    pub job: Option<ClaimedJob>,
+}
+
+/// A running turn's hold on its work; see the module docs. Dropping it stops the
+/// heartbeat.
+pub struct TurnGuard {
+    inner: Arc<dyn CheckpointHook>,
+    store: Store,
+    turn: GuardedTurn,
+    lost: Arc<Lost>,
+    heartbeat: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for TurnGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnGuard")
+            .field("turn", &self.turn)
+            .field("lost", &self.lost.reason())
+            .finish()
+    }
+}
+
+impl TurnGuard {
+    /// Guard `inner` (a hook whose turn already started) and start the heartbeat: every
+    /// `lease / 3`, renew the job's lease and the session's hold by `lease`.
+    pub fn start(
+        inner: Arc<dyn CheckpointHook>,
+        store: Store,
+        turn: GuardedTurn,
+        lease: Duration,
+    ) -> Arc<Self> {
+        let lost = Arc::new(Lost::default());
+        let heartbeat = tokio::spawn(heartbeat(
+            inner.clone(),
+            store.clone(),
+            turn.job.clone(),
+            lease,
+            lost.clone(),
+        ));
+        Arc::new(Self {
+            inner,
+            store,
+            turn,
+            lost,
+            heartbeat: Mutex::new(Some(heartbeat)),
+        })
+    }
+
+    /// Stop renewing (the turn's work is written or given up).
+    pub fn stop(&self) {
+        if let Ok(mut slot) = self.heartbeat.lock() {
+            if let Some(task) = slot.take() {
+                task.abort();
+            }
+        }
+    }
+
+    fn halt_if_lost(&self) -> Option<CheckpointDecision> {
+        self.lost
+            .reason()
+            .map(|reason| CheckpointDecision::Halt { reason })
+    }
+
+    async fn permit(&self, tool: &str, tool_call_id: &str) -> ActionPermit {
+        if let Some(reason) = self.lost.reason() {
+            return ActionPermit::Refused { reason };
+        }
+        let run = ToolRun {
+            project_id: self.turn.project_id.clone(),
+            session_id: self.turn.session_id.clone(),
+            tool_call_id: tool_call_id.to_string(),
+            tool: tool.to_string(),
+            turn_id: self.turn.turn_id.clone(),
+            interaction_id: self.turn.job.as_ref().map(|j| j.interaction_id.clone()),
+        };
+        let fence = ToolRunFence {
+            job: self
+                .turn
+                .job
+                .as_ref()
+                .map(|j| (j.interaction_id.clone(), j.owner.clone())),
+            execution: self.inner.run_fence(),
+        };
+        match self.store.begin_tool_run(&run, &fence).await {
+            Ok(ToolRunPermit::Run) => ActionPermit::Run,
+            Ok(ToolRunPermit::AlreadyRan { turn_id, at }) => {
+                tracing::info!(tool, tool_call_id, by = %turn_id, %at, "tool call already ran in an earlier attempt; not run again");
+                ActionPermit::AlreadyRan { turn_id }
+            }
+            Ok(ToolRunPermit::Refused { reason }) => {
+                self.lost.set(&reason);
+                tracing::warn!(tool, tool_call_id, %reason, "tool call refused: the run is no longer this worker's");
+                ActionPermit::Refused { reason }
+            }
+            Err(err) => {
+                // Fail closed: without its ledger row a tool does not run.
+                tracing::warn!(tool, tool_call_id, error = %err, "recording a tool run failed; not running it");
+                ActionPermit::Refused {
+                    reason: "the tool run could not be recorded (storage failed)".to_string(),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TurnGuard {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn heartbeat(
+    inner: Arc<dyn CheckpointHook>,
+    store: Store,
+    job: Option<ClaimedJob>,
+    lease: Duration,
+    lost: Arc<Lost>,
+) {
+    let every = (lease / 3).max(Duration::from_millis(10));
+    let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    loop {
+        tokio::time::sleep(every).await;
+        if let Some(job) = &job {
+            match store.renew_job(job, lease_ms).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    lost.set("another worker took this resume over (its lease expired)");
+                    return;
+                }
+                // Unknown: keep trying; the fences decide at the next write.
+                Err(err) => tracing::warn!(error = %err, "renewing a resume lease failed"),
+            }
+        }
+        if !inner.renew_run(lease).await {
+            lost.set("the run's execution session was taken over or ended");
+            return;
+        }
+    }
+}
+
+impl CheckpointHook for TurnGuard {
+    fn pre_step(&self, step_index: usize) -> BoxFuture<'_, CheckpointDecision> {
+        match self.halt_if_lost() {
+            Some(halt) => Box::pin(async move { halt }),
+            None => self.inner.pre_step(step_index),
+        }
+    }
+
+    fn post_output<'a>(
+        &'a self,
+        step_index: usize,
+        output: &'a str,
+    ) -> BoxFuture<'a, CheckpointDecision> {
+        match self.halt_if_lost() {
+            Some(halt) => Box::pin(async move { halt }),
+            None => self.inner.post_output(step_index, output),
+        }
+    }
+
+    fn pre_action<'a>(
+        &'a self,
+        step_index: usize,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, CheckpointDecision> {
+        match self.halt_if_lost() {
+            Some(halt) => Box::pin(async move { halt }),
+            None => self.inner.pre_action(step_index, tool, args),
+        }
+    }
+
+    fn turn_ended<'a>(&'a self, end: &'a TurnEnd) -> BoxFuture<'a, ()> {
+        self.inner.turn_ended(end)
+    }
+
+    fn turn_started(&self) -> BoxFuture<'_, Result<(), ApiError>> {
+        self.inner.turn_started()
+    }
+
+    fn action_completed<'a>(
+        &'a self,
+        step_index: usize,
+        tool: &'a str,
+    ) -> BoxFuture<'a, CheckpointDecision> {
+        self.inner.action_completed(step_index, tool)
+    }
+
+    fn execution(&self) -> BoxFuture<'_, Option<ExecutionRef>> {
+        self.inner.execution()
+    }
+
+    fn execution_session_id(&self) -> Option<String> {
+        self.inner.execution_session_id()
+    }
+
+    fn begin_action<'a>(
+        &'a self,
+        _step_index: usize,
+        tool: &'a str,
+        tool_call_id: &'a str,
+    ) -> BoxFuture<'a, ActionPermit> {
+        Box::pin(self.permit(tool, tool_call_id))
+    }
+
+    fn run_fence(&self) -> Option<(String, String)> {
+        self.inner.run_fence()
+    }
+
+    fn renew_run(&self, lease: Duration) -> BoxFuture<'_, bool> {
+        self.inner.renew_run(lease)
+    }
+
+    fn durable_end(&self, end: &TurnEnd) -> Option<Box<dyn JoinedWrite>> {
+        self.inner.durable_end(end)
+    }
+
+    fn abandon(&self) -> BoxFuture<'_, ()> {
+        self.stop();
+        self.inner.abandon()
+    }
+}
