@@ -47,6 +47,8 @@ pub enum Operation {
     RequestIntervention,
     /// `GET /rooms/{room}/execution-sessions/{session}/events`.
     ListExecutionEvents,
+    /// `POST /api/rooms/{room}/execution-sessions/{session}/authority` (Gatehouse).
+    ChangeExecutionAuthority,
     /// `GET /rooms/{room}/execution-sessions/{session}/events/stream` (SSE).
     WatchExecutionEvents,
     /// `POST /api/invoke` (the service tier).
@@ -80,6 +82,7 @@ impl Operation {
             Self::GetExecutionSession => "get_execution_session",
             Self::RequestIntervention => "request_intervention",
             Self::ListExecutionEvents => "list_execution_events",
+            Self::ChangeExecutionAuthority => "change_execution_authority",
             Self::WatchExecutionEvents => "watch_execution_events",
             Self::Invoke => "invoke",
             Self::ListTurns => "list_turns",
@@ -128,9 +131,10 @@ impl Operation {
             | Self::CancelStaleInteractions => Some(Capability::Interactions),
             Self::WatchInteractions => Some(Capability::InteractionWatch),
             Self::Run | Self::StreamRun => Some(Capability::Runs),
-            Self::GetExecutionSession | Self::RequestIntervention | Self::ListExecutionEvents => {
-                Some(Capability::Execution)
-            }
+            Self::GetExecutionSession
+            | Self::RequestIntervention
+            | Self::ListExecutionEvents
+            | Self::ChangeExecutionAuthority => Some(Capability::Execution),
             Self::WatchExecutionEvents => Some(Capability::ExecutionEventStream),
             Self::Invoke | Self::ListTurns | Self::CommitRevision => Some(Capability::Invoke),
         }

@@ -299,6 +299,41 @@ impl Execution {
         Ok(envelope.data)
     }
 
+    /// `POST .../authority` (a Gatehouse route, not AgentPlat's): the room's authority or
+    /// role revision moved on. Interventions requested before the change are rejected at
+    /// their checkpoint, with that reason, instead of applied under the new authority.
+    /// A stale `expected_revision` is [`Error::RevisionConflict`].
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let session = client.execution().get_session("room-1", "es-1").await?;
+    /// client
+    ///     .execution()
+    ///     .change_authority("room-1", "es-1", session.revision, Some("auth-8".into()), None)
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn change_authority(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        expected_revision: u64,
+        authority_revision: Option<String>,
+        role_revision: Option<String>,
+    ) -> Result<ExecutionSession> {
+        let body = gatehouse_wire::execution::ChangeAuthorityBody {
+            expected_revision,
+            authority_revision,
+            role_revision,
+        };
+        let mut segments = self.segments(room_id, session_id);
+        segments.push("authority");
+        let call = Call::new(Operation::ChangeExecutionAuthority, Method::POST, &segments)
+            .json_body(&body)?;
+        let envelope: DataEnvelope<ExecutionSession> = self.client.call_json(&call).await?;
+        Ok(envelope.data)
+    }
+
     /// `GET .../events?after=N`: the events with a sequence above `after` (all when `None`).
     ///
     /// ```no_run

@@ -164,22 +164,70 @@ async fn invoke_opens_a_session_that_binds_the_run() {
     let doc = get_session(&h, &room, &session).await;
     assert_eq!(doc["agentRevisionId"], committed["revision"]["id"]);
     assert_eq!(doc["participantId"], "bound-agent");
-    let saved_digest = doc["agentRevisionDigest"].clone();
+    assert!(doc["agentRevisionDigest"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("sha256:")));
 
-    // Naming that revision while running another config is not that revision.
-    let answer = h
-        .invoke(json!({
-            "session_id": "task-saved-dirty",
-            "references": {"workflow": {"slug": "bound-agent"}, "workflow_variant": {"slug": "bound-agent.default"},
-                           "workflow_revision": {"id": committed["revision"]["id"]}},
-            "data": {"inputs": {"messages": user("hi")}, "parameters": config("m-edited", "allow")}
-        }))
+    // Naming that revision while running another config is refused (B1): a run is
+    // bound to the exact revision it runs, never silently bound as a draft.
+    let (status, body) = h
+        .post(
+            "/api/invoke",
+            json!({
+                "session_id": "task-saved-dirty",
+                "references": {"workflow": {"slug": "bound-agent"}, "workflow_variant": {"slug": "bound-agent.default"},
+                               "workflow_revision": {"id": committed["revision"]["id"]}},
+                "data": {"inputs": {"messages": user("hi")}, "parameters": config("m-edited", "allow")}
+            }),
+        )
         .await;
-    let (room, session, _) = execution_of(&answer);
-    let doc = get_session(&h, &room, &session).await;
-    assert_ne!(doc["agentRevisionDigest"], saved_digest);
-    let digest = doc["agentRevisionDigest"].as_str().unwrap();
-    assert_eq!(doc["agentRevisionId"], format!("draft:{}", &digest[7..]));
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["code"], "BINDING_CONFLICT", "{body}");
+    // An unknown revision is refused too (AgentPlat's registry: "Agent revision not found").
+    let (status, body) = h
+        .post(
+            "/api/invoke",
+            json!({
+                "session_id": "task-unknown-revision",
+                "references": {"workflow_revision": {"id": "019fac94-0000-7000-8000-00000000dead"}},
+                "data": {"inputs": {"messages": user("hi")}, "parameters": config("m-edited", "allow")}
+            }),
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("Agent revision not found"),
+        "{body}"
+    );
+    // A revision whose config names another participant than the agent it belongs to is
+    // refused (AgentPlat: "Agent revision does not match the assigned Room participant").
+    let mut foreign = config("m-foreign", "allow");
+    foreign["agent"]["execution"] = json!({"participant_id": "someone-else"});
+    let (status, _) = h
+        .post(
+            "/api/workflows/revisions/commit",
+            json!({"workflow": {"slug": "foreign-agent"}, "variant": {"slug": "foreign-agent.default"}, "parameters": foreign}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, body) = h
+        .post(
+            "/api/invoke",
+            json!({
+                "session_id": "task-other-participant",
+                "references": {"workflow": {"slug": "foreign-agent"}, "workflow_variant": {"slug": "foreign-agent.default"}},
+                "data": {"inputs": {"messages": user("hi")}}
+            }),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(
+        body["detail"],
+        "Agent revision does not match the assigned Room participant"
+    );
 
     // Another tenant (project) cannot see it.
     let other = format!(
@@ -749,10 +797,11 @@ async fn reopening_keeps_the_binding() {
         protected: false,
         turn_id: None,
     };
-    let same = exec.open(&open).await.unwrap();
+    let hold = gatehouse_server::execution::RunHold::default();
+    let same = exec.open(&open, &hold).await.unwrap();
     assert_eq!(same.session_id, session);
     open.participant_id = "someone-else".into();
-    let err = exec.open(&open).await.unwrap_err();
+    let err = exec.open(&open, &hold).await.unwrap_err();
     assert_eq!(err.code, GatehouseCode::BindingConflict);
 }
 
@@ -1008,10 +1057,11 @@ async fn execution_errors_are_agentplat_shaped() {
     );
 }
 
-/// A session whose run died with the previous process is reconciled at startup; a
-/// parked (paused) one is left to resume.
+/// A session whose run attempt stopped holding it (its server died or stalled) is
+/// reconciled by the reconciler of any instance, on every backend: `failed` with the
+/// reason, its interventions rejected with it; a parked (paused) one is left to resume.
 #[tokio::test]
-async fn restart_reconciles_orphaned_active_sessions() {
+async fn an_expired_run_hold_is_reconciled_on_every_backend() {
     let h = Harness::start().await;
     let (_, room, parked, revision, _) = park(&h, "task-parked", config("m", "ask")).await;
     let (status, _) = request(
@@ -1026,22 +1076,27 @@ async fn restart_reconciles_orphaned_active_sessions() {
     .await;
     assert_eq!(status, 202);
     let exec = ExecutionStore::new(h.server.server.state().store.clone());
+    // A run attempt that opened its session and then stopped renewing its hold.
+    let hold = gatehouse_server::execution::RunHold::new(Duration::from_millis(300), None);
     let orphan = exec
-        .open(&gatehouse_server::execution::OpenSession {
-            tenant_id: h.server.project_id.clone(),
-            room_id: "room-orphan".into(),
-            run_id: "run-in-flight".into(),
-            task_id: "task-orphan".into(),
-            participant_id: "agent".into(),
-            agent_revision_id: "draft:00".into(),
-            agent_revision_digest: "sha256:00".into(),
-            predecessor_session_id: None,
-            runtime_profile: None,
-            authority_revision: None,
-            role_revision: None,
-            protected: false,
-            turn_id: None,
-        })
+        .open(
+            &gatehouse_server::execution::OpenSession {
+                tenant_id: h.server.project_id.clone(),
+                room_id: "room-orphan".into(),
+                run_id: "run-in-flight".into(),
+                task_id: "task-orphan".into(),
+                participant_id: "agent".into(),
+                agent_revision_id: "draft:00".into(),
+                agent_revision_digest: "sha256:00".into(),
+                predecessor_session_id: None,
+                runtime_profile: None,
+                authority_revision: None,
+                role_revision: None,
+                protected: false,
+                turn_id: None,
+            },
+            &hold,
+        )
         .await
         .unwrap();
     let (status, _) = request(
@@ -1055,19 +1110,26 @@ async fn restart_reconciles_orphaned_active_sessions() {
     )
     .await;
     assert_eq!(status, 202);
-    let h = h.restart().await;
-    let doc = get_session(&h, "room-orphan", &orphan.session_id).await;
-    if h.server.server.state().store.backend_name() == "postgres" {
-        // Many instances may share Postgres: an active session may be another's run.
-        assert_eq!(doc["status"], "active");
-        return;
-    }
+    let doc = wait_terminal(&h, "room-orphan", &orphan.session_id).await;
     assert_eq!(doc["status"], "failed");
     assert_eq!(
         doc["outcome"]["reason"],
         gatehouse_server::execution::ORPHAN_REASON
     );
     assert_eq!(intervention(&doc, "op-o")["status"], "rejected");
+    // Requests against it now get the not-active conflict.
+    let (status, body) = request(
+        &h,
+        "room-orphan",
+        &orphan.session_id,
+        doc["revision"].as_u64().unwrap(),
+        "op-late",
+        "stop",
+        "pre_step",
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["gatehouseCode"], "SESSION_NOT_ACTIVE");
     let doc = get_session(&h, &room, &parked).await;
     assert_eq!(doc["status"], "paused");
     assert_eq!(intervention(&doc, "op-wait")["status"], "pending");

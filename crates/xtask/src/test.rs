@@ -8,8 +8,8 @@
 //! 4. The JSON Schema used from TypeScript (`tests/typescript`: `npm ci`, then ajv
 //!    under node's test runner).
 //! 5. The server suite again on PostgreSQL 15, on a throwaway cluster this command
-//!    starts and stops itself (skipped with a notice when PostgreSQL is not installed,
-//!    a failure under CI=true).
+//!    starts and stops itself, and the crash tests' two-instance scenario on it
+//!    (skipped with a notice when PostgreSQL is not installed, a failure under CI=true).
 //! 6. The bindings: regenerated and compared with the committed ones, then the
 //!    packages a user installs (a Python wheel, a Kotlin jar, each with the native
 //!    library inside) built and tested from a fresh virtual environment and a fresh
@@ -197,7 +197,17 @@ fn server_suite_on_postgres(root: &Path) -> Result<(), String> {
             .current_dir(root)
             .env("GATEHOUSE_TEST_DATABASE_URL", cluster.url())
             .args(["test", "-p", "gatehouse-server"]),
-    );
+    )
+    .and_then(|()| {
+        // Two `gatehouse serve` processes on one PostgreSQL database, one stopped and
+        // one killed mid-resume (crates/cli/tests/crash.rs).
+        run_command(
+            cargo()
+                .current_dir(root)
+                .env("GATEHOUSE_TEST_DATABASE_URL", cluster.url())
+                .args(["test", "-p", "gatehouse-cli", "--test", "crash"]),
+        )
+    });
     cluster.stop();
     result
 }
