@@ -308,3 +308,31 @@ async fn run_refuses_a_content_block_kind_it_cannot_answer_with() {
     );
     h.server.shutdown().await;
 }
+
+/// Found by schemathesis: an invoke naming a saved agent revision it cannot be bound to
+/// answered a status the document did not list. An empty revision id names none (the
+/// run is bound to its draft), an unknown one is 404, both documented.
+#[tokio::test]
+async fn an_invoke_naming_an_unknown_revision_is_a_documented_404() {
+    let h = Harness::start().await;
+    let (status, body) = h
+        .post(
+            "/api/invoke",
+            serde_json::json!({"references": {"workflow_revision": {"id": ""}},
+                               "data": {"inputs": {"messages": []}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "an empty id names no revision: {body}");
+    let (status, body) = h
+        .post(
+            "/api/invoke",
+            serde_json::json!({"references": {"workflow_revision": {"id": "019fac94-0000-7000-8000-00000000dead"}},
+                               "data": {"inputs": {"messages": []}}}),
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
+    let document = gatehouse_wire::openapi::document();
+    assert!(document["paths"]["/api/invoke"]["post"]["responses"]["404"].is_object());
+    assert!(document["paths"]["/api/invoke"]["post"]["responses"]["409"].is_object());
+    h.server.shutdown().await;
+}

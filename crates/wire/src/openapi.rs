@@ -653,7 +653,16 @@ pub const OPERATIONS: &[Operation] = &[
             description: "how the turn ended",
             bodies: &[Body::Json("InvokeResponse")],
         }],
-        failures: &[],
+        failures: &[
+            Failure {
+                code: GatehouseCode::NotFound,
+                when: "the run names a saved agent revision (`references.workflow_revision.id`) the registry does not have (\"Agent revision not found\")",
+            },
+            Failure {
+                code: GatehouseCode::BindingConflict,
+                when: "the run names a saved agent revision but runs another config, or a revision of another participant (\"Agent revision does not match the assigned Room participant\")",
+            },
+        ],
     },
     Operation {
         id: "listTurns",

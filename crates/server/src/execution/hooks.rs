@@ -77,6 +77,7 @@ pub fn binding_for(
     let revision_id = references
         .and_then(|r| r.workflow_revision.as_ref())
         .and_then(|r| r.id.clone())
+        .filter(|id| !id.trim().is_empty())
         .unwrap_or_else(|| draft_revision_id(&digest));
     let participant = agent_str(parameters, &["execution", "participant_id"])
         .map(str::to_string)
