@@ -206,7 +206,28 @@ fn credential_keys(
 fn has_c2_trigger(input: &gatehouse_wire::pyjson::PyValue) -> bool {
     credential_keys(input, &|key, _, in_agent| {
         !in_agent || !(key == "headers" || key == "authorization")
-    })
+    }) || has_credential_shaped_field(input)
+}
+
+/// True when C2's rule for credential-shaped fields can strip something of `value`: a
+/// non-null key naming a credential or an `env` block anywhere, an inline `value`, a URL
+/// with a secret query parameter (an over-approximation: schemas are not set apart).
+fn has_credential_shaped_field(value: &gatehouse_wire::pyjson::PyValue) -> bool {
+    use gatehouse_wire::effective::{is_credential_shaped_key, strip_url_secrets};
+    use gatehouse_wire::pyjson::PyValue;
+    match value {
+        PyValue::Dict(map) => map.iter().any(|(key, inner)| {
+            let strippable = inner != &PyValue::Null
+                && (is_credential_shaped_key(key)
+                    || key == "value"
+                    || (key.eq_ignore_ascii_case("env")
+                        && matches!(inner, PyValue::Dict(_) | PyValue::List(_))));
+            strippable || has_credential_shaped_field(inner)
+        }),
+        PyValue::List(items) => items.iter().any(has_credential_shaped_field),
+        PyValue::Str(text) => strip_url_secrets(text).is_some(),
+        _ => false,
+    }
 }
 
 /// True when a credential key (any letter case) with a non-null value is left in a

@@ -157,19 +157,256 @@ pub fn stamp_effective_parameters(
         Value::Object(map) => map,
         _ => return Err(NotStamped::NotAnObject),
     };
-    let (parameters, stripped) = redact_effective_parameters(object, policy.redaction);
-    let measured_bytes = python_json_object_len(&parameters);
+    let view = stamp_borrowed(&object, policy)?;
+    let (measured_bytes, rule, changed) = (view.measured_bytes, view.rule, view.changed);
+    let (parameters, stripped) = if changed {
+        let mut object = object;
+        let mut stripped = Vec::new();
+        redact_in_place::<Value>(
+            &mut object,
+            rule,
+            Ctx::ROOT,
+            &mut String::new(),
+            &mut stripped,
+        );
+        stripped.sort();
+        stripped.dedup();
+        (object, stripped)
+    } else {
+        (object, Vec::new())
+    };
+    Ok(Stamped {
+        parameters,
+        measured_bytes,
+        stripped,
+    })
+}
+
+/// A stamp that borrows its input ([`stamp_borrowed`]): the caller's config as the
+/// redaction sees it, measured, never copied. It serializes as the redacted object
+/// (what goes on the wire), and turns into an owned one only when asked.
+#[derive(Debug, Clone, Copy)]
+pub struct StampedView<'a> {
+    params: &'a JsonObject,
+    rule: Rule,
+    changed: bool,
+    /// Python's `json.dumps` byte length of the redacted object (at most the cap).
+    pub measured_bytes: usize,
+}
+
+impl<'a> StampedView<'a> {
+    /// True when the redaction strips or rewrites something of the input (else the
+    /// stamp is the input itself).
+    pub fn is_redacted(&self) -> bool {
+        self.changed
+    }
+
+    /// The input this stamp views.
+    pub fn input(&self) -> &'a JsonObject {
+        self.params
+    }
+
+    /// The stamped object, owned: a copy of the input, redacted.
+    pub fn to_object(&self) -> JsonObject {
+        let mut object = self.params.clone();
+        if self.changed {
+            redact_in_place::<Value>(
+                &mut object,
+                self.rule,
+                Ctx::ROOT,
+                &mut String::new(),
+                &mut Vec::new(),
+            );
+        }
+        object
+    }
+
+    /// The sorted labels of what the redaction strips (for the log; no value), as
+    /// [`Stamped::stripped`].
+    pub fn stripped(&self) -> Vec<String> {
+        if !self.changed {
+            return Vec::new();
+        }
+        let mut object = self.params.clone();
+        let mut stripped = Vec::new();
+        redact_in_place::<Value>(
+            &mut object,
+            self.rule,
+            Ctx::ROOT,
+            &mut String::new(),
+            &mut stripped,
+        );
+        stripped.sort();
+        stripped.dedup();
+        stripped
+    }
+}
+
+impl serde::Serialize for StampedView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !self.changed {
+            return self.params.serialize(serializer);
+        }
+        RedactedObject {
+            map: self.params,
+            rule: self.rule,
+            ctx: Ctx::ROOT,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// An object written as the rule redacts it (for [`StampedView`]'s `Serialize`).
+struct RedactedObject<'a> {
+    map: &'a JsonObject,
+    rule: Rule,
+    ctx: Ctx,
+}
+
+struct RedactedValue<'a> {
+    value: &'a Value,
+    rule: Rule,
+    ctx: Ctx,
+}
+
+impl serde::Serialize for RedactedObject<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.map {
+            if self.rule.strips(self.ctx, key, value).is_some() {
+                continue;
+            }
+            let ctx = self.rule.child(self.ctx, key, value);
+            map.serialize_entry(
+                key,
+                &RedactedValue {
+                    value,
+                    rule: self.rule,
+                    ctx,
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
+impl serde::Serialize for RedactedValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match self.value {
+            Value::Object(map) => RedactedObject {
+                map,
+                rule: self.rule,
+                ctx: self.ctx,
+            }
+            .serialize(serializer),
+            Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    let ctx = self.rule.element(self.ctx, item);
+                    seq.serialize_element(&RedactedValue {
+                        value: item,
+                        rule: self.rule,
+                        ctx,
+                    })?;
+                }
+                seq.end()
+            }
+            Value::String(text) => match self.rule.rewrite(self.ctx, text) {
+                Some(rewritten) => serializer.serialize_str(&rewritten),
+                None => serializer.serialize_str(text),
+            },
+            other => other.serialize(serializer),
+        }
+    }
+}
+
+/// Stamp `params` without taking it (A2, C2): the same redaction, measure and cap as
+/// [`stamp_effective_parameters`], but the input is only read: nothing is copied, freed
+/// or changed. The [`StampedView`] serializes as the redacted object, so a `/run` body is
+/// written straight from the caller's config ([`crate::run::RunRequest::to_json_with_stamp`]).
+///
+/// ```
+/// use gatehouse_wire::effective::{stamp_borrowed, StampPolicy};
+/// let params = serde_json::json!({"agent": {"llm": {"model": "m", "api_key": "sk-live"}}});
+/// let view = stamp_borrowed(params.as_object().unwrap(), &StampPolicy::default()).unwrap();
+/// assert_eq!(serde_json::to_string(&view).unwrap(), r#"{"agent":{"llm":{"model":"m"}}}"#);
+/// assert_eq!(view.measured_bytes, 34); // {"agent": {"llm": {"model": "m"}}}
+/// assert_eq!(view.stripped(), vec!["agent.llm.api_key".to_string()]);
+/// ```
+pub fn stamp_borrowed<'a>(
+    params: &'a JsonObject,
+    policy: &StampPolicy,
+) -> Result<StampedView<'a>, NotStamped> {
+    if params.is_empty() {
+        return Err(NotStamped::Empty);
+    }
+    let rule = Rule::for_params::<Value>(params, policy.redaction);
+    let mut changed = false;
+    let measured_bytes = redacted_object_len(params, rule, Ctx::ROOT, &mut changed);
     if measured_bytes > policy.max_bytes {
         return Err(NotStamped::OverCap {
             measured_bytes,
             max_bytes: policy.max_bytes,
         });
     }
-    Ok(Stamped {
-        parameters,
+    Ok(StampedView {
+        params,
+        rule,
+        changed,
         measured_bytes,
-        stripped,
     })
+}
+
+/// True when nothing under a node at `ctx` can be stripped or rewritten: its length is
+/// the plain [`python_json_dumps_len`].
+fn inert(rule: Rule, ctx: Ctx) -> bool {
+    ctx.place == Place::Other && (ctx.in_schema || rule.redaction == Redaction::AgentaCompatible)
+}
+
+/// [`python_json_dumps_len`] of `map` as the rule redacts it; `changed` is set when the
+/// rule strips or rewrites anything.
+fn redacted_object_len(map: &JsonObject, rule: Rule, ctx: Ctx, changed: &mut bool) -> usize {
+    let mut total = 2;
+    let mut kept = 0;
+    for (key, value) in map {
+        if rule.strips(ctx, key, value).is_some() {
+            *changed = true;
+            continue;
+        }
+        let child = rule.child(ctx, key, value);
+        total += python_string_len(key) + 2 + redacted_len(value, rule, child, changed);
+        kept += 1;
+    }
+    if kept > 1 {
+        total += 2 * (kept - 1);
+    }
+    total
+}
+
+fn redacted_len(value: &Value, rule: Rule, ctx: Ctx, changed: &mut bool) -> usize {
+    if inert(rule, ctx) {
+        return python_json_dumps_len(value);
+    }
+    match value {
+        Value::Object(map) => redacted_object_len(map, rule, ctx, changed),
+        Value::Array(items) if !items.is_empty() => {
+            let inner: usize = items
+                .iter()
+                .map(|item| redacted_len(item, rule, rule.element(ctx, item), changed))
+                .sum();
+            2 + inner + 2 * (items.len() - 1)
+        }
+        Value::String(text) => match rule.rewrite(ctx, text) {
+            Some(rewritten) => {
+                *changed = true;
+                python_string_len(&rewritten)
+            }
+            None => python_string_len(text),
+        },
+        other => python_json_dumps_len(other),
+    }
 }
 
 /// A successful stamp of a JSON text under Python's reading of it
@@ -266,11 +503,17 @@ pub(crate) trait Tree: Sized {
     fn as_array_mut(&mut self) -> Option<&mut [Self]>;
     fn is_null(&self) -> bool;
     fn get<'a>(object: &'a Self::Object, key: &str) -> Option<&'a Self>;
-    fn get_mut<'a>(object: &'a mut Self::Object, key: &str) -> Option<&'a mut Self>;
     /// True when some entry passes `test`.
     fn any_entry(object: &Self::Object, test: impl FnMut(&str, &Self) -> bool) -> bool;
     /// Keep the entries `keep` says yes to, in order.
     fn retain(object: &mut Self::Object, keep: impl FnMut(&str, &Self) -> bool);
+    /// Visit every entry, mutably.
+    fn for_each_mut(object: &mut Self::Object, visit: impl FnMut(&str, &mut Self));
+    /// The text of a string (for a Python-model string: its `json.dumps` escaped form,
+    /// whose ASCII is itself).
+    fn as_text(&self) -> Option<&str>;
+    /// Replace a string's text (same form as [`Tree::as_text`]).
+    fn set_text(&mut self, text: String);
 }
 
 impl Tree for Value {
@@ -293,64 +536,22 @@ impl Tree for Value {
     fn get<'a>(object: &'a JsonObject, key: &str) -> Option<&'a Value> {
         object.get(key)
     }
-    fn get_mut<'a>(object: &'a mut JsonObject, key: &str) -> Option<&'a mut Value> {
-        object.get_mut(key)
-    }
     fn any_entry(object: &JsonObject, mut test: impl FnMut(&str, &Value) -> bool) -> bool {
         object.iter().any(|(key, value)| test(key, value))
     }
     fn retain(object: &mut JsonObject, mut keep: impl FnMut(&str, &Value) -> bool) {
         object.retain(|key, value| keep(key, value));
     }
-}
-
-/// Pop every credential key from `object` in place, in one pass (the order of the rest
-/// is preserved). A key whose value is `null` is popped but not reported (Agenta's rule).
-fn strip_credential_keys<T: Tree>(
-    object: &mut T::Object,
-    prefix: Option<&str>,
-    redaction: Redaction,
-    stripped: &mut Vec<String>,
-) {
-    T::retain(object, |key, value| {
-        if !is_credential_key(key, redaction) {
-            return true;
-        }
-        if !value.is_null() {
-            stripped.push(match prefix {
-                Some(prefix) => format!("{prefix}.{key}"),
-                None => key.to_string(),
-            });
-        }
-        false
-    });
-}
-
-/// Strip an entry in place (only an object entry is touched).
-fn redact_entry<T: Tree>(entry: &mut T, redaction: Redaction, stripped: &mut Vec<String>) {
-    let Some(object) = entry.as_object_mut() else {
-        return;
-    };
-    strip_credential_keys::<T>(object, None, redaction, stripped);
-    for nested_key in NESTED_CONNECTION_KEYS {
-        if let Some(nested) = T::get_mut(object, nested_key).and_then(T::as_object_mut) {
-            strip_credential_keys::<T>(nested, Some(nested_key), redaction, stripped);
+    fn for_each_mut(object: &mut JsonObject, mut visit: impl FnMut(&str, &mut Value)) {
+        for (key, value) in object.iter_mut() {
+            visit(key, value);
         }
     }
-}
-
-/// Redact the connection-bearing lists of `container` in place.
-fn redact_lists<T: Tree>(
-    container: &mut T::Object,
-    redaction: Redaction,
-    stripped: &mut Vec<String>,
-) {
-    for list_key in CONNECTION_BEARING_LISTS {
-        if let Some(entries) = T::get_mut(container, list_key).and_then(T::as_array_mut) {
-            for entry in entries.iter_mut() {
-                redact_entry(entry, redaction, stripped);
-            }
-        }
+    fn as_text(&self) -> Option<&str> {
+        Value::as_str(self)
+    }
+    fn set_text(&mut self, text: String) {
+        *self = Value::String(text);
     }
 }
 
@@ -362,8 +563,8 @@ fn holds_credential<T: Tree>(object: &T::Object, redaction: Redaction) -> bool {
 }
 
 /// True when redacting `container`'s lists would strip something non-null. A read-only
-/// pass: only when it says yes is anything mutated, so an input with nothing (or only
-/// `null`s) to strip comes back exactly as it went in.
+/// pass: only when it says yes does Agenta's part of the rule strip anything, so an input
+/// with nothing (or only `null`s) to strip keeps its `"headers": null`, as Agenta's does.
 fn lists_need_redaction<T: Tree>(container: &T::Object, redaction: Redaction) -> bool {
     CONNECTION_BEARING_LISTS.iter().any(|list_key| {
         let Some(entries) = T::get(container, list_key).and_then(T::as_array) else {
@@ -383,28 +584,391 @@ fn lists_need_redaction<T: Tree>(container: &T::Object, redaction: Redaction) ->
     })
 }
 
+/// Where in a config a node is, as the redaction rule sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// The parameters object.
+    Root,
+    /// `agent`.
+    Agent,
+    /// A connection-bearing list: `agent.mcps`/`agent.tools` (or, walking a bare
+    /// template, the top-level ones).
+    List,
+    /// An entry of such a list.
+    Entry,
+    /// An entry's `connection` or `call`.
+    Nested(&'static str),
+    /// Anywhere else.
+    Other,
+}
+
+/// A node's context: its place, and whether it is inside a `credentials` block or a JSON
+/// Schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ctx {
+    place: Place,
+    in_credentials: bool,
+    in_schema: bool,
+}
+
+impl Ctx {
+    const ROOT: Ctx = Ctx {
+        place: Place::Root,
+        in_credentials: false,
+        in_schema: false,
+    };
+}
+
+/// The one redaction rule (A2 + C2), decided per node: the mutating redaction and the
+/// borrowing stamp ([`stamp_borrowed`]) both walk a config with it, so they cannot
+/// disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rule {
+    redaction: Redaction,
+    /// Agenta's part strips anything only when something non-null is there to strip.
+    agenta_applies: bool,
+}
+
+impl Rule {
+    fn for_params<T: Tree>(params: &T::Object, redaction: Redaction) -> Self {
+        let agent_needs = T::get(params, "agent")
+            .and_then(T::as_object)
+            .is_some_and(|agent| lists_need_redaction::<T>(agent, redaction));
+        let bare_needs =
+            redaction == Redaction::Gatehouse && lists_need_redaction::<T>(params, redaction);
+        Self {
+            redaction,
+            agenta_applies: agent_needs || bare_needs,
+        }
+    }
+
+    /// Whether `key` (with `value`) goes from an object at `ctx`, and under which label.
+    fn strips<T: Tree>(&self, ctx: Ctx, key: &str, value: &T) -> Option<Label> {
+        // Agenta's part: the credential keys of a list entry and of its connection/call
+        // (popped even when null, once anything non-null is stripped; not reported then).
+        if self.agenta_applies && is_credential_key(key, self.redaction) {
+            match ctx.place {
+                Place::Entry => return Some(Label::Agenta(None, !value.is_null())),
+                Place::Nested(nested) => {
+                    return Some(Label::Agenta(Some(nested), !value.is_null()))
+                }
+                _ => {}
+            }
+        }
+        // C2, by rule: credential-shaped fields anywhere (Gatehouse's default only).
+        if self.redaction != Redaction::Gatehouse || ctx.in_schema || value.is_null() {
+            return None;
+        }
+        let strip = if ctx.in_credentials {
+            key == "value"
+        } else {
+            is_credential_shaped_key(key)
+                || (key.eq_ignore_ascii_case("env")
+                    && (value.as_object().is_some() || value.as_array().is_some()))
+        };
+        strip.then_some(Label::Path)
+    }
+
+    /// The context of the value under `key` of an object at `ctx`.
+    fn child<T: Tree>(&self, ctx: Ctx, key: &str, value: &T) -> Ctx {
+        let list = CONNECTION_BEARING_LISTS.contains(&key) && value.as_array().is_some();
+        let place = match ctx.place {
+            Place::Root if key == "agent" && value.as_object().is_some() => Place::Agent,
+            Place::Root if list && self.redaction == Redaction::Gatehouse => Place::List,
+            Place::Agent if list => Place::List,
+            Place::Entry if value.as_object().is_some() => NESTED_CONNECTION_KEYS
+                .iter()
+                .find(|nested| **nested == key)
+                .map(|nested| Place::Nested(nested))
+                .unwrap_or(Place::Other),
+            _ => Place::Other,
+        };
+        Ctx {
+            place,
+            in_credentials: ctx.in_credentials || key.eq_ignore_ascii_case("credentials"),
+            in_schema: ctx.in_schema
+                || SCHEMA_KEYS.contains(&key)
+                || value.as_object().is_some_and(looks_like_schema::<T>),
+        }
+    }
+
+    /// The context of an element of an array at `ctx`.
+    fn element<T: Tree>(&self, ctx: Ctx, value: &T) -> Ctx {
+        Ctx {
+            place: if ctx.place == Place::List && value.as_object().is_some() {
+                Place::Entry
+            } else {
+                Place::Other
+            },
+            in_schema: ctx.in_schema || value.as_object().is_some_and(looks_like_schema::<T>),
+            ..ctx
+        }
+    }
+
+    /// The text a string at `ctx` is written as, when the rule changes it (a URL's
+    /// secrets).
+    fn rewrite(&self, ctx: Ctx, text: &str) -> Option<String> {
+        if self.redaction != Redaction::Gatehouse || ctx.in_schema {
+            return None;
+        }
+        strip_url_secrets(text)
+    }
+}
+
+/// How a stripped field is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Label {
+    /// Agenta's way: `headers`, `connection.headers`, ...; reported only when the value
+    /// was not null.
+    Agenta(Option<&'static str>, bool),
+    /// The field's dotted path.
+    Path,
+}
+
 /// Redact the top-level object `params` in place; returns the sorted, deduplicated labels
 /// of what was stripped (see [`redact_effective_parameters`]).
 pub(crate) fn redact_object<T: Tree>(params: &mut T::Object, redaction: Redaction) -> Vec<String> {
-    let agent_needs = T::get(params, "agent")
-        .and_then(T::as_object)
-        .is_some_and(|agent| lists_need_redaction::<T>(agent, redaction));
-    let bare_needs =
-        redaction == Redaction::Gatehouse && lists_need_redaction::<T>(params, redaction);
-    if !agent_needs && !bare_needs {
-        // Nothing non-null to strip: the input unchanged (`"headers": null` included).
-        return Vec::new();
-    }
+    let rule = Rule::for_params::<T>(params, redaction);
     let mut stripped = Vec::new();
-    if let Some(agent) = T::get_mut(params, "agent").and_then(T::as_object_mut) {
-        redact_lists::<T>(agent, redaction, &mut stripped);
-    }
-    if redaction == Redaction::Gatehouse {
-        redact_lists::<T>(params, redaction, &mut stripped);
-    }
+    redact_in_place::<T>(params, rule, Ctx::ROOT, &mut String::new(), &mut stripped);
     stripped.sort();
     stripped.dedup();
     stripped
+}
+
+fn redact_in_place<T: Tree>(
+    object: &mut T::Object,
+    rule: Rule,
+    ctx: Ctx,
+    path: &mut String,
+    stripped: &mut Vec<String>,
+) {
+    T::retain(object, |key, value| match rule.strips(ctx, key, value) {
+        None => true,
+        Some(Label::Agenta(nested, reported)) => {
+            if reported {
+                stripped.push(match nested {
+                    Some(nested) => format!("{nested}.{key}"),
+                    None => key.to_string(),
+                });
+            }
+            false
+        }
+        Some(Label::Path) => {
+            stripped.push(if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
+            });
+            false
+        }
+    });
+    T::for_each_mut(object, |key, value| {
+        let start = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+        let child = rule.child(ctx, key, &*value);
+        redact_value_in_place(value, rule, child, path, stripped);
+        path.truncate(start);
+    });
+}
+
+fn redact_value_in_place<T: Tree>(
+    value: &mut T,
+    rule: Rule,
+    ctx: Ctx,
+    path: &mut String,
+    stripped: &mut Vec<String>,
+) {
+    if let Some(object) = value.as_object_mut() {
+        redact_in_place::<T>(object, rule, ctx, path, stripped);
+    } else if let Some(items) = value.as_array_mut() {
+        for item in items.iter_mut() {
+            let element = rule.element(ctx, &*item);
+            redact_value_in_place(item, rule, element, path, stripped);
+        }
+    } else if let Some(rewritten) = value.as_text().and_then(|text| rule.rewrite(ctx, text)) {
+        stripped.push(format!("{path}?query"));
+        value.set_text(rewritten);
+    }
+}
+
+/// C2, by rule (Gatehouse's default redaction, beyond Agenta's): a key that names a
+/// credential, anywhere in the config. Compared on its letters and digits, lowercased
+/// (`api_key`, `apiKey`, `X-Api-Key` are one name): `headers`, `authorization`,
+/// `cookie`, `password`/`passwd`, or a name ending in `token`, `secret`, `password`,
+/// `apikey`, `privatekey` (the tokenizer's special tokens, `eos_token` and the like, are
+/// not credentials).
+///
+/// ```
+/// use gatehouse_wire::effective::is_credential_shaped_key;
+/// for key in ["api_key", "apiKey", "X-Api-Key", "NOTION_TOKEN", "client_secret", "Authorization"] {
+///     assert!(is_credential_shaped_key(key), "{key}");
+/// }
+/// for key in ["max_tokens", "eos_token", "model", "tokenizer", "description"] {
+///     assert!(!is_credential_shaped_key(key), "{key}");
+/// }
+/// ```
+pub fn is_credential_shaped_key(key: &str) -> bool {
+    // Fast rejection: every credential name ends in one of these letters.
+    let Some(last) = key.bytes().rev().find(u8::is_ascii_alphanumeric) else {
+        return false;
+    };
+    if !matches!(
+        last.to_ascii_lowercase(),
+        b'n' | b't' | b'd' | b'y' | b's' | b'e'
+    ) {
+        return false;
+    }
+    let mut buffer = [0u8; 64];
+    let mut len = 0;
+    for byte in key.bytes().filter(u8::is_ascii_alphanumeric) {
+        if len == buffer.len() {
+            // A name over 64 letters: keep its tail, where the telling suffix is.
+            buffer.copy_within(1.., 0);
+            len -= 1;
+        }
+        buffer[len] = byte.to_ascii_lowercase();
+        len += 1;
+    }
+    let name = &buffer[..len];
+    const EXACT: [&[u8]; 5] = [
+        b"headers",
+        b"authorization",
+        b"cookie",
+        b"password",
+        b"passwd",
+    ];
+    const SUFFIXES: [&[u8]; 5] = [b"token", b"secret", b"password", b"apikey", b"privatekey"];
+    const SPECIAL_TOKENS: [&[u8]; 8] = [
+        b"eostoken",
+        b"bostoken",
+        b"padtoken",
+        b"unktoken",
+        b"septoken",
+        b"clstoken",
+        b"masktoken",
+        b"stoptoken",
+    ];
+    EXACT.contains(&name)
+        || (SUFFIXES.iter().any(|suffix| name.ends_with(suffix)) && !SPECIAL_TOKENS.contains(&name))
+}
+
+/// Keys whose value is a JSON Schema (a tool's parameters): never touched, so a schema
+/// property named `headers` or `token` stays a parameter name.
+const SCHEMA_KEYS: [&str; 7] = [
+    "inputSchema",
+    "input_schema",
+    "outputSchema",
+    "output_schema",
+    "jsonSchema",
+    "json_schema",
+    "schema",
+];
+
+/// True when `object` reads as a JSON Schema (`$schema`, or an object type with
+/// `properties`): an OpenAI-style tool's `parameters`, for one.
+fn looks_like_schema<T: Tree>(object: &T::Object) -> bool {
+    T::get(object, "$schema").is_some()
+        || (T::get(object, "properties").is_some_and(|p| p.as_object().is_some())
+            && T::get(object, "type").and_then(T::as_text) == Some("object"))
+}
+
+/// Query parameters of a URL that carry a secret: a credential-shaped name (see
+/// [`is_credential_shaped_key`]), or one of the short names signed URLs use.
+fn is_secret_query_name(name: &str) -> bool {
+    is_credential_shaped_key(name)
+        || [
+            "key",
+            "sig",
+            "signature",
+            "auth",
+            "access_key",
+            "x-amz-signature",
+        ]
+        .iter()
+        .any(|short| name.eq_ignore_ascii_case(short))
+}
+
+/// `text` without its secret-looking query parameters (and without a password in its
+/// user-info), when it is an http(s)/ws(s) URL holding any; `None` when nothing changes.
+///
+/// ```
+/// use gatehouse_wire::effective::strip_url_secrets;
+/// assert_eq!(
+///     strip_url_secrets("https://mcp.example/sse?token=sk-1&region=eu").as_deref(),
+///     Some("https://mcp.example/sse?region=eu")
+/// );
+/// assert_eq!(strip_url_secrets("https://mcp.example/sse?region=eu"), None);
+/// assert_eq!(strip_url_secrets("not a url ?token=x"), None);
+/// ```
+pub fn strip_url_secrets(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let has_scheme = |scheme: &str| {
+        bytes.len() > scheme.len() && bytes[..scheme.len()].eq_ignore_ascii_case(scheme.as_bytes())
+    };
+    if !(has_scheme("http://")
+        || has_scheme("https://")
+        || has_scheme("ws://")
+        || has_scheme("wss://"))
+        || !bytes.iter().any(|b| *b == b'?' || *b == b'@')
+    {
+        return None;
+    }
+    let scheme_end = text.find("://")? + 3;
+    let (before_fragment, fragment) = match text.find('#') {
+        Some(at) => (&text[..at], &text[at..]),
+        None => (text, ""),
+    };
+    let (base, query) = match before_fragment.find('?') {
+        Some(at) => (&before_fragment[..at], Some(&before_fragment[at + 1..])),
+        None => (before_fragment, None),
+    };
+    let mut changed = false;
+    // user:password@host -> user@host
+    let authority_end = base[scheme_end..]
+        .find('/')
+        .map(|i| scheme_end + i)
+        .unwrap_or(base.len());
+    let authority = &base[scheme_end..authority_end];
+    let base = match authority.rfind('@') {
+        Some(at) if authority[..at].contains(':') => {
+            changed = true;
+            let user = &authority[..at];
+            let user = &user[..user.find(':').unwrap_or(user.len())];
+            format!(
+                "{}{user}@{}{}",
+                &base[..scheme_end],
+                &authority[at + 1..],
+                &base[authority_end..]
+            )
+        }
+        _ => base.to_string(),
+    };
+    let query = query.map(|query| {
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|pair| {
+                let name = pair.split('=').next().unwrap_or("");
+                let secret = !name.is_empty() && is_secret_query_name(name);
+                changed |= secret;
+                !secret
+            })
+            .collect();
+        kept.join("&")
+    });
+    if !changed {
+        return None;
+    }
+    let mut out = base;
+    if let Some(query) = query.filter(|q| !q.is_empty()) {
+        out.push('?');
+        out.push_str(&query);
+    }
+    out.push_str(fragment);
+    Some(out)
 }
 
 /// Redact `params` (no size check): returns the redacted object and the sorted,
@@ -595,6 +1159,102 @@ fn python_number_len(number: &serde_json::Number) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// C2's rule for credential-shaped fields, case by case, through both stamps.
+    #[test]
+    fn credential_shaped_fields_are_stripped_by_rule_and_references_and_schemas_stay() {
+        let config = json!({"agent": {
+            "llm": {"model": "m", "api_key": "K1", "max_tokens": 10, "eos_token": "</s>"},
+            "mcps": [{
+                "name": "notion",
+                "env": {"NOTION_TOKEN": "K2"},
+                "connection": {
+                    "url": "https://mcp.example/sse?token=K3&region=eu",
+                    "transport": {"headers": {"Authorization": "Bearer K4"}},
+                    "credentials": {"type": "header_secret_refs", "headers": {"authorization": "NOTION_TOKEN"}}
+                }
+            }],
+            "tools": [{
+                "name": "search",
+                "credentials": {"value": "K5", "binding": {"kind": "env", "name": "SEARCH_KEY"}},
+                "inputSchema": {"type": "object", "properties": {"headers": {"type": "object"}, "token": {"type": "string"}}},
+                "parameters": {"type": "object", "properties": {"api_key": {"type": "string"}}}
+            }],
+            "skills": [{"name": "s", "headers": {"X-Api-Key": "K6"}, "password": null}],
+            "modelConnection": {"credentials": [{"binding": {"kind": "env", "name": "OPENAI"}, "value": "K7", "usage": "api_key"}]}
+        }});
+        let (redacted, stripped) =
+            redact_effective_parameters(config.as_object().unwrap().clone(), Redaction::Gatehouse);
+        let text = serde_json::to_string(&redacted).unwrap();
+        for secret in ["K1", "K2", "K3", "K4", "K5", "K6", "K7"] {
+            assert!(
+                !text.contains(&format!("\"{secret}"))
+                    && !text.contains(&format!("={secret}"))
+                    && !text.contains(&format!(" {secret}")),
+                "{secret} leaked: {text}"
+            );
+        }
+        let agent = &redacted["agent"];
+        assert_eq!(agent["llm"]["max_tokens"], 10);
+        assert_eq!(agent["llm"]["eos_token"], "</s>");
+        assert_eq!(
+            agent["mcps"][0]["connection"]["url"],
+            "https://mcp.example/sse?region=eu"
+        );
+        assert_eq!(
+            agent["mcps"][0]["connection"]["credentials"]["headers"]["authorization"],
+            "NOTION_TOKEN",
+            "a vault reference stays"
+        );
+        assert_eq!(
+            agent["tools"][0]["credentials"]["binding"]["name"],
+            "SEARCH_KEY"
+        );
+        assert!(agent["tools"][0]["inputSchema"]["properties"]["headers"].is_object());
+        assert!(agent["tools"][0]["inputSchema"]["properties"]["token"].is_object());
+        assert!(agent["tools"][0]["parameters"]["properties"]["api_key"].is_object());
+        assert!(
+            agent["skills"][0].get("password").is_some(),
+            "null is not a secret"
+        );
+        assert!(
+            stripped.contains(&"agent.llm.api_key".to_string()),
+            "{stripped:?}"
+        );
+        assert!(
+            stripped.contains(&"agent.mcps.env".to_string()),
+            "{stripped:?}"
+        );
+        // Agenta's rule alone strips none of these.
+        let (agenta, _) = redact_effective_parameters(
+            config.as_object().unwrap().clone(),
+            Redaction::AgentaCompatible,
+        );
+        assert_eq!(Value::Object(agenta), config);
+        // The borrowing stamp writes and measures exactly the owned one.
+        let view = stamp_borrowed(config.as_object().unwrap(), &StampPolicy::default()).unwrap();
+        assert_eq!(
+            serde_json::to_value(view).unwrap(),
+            Value::Object(redacted.clone())
+        );
+        assert_eq!(view.measured_bytes, python_json_object_len(&redacted));
+        assert_eq!(view.stripped(), stripped);
+    }
+
+    #[test]
+    fn a_url_loses_only_its_secrets() {
+        for (url, expected) in [
+            ("https://h/p?sig=1&x=2#frag", Some("https://h/p?x=2#frag")),
+            ("https://user:pw@h/p", Some("https://user@h/p")),
+            ("https://h/p?api_key=1", Some("https://h/p")),
+            ("HTTPS://h/p?X-Amz-Signature=1&a=b", Some("HTTPS://h/p?a=b")),
+            ("https://h/p?page=2", None),
+            ("ftp://h/p?token=1", None),
+            ("https://h/p", None),
+        ] {
+            assert_eq!(strip_url_secrets(url).as_deref(), expected, "{url}");
+        }
+    }
 
     #[test]
     fn string_escapes_match_python() {

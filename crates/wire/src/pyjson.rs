@@ -421,11 +421,22 @@ impl Tree for PyValue {
     fn get<'a>(object: &'a PyDict, key: &str) -> Option<&'a PyValue> {
         object.get(key)
     }
-    fn get_mut<'a>(object: &'a mut PyDict, key: &str) -> Option<&'a mut PyValue> {
-        object.get_mut(key)
-    }
     fn any_entry(object: &PyDict, mut test: impl FnMut(&str, &PyValue) -> bool) -> bool {
         object.iter().any(|(key, value)| test(key, value))
+    }
+    fn for_each_mut(object: &mut PyDict, mut visit: impl FnMut(&str, &mut PyValue)) {
+        for (key, value) in object.iter_mut() {
+            visit(key, value);
+        }
+    }
+    fn as_text(&self) -> Option<&str> {
+        match self {
+            PyValue::Str(text) => Some(text),
+            _ => None,
+        }
+    }
+    fn set_text(&mut self, text: String) {
+        *self = PyValue::Str(text);
     }
     fn retain(object: &mut PyDict, mut keep: impl FnMut(&str, &PyValue) -> bool) {
         object.retain(|key, value| keep(key, value));

@@ -513,6 +513,49 @@ impl RunRequest {
             .with_effective_parameters(params, policy)
     }
 
+    /// The `/run` body of this request with `stamp` as its `effectiveParameters`, written
+    /// straight from the caller's config (nothing copied): the bytes a service sends.
+    /// The stamp goes only on a session run (a non-empty `sessionId`), as
+    /// [`with_effective_parameters`](Self::with_effective_parameters) decides; a request
+    /// that already holds `effectiveParameters` keeps its own.
+    ///
+    /// ```
+    /// use gatehouse_wire::effective::{stamp_borrowed, StampPolicy};
+    /// use gatehouse_wire::run::{ChatMessage, Harness, RunRequest, Sandbox};
+    /// let config = serde_json::json!({"agent": {"llm": {"model": "m"}}});
+    /// let stamp = stamp_borrowed(config.as_object().unwrap(), &StampPolicy::default()).unwrap();
+    /// let request = RunRequest::new(Harness::PiCore, Sandbox::Local, "m", vec![ChatMessage::text("user", "hi")])
+    ///     .with_session_id(Some("s-1".into()));
+    /// let bytes = request.to_json_with_stamp(&stamp).unwrap();
+    /// let back: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    /// assert_eq!(back["effectiveParameters"], config);
+    /// ```
+    pub fn to_json_with_stamp(
+        &self,
+        stamp: &crate::effective::StampedView<'_>,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        let session_run = self.session_id.as_deref().is_some_and(|s| !s.is_empty());
+        let mut bytes = serde_json::to_vec(self)?;
+        if !session_run || self.effective_parameters.is_some() {
+            return Ok(bytes);
+        }
+        if !self.extra.is_empty() {
+            // Unknown keys are written after `effectiveParameters`: place it through an
+            // owned copy.
+            let mut owned = self.clone();
+            owned.effective_parameters = Some(stamp.to_object());
+            return serde_json::to_vec(&owned);
+        }
+        // `effectiveParameters` is the last key: splice it in before the closing brace.
+        if bytes.pop() != Some(b'}') {
+            return serde_json::to_vec(self);
+        }
+        bytes.extend_from_slice(b",\"effectiveParameters\":");
+        serde_json::to_writer(&mut bytes, stamp)?;
+        bytes.push(b'}');
+        Ok(bytes)
+    }
+
     /// Set `agentsMd`.
     pub fn with_agents_md(mut self, agents_md: impl Into<String>) -> Self {
         self.agents_md = Some(agents_md.into());
