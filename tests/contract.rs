@@ -76,6 +76,8 @@ fn decode(name: &str, document: &Value) -> Result<Value, WireDecodeError> {
         "ExecutionEventsResponse" => via!(execution::DataEnvelope<Vec<execution::ExecutionEvent>>),
         "RequestInterventionBody" => via!(execution::RequestInterventionBody),
         "StreamEnvelope" => via!(execution::StreamEnvelope),
+        "BatchRespondRequest" => via!(gatehouse_wire::batch::BatchRespondRequest),
+        "BatchRespondResponse" => via!(gatehouse_wire::batch::BatchRespondResponse),
         "ChangeAuthorityBody" => via!(execution::ChangeAuthorityBody),
         "FastApiErrorBody" => via!(error::FastApiErrorBody),
         "AgentPlatErrorEnvelope" => via!(error::AgentPlatErrorEnvelope),

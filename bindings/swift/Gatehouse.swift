@@ -2952,6 +2952,10 @@ public enum Capability: Equatable, Hashable {
      * The execution event stream.
      */
     case executionEventStream
+    /**
+     * Many gates answered in one request (approve-all uses it when served).
+     */
+    case interactionBatch
 
 
 
@@ -2985,6 +2989,8 @@ public struct FfiConverterTypeCapability: FfiConverterRustBuffer {
         
         case 6: return .executionEventStream
         
+        case 7: return .interactionBatch
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -3015,6 +3021,10 @@ public struct FfiConverterTypeCapability: FfiConverterRustBuffer {
         
         case .executionEventStream:
             writeInt(&buf, Int32(6))
+        
+        
+        case .interactionBatch:
+            writeInt(&buf, Int32(7))
         
         }
     }

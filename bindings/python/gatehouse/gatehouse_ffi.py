@@ -2390,6 +2390,11 @@ class Capability(enum.Enum):
     The execution event stream.
 """
     
+    INTERACTION_BATCH = 6
+    """
+    Many gates answered in one request (approve-all uses it when served).
+"""
+    
 
 
 class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
@@ -2408,6 +2413,8 @@ class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
             return Capability.EXECUTION
         if variant == 6:
             return Capability.EXECUTION_EVENT_STREAM
+        if variant == 7:
+            return Capability.INTERACTION_BATCH
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
@@ -2423,6 +2430,8 @@ class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
         if value == Capability.EXECUTION:
             return
         if value == Capability.EXECUTION_EVENT_STREAM:
+            return
+        if value == Capability.INTERACTION_BATCH:
             return
         raise ValueError(value)
 
@@ -2440,6 +2449,8 @@ class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
             buf.write_i32(5)
         if value == Capability.EXECUTION_EVENT_STREAM:
             buf.write_i32(6)
+        if value == Capability.INTERACTION_BATCH:
+            buf.write_i32(7)
 
 
 

@@ -51,13 +51,17 @@ impl CapabilityCache {
                         Capability::Interactions,
                         Capability::InteractionWatch,
                         Capability::Invoke,
+                        Capability::InteractionBatch,
                     ]);
                 }
                 Upstream::Agenta => {
                     learned.discovery_absent = true;
-                    learned
-                        .absent
-                        .extend([Capability::Execution, Capability::ExecutionEventStream]);
+                    // Agenta answers gates one by one: approve-all fans out there.
+                    learned.absent.extend([
+                        Capability::Execution,
+                        Capability::ExecutionEventStream,
+                        Capability::InteractionBatch,
+                    ]);
                 }
             }
         }

@@ -27,6 +27,8 @@ pub enum Operation {
     GetInteraction,
     /// `POST /api/sessions/interactions/{id}/respond`.
     RespondInteraction,
+    /// `POST /api/sessions/interactions/respond-batch` (Gatehouse): many gates at once.
+    RespondInteractions,
     /// `POST /api/sessions/interactions/`.
     CreateInteraction,
     /// `POST /api/sessions/interactions/transition`.
@@ -72,6 +74,7 @@ impl Operation {
             Self::QueryInteractions => "query_interactions",
             Self::GetInteraction => "get_interaction",
             Self::RespondInteraction => "respond_interaction",
+            Self::RespondInteractions => "respond_interactions",
             Self::CreateInteraction => "create_interaction",
             Self::TransitionInteraction => "transition_interaction",
             Self::CancelStaleInteractions => "cancel_stale_interactions",
@@ -130,6 +133,7 @@ impl Operation {
             | Self::TransitionInteraction
             | Self::CancelStaleInteractions => Some(Capability::Interactions),
             Self::WatchInteractions => Some(Capability::InteractionWatch),
+            Self::RespondInteractions => Some(Capability::InteractionBatch),
             Self::Run | Self::StreamRun => Some(Capability::Runs),
             Self::GetExecutionSession
             | Self::RequestIntervention

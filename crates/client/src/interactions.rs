@@ -3,6 +3,11 @@
 //! and the watch stream.
 
 use futures::StreamExt;
+use gatehouse_wire::batch::{
+    BatchAnswer, BatchError, BatchOutcome, BatchRespondRequest, BatchRespondResponse, BatchResult,
+    MAX_BATCH_ANSWERS,
+};
+use gatehouse_wire::capabilities::Capability;
 use gatehouse_wire::interaction::{
     CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, InteractionQuery,
     InteractionQueryRequest, InteractionResponse, InteractionStatus, InteractionsResponse,
@@ -517,7 +522,14 @@ impl Interactions {
         }
     }
 
-    /// Answer many gates at once, at most [`DEFAULT_APPROVE_ALL_CONCURRENCY`] in flight.
+    /// Answer many gates at once. Against a host that answers batches (capability
+    /// `interaction_batch`, Gatehouse's server) the gates go in one request per
+    /// [`MAX_BATCH_ANSWERS`](gatehouse_wire::batch::MAX_BATCH_ANSWERS) (one round trip
+    /// for a phone's "approve all"); against any other host (Agenta) one respond per
+    /// gate, at most [`DEFAULT_APPROVE_ALL_CONCURRENCY`] in flight. Either way each gate
+    /// is answered exactly once and reported on its own; every gate carries its own
+    /// idempotency key, so a retried batch (or a batch that failed and is answered gate
+    /// by gate after it) replays what landed instead of reporting it already answered.
     /// Duplicate ids are answered once. A `tool_call_id` in `answer` is not sent: each
     /// gate is answered for its own tool call.
     ///
@@ -535,8 +547,8 @@ impl Interactions {
             .await
     }
 
-    /// [`approve_all`](Self::approve_all) with an explicit bound on parallel responds
-    /// (0 is taken as 1).
+    /// [`approve_all`](Self::approve_all) with an explicit bound on requests in flight
+    /// (single responds, or batches; 0 is taken as 1).
     ///
     /// ```no_run
     /// # async fn demo(client: gatehouse_client::Client, ids: Vec<String>) {
@@ -557,22 +569,37 @@ impl Interactions {
         async {
             let answer = answer.without_tool_call_id();
             let mut seen = HashSet::new();
-            let targets: Vec<String> = ids
+            // Each gate with the idempotency key every attempt at answering it uses.
+            let targets: Vec<(String, String)> = ids
                 .iter()
                 .filter(|id| seen.insert(id.as_str()))
-                .cloned()
+                .map(|id| (id.clone(), uuid::Uuid::new_v4().to_string()))
                 .collect();
-            let outcomes: Vec<(String, Result<SessionInteraction>)> =
-                futures::stream::iter(targets.into_iter().map(|id| {
+            let batched = !targets.is_empty()
+                && self
+                    .client
+                    .capabilities()
+                    .require(Capability::InteractionBatch)
+                    .await
+                    .is_ok();
+            let outcomes: Vec<(String, Result<SessionInteraction>)> = if batched {
+                let chunks: Vec<Vec<(String, String)>> = targets
+                    .chunks(MAX_BATCH_ANSWERS)
+                    .map(<[(String, String)]>::to_vec)
+                    .collect();
+                futures::stream::iter(chunks.into_iter().map(|chunk| {
                     let answer = answer.clone();
-                    async move {
-                        let result = self.respond(&id, &answer).await;
-                        (id, result)
-                    }
+                    async move { self.answer_batch(&chunk, &answer).await }
                 }))
                 .buffered(concurrency.max(1))
+                .collect::<Vec<_>>()
+                .await
+                .into_iter()
+                .flatten()
                 .collect()
-                .await;
+            } else {
+                self.answer_one_by_one(&targets, &answer, concurrency).await
+            };
             let mut report = ApproveAllReport::default();
             for (id, result) in outcomes {
                 match result {
@@ -585,12 +612,124 @@ impl Interactions {
                 answered = report.answered.len(),
                 already_answered = report.already_answered.len(),
                 failed = report.failed.len(),
+                batched,
                 "approve-all done"
             );
             report
         }
         .instrument(span)
         .await
+    }
+
+    /// One respond per gate, at most `concurrency` in flight, each under its key.
+    async fn answer_one_by_one(
+        &self,
+        targets: &[(String, String)],
+        answer: &Answer,
+        concurrency: usize,
+    ) -> Vec<(String, Result<SessionInteraction>)> {
+        let targets: Vec<(String, String)> = targets.to_vec();
+        futures::stream::iter(targets.into_iter().map(|(id, key)| {
+            let answer = answer.clone();
+            async move {
+                let result = self.respond_with_idempotency_key(&id, &answer, &key).await;
+                (id, result)
+            }
+        }))
+        .buffered(concurrency.max(1))
+        .collect()
+        .await
+    }
+
+    /// One batch request for `chunk` (at most `MAX_BATCH_ANSWERS` gates). A batch the
+    /// host cannot take (the route is absent, or the request failed as a whole) is
+    /// answered gate by gate under the same keys: what the batch landed is replayed.
+    async fn answer_batch(
+        &self,
+        chunk: &[(String, String)],
+        answer: &Answer,
+    ) -> Vec<(String, Result<SessionInteraction>)> {
+        let op = Operation::RespondInteractions;
+        let body = BatchRespondRequest {
+            answers: chunk
+                .iter()
+                .map(|(id, key)| BatchAnswer {
+                    id: id.clone(),
+                    answer: Some(answer.to_object()),
+                    idempotency_key: Some(key.clone()),
+                })
+                .collect(),
+        };
+        let answered: Result<BatchRespondResponse> = async {
+            let mut call = Call::new(
+                op,
+                Method::POST,
+                &["api", "sessions", "interactions", "respond-batch"],
+            )
+            .json_body(&body)?;
+            // Safe to re-send: every item carries its idempotency key.
+            call.replay = Replay::Safe;
+            self.client.call_json(&call).await
+        }
+        .await;
+        let response = match answered {
+            Ok(response) => response,
+            Err(err) => {
+                tracing::warn!(
+                    error = err.kind().as_str(),
+                    gates = chunk.len(),
+                    "a batch answer failed as a whole; answering its gates one by one"
+                );
+                return self
+                    .answer_one_by_one(chunk, answer, DEFAULT_APPROVE_ALL_CONCURRENCY)
+                    .await;
+            }
+        };
+        let mut results: std::collections::HashMap<String, BatchResult> = response
+            .results
+            .into_iter()
+            .map(|result| (result.id.clone(), result))
+            .collect();
+        let mut outcomes = Vec::with_capacity(chunk.len());
+        for (id, key) in chunk {
+            let outcome = match results.remove(id) {
+                Some(BatchResult {
+                    outcome: BatchOutcome::Answered,
+                    interaction: Some(row),
+                    ..
+                }) => Ok(row),
+                Some(result) if result.outcome != BatchOutcome::Answered => {
+                    Err(self.item_error(&result))
+                }
+                // Answered without its row, or missing from the answer: ask for it by
+                // answering again under the same key (a replay when it landed).
+                _ => self.respond_with_idempotency_key(id, answer, key).await,
+            };
+            outcomes.push((id.clone(), outcome));
+        }
+        outcomes
+    }
+
+    /// The error a batch item's outcome means, as a single respond would have got it.
+    fn item_error(&self, result: &BatchResult) -> Error {
+        let code = result.error.as_ref().and_then(BatchError::gatehouse_code);
+        let status = match (&result.outcome, code) {
+            (_, Some(code)) => code.http_status(),
+            (BatchOutcome::AlreadyAnswered, None) => 409,
+            (BatchOutcome::NotFound, None) => 404,
+            _ => 422,
+        };
+        let detail = result
+            .error
+            .as_ref()
+            .map(|e| e.detail.clone())
+            .unwrap_or_else(|| result.outcome.to_string());
+        let body = serde_json::json!({ "detail": detail, "code": code.map(|c| c.as_str()) });
+        self.client.transport().classify_answer(
+            Operation::RespondInteraction,
+            status,
+            body.to_string().as_bytes(),
+        )
     }
 
     /// Open a gate (runner side, `POST /api/sessions/interactions/`). Idempotent on

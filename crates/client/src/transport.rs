@@ -192,6 +192,12 @@ impl Transport {
         self.config.retry
     }
 
+    /// The [`Error`] an answer of `status` with `body` means for `operation`, classified
+    /// as a whole answer is (for the per-item errors of a batch answer).
+    pub(crate) fn classify_answer(&self, operation: Operation, status: u16, body: &[u8]) -> Error {
+        classify::classify(operation, status, None, body, &self.config.secrets)
+    }
+
     /// The largest success body (or NDJSON line) read.
     pub(crate) fn max_response_bytes(&self) -> usize {
         self.config.max_response_bytes

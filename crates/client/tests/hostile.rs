@@ -856,3 +856,85 @@ async fn an_accepted_write_whose_answer_cannot_be_read_says_it_landed() {
         "an accepted write is not re-sent"
     );
 }
+
+/// A host that advertises `interaction_batch` gets one batch request for many gates
+/// (each gate with its own idempotency key), and each gate its own outcome; a host that
+/// does not (or whose batch route is absent) gets one respond per gate, under the same
+/// keys.
+#[tokio::test]
+async fn approve_all_uses_one_batch_where_advertised_and_fans_out_elsewhere() {
+    let server = serve(|_, req, stream| async move {
+        let body = if req.path() == "/api/capabilities" {
+            json(200, serde_json::json!({"service": "gatehouse", "version": "9", "capabilities": ["interactions", "interaction_batch", "teleport"]}))
+        } else if req.path() == "/api/sessions/interactions/respond-batch" {
+            let sent: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+            let results: Vec<serde_json::Value> = sent["answers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|item| {
+                    let id = item["id"].as_str().unwrap();
+                    assert!(item["idempotency_key"].as_str().is_some_and(|k| !k.is_empty()));
+                    if id.starts_with("fresh") {
+                        serde_json::json!({"id": id, "outcome": "answered", "interaction": row_json(id, "responded", serde_json::json!({"answer": {"approved": true}}))})
+                    } else if id.starts_with("done") {
+                        serde_json::json!({"id": id, "outcome": "already_answered", "error": {"code": "ALREADY_ANSWERED", "detail": "Interaction is no longer pending"}})
+                    } else {
+                        serde_json::json!({"id": id, "outcome": "not_found", "error": {"code": "NOT_FOUND", "detail": "Interaction not found"}})
+                    }
+                })
+                .collect();
+            json(200, serde_json::json!({"count": results.len(), "results": results}))
+        } else {
+            json(500, serde_json::json!({"detail": "unexpected"}))
+        };
+        reply(stream, body).await
+    })
+    .await;
+    let ids: Vec<String> = ["fresh-1", "done-1", "gone-1", "fresh-2"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let report = client(&server.url, 1)
+        .interactions()
+        .approve_all(&ids, &Answer::approve())
+        .await;
+    let answered: Vec<_> = report
+        .answered
+        .iter()
+        .map(|r| r.id.clone().unwrap())
+        .collect();
+    assert_eq!(answered, ["fresh-1", "fresh-2"]);
+    assert_eq!(report.already_answered, ["done-1"]);
+    assert!(matches!(&report.failed[..], [(id, Error::NotFound { .. })] if id == "gone-1"));
+    let posts: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    assert_eq!(posts.len(), 1, "one round trip for every gate");
+
+    // A host without the route (Agenta): the batch answers route-not-found, and the gates
+    // are answered one by one.
+    let server = serve(|_, req, stream| async move {
+        let body = if req.path() == "/api/sessions/interactions/respond-batch" || req.path() == "/api/capabilities" {
+            json(404, serde_json::json!({"detail": "Not Found"}))
+        } else {
+            let id = req.path().trim_start_matches("/api/sessions/interactions/").trim_end_matches("/respond").to_string();
+            json(200, serde_json::json!({"count": 1, "interaction": row_json(&id, "responded", serde_json::json!({"answer": {"approved": true}}))}))
+        };
+        reply(stream, body).await
+    })
+    .await;
+    let report = client(&server.url, 1)
+        .interactions()
+        .approve_all(&ids, &Answer::approve())
+        .await;
+    assert_eq!(report.answered.len(), 4, "{:?}", report.failed);
+    let singles = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path().ends_with("/respond"))
+        .count();
+    assert_eq!(singles, 4);
+}

@@ -192,6 +192,8 @@ pub enum Capability {
     Execution,
     /// The execution event stream.
     ExecutionEventStream,
+    /// Many gates answered in one request (approve-all uses it when served).
+    InteractionBatch,
 }
 
 impl From<wcap::Capability> for Capability {
@@ -203,6 +205,7 @@ impl From<wcap::Capability> for Capability {
             wcap::Capability::Runs => Self::Runs,
             wcap::Capability::Execution => Self::Execution,
             wcap::Capability::ExecutionEventStream => Self::ExecutionEventStream,
+            wcap::Capability::InteractionBatch => Self::InteractionBatch,
         }
     }
 }

@@ -21,17 +21,21 @@ pub enum Capability {
     Execution,
     /// The execution event stream (SSE).
     ExecutionEventStream,
+    /// Many gates answered in one request:
+    /// `POST /api/sessions/interactions/respond-batch` (a Gatehouse route).
+    InteractionBatch,
 }
 
 impl Capability {
     /// Every capability, in a stable order.
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 7] = [
         Capability::Interactions,
         Capability::InteractionWatch,
         Capability::Invoke,
         Capability::Runs,
         Capability::Execution,
         Capability::ExecutionEventStream,
+        Capability::InteractionBatch,
     ];
 
     /// The snake_case wire spelling.
@@ -43,12 +47,30 @@ impl Capability {
             Self::Runs => "runs",
             Self::Execution => "execution",
             Self::ExecutionEventStream => "execution_event_stream",
+            Self::InteractionBatch => "interaction_batch",
         }
+    }
+
+    /// The capability of a wire spelling; `None` for one this version does not know.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
     }
 }
 
-/// The answer to `GET /api/capabilities`.
+/// The answer to `GET /api/capabilities`. A capability this version does not know (a
+/// newer host's) is kept in [`other_capabilities`](Self::other_capabilities) and written
+/// back, never an error.
+///
+/// ```
+/// use gatehouse_wire::capabilities::{CapabilitiesResponse, Capability};
+/// let text = r#"{"service":"gatehouse","version":"9","capabilities":["interactions","teleport"]}"#;
+/// let answer: CapabilitiesResponse = serde_json::from_str(text).unwrap();
+/// assert_eq!(answer.capabilities, vec![Capability::Interactions]);
+/// assert_eq!(answer.other_capabilities, vec!["teleport".to_string()]);
+/// assert_eq!(serde_json::to_string(&answer).unwrap(), text);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(from = "WireCapabilities", into = "WireCapabilities")]
 pub struct CapabilitiesResponse {
     /// The serving product, e.g. `gatehouse`.
     pub service: String,
@@ -56,9 +78,68 @@ pub struct CapabilitiesResponse {
     pub version: String,
     /// What it serves.
     pub capabilities: Vec<Capability>,
+    /// Capabilities this version does not know, as the host spelled them.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub other_capabilities: Vec<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+/// [`CapabilitiesResponse`] as it travels: the capabilities as strings (written back
+/// known ones first, then the others, each in the host's order). Its schema lists the
+/// known capabilities (an exact writer sends no other).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "CapabilitiesResponse")]
+struct WireCapabilities {
+    /// The serving product, e.g. `gatehouse`.
+    service: String,
+    /// Its version.
+    version: String,
+    /// What it serves.
+    #[schemars(with = "Vec<Capability>")]
+    capabilities: Vec<String>,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    extra: JsonObject,
+}
+
+impl From<WireCapabilities> for CapabilitiesResponse {
+    fn from(wire: WireCapabilities) -> Self {
+        let mut capabilities = Vec::new();
+        let mut other_capabilities = Vec::new();
+        for name in wire.capabilities {
+            match Capability::parse(&name) {
+                Some(known) => capabilities.push(known),
+                None => other_capabilities.push(name),
+            }
+        }
+        Self {
+            service: wire.service,
+            version: wire.version,
+            capabilities,
+            other_capabilities,
+            extra: wire.extra,
+        }
+    }
+}
+
+impl From<CapabilitiesResponse> for WireCapabilities {
+    fn from(response: CapabilitiesResponse) -> Self {
+        let capabilities = response
+            .capabilities
+            .iter()
+            .map(|c| c.as_str().to_string())
+            .chain(response.other_capabilities)
+            .collect();
+        Self {
+            service: response.service,
+            version: response.version,
+            capabilities,
+            extra: response.extra,
+        }
+    }
 }
 
 impl CapabilitiesResponse {

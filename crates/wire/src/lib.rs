@@ -40,6 +40,7 @@
 //! - [`schema::all`] lists the JSON Schema of every top-level wire type;
 //! - [`from_json_slice`] / [`from_json_value`] decode with errors that name the field path.
 
+pub mod batch;
 pub mod capabilities;
 pub mod effective;
 pub mod error;

@@ -529,6 +529,27 @@ pub const OPERATIONS: &[Operation] = &[
         ],
     },
     Operation {
+        id: "respondToInteractions",
+        method: Method::Post,
+        path: "/api/sessions/interactions/respond-batch",
+        family: Family::Gatehouse,
+        summary: "Answer many gates in one request (approve-all), each exactly once",
+        description: "C4, a Gatehouse route (capability `interaction_batch`). Up to 500 items `{id, answer, idempotency_key?}` in one transaction; each gate is answered exactly as by a single respond (one compare-and-set) and gets its own outcome, in the request's order: `answered` (with the row), `already_answered`, `not_found`, `invalid` (with the error). An item's `idempotency_key` makes a retried batch replay that gate's first answer; a key is bound to its gate and answer as a single respond's `Idempotency-Key` is, so the two replay each other.",
+        auth: true,
+        project: true,
+        params: &[],
+        request: Some((Body::Json("BatchRespondRequest"), Optional::No)),
+        replies: &[Reply {
+            status: 200,
+            description: "`{count, results}`: one result per item, in order",
+            bodies: &[Body::Json("BatchRespondResponse")],
+        }],
+        failures: &[Failure {
+            code: GatehouseCode::ValidationError,
+            when: "`answers` is empty or holds more than 500 items",
+        }],
+    },
+    Operation {
         id: "createInteraction",
         method: Method::Post,
         path: "/api/sessions/interactions/",

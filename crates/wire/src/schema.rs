@@ -16,6 +16,7 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
 
+use crate::batch::{BatchRespondRequest, BatchRespondResponse};
 use crate::capabilities::CapabilitiesResponse;
 use crate::error::{AgentPlatErrorEnvelope, FastApiErrorBody};
 use crate::execution::{
@@ -167,6 +168,16 @@ pub fn all() -> Vec<SchemaEntry> {
             "ApprovalAnswer",
             "approval_answer.schema.json",
             "A5: the answer to a user_approval gate: {approved, tool_call_id?, message?}.",
+        ),
+        generate::<BatchRespondRequest>(
+            "BatchRespondRequest",
+            "batch_respond_request.schema.json",
+            "C4 (Gatehouse route): POST /sessions/interactions/respond-batch body: up to 500 {id, answer, idempotency_key?}.",
+        ),
+        generate::<BatchRespondResponse>(
+            "BatchRespondResponse",
+            "batch_respond_response.schema.json",
+            "C4 (Gatehouse route): {count, results}: one result per item, in order, each answered, already_answered, not_found or invalid.",
         ),
         generate::<CreateInteractionRequest>(
             "CreateInteractionRequest",

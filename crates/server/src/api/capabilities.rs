@@ -20,6 +20,7 @@ async fn capabilities(State(state): State<AppState>) -> Response {
         service: "gatehouse".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         capabilities: state.capabilities.clone(),
+        other_capabilities: Vec::new(),
         extra: JsonObject::new(),
     })
 }

@@ -12,8 +12,9 @@ use futures::Stream;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, FieldProblem,
-    InteractionKind, InteractionQueryRequest, InteractionStatus, InteractionsResponse, Resolution,
-    RespondRequest, TransitionRequest, WatchEvent,
+    InteractionKind, InteractionQueryRequest, InteractionResponse, InteractionStatus,
+    InteractionsResponse, Resolution, RespondRequest, SessionInteraction, TransitionRequest,
+    WatchEvent,
 };
 use gatehouse_wire::JsonObject;
 use sha2::{Digest, Sha256};
@@ -23,8 +24,14 @@ use tokio_stream::StreamExt as _;
 use super::extract::{parse_uuid, query_map, ActorName, JsonBody, OptionalJsonBody, ProjectId};
 use super::{json, json_text};
 use crate::error::{ApiError, ApiResult};
-use crate::store::{InteractionFilter, NewInteraction, RespondOutcome, TransitionOutcome};
+use crate::store::{
+    BatchRespondItem, InteractionFilter, NewInteraction, RespondOutcome, TransitionOutcome,
+};
 use crate::AppState;
+use gatehouse_wire::batch::{
+    BatchError, BatchOutcome, BatchRespondRequest, BatchRespondResponse, BatchResult,
+    MAX_BATCH_ANSWERS,
+};
 
 /// Largest page a query returns.
 pub const MAX_PAGE: u32 = 1000;
@@ -39,6 +46,7 @@ pub fn routes() -> Router<AppState> {
         .route("/sessions/interactions/cancel-stale", post(cancel_stale))
         .route("/sessions/interactions/{id}", get(get_one))
         .route("/sessions/interactions/{id}/respond", post(respond))
+        .route("/sessions/interactions/respond-batch", post(respond_batch))
         .route("/sessions/streams/watch", get(watch))
 }
 
@@ -257,10 +265,7 @@ async fn respond(
     // As Agenta's router: `body.answer or {}`. Any object is an answer (an approval is
     // read by truthiness when the resume is built: `{}` denies).
     let answer = body.value.answer_or_empty();
-    let hash = key.as_ref().map(|_| {
-        let canonical = serde_json::to_string(&body.raw).unwrap_or_default();
-        hex::encode(Sha256::digest(format!("{id}\n{canonical}").as_bytes()))
-    });
+    let hash = key.as_ref().map(|_| respond_hash(&id, &body.raw));
     let idempotency = key.as_deref().zip(hash.as_deref());
     let outcome = state
         .store
@@ -302,6 +307,216 @@ async fn respond(
         }
         RespondOutcome::NotFound => Err(ApiError::interaction_not_found()),
     }
+}
+
+/// The request hash an `Idempotency-Key` is bound to: the gate and the respond body,
+/// as a single respond and a batch item compute it alike (a key used by one replays in
+/// the other).
+fn respond_hash(id: &str, raw_body: &serde_json::Value) -> String {
+    let canonical = serde_json::to_string(raw_body).unwrap_or_default();
+    hex::encode(Sha256::digest(format!("{id}\n{canonical}").as_bytes()))
+}
+
+fn batch_error(code: GatehouseCode, detail: impl Into<String>) -> Option<BatchError> {
+    Some(BatchError {
+        code: code.as_str().to_string(),
+        detail: detail.into(),
+    })
+}
+
+fn batch_result(
+    id: &str,
+    outcome: BatchOutcome,
+    interaction: Option<SessionInteraction>,
+    error: Option<BatchError>,
+) -> BatchResult {
+    BatchResult {
+        id: id.to_string(),
+        outcome,
+        interaction,
+        error,
+        extra: JsonObject::new(),
+    }
+}
+
+/// `POST /sessions/interactions/respond-batch` (a Gatehouse route, C4): answer up to
+/// [`MAX_BATCH_ANSWERS`] gates in one request and one transaction, each exactly as a
+/// single respond answers it, each with its own outcome.
+async fn respond_batch(
+    State(state): State<AppState>,
+    ProjectId(project_id): ProjectId,
+    ActorName(actor): ActorName,
+    body: JsonBody<BatchRespondRequest>,
+) -> ApiResult<Response> {
+    let answers = &body.value.answers;
+    if answers.is_empty() || answers.len() > MAX_BATCH_ANSWERS {
+        return Err(ApiError::validation(
+            &["body", "answers"],
+            format!("must hold 1 to {MAX_BATCH_ANSWERS} answers (split a larger set into batches)"),
+            "value_error",
+        ));
+    }
+    // Validate each item; a refused item is answered `invalid`, the others go on.
+    let mut results: Vec<Option<BatchResult>> = vec![None; answers.len()];
+    struct Valid {
+        index: usize,
+        id: String,
+        answer: JsonObject,
+        key: Option<(String, String)>,
+    }
+    let mut valid = Vec::with_capacity(answers.len());
+    for (index, item) in answers.iter().enumerate() {
+        let id = match parse_uuid(&item.id, &["body", "answers", "id"]) {
+            Ok(id) => id,
+            Err(_) => {
+                results[index] = Some(batch_result(
+                    &item.id,
+                    BatchOutcome::Invalid,
+                    None,
+                    batch_error(GatehouseCode::ValidationError, "id is not a UUID"),
+                ));
+                continue;
+            }
+        };
+        let key = match item.idempotency_key.as_deref().map(str::trim) {
+            None => None,
+            Some(key) if key.is_empty() || key.len() > 255 || !key.is_ascii() => {
+                results[index] = Some(batch_result(
+                    &item.id,
+                    BatchOutcome::Invalid,
+                    None,
+                    batch_error(
+                        GatehouseCode::ValidationError,
+                        "idempotency_key must be 1 to 255 ASCII characters",
+                    ),
+                ));
+                continue;
+            }
+            Some(key) => {
+                // The body a single respond of this answer sends: `{"answer": ...}`.
+                let raw = body.raw["answers"][index]
+                    .get("answer")
+                    .map(|answer| serde_json::json!({ "answer": answer }))
+                    .unwrap_or_else(|| serde_json::json!({}));
+                Some((key.to_string(), respond_hash(&id, &raw)))
+            }
+        };
+        valid.push(Valid {
+            index,
+            id,
+            answer: item.answer.clone().unwrap_or_default(),
+            key,
+        });
+    }
+    // One lock order for overlapping batches (Postgres): by id.
+    valid.sort_by(|a, b| a.id.cmp(&b.id));
+    let items: Vec<BatchRespondItem<'_>> = valid
+        .iter()
+        .map(|v| BatchRespondItem {
+            id: &v.id,
+            answer: &v.answer,
+            idempotency: v.key.as_ref().map(|(k, h)| (k.as_str(), h.as_str())),
+        })
+        .collect();
+    let mut attempt = 0;
+    let outcomes = loop {
+        attempt += 1;
+        match state.store.respond_batch(&project_id, &items, &actor).await {
+            Err(err) if err.is_concurrent_conflict() && attempt < 4 => continue,
+            other => break other?,
+        }
+    };
+    let mut answered_any = false;
+    for (item, outcome) in valid.iter().zip(outcomes) {
+        let sent_id = &answers[item.index].id;
+        let result = match outcome {
+            RespondOutcome::Won { record } => {
+                answered_any = true;
+                state.events.interaction(
+                    &project_id,
+                    &record.session_id,
+                    &record.id,
+                    InteractionStatus::Responded,
+                );
+                batch_result(
+                    sent_id,
+                    BatchOutcome::Answered,
+                    Some(record.to_wire()),
+                    None,
+                )
+            }
+            RespondOutcome::Replayed { response } => replayed(sent_id, &response),
+            RespondOutcome::KeyReused => batch_result(
+                sent_id,
+                BatchOutcome::Invalid,
+                None,
+                batch_error(
+                    GatehouseCode::IdempotencyKeyReused,
+                    "idempotency_key was already used for a different request",
+                ),
+            ),
+            RespondOutcome::NotPending => {
+                // A concurrent request with the same key may have won after our check.
+                let replay = match &item.key {
+                    Some((key, hash)) => {
+                        state
+                            .store
+                            .idempotent_replay(&project_id, key, &item.id, hash)
+                            .await?
+                    }
+                    None => None,
+                };
+                match replay {
+                    Some(Ok(response)) => replayed(sent_id, &response),
+                    Some(Err(())) => batch_result(
+                        sent_id,
+                        BatchOutcome::Invalid,
+                        None,
+                        batch_error(
+                            GatehouseCode::IdempotencyKeyReused,
+                            "idempotency_key was already used for a different request",
+                        ),
+                    ),
+                    None => batch_result(
+                        sent_id,
+                        BatchOutcome::AlreadyAnswered,
+                        None,
+                        batch_error(
+                            GatehouseCode::AlreadyAnswered,
+                            gatehouse_wire::error::messages::INTERACTION_NOT_PENDING,
+                        ),
+                    ),
+                }
+            }
+            RespondOutcome::NotFound => batch_result(
+                sent_id,
+                BatchOutcome::NotFound,
+                None,
+                batch_error(
+                    GatehouseCode::NotFound,
+                    gatehouse_wire::error::messages::INTERACTION_NOT_FOUND,
+                ),
+            ),
+        };
+        results[item.index] = Some(result);
+    }
+    if answered_any {
+        state.dispatch_wakeup.notify_waiters();
+        state.dispatch_wakeup.notify_one();
+    }
+    let results: Vec<BatchResult> = results.into_iter().flatten().collect();
+    Ok(json(&BatchRespondResponse {
+        count: results.len() as u64,
+        results,
+    }))
+}
+
+/// A replayed answer: the stored single-respond body's row.
+fn replayed(id: &str, response: &str) -> BatchResult {
+    let row = serde_json::from_str::<InteractionResponse>(response)
+        .ok()
+        .and_then(|r| r.interaction);
+    batch_result(id, BatchOutcome::Answered, row, None)
 }
 
 async fn transition(

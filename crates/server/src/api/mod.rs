@@ -54,6 +54,7 @@ pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
         Capability::InteractionWatch,
         Capability::Invoke,
         Capability::Runs,
+        Capability::InteractionBatch,
     ];
     if config.execution {
         capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);

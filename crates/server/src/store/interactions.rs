@@ -315,6 +315,143 @@ macro_rules! insert_interaction {
 }
 pub(crate) use insert_interaction;
 
+/// One gate of a batch respond ([`Store::respond_batch`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchRespondItem<'a> {
+    /// The row's id.
+    pub id: &'a str,
+    /// The answer.
+    pub answer: &'a JsonObject,
+    /// `(idempotency key, request hash)`, when the item carries a key.
+    pub idempotency: Option<(&'a str, &'a str)>,
+}
+
+/// One gate's compare-and-set respond inside the caller's transaction `$tx` (an
+/// `in_tx!` body); evaluates to `Result<RespondOutcome, StoreError>`. Shared by the
+/// single respond and the batch, so a gate is answered the same way by both.
+macro_rules! respond_one {
+    ($tx:ident, $project_id:expr, $id:expr, $answer:expr, $actor:expr, $idempotency:expr, $now:expr) => {{
+        let outcome: Result<RespondOutcome, StoreError> = async {
+            let project_id: &str = $project_id;
+            let id: &str = $id;
+            let actor: &str = $actor;
+            let idempotency: Option<(&str, &str)> = $idempotency;
+            let now: String = $now.to_string();
+            let mut resolution = JsonObject::new();
+            resolution.insert(
+                "answer".to_string(),
+                serde_json::Value::Object($answer.clone()),
+            );
+            let resolution_text = to_json_text(&resolution);
+            let update_sql = format!(
+                "UPDATE interactions SET status = 'responded', resolution = $1, updated_at = $2, \
+                 updated_by_id = $3 WHERE id = $4 AND project_id = $5 AND status = 'pending' \
+                 RETURNING {SELECT_COLUMNS}"
+            );
+            if let Some((key, hash)) = idempotency {
+                // Claim the key before touching the row. A concurrent request with the
+                // same key waits on this uncommitted claim (Postgres) or on the single
+                // writer (SQLite), then finds it taken and reads what this one did: a
+                // replay, or a typed "key reused" for another gate, never a unique-key
+                // failure. A request that does not win the row gives the key back.
+                // (A claim given back between our insert and our read is claimed again.)
+                let mut attempts = 0;
+                loop {
+                    attempts += 1;
+                    let claimed = sqlx::query(
+                        "INSERT INTO idempotency_keys (project_id, idem_key, interaction_id, \
+                         request_hash, response, created_at) VALUES ($1, $2, $3, $4, '', $5) \
+                         ON CONFLICT (project_id, idem_key) DO NOTHING",
+                    )
+                    .bind(project_id)
+                    .bind(key)
+                    .bind(id)
+                    .bind(hash)
+                    .bind(now.as_str())
+                    .execute(&mut *$tx)
+                    .await?
+                    .rows_affected()
+                        == 1;
+                    if claimed {
+                        break;
+                    }
+                    let row = sqlx::query(
+                        "SELECT interaction_id, request_hash, response FROM idempotency_keys \
+                         WHERE project_id = $1 AND idem_key = $2",
+                    )
+                    .bind(project_id)
+                    .bind(key)
+                    .fetch_optional(&mut *$tx)
+                    .await?;
+                    match row {
+                        Some(row) => {
+                            let same = row.text("interaction_id")? == id
+                                && row.text("request_hash")? == hash;
+                            let response = row.text("response")?;
+                            // Only committed claims are visible, and a committed claim
+                            // holds its answer: an empty one cannot be replayed.
+                            return Ok(if same && !response.is_empty() {
+                                RespondOutcome::Replayed { response }
+                            } else {
+                                RespondOutcome::KeyReused
+                            });
+                        }
+                        None if attempts < 3 => continue,
+                        None => return Ok(RespondOutcome::KeyReused),
+                    }
+                }
+            }
+            let row = sqlx::query(&update_sql)
+                .bind(&resolution_text)
+                .bind(now.as_str())
+                .bind(actor)
+                .bind(id)
+                .bind(project_id)
+                .fetch_optional(&mut *$tx)
+                .await?;
+            let Some(row) = row else {
+                if let Some((key, _)) = idempotency {
+                    sqlx::query("DELETE FROM idempotency_keys WHERE project_id = $1 AND idem_key = $2")
+                        .bind(project_id)
+                        .bind(key)
+                        .execute(&mut *$tx)
+                        .await?;
+                }
+                let exists = sqlx::query("SELECT id FROM interactions WHERE id = $1 AND project_id = $2")
+                    .bind(id)
+                    .bind(project_id)
+                    .fetch_optional(&mut *$tx)
+                    .await?
+                    .is_some();
+                return Ok(if exists { RespondOutcome::NotPending } else { RespondOutcome::NotFound });
+            };
+            let record = interaction_from_row(&row)?;
+            if let Some((key, _)) = idempotency {
+                sqlx::query(
+                    "UPDATE idempotency_keys SET response = $1 WHERE project_id = $2 AND idem_key = $3",
+                )
+                .bind(record.response_body())
+                .bind(project_id)
+                .bind(key)
+                .execute(&mut *$tx)
+                .await?;
+            }
+            sqlx::query(
+                "INSERT INTO resume_jobs (interaction_id, project_id, state, created_at) \
+                 VALUES ($1, $2, 'queued', $3) ON CONFLICT (interaction_id) DO NOTHING",
+            )
+            .bind(id)
+            .bind(project_id)
+            .bind(now.as_str())
+            .execute(&mut *$tx)
+            .await?;
+            Ok(RespondOutcome::Won { record: Box::new(record) })
+        }
+        .await;
+        outcome
+    }};
+}
+
 impl Store {
     /// Create an interaction, or return the existing row for a repeated
     /// `(project, session_id, token)` unchanged.
@@ -461,117 +598,28 @@ impl Store {
         actor: &str,
         idempotency: Option<(&str, &str)>,
     ) -> Result<RespondOutcome, StoreError> {
-        let mut resolution = JsonObject::new();
-        resolution.insert(
-            "answer".to_string(),
-            serde_json::Value::Object(answer.clone()),
-        );
-        let resolution_text = to_json_text(&resolution);
         let now = now_text();
-        let update_sql = format!(
-            "UPDATE interactions SET status = 'responded', resolution = $1, updated_at = $2, \
-             updated_by_id = $3 WHERE id = $4 AND project_id = $5 AND status = 'pending' \
-             RETURNING {SELECT_COLUMNS}"
-        );
+        in_tx!(self, tx => respond_one!(tx, project_id, id, answer, actor, idempotency, &now))
+    }
+
+    /// Answer many gates in ONE transaction (a batch respond): each gate exactly as
+    /// [`respond`](Self::respond) answers it, in the order given (the caller orders them
+    /// by id, so that overlapping batches take their row locks in one order). One commit
+    /// for all of them is what makes a batch cheap.
+    pub async fn respond_batch(
+        &self,
+        project_id: &str,
+        items: &[BatchRespondItem<'_>],
+        actor: &str,
+    ) -> Result<Vec<RespondOutcome>, StoreError> {
+        let now = now_text();
         in_tx!(self, tx => {
-            if let Some((key, hash)) = idempotency {
-                // Claim the key before touching the row. A concurrent request with the
-                // same key waits on this uncommitted claim (Postgres) or on the single
-                // writer (SQLite), then finds it taken and reads what this one did: a
-                // replay, or a typed "key reused" for another gate, never a unique-key
-                // failure. A request that does not win the row gives the key back.
-                // (A claim given back between our insert and our read is claimed again.)
-                let mut attempts = 0;
-                loop {
-                    attempts += 1;
-                    let claimed = sqlx::query(
-                        "INSERT INTO idempotency_keys (project_id, idem_key, interaction_id, \
-                         request_hash, response, created_at) VALUES ($1, $2, $3, $4, '', $5) \
-                         ON CONFLICT (project_id, idem_key) DO NOTHING",
-                    )
-                    .bind(project_id)
-                    .bind(key)
-                    .bind(id)
-                    .bind(hash)
-                    .bind(&now)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected()
-                        == 1;
-                    if claimed {
-                        break;
-                    }
-                    let row = sqlx::query(
-                        "SELECT interaction_id, request_hash, response FROM idempotency_keys \
-                         WHERE project_id = $1 AND idem_key = $2",
-                    )
-                    .bind(project_id)
-                    .bind(key)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                    match row {
-                        Some(row) => {
-                            let same = row.text("interaction_id")? == id
-                                && row.text("request_hash")? == hash;
-                            let response = row.text("response")?;
-                            // Only committed claims are visible, and a committed claim
-                            // holds its answer: an empty one cannot be replayed.
-                            return Ok(if same && !response.is_empty() {
-                                RespondOutcome::Replayed { response }
-                            } else {
-                                RespondOutcome::KeyReused
-                            });
-                        }
-                        None if attempts < 3 => continue,
-                        None => return Ok(RespondOutcome::KeyReused),
-                    }
-                }
+            let mut outcomes = Vec::with_capacity(items.len());
+            for item in items {
+                let outcome = respond_one!(tx, project_id, item.id, item.answer, actor, item.idempotency, &now)?;
+                outcomes.push(outcome);
             }
-            let row = sqlx::query(&update_sql)
-                .bind(&resolution_text)
-                .bind(&now)
-                .bind(actor)
-                .bind(id)
-                .bind(project_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let Some(row) = row else {
-                if let Some((key, _)) = idempotency {
-                    sqlx::query("DELETE FROM idempotency_keys WHERE project_id = $1 AND idem_key = $2")
-                        .bind(project_id)
-                        .bind(key)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                let exists = sqlx::query("SELECT id FROM interactions WHERE id = $1 AND project_id = $2")
-                    .bind(id)
-                    .bind(project_id)
-                    .fetch_optional(&mut *tx)
-                    .await?
-                    .is_some();
-                return Ok(if exists { RespondOutcome::NotPending } else { RespondOutcome::NotFound });
-            };
-            let record = interaction_from_row(&row)?;
-            if let Some((key, _)) = idempotency {
-                sqlx::query(
-                    "UPDATE idempotency_keys SET response = $1 WHERE project_id = $2 AND idem_key = $3",
-                )
-                .bind(record.response_body())
-                .bind(project_id)
-                .bind(key)
-                .execute(&mut *tx)
-                .await?;
-            }
-            sqlx::query(
-                "INSERT INTO resume_jobs (interaction_id, project_id, state, created_at) \
-                 VALUES ($1, $2, 'queued', $3) ON CONFLICT (interaction_id) DO NOTHING",
-            )
-            .bind(id)
-            .bind(project_id)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
-            Ok(RespondOutcome::Won { record: Box::new(record) })
+            Ok(outcomes)
         })
     }
 

@@ -16,8 +16,8 @@ mod turns;
 mod workflows;
 
 pub use interactions::{
-    CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction, RespondOutcome,
-    TransitionOutcome,
+    BatchRespondItem, CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction,
+    RespondOutcome, TransitionOutcome,
 };
 pub use jobs::{
     ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, MAX_ATTEMPTS, RESUME_FAILED_CODE,

@@ -59,6 +59,23 @@ impl Harness {
         decode(response).await
     }
 
+    pub async fn post_with_headers(
+        &self,
+        path: &str,
+        body: Value,
+        headers: &[(&str, &str)],
+    ) -> (u16, Value) {
+        let mut request = self
+            .http
+            .post(self.url(path))
+            .header("Authorization", self.server.authorization())
+            .json(&body);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        decode(request.send().await.unwrap()).await
+    }
+
     pub async fn post_with_key(&self, path: &str, body: Value, key: &str) -> (u16, Value) {
         let response = self
             .http

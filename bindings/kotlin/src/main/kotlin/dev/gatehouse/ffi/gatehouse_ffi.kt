@@ -3819,7 +3819,11 @@ enum class Capability {
     /**
      * The execution event stream.
      */
-    EXECUTION_EVENT_STREAM;
+    EXECUTION_EVENT_STREAM,
+    /**
+     * Many gates answered in one request (approve-all uses it when served).
+     */
+    INTERACTION_BATCH;
 
     
 
