@@ -184,6 +184,16 @@ def main() -> int:
         timing = time_per_call(module.stamp_effective_parameters, blob, repeats, min_time)
         timing["input_bytes"] = measured(module.redact_effective_parameters(blob))
         timings[label] = timing
+        # Config in, /run body bytes out: the stamp, then json.dumps of the request that
+        # carries it (the same request Gatehouse's side writes), encoded as the body.
+        base = json.loads((args.inputs / "run_body_base.json").read_text())
+
+        def body(config, base=base):
+            request = dict(base)
+            request["effectiveParameters"] = module.stamp_effective_parameters(config)
+            return json.dumps(request).encode("utf-8")
+
+        timings["body_" + label] = time_per_call(body, blob, repeats, min_time)
 
     report = {
         "agenta_version": "0.125.1",

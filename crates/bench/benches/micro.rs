@@ -1,11 +1,15 @@
 //! Micro benchmarks (criterion), read back by `cargo xtask bench` from
 //! `$CRITERION_HOME/<group>/<id>/new/sample.json`:
 //!
-//! - `stamp/golden_178B`, `stamp/config_64KiB`: `stamp_effective_parameters` under the
-//!   default policy (cap 65536). The stamp consumes its input, so each call gets its own
-//!   copy, made in criterion's untimed setup (`iter_batched`, batches of
-//!   `owned_batch`); the stamped result is dropped inside the timed routine, as a caller
-//!   would drop it;
+//! - `stamp/golden_178B`, `stamp/config_64KiB`: `stamp_borrowed` under the default
+//!   policy (cap 65536) on the caller's hot config, which it only reads (Agenta's Python
+//!   likewise stamps a dict it keeps);
+//! - `run_body/<input>`: config in, `/run` body bytes out: `stamp_borrowed` and
+//!   `RunRequest::to_json_with_stamp` over `inputs::run_body_base`;
+//! - `stamp_owned/<input>`: `stamp_effective_parameters`, which consumes its input: each
+//!   call gets its own copy, made in criterion's untimed setup (`iter_batched`, batches
+//!   of `owned_batch`); the stamped result is dropped inside the timed routine, as a
+//!   caller would drop it;
 //! - `stamp_parts/{clone,drop,measure,redact}/<input>`: where a stamp's time goes: one deep
 //!   clone of the input `Value`, dropping one owned copy (made in untimed setup; a stamp
 //!   consumes its input, so a dropped stamp frees it), `python_json_dumps_len` alone,
@@ -22,10 +26,12 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
-use gatehouse_bench::inputs::{config_64k, golden_blob, read_fixture, RUN_REQUEST_GOLDENS};
+use gatehouse_bench::inputs::{
+    config_64k, golden_blob, read_fixture, run_body_base, RUN_REQUEST_GOLDENS,
+};
 use gatehouse_wire::effective::{
-    python_json_dumps_len, redact_effective_parameters, stamp_effective_parameters, Redaction,
-    StampPolicy,
+    python_json_dumps_len, redact_effective_parameters, stamp_borrowed, stamp_effective_parameters,
+    Redaction, StampPolicy,
 };
 use gatehouse_wire::run::RunRequest;
 
@@ -50,7 +56,40 @@ fn stamp(c: &mut Criterion) {
     let policy = StampPolicy::default();
     let golden = golden_blob().expect("the stamp vectors are readable");
     let big = config_64k();
+    // The stamp as the server and the SDK builder use it: it borrows the caller's hot
+    // config (nothing copied or freed), as Agenta's Python stamps a dict it keeps.
     let mut group = c.benchmark_group("stamp");
+    for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
+        let object = input.as_object().expect("an object");
+        let view = stamp_borrowed(object, &policy).expect("stamped");
+        group.throughput(Throughput::Bytes(view.measured_bytes as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                stamp_borrowed(black_box(object), black_box(&policy))
+                    .map(|view| view.measured_bytes)
+            })
+        });
+    }
+    group.finish();
+
+    // Config in, `/run` body bytes out: the stamp and the request written around it,
+    // beside Agenta's `stamp_effective_parameters` + `json.dumps` of its request.
+    let base = run_body_base();
+    let mut group = c.benchmark_group("run_body");
+    for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
+        let object = input.as_object().expect("an object");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let view = stamp_borrowed(black_box(object), &policy).expect("stamped");
+                base.to_json_with_stamp(&view).expect("serializes").len()
+            })
+        });
+    }
+    group.finish();
+
+    // The stamp that takes its input (kept for callers that own their config): the
+    // free of the consumed config is in it.
+    let mut group = c.benchmark_group("stamp_owned");
     for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
         // Both are stamped: nothing is measured on a rejected input.
         let stamped = stamp_effective_parameters(input.clone(), &policy).expect("stamped");

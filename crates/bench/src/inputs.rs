@@ -100,6 +100,25 @@ pub fn golden_blob() -> Result<Value, BenchError> {
         .ok_or_else(|| BenchError::Invalid("the stamp vectors are empty".into()))
 }
 
+/// The `/run` request of a session run as the service tier builds it, without its
+/// `effectiveParameters`: what the "config in, body bytes out" benchmark (row 1) writes
+/// around the stamp, and what Agenta's side serializes too (`run_body_base.json`).
+pub fn run_body_base() -> gatehouse_wire::run::RunRequest {
+    use gatehouse_wire::run::{ChatMessage, Harness, RunRequest, Sandbox};
+    RunRequest::new(
+        Harness::PiCore,
+        Sandbox::Local,
+        "anthropic/claude-sonnet-4-5",
+        vec![
+            ChatMessage::text("user", "List the files in the release folder, then tag it."),
+            ChatMessage::text("assistant", "I will list them first."),
+        ],
+    )
+    .with_session_id(Some("48268312-6a5e-4f0e-9d77-0c1d2e3f4a5b".to_string()))
+    .with_turn_id("019fac94-0000-7000-8000-0000000003e9")
+    .with_project_id("019fac94-0000-7000-8000-000000000000")
+}
+
 /// The `data.parameters` of the gates the live benchmarks open: a config of our own
 /// with the golden blob's shape and measured size (178 B), so the live rows need no
 /// upstream fixture.

@@ -66,6 +66,9 @@ pub enum BenchError {
     /// The Python side failed.
     #[error("python: {0}")]
     Python(String),
+    /// The Kotlin side failed.
+    #[error("kotlin: {0}")]
+    Kotlin(String),
 }
 
 /// The stamp policy the parity check uses: Gatehouse's default redaction with the

@@ -50,6 +50,15 @@ pub struct LiveConfig {
     pub floor_iterations: usize,
     /// The Python side of the FFI row, when it is to be measured.
     pub python_ffi: Option<PythonFfi>,
+    /// The Kotlin side of the FFI row, when it is to be measured.
+    pub kotlin_ffi: Option<KotlinFfi>,
+    /// Clients of the sustained respond load (row 9).
+    pub sustained_clients: usize,
+    /// How long the sustained load runs.
+    pub sustained_for: Duration,
+    /// A PostgreSQL server to run the sustained load on too (`postgres://.../db`; a
+    /// fresh database is created beside it), when there is one.
+    pub postgres_url: Option<String>,
 }
 
 impl LiveConfig {
@@ -68,6 +77,10 @@ impl LiveConfig {
             ffi_iterations: 600,
             floor_iterations: 2000,
             python_ffi: None,
+            kotlin_ffi: None,
+            sustained_clients: 16,
+            sustained_for: Duration::from_secs(30),
+            postgres_url: None,
         }
     }
 
@@ -86,8 +99,21 @@ impl LiveConfig {
             ffi_iterations: 10,
             floor_iterations: 20,
             python_ffi: None,
+            kotlin_ffi: None,
+            sustained_clients: 4,
+            sustained_for: Duration::from_secs(2),
+            postgres_url: None,
         }
     }
+}
+
+/// Where the Kotlin binding's Maven project and the native library are.
+#[derive(Debug, Clone)]
+pub struct KotlinFfi {
+    /// `bindings/kotlin` (its test sources hold `RespondCostBench.kt`).
+    pub project_dir: PathBuf,
+    /// The folder holding the release `libgatehouse_ffi.so` the jar carries.
+    pub lib_dir: PathBuf,
 }
 
 /// Where the Python binding and its driver script are.
@@ -123,12 +149,20 @@ pub struct ApproveAllBench {
     pub concurrency: usize,
     /// Batches per side.
     pub reps: usize,
-    /// `approve_all` per batch, milliseconds.
+    /// `approve_all` per batch, milliseconds: one batch request per 500 gates (the host
+    /// advertises `interaction_batch`).
     pub parallel_ms: Summary,
     /// Sequential responds per batch, milliseconds.
     pub sequential_ms: Summary,
     /// `sequential median / parallel median`.
     pub speedup: f64,
+    /// The bounded fan-out `approve_all` does against a host without batches (Agenta):
+    /// one respond per gate, `concurrency` in flight, per batch, milliseconds.
+    pub fanout_ms: Summary,
+    /// `sequential median / fanout median`.
+    pub fanout_speedup: f64,
+    /// True when `approve_all` answered with batch requests (checked, not assumed).
+    pub batched: bool,
     /// The simulated round trip added by a delay proxy, milliseconds (`None`: bare
     /// loopback).
     pub simulated_rtt_ms: Option<f64>,
@@ -140,6 +174,35 @@ pub struct ApproveAllBench {
     /// The best any parallel schedule could do on this machine: the sequential wall time
     /// over the sequential CPU time spread across every core.
     pub cpu_bound_ceiling: Option<f64>,
+}
+
+/// Row 9: sustained responds against the resume workers, on one backend.
+#[derive(Debug, Clone, Serialize)]
+pub struct SustainedReport {
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// Clients, each looping: a run parks at a gate, the client answers it.
+    pub clients: usize,
+    /// The resume workers of the server.
+    pub workers: usize,
+    /// How long the load ran, seconds.
+    pub seconds: f64,
+    /// Gates answered during the load.
+    pub responds: u64,
+    /// Resumes completed during the load.
+    pub resumes: u64,
+    /// `responds / seconds`.
+    pub responds_per_s: f64,
+    /// `resumes / seconds`.
+    pub resumes_per_s: f64,
+    /// `resumes_per_s / responds_per_s`.
+    pub ratio: f64,
+    /// Answered gates waiting for their resume, sampled every second of the load.
+    pub backlog: Vec<u64>,
+    /// The backlog when the load stopped.
+    pub backlog_end: u64,
+    /// How long the workers took to drain that backlog, milliseconds.
+    pub drain_ms: f64,
 }
 
 /// Row 5: one contention scenario.
@@ -179,6 +242,16 @@ pub struct FfiReport {
     pub not_measured: Option<String>,
     /// The Python version that ran the binding.
     pub python_version: Option<String>,
+    /// Through the Kotlin binding (JVM, JNA), microseconds (when measured).
+    pub kotlin_us: Option<Summary>,
+    /// `kotlin median - rust median`, microseconds (when measured).
+    pub kotlin_added_us: Option<f64>,
+    /// CPU time of the whole JVM per measured call, microseconds (when measured).
+    pub kotlin_cpu_us_per_call: Option<f64>,
+    /// The JVM that ran the Kotlin binding.
+    pub jvm: Option<String>,
+    /// Why the Kotlin side was not measured.
+    pub kotlin_not_measured: Option<String>,
 }
 
 /// Row 8: the physical floor.
@@ -223,6 +296,8 @@ pub struct LiveReport {
     pub ffi: FfiReport,
     /// Row 8.
     pub floor: FloorReport,
+    /// Row 9: sustained responds against the resume workers, SQLite then Postgres.
+    pub sustained: Vec<SustainedReport>,
 }
 
 /// The respond body both sides send (what the client serializes for `Answer::approve()`).
@@ -539,8 +614,8 @@ fn approve_all_on(
     server: &TestServer,
 ) -> Result<ApproveAllBench, BenchError> {
     let opener = client_for(server)?;
-    let client = match rtt {
-        None => opener.clone(),
+    let base = match rtt {
+        None => server.base_url.clone(),
         Some(rtt) => {
             let upstream = server
                 .base_url
@@ -548,16 +623,23 @@ fn approve_all_on(
                 .parse::<std::net::SocketAddr>()
                 .map_err(|e| BenchError::Invalid(format!("server address: {e}")))?;
             let proxy = rt.server.block_on(start_delay_proxy(upstream, rtt / 2))?;
-            Client::builder(format!("http://{proxy}"))
-                .api_key(server.api_key.clone())
-                .project_id(server.project_id.clone())
-                .build()
-                .map_err(|e| BenchError::Request {
-                    what: "building the proxied client".into(),
-                    reason: e.to_string(),
-                })?
+            format!("http://{proxy}")
         }
     };
+    let answering = |upstream: gatehouse_client::Upstream| {
+        Client::builder(base.clone())
+            .upstream(upstream)
+            .api_key(server.api_key.clone())
+            .project_id(server.project_id.clone())
+            .build()
+            .map_err(|e| BenchError::Request {
+                what: "building the answering client".into(),
+                reason: e.to_string(),
+            })
+    };
+    // The phone's client (batches), and the same client as it answers Agenta (fan-out).
+    let client = answering(gatehouse_client::Upstream::Gatehouse)?;
+    let fanout_client = answering(gatehouse_client::Upstream::Agenta)?;
     let reps = if rtt.is_some() {
         config.approve_all_rtt_reps
     } else {
@@ -566,27 +648,50 @@ fn approve_all_on(
     let n = config.approve_all_gates;
     rt.driver.block_on(async {
         // A warm-up batch of each kind, not measured.
-        let warm = create_gates(&opener, "bench-approve-warm", 2 * config.warmup.max(1)).await?;
+        let w = config.warmup.max(1);
+        let warm = create_gates(&opener, "bench-approve-warm", 3 * w).await?;
         let _ = client
             .interactions()
-            .approve_all(&warm[..config.warmup.max(1)], &Answer::approve())
+            .approve_all(&warm[..w], &Answer::approve())
             .await;
-        for id in &warm[config.warmup.max(1)..] {
+        let _ = fanout_client
+            .interactions()
+            .approve_all(&warm[w..2 * w], &Answer::approve())
+            .await;
+        for id in &warm[2 * w..] {
             client_respond(&client, id).await?;
         }
+        let batched = client
+            .capabilities()
+            .known(gatehouse_wire::capabilities::Capability::InteractionBatch)
+            == Some(true);
         let mut parallel_ms = Vec::new();
         let mut sequential_ms = Vec::new();
+        let mut fanout_ms = Vec::new();
         let mut parallel_cpu = Vec::new();
         let mut sequential_cpu = Vec::new();
         for rep in 0..reps {
             let session = format!("bench-approve-{rep}");
-            let gates = create_gates(&opener, &session, 2 * n).await?;
-            let (first, second) = gates.split_at(n);
+            let gates = create_gates(&opener, &session, 3 * n).await?;
+            let (first, rest) = gates.split_at(n);
+            let (second, third) = rest.split_at(n);
             let (parallel_ids, sequential_ids) = if rep % 2 == 0 {
                 (first, second)
             } else {
                 (second, first)
             };
+            let started = Instant::now();
+            let report = fanout_client
+                .interactions()
+                .approve_all(third, &Answer::approve())
+                .await;
+            fanout_ms.push(millis(started.elapsed()));
+            if report.answered.len() != n {
+                return Err(BenchError::Invariant(format!(
+                    "the fan-out answered {} of {n} fresh gates",
+                    report.answered.len()
+                )));
+            }
             let run_parallel = || async {
                 let cpu = process_cpu_seconds();
                 let started = Instant::now();
@@ -635,6 +740,7 @@ fn approve_all_on(
         }
         let parallel_ms = summary(&parallel_ms, "approve-all")?;
         let sequential_ms = summary(&sequential_ms, "sequential responds")?;
+        let fanout_ms = summary(&fanout_ms, "approve-all fan-out")?;
         let sequential_cpu_ms = Summary::of(&sequential_cpu).map(|s| s.median);
         let parallel_cpu_ms = Summary::of(&parallel_cpu).map(|s| s.median);
         let cores = std::thread::available_parallelism()
@@ -651,6 +757,9 @@ fn approve_all_on(
             concurrency: gatehouse_client::DEFAULT_APPROVE_ALL_CONCURRENCY,
             reps,
             speedup: sequential_ms.median / parallel_ms.median,
+            fanout_speedup: sequential_ms.median / fanout_ms.median,
+            fanout_ms,
+            batched,
             simulated_rtt_ms: rtt.map(millis),
             parallel_ms,
             sequential_ms,
@@ -791,6 +900,87 @@ struct PythonRun {
 }
 
 /// Run the Python binding over `ids`; its per-call samples in microseconds.
+/// The Kotlin binding's timed responds (`RespondCostBench.kt`, run by Maven on the test
+/// classpath against the release library).
+fn kotlin_responds(
+    kotlin: &KotlinFfi,
+    server: &TestServer,
+    ids: &[String],
+    warmup: usize,
+) -> Result<KotlinRun, BenchError> {
+    let dir = tempfile::tempdir().map_err(|source| BenchError::Io {
+        what: "creating a temp dir for the Kotlin driver".into(),
+        source,
+    })?;
+    let config_path = dir.path().join("kotlin_config.json");
+    let config = json!({
+        "base_url": server.base_url,
+        "api_key": server.api_key,
+        "project_id": server.project_id,
+        "ids": ids,
+        "warmup": warmup,
+    });
+    std::fs::write(&config_path, config.to_string()).map_err(|source| BenchError::Io {
+        what: format!("writing {}", config_path.display()),
+        source,
+    })?;
+    let output = Command::new("mvn")
+        .current_dir(&kotlin.project_dir)
+        .args(["-B", "-q", "--no-transfer-progress"])
+        .arg(format!("-Dgatehouse.lib.dir={}", kotlin.lib_dir.display()))
+        .args([
+            "test-compile",
+            "org.codehaus.mojo:exec-maven-plugin:3.5.0:java",
+            "-Dexec.classpathScope=test",
+            "-Dexec.mainClass=dev.gatehouse.ffi.RespondCostBenchKt",
+        ])
+        .arg(format!("-Dexec.args={}", config_path.display()))
+        .output()
+        .map_err(|e| BenchError::Kotlin(format!("cannot start mvn: {e}")))?;
+    if !output.status.success() {
+        let text = String::from_utf8_lossy(&output.stdout).to_string()
+            + &String::from_utf8_lossy(&output.stderr);
+        let last = text
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("no output")
+            .to_string();
+        return Err(BenchError::Kotlin(format!(
+            "the Kotlin driver exited with {}: {last}",
+            output.status
+        )));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .ok_or_else(|| BenchError::Kotlin("the Kotlin driver printed no JSON".into()))?;
+    let parsed: KotlinSamples = serde_json::from_str(line).map_err(|source| BenchError::Json {
+        what: "reading the Kotlin driver's output".into(),
+        source,
+    })?;
+    Ok(KotlinRun {
+        samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
+        cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
+        jvm: parsed.jvm,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct KotlinSamples {
+    samples_ns: Vec<f64>,
+    process_cpu_ns_per_call: Option<f64>,
+    jvm: Option<String>,
+}
+
+struct KotlinRun {
+    samples_us: Vec<f64>,
+    cpu_us_per_call: Option<f64>,
+    jvm: Option<String>,
+}
+
 fn python_responds(
     python: &PythonFfi,
     server: &TestServer,
@@ -854,10 +1044,17 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
     let half = n / 2;
     let warm = config.warmup;
     let result = (|| {
-        let (rust_ids, python_ids) = rt.driver.block_on(async {
+        // The JVM's JIT needs a longer warm-up than the others.
+        let kotlin_warm = (warm * 4).max(100);
+        let (rust_ids, python_ids, kotlin_ids) = rt.driver.block_on(async {
             let rust = create_gates(&client, "bench-ffi-rust", n + 2 * warm).await?;
             let python = create_gates(&client, "bench-ffi-python", n + warm).await?;
-            Ok::<_, BenchError>((rust, python))
+            let kotlin = if config.kotlin_ffi.is_some() {
+                create_gates(&client, "bench-ffi-kotlin", n + kotlin_warm).await?
+            } else {
+                Vec::new()
+            };
+            Ok::<_, BenchError>((rust, python, kotlin))
         })?;
         let measure_rust = |ids: &[String]| {
             rt.driver.block_on(async {
@@ -879,8 +1076,13 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
             }
         };
         rust_us.extend(measure_rust(&rust_ids[half + warm..])?);
+        let kotlin = match &config.kotlin_ffi {
+            None => Err("no Kotlin binding given".to_string()),
+            Some(kotlin) => kotlin_responds(kotlin, &server, &kotlin_ids, kotlin_warm)
+                .map_err(|e| e.to_string()),
+        };
         let rust_us = summary(&rust_us, "rust respond")?;
-        Ok::<_, BenchError>(match python {
+        let mut report = match python {
             Ok(run) => {
                 let python_us = summary(&run.samples_us, "python respond")?;
                 FfiReport {
@@ -891,6 +1093,11 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
                     python_cpu_us_per_call: run.cpu_us_per_call,
                     not_measured: None,
                     python_version: run.version,
+                    kotlin_us: None,
+                    kotlin_added_us: None,
+                    kotlin_cpu_us_per_call: None,
+                    jvm: None,
+                    kotlin_not_measured: None,
                 }
             }
             Err(reason) => FfiReport {
@@ -901,8 +1108,24 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
                 added_us: None,
                 not_measured: Some(reason),
                 python_version: None,
+                kotlin_us: None,
+                kotlin_added_us: None,
+                kotlin_cpu_us_per_call: None,
+                jvm: None,
+                kotlin_not_measured: None,
             },
-        })
+        };
+        match kotlin {
+            Ok(run) => {
+                let kotlin_us = summary(&run.samples_us, "kotlin respond")?;
+                report.kotlin_added_us = Some(kotlin_us.median - report.rust_us.median);
+                report.kotlin_us = Some(kotlin_us);
+                report.kotlin_cpu_us_per_call = run.cpu_us_per_call;
+                report.jvm = run.jvm;
+            }
+            Err(reason) => report.kotlin_not_measured = Some(reason),
+        }
+        Ok::<_, BenchError>(report)
     })();
     rt.stop_server(server);
     result
@@ -1142,7 +1365,14 @@ pub fn run_all(
     let contention_single = bench_contention(&rt, config, 1)?;
     progress("ffi: Rust client vs Python binding");
     let ffi = bench_ffi(&rt, config)?;
+    progress("sustained responds against the resume workers, SQLite");
+    let mut sustained = vec![bench_sustained(&rt, config, None)?];
+    if let Some(url) = &config.postgres_url {
+        progress("sustained responds against the resume workers, PostgreSQL");
+        sustained.push(bench_sustained(&rt, config, Some(url))?);
+    }
     Ok(LiveReport {
+        sustained,
         respond,
         approve_all,
         approve_all_rtt,
@@ -1150,6 +1380,221 @@ pub fn run_all(
         contention_single,
         ffi,
         floor,
+    })
+}
+
+/// Counts of the resume queue, read straight from the server's database.
+enum Queue {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Queue {
+    async fn connect(url: &str) -> Result<Self, BenchError> {
+        Ok(if url.starts_with("postgres") {
+            Self::Postgres(
+                sqlx::PgPool::connect(url)
+                    .await
+                    .map_err(db_error("opening the Postgres queue"))?,
+            )
+        } else {
+            Self::Sqlite(
+                sqlx::SqlitePool::connect(url)
+                    .await
+                    .map_err(db_error("opening the SQLite queue"))?,
+            )
+        })
+    }
+
+    async fn count(&self, state: &str) -> Result<u64, BenchError> {
+        let sql = "SELECT COUNT(*) FROM resume_jobs WHERE state = $1";
+        let n: i64 = match self {
+            Self::Sqlite(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
+            Self::Postgres(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
+        }
+        .map_err(db_error("counting resume jobs"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn close(self) {
+        match self {
+            Self::Sqlite(pool) => pool.close().await,
+            Self::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// A fresh database beside the one `url` names.
+async fn fresh_postgres_database(url: &str) -> Result<String, BenchError> {
+    let admin = sqlx::PgPool::connect(url)
+        .await
+        .map_err(db_error("connecting to Postgres"))?;
+    let name = format!("gh_bench_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&admin)
+        .await
+        .map_err(db_error("creating the bench database"))?;
+    admin.close().await;
+    let (base, _) = url
+        .rsplit_once('/')
+        .ok_or_else(|| BenchError::Invalid(format!("not a database URL: {url}")))?;
+    Ok(format!("{base}/{name}"))
+}
+
+/// Row 9: `config.sustained_clients` clients for `config.sustained_for`, each looping
+/// "a run parks at a gate, answer it", against a server with its resume workers on;
+/// responds/s against resumes/s, and the backlog of answered gates waiting to resume.
+pub fn bench_sustained(
+    rt: &Runtimes,
+    config: &LiveConfig,
+    postgres: Option<&str>,
+) -> Result<SustainedReport, BenchError> {
+    let database_url = match postgres {
+        Some(url) => Some(rt.driver.block_on(fresh_postgres_database(url))?),
+        None => None,
+    };
+    let options = TestServerOptions {
+        database_url: database_url.clone(),
+        ..TestServerOptions::default()
+    };
+    let server = rt
+        .server
+        .block_on(try_spawn(options))
+        .map_err(|e| BenchError::Server(e.to_string()))?;
+    let url = database_url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
+    let workers = server.server.state().config.resume_workers;
+    let client = client_for(&server)?;
+    let result = rt
+        .driver
+        .block_on(sustained_on(&client, &url, config, workers));
+    rt.stop_server(server);
+    result.map(|mut report| {
+        report.backend = if postgres.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        }
+        .to_string();
+        report
+    })
+}
+
+async fn sustained_on(
+    client: &Client,
+    url: &str,
+    config: &LiveConfig,
+    workers: usize,
+) -> Result<SustainedReport, BenchError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let queue = Queue::connect(url).await?;
+    let parameters: gatehouse_wire::JsonObject = match json!({"agent": {
+        "llm": {"model": "m-sustained"},
+        "runner": {"permissions": {"default": "ask"}},
+        "script": [{"tool": "Bash", "args": {"command": "make"}}, {"say": "done"}]
+    }}) {
+        Value::Object(map) => map,
+        _ => return Err(BenchError::Invalid("the sustained config".into())),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let responds = Arc::new(AtomicU64::new(0));
+    let done_before = queue.count("done").await?;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..config.sustained_clients {
+        let client = client.clone();
+        let stop = stop.clone();
+        let responds = responds.clone();
+        let parameters = parameters.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                n += 1;
+                let request = gatehouse_wire::invoke::InvokeRequest {
+                    session_id: Some(format!("sustained-{c}-{n}")),
+                    references: None,
+                    data: gatehouse_wire::invoke::InvokeData {
+                        parameters: Some(parameters.clone()),
+                        ..Default::default()
+                    },
+                };
+                let parked =
+                    client
+                        .service()
+                        .invoke(&request)
+                        .await
+                        .map_err(|e| BenchError::Request {
+                            what: "a sustained-load run".into(),
+                            reason: e.to_string(),
+                        })?;
+                let Some(gate) = parked.interaction_ids.first() else {
+                    return Err(BenchError::Invariant(
+                        "a sustained-load run did not park".into(),
+                    ));
+                };
+                client
+                    .interactions()
+                    .respond(gate, &Answer::approve())
+                    .await
+                    .map_err(|e| BenchError::Request {
+                        what: "a sustained-load respond".into(),
+                        reason: e.to_string(),
+                    })?;
+                // Counted only inside the window.
+                if !stop.load(Ordering::SeqCst) {
+                    responds.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Ok::<(), BenchError>(())
+        }));
+    }
+    let mut backlog = Vec::new();
+    let window = config.sustained_for;
+    while started.elapsed() < window {
+        let left = window.saturating_sub(started.elapsed());
+        tokio::time::sleep(left.min(Duration::from_secs(1))).await;
+        backlog.push(queue.count("queued").await?);
+    }
+    stop.store(true, Ordering::SeqCst);
+    let seconds = started.elapsed().as_secs_f64();
+    let resumes = queue.count("done").await?.saturating_sub(done_before);
+    let backlog_end = queue.count("queued").await?;
+    for task in tasks {
+        task.await
+            .map_err(|e| BenchError::Invariant(format!("a load client panicked: {e}")))??;
+    }
+    let drain_started = Instant::now();
+    while queue.count("queued").await? > 0 {
+        if drain_started.elapsed() > Duration::from_secs(300) {
+            return Err(BenchError::Invariant(
+                "the resume backlog did not drain in 300 s".into(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let drain_ms = millis(drain_started.elapsed());
+    queue.close().await;
+    let responds = responds.load(Ordering::SeqCst);
+    let responds_per_s = responds as f64 / seconds;
+    let resumes_per_s = resumes as f64 / seconds;
+    Ok(SustainedReport {
+        backend: String::new(),
+        clients: config.sustained_clients,
+        workers,
+        seconds,
+        responds,
+        resumes,
+        responds_per_s,
+        resumes_per_s,
+        ratio: if responds_per_s > 0.0 {
+            resumes_per_s / responds_per_s
+        } else {
+            0.0
+        },
+        backlog,
+        backlog_end,
+        drain_ms,
     })
 }
 

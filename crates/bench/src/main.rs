@@ -72,6 +72,14 @@ fn prepare_stamp(args: &[String]) -> Result<(), BenchError> {
     })?;
     write_json(&dir.join("golden.json"), &golden_blob()?)?;
     write_json(&dir.join("config_64k.json"), &config_64k())?;
+    let base =
+        serde_json::to_value(gatehouse_bench::inputs::run_body_base()).map_err(|source| {
+            BenchError::Json {
+                what: "serializing the /run body base".into(),
+                source,
+            }
+        })?;
+    write_json(&dir.join("run_body_base.json"), &base)?;
     let inputs = shared_stamp_inputs(generated)?;
     write_json(&dir.join("shared_inputs.json"), &inputs_to_json(&inputs))?;
     write_json(&dir.join("rust_outputs.json"), &stamp_outputs(&inputs))?;
@@ -116,6 +124,16 @@ fn live(args: &[String]) -> Result<(), BenchError> {
             python: flag_value(args, "--python").unwrap_or_else(|| "python3".into()),
             script: PathBuf::from(script),
             package_dir: PathBuf::from(package_dir),
+        });
+    }
+    config.postgres_url = flag_value(args, "--postgres-url");
+    if let (Some(project_dir), Some(lib_dir)) = (
+        flag_value(args, "--kotlin-project"),
+        flag_value(args, "--kotlin-lib-dir"),
+    ) {
+        config.kotlin_ffi = Some(gatehouse_bench::live::KotlinFfi {
+            project_dir: PathBuf::from(project_dir),
+            lib_dir: PathBuf::from(lib_dir),
         });
     }
     let report = run_all(&config, |step| eprintln!("gatehouse-bench live: {step}"))?;

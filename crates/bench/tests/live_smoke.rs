@@ -18,15 +18,27 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         ffi_iterations: 4,
         floor_iterations: 4,
         python_ffi: None,
+        kotlin_ffi: None,
+        sustained_clients: 2,
+        sustained_for: std::time::Duration::from_millis(1500),
+        postgres_url: std::env::var("GATEHOUSE_TEST_DATABASE_URL")
+            .ok()
+            .filter(|url| url.starts_with("postgres")),
     };
     let mut steps = Vec::new();
     let report = run_all(&config, |step| steps.push(step.to_string())).unwrap();
-    assert_eq!(steps.len(), 7, "{steps:?}");
+    let postgres = config.postgres_url.is_some();
+    assert_eq!(steps.len(), 8 + usize::from(postgres), "{steps:?}");
     assert_eq!(report.respond.client_us.n, 4);
     assert_eq!(report.respond.bare_us.n, 4);
     assert_eq!(report.approve_all.parallel_ms.n, 2);
     assert_eq!(report.approve_all.sequential_ms.n, 2);
     assert_eq!(report.approve_all.simulated_rtt_ms, None);
+    assert!(
+        report.approve_all.batched,
+        "approve_all batches against Gatehouse's server"
+    );
+    assert_eq!(report.approve_all.fanout_ms.n, 2);
     assert_eq!(report.approve_all_rtt.parallel_ms.n, 1);
     assert_eq!(report.approve_all_rtt.simulated_rtt_ms, Some(2.0));
     assert_eq!(report.contention_spread.winners, vec![3]);
@@ -40,6 +52,19 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         Some("no Python binding given")
     );
     assert!(report.ffi.python_us.is_none());
+    assert_eq!(
+        report.ffi.kotlin_not_measured.as_deref(),
+        Some("no Kotlin binding given")
+    );
+    // Sustained load: every answered gate resumed by the end (the backlog drained).
+    assert_eq!(report.sustained.len(), 1 + usize::from(postgres));
+    for run in &report.sustained {
+        assert!(run.responds > 0, "{run:?}");
+        assert!(
+            run.resumes <= run.responds + run.backlog.iter().copied().max().unwrap_or(0),
+            "{run:?}"
+        );
+    }
     assert_eq!(report.floor.sqlite_commit_us.n, 4);
     assert_eq!(report.floor.http_empty_us.n, 4);
     assert!(report.floor.busy_handler_commits_per_s > 0.0);

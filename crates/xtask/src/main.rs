@@ -9,6 +9,7 @@
 
 mod bench;
 mod bindings;
+mod postgres;
 mod schema;
 // The benchmark crate's order statistics, compiled in rather than depended on: the
 // crate itself pulls in the server and the client, which `cargo xtask schema` must not

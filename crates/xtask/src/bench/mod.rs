@@ -12,7 +12,9 @@
 //!    `agenta==0.125.1` wheel (downloaded with `pip download --no-deps` into
 //!    `<target>/gatehouse-bench/agenta`), parity and timing;
 //! 5. `gatehouse-bench live`: respond, approve-all, contention, FFI (with
-//!    `bench/python/ffi_respond.py`), the floor;
+//!    `bench/python/ffi_respond.py` and the Kotlin binding's `RespondCostBench.kt`, run by
+//!    Maven), the floor, and the sustained respond load against
+//!    the resume workers (SQLite, and a PostgreSQL cluster started for it);
 //! 6. `cargo build -p gatehouse-ffi --profile mobile`, a stripped copy, `cargo tree`;
 //! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim
 //!    (rendered by [`report`] from the outputs of steps 3 to 6).
@@ -202,11 +204,42 @@ fn measure(root: &Path, target: &Path, out: &Path, options: &Options) -> Result<
     if let Some(package) = &package {
         live.arg("--python-package").arg(package);
     }
+    // The Kotlin side of the binding row, over the same release library.
+    let release = profile_dir(target, "release");
+    let mvn_found = Command::new("mvn")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if mvn_found && release.join("libgatehouse_ffi.so").exists() {
+        live.arg("--kotlin-project")
+            .arg(root.join("bindings/kotlin"))
+            .arg("--kotlin-lib-dir")
+            .arg(&release);
+    } else {
+        eprintln!("xtask bench: Maven or the release library is missing; the Kotlin binding is not measured (the row says so)");
+    }
     if options.quick {
         live.arg("--quick");
     }
-    run_command(&mut live)?;
-    Ok(())
+    // Row 9 runs on a PostgreSQL cluster of its own too, when PostgreSQL is installed.
+    let cluster = match crate::postgres::postgres_bin_dir() {
+        Some(bin) => Some(crate::postgres::PostgresCluster::start(&bin)?),
+        None => {
+            eprintln!(
+                "xtask bench: PostgreSQL not installed; the sustained-load row runs on SQLite only"
+            );
+            None
+        }
+    };
+    if let Some(cluster) = &cluster {
+        live.arg("--postgres-url").arg(cluster.url());
+    }
+    let result = run_command(&mut live);
+    if let Some(cluster) = cluster {
+        cluster.stop();
+    }
+    result
 }
 
 /// The agenta 0.125.1 wheel, downloaded once (`pip download --no-deps`).
