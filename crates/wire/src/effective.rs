@@ -375,8 +375,20 @@ fn redacted_object_len(map: &JsonObject, rule: Rule, ctx: Ctx, changed: &mut boo
             *changed = true;
             continue;
         }
-        let child = rule.child(ctx, key, value);
-        total += python_string_len(key) + 2 + redacted_len(value, rule, child, changed);
+        let value_len = match value {
+            // A scalar's context is its object's, as far as the rule goes.
+            Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => redacted_len(
+                value,
+                rule,
+                Ctx {
+                    place: Place::Other,
+                    ..ctx
+                },
+                changed,
+            ),
+            _ => redacted_len(value, rule, rule.child(ctx, key, value), changed),
+        };
+        total += python_string_len(key) + 2 + value_len;
         kept += 1;
     }
     if kept > 1 {
@@ -534,7 +546,15 @@ impl Tree for Value {
         Value::is_null(self)
     }
     fn get<'a>(object: &'a JsonObject, key: &str) -> Option<&'a Value> {
-        object.get(key)
+        // A config's objects are small: comparing keys beats hashing one (SipHash).
+        if object.len() <= 16 {
+            object
+                .iter()
+                .find(|(k, _)| k.as_str() == key)
+                .map(|(_, v)| v)
+        } else {
+            object.get(key)
+        }
     }
     fn any_entry(object: &JsonObject, mut test: impl FnMut(&str, &Value) -> bool) -> bool {
         object.iter().any(|(key, value)| test(key, value))
@@ -688,7 +708,7 @@ impl Rule {
             in_credentials: ctx.in_credentials || key.eq_ignore_ascii_case("credentials"),
             in_schema: ctx.in_schema
                 || SCHEMA_KEYS.contains(&key)
-                || value.as_object().is_some_and(looks_like_schema::<T>),
+                || (key == "parameters" && value.as_object().is_some_and(looks_like_schema::<T>)),
         }
     }
 
@@ -700,7 +720,6 @@ impl Rule {
             } else {
                 Place::Other
             },
-            in_schema: ctx.in_schema || value.as_object().is_some_and(looks_like_schema::<T>),
             ..ctx
         }
     }
@@ -812,28 +831,81 @@ fn redact_value_in_place<T: Tree>(
 /// }
 /// ```
 pub fn is_credential_shaped_key(key: &str) -> bool {
-    // Fast rejection: every credential name ends in one of these letters.
-    let Some(last) = key.bytes().rev().find(u8::is_ascii_alphanumeric) else {
-        return false;
+    // Only a name's last 13 letters and digits can decide (the longest name compared is
+    // `authorization`): gather them backwards, lowercased, and stop.
+    const LONGEST: usize = 13;
+    // Every name compared ends in one of these five letters and digits: most keys stop
+    // here, after a look at their last five bytes.
+    const fn pack(tail: &[u8; 5]) -> u64 {
+        (tail[0] as u64) << 32
+            | (tail[1] as u64) << 24
+            | (tail[2] as u64) << 16
+            | (tail[3] as u64) << 8
+            | tail[4] as u64
+    }
+    const TAILS: [u64; 9] = [
+        pack(b"token"),
+        pack(b"ecret"),
+        pack(b"sword"),
+        pack(b"asswd"),
+        pack(b"pikey"),
+        pack(b"tekey"),
+        pack(b"aders"),
+        pack(b"ation"),
+        pack(b"ookie"),
+    ];
+    let bytes = key.as_bytes();
+    // Cheapest first: a credential name's last two letters are one of eight pairs.
+    if let [.., a, b] = bytes {
+        if b.is_ascii_alphanumeric() && a.is_ascii_alphanumeric() {
+            let pair = [a | 0x20, b | 0x20];
+            if !matches!(
+                &pair,
+                b"en" | b"et" | b"rd" | b"wd" | b"ey" | b"rs" | b"on" | b"ie"
+            ) {
+                return false;
+            }
+        }
+    }
+    let tail = match bytes.len().checked_sub(5).map(|at| &bytes[at..]) {
+        // The common case: the last five bytes are letters and digits (lowercased by
+        // setting 0x20, which digits already have).
+        Some(tail) if tail.iter().all(u8::is_ascii_alphanumeric) => tail
+            .iter()
+            .fold(0u64, |word, byte| (word << 8) | u64::from(byte | 0x20)),
+        _ => {
+            let mut word = 0u64;
+            let mut seen = 0;
+            for byte in bytes
+                .iter()
+                .rev()
+                .filter(|b| b.is_ascii_alphanumeric())
+                .take(5)
+            {
+                word |= u64::from(byte | 0x20) << (8 * seen);
+                seen += 1;
+            }
+            if seen < 5 {
+                return false;
+            }
+            word
+        }
     };
-    if !matches!(
-        last.to_ascii_lowercase(),
-        b'n' | b't' | b'd' | b'y' | b's' | b'e'
-    ) {
+    if !TAILS.contains(&tail) {
         return false;
     }
-    let mut buffer = [0u8; 64];
+    let mut tail = [0u8; LONGEST];
     let mut len = 0;
-    for byte in key.bytes().filter(u8::is_ascii_alphanumeric) {
-        if len == buffer.len() {
-            // A name over 64 letters: keep its tail, where the telling suffix is.
-            buffer.copy_within(1.., 0);
-            len -= 1;
+    let mut longer = false;
+    for byte in key.bytes().rev().filter(u8::is_ascii_alphanumeric) {
+        if len == LONGEST {
+            longer = true;
+            break;
         }
-        buffer[len] = byte.to_ascii_lowercase();
+        tail[LONGEST - 1 - len] = byte.to_ascii_lowercase();
         len += 1;
     }
-    let name = &buffer[..len];
+    let name = &tail[LONGEST - len..];
     const EXACT: [&[u8]; 5] = [
         b"headers",
         b"authorization",
@@ -852,12 +924,14 @@ pub fn is_credential_shaped_key(key: &str) -> bool {
         b"masktoken",
         b"stoptoken",
     ];
-    EXACT.contains(&name)
-        || (SUFFIXES.iter().any(|suffix| name.ends_with(suffix)) && !SPECIAL_TOKENS.contains(&name))
+    (!longer && EXACT.contains(&name))
+        || (SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
+            && (longer || !SPECIAL_TOKENS.contains(&name)))
 }
 
 /// Keys whose value is a JSON Schema (a tool's parameters): never touched, so a schema
-/// property named `headers` or `token` stays a parameter name.
+/// property named `headers` or `token` stays a parameter name. (A `parameters` value that
+/// reads as a schema is one too: [`looks_like_schema`].)
 const SCHEMA_KEYS: [&str; 7] = [
     "inputSchema",
     "input_schema",
@@ -869,7 +943,7 @@ const SCHEMA_KEYS: [&str; 7] = [
 ];
 
 /// True when `object` reads as a JSON Schema (`$schema`, or an object type with
-/// `properties`): an OpenAI-style tool's `parameters`, for one.
+/// `properties`): an OpenAI-style tool's `parameters`.
 fn looks_like_schema<T: Tree>(object: &T::Object) -> bool {
     T::get(object, "$schema").is_some()
         || (T::get(object, "properties").is_some_and(|p| p.as_object().is_some())
@@ -906,6 +980,9 @@ fn is_secret_query_name(name: &str) -> bool {
 /// ```
 pub fn strip_url_secrets(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
+    if !matches!(bytes.first(), Some(b'h' | b'H' | b'w' | b'W')) {
+        return None;
+    }
     let has_scheme = |scheme: &str| {
         bytes.len() > scheme.len() && bytes[..scheme.len()].eq_ignore_ascii_case(scheme.as_bytes())
     };
@@ -1059,12 +1136,69 @@ const PYTHON_ESCAPED_LEN: [u8; 256] = {
     table
 };
 
-/// Length of Python's `json.dumps(s)` (quotes included), one table lookup per byte.
+/// Length of Python's `json.dumps(s)` (quotes included): eight bytes at a time while
+/// they are all plain printable ASCII (each written as itself, the common case), one
+/// table lookup per byte otherwise.
 fn python_string_len(s: &str) -> usize {
-    2 + s
-        .bytes()
-        .map(|b| usize::from(PYTHON_ESCAPED_LEN[usize::from(b)]))
-        .sum::<usize>()
+    if s.len() < 8 {
+        // Short (most keys): the table alone is cheapest.
+        return 2 + escaped_len(s.as_bytes());
+    }
+    let chunks = s.as_bytes().chunks_exact(8);
+    let rest = chunks.remainder();
+    let mut total = 2;
+    for chunk in chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        total += if all_plain(u64::from_le_bytes(word)) {
+            8
+        } else {
+            escaped_len(chunk)
+        };
+    }
+    if !rest.is_empty() {
+        // The tail (1 to 7 bytes) padded with a plain byte (`a`), checked in one go too.
+        let mut word = u64::from_le_bytes([b'a'; 8]) << (8 * rest.len());
+        let mut at = 0;
+        if rest.len() >= 4 {
+            word |= u64::from(u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]));
+            at = 4;
+        }
+        if rest.len() - at >= 2 {
+            word |= u64::from(u16::from_le_bytes([rest[at], rest[at + 1]])) << (8 * at);
+            at += 2;
+        }
+        if rest.len() > at {
+            word |= u64::from(rest[at]) << (8 * at);
+        }
+        total += if all_plain(word) {
+            rest.len()
+        } else {
+            escaped_len(rest)
+        };
+    }
+    total
+}
+
+/// True when all eight bytes of `word` are printable ASCII other than `"` and `\`:
+/// none at or above 0x80, none below 0x20, none 0x7F (bit tricks on the whole word).
+fn all_plain(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS != 0;
+    word & HIGHS == 0
+        && word.wrapping_sub(0x20 * ONES) & HIGHS == 0
+        && !has_zero(word ^ (0x7F * ONES))
+        && !has_zero(word ^ (u64::from(b'"') * ONES))
+        && !has_zero(word ^ (u64::from(b'\\') * ONES))
+}
+
+/// The escaped length of `bytes`, byte by byte ([`PYTHON_ESCAPED_LEN`]).
+fn escaped_len(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .map(|b| usize::from(PYTHON_ESCAPED_LEN[usize::from(*b)]))
+        .sum()
 }
 
 /// Python's `json.dumps(value)` with its defaults (separators `", "` and `": "`,
