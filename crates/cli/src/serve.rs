@@ -45,8 +45,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections_per_client: usize,
     /// Answered gates this instance resumes at once.
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
     resume_workers: u64,
+    /// Admission control: while more answered gates than this wait for their resume (on
+    /// every instance of the database), a new answer waits up to 5 s before it is taken,
+    /// so the backlog stays bounded under sustained load. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    max_resume_backlog: u64,
     /// Lease, in milliseconds, of a resume job and of a running session's hold: renewed
     /// every third of it while the work runs; an instance that dies or stalls loses its
     /// work to another instance (or to itself, restarted) within one lease.
@@ -72,7 +77,8 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.execution = !args.no_execution;
     config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout);
     config.max_connections_per_client = args.max_connections_per_client;
-    config.resume_workers = usize::try_from(args.resume_workers).unwrap_or(4);
+    config.resume_workers = usize::try_from(args.resume_workers).unwrap_or(8);
+    config.max_resume_backlog = args.max_resume_backlog;
     config.lease = std::time::Duration::from_millis(args.lease_ms);
 
     let server = gatehouse_server::start(config).await.map_err(|err| {

@@ -205,11 +205,19 @@ pub struct ServerConfig {
     /// resume keeps it; an instance that dies or stalls loses it within one lease, and
     /// any instance takes the work over.
     pub lease: Duration,
-    /// Resume workers per instance (default 4): answered gates resumed in parallel.
+    /// Resume workers per instance (default 8): answered gates resumed in parallel.
     /// 0 runs none (as `run_dispatcher: false`).
     pub resume_workers: usize,
     /// How often the reconciler looks for sessions to take over or end (default 1 s).
     pub reconcile_interval: Duration,
+    /// Admission control: while more answered gates than this wait for their resume (on
+    /// every instance of the database), a new answer waits (up to `backlog_wait`) before
+    /// it is taken, so answers are admitted no faster than the workers resume them and
+    /// the backlog stays bounded (default 128; 0: no limit).
+    pub max_resume_backlog: u64,
+    /// The longest an answer waits for the backlog to shrink; then it is taken anyway
+    /// (an answer is never refused for load). Default 5 s.
+    pub backlog_wait: Duration,
     /// How often the dispatcher polls for work besides its wake-ups (default 1 s).
     pub dispatch_poll: Duration,
     /// SSE heartbeat comment interval (default 15 s).
@@ -231,8 +239,8 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
-    /// 65536-byte stamps, 10 s leases, 4 resume workers, a reconciler pass every second,
-    /// 15 s heartbeats, 30 s header reads, 1024 connections per client address.
+    /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
+    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024 connections per client address.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -242,8 +250,10 @@ impl ServerConfig {
             max_body_bytes: 1024 * 1024,
             stamp_max_bytes: 65536,
             lease: Duration::from_secs(10),
-            resume_workers: 4,
+            resume_workers: 8,
             reconcile_interval: Duration::from_secs(1),
+            max_resume_backlog: 128,
+            backlog_wait: Duration::from_secs(5),
             dispatch_poll: Duration::from_secs(1),
             heartbeat: Duration::from_secs(15),
             sse_retry: Duration::from_secs(3),

@@ -43,6 +43,7 @@
 //! | [`dispatch`] | the resume worker: claims answered gates' resume jobs under a lease and resumes their parked turns, exactly once |
 //! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
+//! | [`admission`] | admission control: a new answer waits while the resume backlog is at its limit, so the backlog stays bounded under load |
 //! | [`guard`] | a running turn's hold on its work: the heartbeat that renews its leases, and the tool-run ledger that lets an approved tool run once |
 //! | [`events`] | the in-process bus that feeds the watch streams |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
@@ -126,6 +127,7 @@
 //! effects are written in one transaction with the turn (its interventions applied, its
 //! session's end), and a tool call runs at most once per approval (the tool-run ledger).
 
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod config;
@@ -191,6 +193,8 @@ pub struct AppInner {
     pub capabilities: Vec<Capability>,
     /// Flips to true when the server shuts down (ends SSE streams and workers).
     pub shutdown: watch::Receiver<bool>,
+    /// The resume backlog answers are admitted against ([`admission`]).
+    pub backlog: admission::Backlog,
     keys: KeyRing,
 }
 
@@ -221,6 +225,7 @@ impl AppState {
         shutdown: watch::Receiver<bool>,
     ) -> Self {
         let keys = KeyRing::new(&config.effective_keys());
+        let backlog = admission::Backlog::new(config.max_resume_backlog, config.backlog_wait);
         Self(Arc::new(AppInner {
             config,
             store,
@@ -229,6 +234,7 @@ impl AppState {
             hooks,
             capabilities,
             shutdown,
+            backlog,
             keys,
         }))
     }
@@ -249,6 +255,7 @@ pub struct RunningServer {
     server: JoinHandle<()>,
     dispatcher: Option<JoinHandle<()>>,
     reconciler: Option<JoinHandle<()>>,
+    gauge: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -277,6 +284,7 @@ impl RunningServer {
         for (name, task) in [
             ("dispatcher", self.dispatcher),
             ("reconciler", self.reconciler),
+            ("backlog gauge", self.gauge),
         ] {
             if let Some(task) = task {
                 if let Err(err) = task.await {
@@ -341,6 +349,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .config
         .execution
         .then(|| execution::reconcile::spawn(state.clone()));
+    let gauge = admission::spawn_gauge(state.clone());
     tracing::info!(%addr, backend = state.store.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
@@ -349,5 +358,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         server,
         dispatcher,
         reconciler,
+        gauge,
     })
 }

@@ -36,8 +36,13 @@ pub struct TestServerOptions {
     pub max_body_bytes: Option<usize>,
     /// Lease of resume jobs and of running sessions' holds; default 10 s.
     pub lease: Option<Duration>,
-    /// Resume workers; default 4.
+    /// Resume workers; default 8.
     pub resume_workers: Option<usize>,
+    /// Admission control's backlog limit; default 128 (0 when `run_dispatcher` is off:
+    /// nothing would drain the queue).
+    pub max_resume_backlog: Option<u64>,
+    /// The longest an answer waits for the backlog; default 5 s.
+    pub backlog_wait: Option<Duration>,
     /// Reconciler pass interval; default 200 ms.
     pub reconcile_interval: Option<Duration>,
     /// Dispatcher poll interval; default 200 ms.
@@ -66,6 +71,8 @@ impl Default for TestServerOptions {
             max_body_bytes: None,
             lease: None,
             resume_workers: None,
+            max_resume_backlog: None,
+            backlog_wait: None,
             reconcile_interval: None,
             dispatch_poll: None,
             heartbeat: None,
@@ -191,6 +198,16 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     config.reconcile_interval = opts
         .reconcile_interval
         .unwrap_or(Duration::from_millis(200));
+    // Without resume workers here nothing drains the queue: no admission control then.
+    if !opts.run_dispatcher {
+        config.max_resume_backlog = 0;
+    }
+    if let Some(v) = opts.max_resume_backlog {
+        config.max_resume_backlog = v;
+    }
+    if let Some(v) = opts.backlog_wait {
+        config.backlog_wait = v;
+    }
     if let Some(v) = opts.heartbeat {
         config.heartbeat = v;
     }

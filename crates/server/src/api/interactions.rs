@@ -267,12 +267,14 @@ async fn respond(
     let answer = body.value.answer_or_empty();
     let hash = key.as_ref().map(|_| respond_hash(&id, &body.raw));
     let idempotency = key.as_deref().zip(hash.as_deref());
+    state.backlog.admit().await;
     let outcome = state
         .store
         .respond(&project_id, &id, &answer, &actor, idempotency)
         .await?;
     match outcome {
         RespondOutcome::Won { record } => {
+            state.backlog.answered(1);
             state.dispatch_wakeup.notify_one();
             state.events.interaction(
                 &project_id,
@@ -418,6 +420,7 @@ async fn respond_batch(
             idempotency: v.key.as_ref().map(|(k, h)| (k.as_str(), h.as_str())),
         })
         .collect();
+    state.backlog.admit().await;
     let mut attempt = 0;
     let outcomes = loop {
         attempt += 1;
@@ -432,6 +435,7 @@ async fn respond_batch(
         let result = match outcome {
             RespondOutcome::Won { record } => {
                 answered_any = true;
+                state.backlog.answered(1);
                 state.events.interaction(
                     &project_id,
                     &record.session_id,

@@ -329,6 +329,16 @@ impl Store {
         })
     }
 
+    /// How many answered gates wait for their resume (queued jobs, on every instance).
+    pub async fn queued_jobs(&self) -> Result<u64, StoreError> {
+        with_pool!(self, pool => {
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM resume_jobs WHERE state = 'queued'")
+                .fetch_one(pool)
+                .await?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
     /// The job of an interaction: `(state, resume_turn_id, attempts)`.
     pub async fn job_state(
         &self,
