@@ -955,7 +955,9 @@ fn kotlin_responds(
     let line = stdout
         .lines()
         .rev()
-        .find(|l| l.trim_start().starts_with('{'))
+        // Maven writes colour resets around a program's output even when piped: the
+        // JSON is what lies between the first `{"` and the last `}` of its line.
+        .find_map(|l| l.get(l.find("{\"")?..=l.rfind('}')?))
         .ok_or_else(|| BenchError::Kotlin("the Kotlin driver printed no JSON".into()))?;
     let parsed: KotlinSamples = serde_json::from_str(line).map_err(|source| BenchError::Json {
         what: "reading the Kotlin driver's output".into(),
