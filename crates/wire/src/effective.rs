@@ -1136,61 +1136,75 @@ const PYTHON_ESCAPED_LEN: [u8; 256] = {
     table
 };
 
-/// Length of Python's `json.dumps(s)` (quotes included): eight bytes at a time while
-/// they are all plain printable ASCII (each written as itself, the common case), one
-/// table lookup per byte otherwise.
+/// Length of Python's `json.dumps(s)` (quotes included). Almost every string is plain
+/// printable ASCII, written as itself: that is checked eight bytes at a time (a short
+/// string by two overlapping loads), and only a string that is not falls back to one
+/// table lookup per byte.
 fn python_string_len(s: &str) -> usize {
-    if s.len() < 8 {
-        // Short (most keys): the table alone is cheapest.
-        return 2 + escaped_len(s.as_bytes());
-    }
-    let chunks = s.as_bytes().chunks_exact(8);
-    let rest = chunks.remainder();
-    let mut total = 2;
-    for chunk in chunks {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        total += if all_plain(u64::from_le_bytes(word)) {
-            8
-        } else {
-            escaped_len(chunk)
-        };
-    }
-    if !rest.is_empty() {
-        // The tail (1 to 7 bytes) padded with a plain byte (`a`), checked in one go too.
-        let mut word = u64::from_le_bytes([b'a'; 8]) << (8 * rest.len());
-        let mut at = 0;
-        if rest.len() >= 4 {
-            word |= u64::from(u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]));
-            at = 4;
+    let bytes = s.as_bytes();
+    let n = bytes.len();
+    let plain = if n >= 16 {
+        // Written without an early exit so the compiler checks 16 or 32 bytes per step.
+        bytes
+            .iter()
+            .fold(0u8, |bad, &b| bad | u8::from(!is_plain(b)))
+            == 0
+    } else if n >= 8 {
+        // Two overlapping eight-byte loads cover 8 to 15 bytes.
+        not_plain_bits(load_u64(&bytes[..8])) | not_plain_bits(load_u64(&bytes[n - 8..])) == 0
+    } else if n >= 4 {
+        // Two overlapping four-byte loads cover 4 to 7 bytes.
+        let low = u64::from(load_u32(&bytes[..4]));
+        let high = u64::from(load_u32(&bytes[n - 4..]));
+        not_plain_bits(low | high << 32) == 0
+    } else {
+        // 0 to 3 bytes: the first, middle and last, padded with a plain byte (`a`).
+        let mut word = u64::from_le_bytes([b'a'; 8]);
+        if n > 0 {
+            word = (word << 24)
+                | u64::from(bytes[0])
+                | u64::from(bytes[n / 2]) << 8
+                | u64::from(bytes[n - 1]) << 16;
         }
-        if rest.len() - at >= 2 {
-            word |= u64::from(u16::from_le_bytes([rest[at], rest[at + 1]])) << (8 * at);
-            at += 2;
-        }
-        if rest.len() > at {
-            word |= u64::from(rest[at]) << (8 * at);
-        }
-        total += if all_plain(word) {
-            rest.len()
-        } else {
-            escaped_len(rest)
-        };
+        not_plain_bits(word) == 0
+    };
+    if plain {
+        n + 2
+    } else {
+        2 + escaped_len(bytes)
     }
-    total
 }
 
-/// True when all eight bytes of `word` are printable ASCII other than `"` and `\`:
-/// none at or above 0x80, none below 0x20, none 0x7F (bit tricks on the whole word).
-fn all_plain(word: u64) -> bool {
+/// Printable ASCII other than `"` and `\\`: written by `json.dumps` as itself.
+fn is_plain(b: u8) -> bool {
+    (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\'
+}
+
+fn load_u64(bytes: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(word)
+}
+
+fn load_u32(bytes: &[u8]) -> u32 {
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[..4]);
+    u32::from_le_bytes(word)
+}
+
+/// Zero when all eight bytes of `word` are printable ASCII other than `"` and `\`
+/// (none at or above 0x80, none below 0x20, none 0x7F); otherwise some high bits are
+/// set (a borrow may flag a plain neighbour too, which only costs the slow path).
+fn not_plain_bits(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS != 0;
-    word & HIGHS == 0
-        && word.wrapping_sub(0x20 * ONES) & HIGHS == 0
-        && !has_zero(word ^ (0x7F * ONES))
-        && !has_zero(word ^ (u64::from(b'"') * ONES))
-        && !has_zero(word ^ (u64::from(b'\\') * ONES))
+    let zero_bytes = |w: u64| w.wrapping_sub(ONES) & !w;
+    (word
+        | word.wrapping_sub(0x20 * ONES)
+        | zero_bytes(word ^ (0x7F * ONES))
+        | zero_bytes(word ^ (u64::from(b'"') * ONES))
+        | zero_bytes(word ^ (u64::from(b'\\') * ONES)))
+        & HIGHS
 }
 
 /// The escaped length of `bytes`, byte by byte ([`PYTHON_ESCAPED_LEN`]).
@@ -1434,13 +1448,21 @@ mod tests {
                 python_string_len_by_char(&c.to_string()),
                 "{c:?} alone"
             );
-            for offset in 0..17 {
-                let s = format!("{}{c}{}", "a".repeat(offset), "b".repeat(17 - offset));
-                assert_eq!(
-                    python_string_len(&s),
-                    python_string_len_by_char(&s),
-                    "{s:?}"
-                );
+            // Every total length the short-string paths cover (0-3, 4-7, 8-15 bytes)
+            // and the long path, with the character at every position.
+            for plain_around in 0..18 {
+                for offset in 0..=plain_around {
+                    let s = format!(
+                        "{}{c}{}",
+                        "a".repeat(offset),
+                        "b".repeat(plain_around - offset)
+                    );
+                    assert_eq!(
+                        python_string_len(&s),
+                        python_string_len_by_char(&s),
+                        "{s:?}"
+                    );
+                }
             }
         }
         let long = "The quick brown fox jumps over the lazy dog. ".repeat(20);
