@@ -530,9 +530,12 @@ pub fn bench_respond(rt: &Runtimes, config: &LiveConfig) -> Result<RespondReport
     result
 }
 
-/// A loopback TCP proxy to `upstream` that holds every chunk for `one_way` before
-/// passing it on, in both directions: a network round trip of `2 * one_way` on top of
-/// loopback. Runs until the runtime it was started on stops.
+/// A loopback TCP proxy to `upstream` that delivers every chunk `one_way` after it
+/// arrived, in both directions: a network round trip of `2 * one_way` on top of
+/// loopback. Chunks are in flight together (a reader stamps each with its arrival and a
+/// writer releases it at arrival + `one_way`), as on a real link: a response read in ten
+/// chunks pays the delay once, not ten times. Bandwidth and TCP slow start are not
+/// modelled. Runs until the runtime it was started on stops.
 pub async fn start_delay_proxy(
     upstream: std::net::SocketAddr,
     one_way: Duration,
@@ -553,19 +556,32 @@ pub async fn start_delay_proxy(
         mut to: tokio::net::tcp::OwnedWriteHalf,
         one_way: Duration,
     ) {
+        let (in_flight, mut arriving) =
+            tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
+        let writer = tokio::spawn(async move {
+            while let Some((due, chunk)) = arriving.recv().await {
+                tokio::time::sleep_until(due).await;
+                if to.write_all(&chunk).await.is_err() {
+                    return;
+                }
+            }
+            let _ = to.shutdown().await;
+        });
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             match from.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    tokio::time::sleep(one_way).await;
-                    if to.write_all(&buf[..n]).await.is_err() {
+                    let due = tokio::time::Instant::now() + one_way;
+                    if in_flight.send((due, buf[..n].to_vec())).is_err() {
                         break;
                     }
                 }
             }
         }
-        let _ = to.shutdown().await;
+        // Closing the channel lets the writer deliver what is in flight, then shut down.
+        drop(in_flight);
+        let _ = writer.await;
     }
     tokio::spawn(async move {
         while let Ok((inbound, _)) = listener.accept().await {

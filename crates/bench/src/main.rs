@@ -6,9 +6,10 @@
 //!     DIR/rust_outputs.json (Gatehouse's stamp of every shared input)
 //! gatehouse-bench live --out FILE [--quick] [--python PY --ffi-script PATH --python-package DIR]
 //!     runs the live-server benchmarks and writes their report as JSON
-//! gatehouse-bench approve-all [--quick]
-//!     runs only the approve-all benchmark and prints its report (for profiling it
-//!     under strace/perf)
+//! gatehouse-bench approve-all [--quick] [--rtt-ms MS]
+//!     runs only the approve-all benchmark (over bare loopback, or behind the delay
+//!     proxy with a round trip of MS) and prints its report (for profiling it under
+//!     strace/perf)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -98,7 +99,14 @@ fn approve_all_only(args: &[String]) -> Result<(), BenchError> {
         LiveConfig::full()
     };
     let rt = gatehouse_bench::live::Runtimes::new()?;
-    let report = gatehouse_bench::live::bench_approve_all(&rt, &config)?;
+    let rtt = match flag_value(args, "--rtt-ms") {
+        None => None,
+        Some(ms) => Some(std::time::Duration::from_millis(
+            ms.parse()
+                .map_err(|e| BenchError::Invalid(format!("--rtt-ms {ms}: {e}")))?,
+        )),
+    };
+    let report = gatehouse_bench::live::bench_approve_all_over(&rt, &config, rtt)?;
     let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Json {
         what: "serializing the approve-all report".into(),
         source,
