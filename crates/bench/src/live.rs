@@ -915,7 +915,37 @@ struct PythonRun {
     version: Option<String>,
 }
 
-/// Run the Python binding over `ids`; its per-call samples in microseconds.
+/// A binding driver's config file (the server to answer, the gates, the warm-up count,
+/// and `extra` keys), in a temp dir that lives as long as the returned guard.
+fn driver_config(
+    driver: &str,
+    server: &TestServer,
+    ids: &[String],
+    warmup: usize,
+    extra: serde_json::Map<String, Value>,
+) -> Result<(tempfile::TempDir, PathBuf), BenchError> {
+    let dir = tempfile::tempdir().map_err(|source| BenchError::Io {
+        what: format!("creating a temp dir for the {driver} driver"),
+        source,
+    })?;
+    let path = dir.path().join("driver_config.json");
+    let mut config = json!({
+        "base_url": server.base_url,
+        "api_key": server.api_key,
+        "project_id": server.project_id,
+        "ids": ids,
+        "warmup": warmup,
+    });
+    if let Value::Object(map) = &mut config {
+        map.extend(extra);
+    }
+    std::fs::write(&path, config.to_string()).map_err(|source| BenchError::Io {
+        what: format!("writing {}", path.display()),
+        source,
+    })?;
+    Ok((dir, path))
+}
+
 /// The Kotlin binding's timed responds (`RespondCostBench.kt`, run by Maven on the test
 /// classpath against the release library).
 fn kotlin_responds(
@@ -924,22 +954,7 @@ fn kotlin_responds(
     ids: &[String],
     warmup: usize,
 ) -> Result<KotlinRun, BenchError> {
-    let dir = tempfile::tempdir().map_err(|source| BenchError::Io {
-        what: "creating a temp dir for the Kotlin driver".into(),
-        source,
-    })?;
-    let config_path = dir.path().join("kotlin_config.json");
-    let config = json!({
-        "base_url": server.base_url,
-        "api_key": server.api_key,
-        "project_id": server.project_id,
-        "ids": ids,
-        "warmup": warmup,
-    });
-    std::fs::write(&config_path, config.to_string()).map_err(|source| BenchError::Io {
-        what: format!("writing {}", config_path.display()),
-        source,
-    })?;
+    let (_dir, config_path) = driver_config("Kotlin", server, ids, warmup, Default::default())?;
     let output = Command::new("mvn")
         .current_dir(&kotlin.project_dir)
         .args(["-B", "-q", "--no-transfer-progress"])
@@ -999,29 +1014,16 @@ struct KotlinRun {
     jvm: Option<String>,
 }
 
+/// The Python binding's timed responds over `ids`; its per-call samples in microseconds.
 fn python_responds(
     python: &PythonFfi,
     server: &TestServer,
     ids: &[String],
     warmup: usize,
 ) -> Result<PythonRun, BenchError> {
-    let dir = tempfile::tempdir().map_err(|source| BenchError::Io {
-        what: "creating a temp dir for the FFI driver".into(),
-        source,
-    })?;
-    let config_path = dir.path().join("ffi_config.json");
-    let config = json!({
-        "base_url": server.base_url,
-        "api_key": server.api_key,
-        "project_id": server.project_id,
-        "package_dir": python.package_dir,
-        "ids": ids,
-        "warmup": warmup,
-    });
-    std::fs::write(&config_path, config.to_string()).map_err(|source| BenchError::Io {
-        what: format!("writing {}", config_path.display()),
-        source,
-    })?;
+    let mut extra = serde_json::Map::new();
+    extra.insert("package_dir".into(), json!(python.package_dir));
+    let (_dir, config_path) = driver_config("Python", server, ids, warmup, extra)?;
     let output = Command::new(&python.python)
         .arg(&python.script)
         .arg(&config_path)
