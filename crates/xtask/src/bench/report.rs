@@ -24,6 +24,7 @@ pub(super) struct Mobile {
 }
 
 /// When, where and on what the numbers were taken.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Context {
     date: String,
     commit: String,
@@ -416,69 +417,67 @@ pub(super) fn render(
     // Row 6: FFI.
     let ffi = &live["ffi"];
     let (rust_median, rust_spread) = live_time(&ffi["rust_us"], 1e3);
-    match ffi["not_measured"].as_str() {
-        None => {
-            let (py_median, py_spread) = live_time(&ffi["python_us"], 1e3);
-            table.row(
+    let python_title = format!(
+        "one respond through the Python binding (uniffi, asyncio; Python {}; release library), {} calls",
+        ffi["python_version"].as_str().unwrap_or("?"),
+        ffi["iterations"]
+    );
+    let kotlin_title = format!(
+        "one respond through the Kotlin binding (uniffi, JNA, `runBlocking`; {}; release library), {} calls after a JIT warm-up",
+        ffi["jvm"].as_str().unwrap_or("?"),
+        ffi["iterations"]
+    );
+    for binding in [
+        FfiRow {
+            name: "Python",
+            title: python_title,
+            not_measured: "not_measured",
+            samples: "python_us",
+            cpu: "Python process CPU per call (its thread and the binding's runtime)",
+            cpu_us: "python_cpu_us_per_call",
+            compared: "the Rust client, same server",
+            added_us: "added_us",
+        },
+        FfiRow {
+            name: "Kotlin",
+            title: kotlin_title,
+            not_measured: "kotlin_not_measured",
+            samples: "kotlin_us",
+            cpu: "JVM process CPU per call (its threads and the binding's runtime)",
+            cpu_us: "kotlin_cpu_us_per_call",
+            compared: "the Rust client, same server, same run",
+            added_us: "kotlin_added_us",
+        },
+    ] {
+        match ffi[binding.not_measured].as_str() {
+            None => {
+                let (median, spread) = live_time(&ffi[binding.samples], 1e3);
+                table.row(
+                    "6",
+                    &binding.title,
+                    &median,
+                    &format!(
+                        "{spread}; {}: {}",
+                        binding.cpu,
+                        time(f(ffi, binding.cpu_us) * 1e3)
+                    ),
+                    &format!("{}: {rust_median} ({rust_spread})", binding.compared),
+                    &format!("{:+.0} µs per call", f(ffi, binding.added_us)),
+                    "report (no target)",
+                    "—",
+                );
+            }
+            Some(reason) => table.row(
                 "6",
-                &format!(
-                    "one respond through the Python binding (uniffi, asyncio; Python {}; release library), {} calls",
-                    ffi["python_version"].as_str().unwrap_or("?"),
-                    ffi["iterations"]
-                ),
-                &py_median,
-                &format!(
-                    "{py_spread}; Python process CPU per call (its thread and the binding's runtime): {}",
-                    time(f(ffi, "python_cpu_us_per_call") * 1e3)
-                ),
-                &format!("the Rust client, same server: {rust_median} ({rust_spread})"),
-                &format!("+{:.0} µs per call", f(ffi, "added_us")),
+                &format!("one respond through the {} binding", binding.name),
+                &format!("not measured: {reason}"),
+                "—",
+                &format!("the Rust client: {rust_median} ({rust_spread})"),
+                "—",
                 "report (no target)",
                 "—",
-            );
+            ),
         }
-        Some(reason) => table.row(
-            "6",
-            "one respond through the Python binding",
-            &format!("not measured: {reason}"),
-            "—",
-            &format!("the Rust client: {rust_median} ({rust_spread})"),
-            "—",
-            "report (no target)",
-            "—",
-        ),
-    }
-    match ffi["kotlin_not_measured"].as_str() {
-        None => {
-            let (kt_median, kt_spread) = live_time(&ffi["kotlin_us"], 1e3);
-            table.row(
-                "6",
-                &format!(
-                    "one respond through the Kotlin binding (uniffi, JNA, `runBlocking`; {}; release library), {} calls after a JIT warm-up",
-                    ffi["jvm"].as_str().unwrap_or("?"),
-                    ffi["iterations"]
-                ),
-                &kt_median,
-                &format!(
-                    "{kt_spread}; JVM process CPU per call (its threads and the binding's runtime): {}",
-                    time(f(ffi, "kotlin_cpu_us_per_call") * 1e3)
-                ),
-                &format!("the Rust client, same server, same run: {rust_median} ({rust_spread})"),
-                &format!("{:+.0} µs per call", f(ffi, "kotlin_added_us")),
-                "report (no target)",
-                "—",
-            );
-        }
-        Some(reason) => table.row(
-            "6",
-            "one respond through the Kotlin binding",
-            &format!("not measured: {reason}"),
-            "—",
-            &format!("the Rust client: {rust_median} ({rust_spread})"),
-            "—",
-            "report (no target)",
-            "—",
-        ),
     }
 
     // Row 7: mobile library.
@@ -673,6 +672,18 @@ pub(super) fn render(
         }
     }
     Ok(md)
+}
+
+/// One binding's row 6: its title and where its figures are in the live report.
+struct FfiRow {
+    name: &'static str,
+    title: String,
+    not_measured: &'static str,
+    samples: &'static str,
+    cpu: &'static str,
+    cpu_us: &'static str,
+    compared: &'static str,
+    added_us: &'static str,
 }
 
 #[cfg(test)]
