@@ -26,7 +26,9 @@
 //! instead (a smoke test of the pipeline; its numbers mean nothing).
 //! `--no-mobile` skips step 6 (the row then says so).
 //! `--render-only` skips steps 1 to 5 and renders from the outputs of the last run (step
-//! 6 then measures the existing mobile library without rebuilding it).
+//! 6 then measures the existing mobile library without rebuilding it), under that run's
+//! date, commit and duration (`<target>/gatehouse-bench/context.json`): for editing
+//! bench/NOTES.md after a run.
 
 mod report;
 
@@ -87,8 +89,30 @@ pub fn run(args: &[String]) -> Result<(), String> {
         None
     };
 
-    // 7. The report.
-    let context = Context::gather(&root, started.elapsed(), options.quick);
+    // 7. The report. A render-only pass keeps the measured run's date, commit and
+    // duration (`context.json`, written when the run finished measuring).
+    let context_path = out.join(if options.quick {
+        "context.quick.json"
+    } else {
+        "context.json"
+    });
+    let context = if options.render_only {
+        let text = fs::read_to_string(&context_path).map_err(|e| {
+            format!(
+                "cannot read {} (run `cargo xtask bench` without --render-only first): {e}",
+                context_path.display()
+            )
+        })?;
+        serde_json::from_str::<Context>(&text)
+            .map_err(|e| format!("cannot read {}: {e}", context_path.display()))?
+    } else {
+        let context = Context::gather(&root, started.elapsed(), options.quick);
+        let text = serde_json::to_string_pretty(&context)
+            .map_err(|e| format!("cannot serialize the run's context: {e}"))?;
+        fs::write(&context_path, text)
+            .map_err(|e| format!("cannot write {}: {e}", context_path.display()))?;
+        context
+    };
     let markdown = render(
         &context,
         &criterion_home,
