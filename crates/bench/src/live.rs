@@ -1444,23 +1444,6 @@ impl Queue {
     }
 }
 
-/// A fresh database beside the one `url` names.
-async fn fresh_postgres_database(url: &str) -> Result<String, BenchError> {
-    let admin = sqlx::PgPool::connect(url)
-        .await
-        .map_err(db_error("connecting to Postgres"))?;
-    let name = format!("gh_bench_{}", uuid::Uuid::new_v4().simple());
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&admin)
-        .await
-        .map_err(db_error("creating the bench database"))?;
-    admin.close().await;
-    let (base, _) = url
-        .rsplit_once('/')
-        .ok_or_else(|| BenchError::Invalid(format!("not a database URL: {url}")))?;
-    Ok(format!("{base}/{name}"))
-}
-
 /// Row 9: `config.sustained_clients` clients for `config.sustained_for`, each looping
 /// "a run parks at a gate, answer it", against a server with its resume workers on;
 /// responds/s against resumes/s, and the backlog of answered gates waiting to resume.
@@ -1470,7 +1453,11 @@ pub fn bench_sustained(
     postgres: Option<&str>,
 ) -> Result<SustainedReport, BenchError> {
     let database_url = match postgres {
-        Some(url) => Some(rt.driver.block_on(fresh_postgres_database(url))?),
+        Some(url) => Some(
+            rt.driver
+                .block_on(gatehouse_server::testing::fresh_postgres_database(url))
+                .map_err(db_error("creating the bench database"))?,
+        ),
         None => None,
     };
     let options = TestServerOptions {

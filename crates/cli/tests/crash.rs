@@ -415,19 +415,6 @@ async fn resume_attempts(url: &str, interaction_id: &str) -> i64 {
     attempts
 }
 
-/// Create an empty Postgres database beside the one `url` names; its URL.
-async fn fresh_postgres_database(url: &str) -> String {
-    let admin = sqlx::PgPool::connect(url).await.unwrap();
-    let name = format!("gh_crash_{}", uuid::Uuid::new_v4().simple());
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&admin)
-        .await
-        .unwrap();
-    admin.close().await;
-    let (base, _) = url.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
-}
-
 fn postgres_url() -> Option<String> {
     let url = std::env::var("GATEHOUSE_TEST_DATABASE_URL").ok()?;
     url.starts_with("postgres").then_some(url)
@@ -446,7 +433,9 @@ async fn two_instances_on_postgres_one_stopped_then_one_killed_mid_resume() {
         );
         return;
     };
-    let url = fresh_postgres_database(&base).await;
+    let url = gatehouse_server::testing::fresh_postgres_database(&base)
+        .await
+        .expect("a fresh Postgres database");
     let api = Api::new();
     let a = Server::start(&url);
     let b = Server::start(&url);

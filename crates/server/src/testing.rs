@@ -231,3 +231,20 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
         dir,
     })
 }
+
+/// Create an empty PostgreSQL database beside the one `url` names (same server and
+/// credentials, a random name) and return its URL: a test server or a benchmark that
+/// gets one has a resume queue of its own, shared with nobody else's settings.
+pub async fn fresh_postgres_database(url: &str) -> Result<String, sqlx::Error> {
+    let (base, _) = url
+        .rsplit_once('/')
+        .ok_or_else(|| sqlx::Error::Configuration(format!("not a database URL: {url}").into()))?;
+    let admin = sqlx::PgPool::connect(url).await?;
+    let name = format!("gh_test_{}", uuid::Uuid::new_v4().simple());
+    let created = sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&admin)
+        .await;
+    admin.close().await;
+    created?;
+    Ok(format!("{base}/{name}"))
+}

@@ -121,6 +121,21 @@ pub enum Applied<T> {
     NoWrite(T),
 }
 
+/// A client's write needs the session still running and at the revision it read:
+/// the state is checked first, then the revision.
+fn writable_at(session: &ExecutionSession, expected_revision: u64) -> Result<(), ExecError> {
+    if session.status.is_terminal() {
+        return Err(ExecError::new(
+            GatehouseCode::SessionNotActive,
+            messages::SESSION_NOT_ACTIVE,
+        ));
+    }
+    if session.revision != expected_revision {
+        return Err(ExecError::revision_conflict());
+    }
+    Ok(())
+}
+
 /// `POST .../interventions`: the idempotent, compare-and-set request (B3), in AgentPlat's
 /// order: replay check (same operation id, instruction and requester returns the
 /// session unchanged, even with a stale revision or another checkpoint, as AgentPlat
@@ -150,15 +165,7 @@ pub fn request_intervention(
             messages::INTERVENTION_LIMIT,
         ));
     }
-    if session.status.is_terminal() {
-        return Err(ExecError::new(
-            GatehouseCode::SessionNotActive,
-            messages::SESSION_NOT_ACTIVE,
-        ));
-    }
-    if session.revision != expected_revision {
-        return Err(ExecError::revision_conflict());
-    }
+    writable_at(session, expected_revision)?;
     session.interventions.push(Intervention {
         operation_id: operation_id.to_string(),
         requested_by_participant_id: requester.to_string(),
@@ -523,15 +530,7 @@ pub fn change_authority(
     authority_revision: Option<String>,
     role_revision: Option<String>,
 ) -> Result<Applied<()>, ExecError> {
-    if session.status.is_terminal() {
-        return Err(ExecError::new(
-            GatehouseCode::SessionNotActive,
-            messages::SESSION_NOT_ACTIVE,
-        ));
-    }
-    if session.revision != expected_revision {
-        return Err(ExecError::revision_conflict());
-    }
+    writable_at(session, expected_revision)?;
     if session.authority_revision == authority_revision && session.role_revision == role_revision {
         return Ok(Applied::NoWrite(()));
     }

@@ -674,7 +674,7 @@ impl Store {
                     let sql = format!(
                         "SELECT idem_key, interaction_id, request_hash, response FROM idempotency_keys \
                          WHERE project_id = $1 AND idem_key IN ({})",
-                        (0..taken.len()).map(|n| format!("${}", n + 2)).collect::<Vec<_>>().join(", ")
+                        rows_of(taken.len(), 1, 2, |_, at| format!("${at}"))
                     );
                     let mut query = sqlx::query(&sql).bind(project_id);
                     for i in &taken {
@@ -757,7 +757,7 @@ impl Store {
             if !release.is_empty() {
                 let sql = format!(
                     "DELETE FROM idempotency_keys WHERE project_id = $1 AND idem_key IN ({})",
-                    (0..release.len()).map(|n| format!("${}", n + 2)).collect::<Vec<_>>().join(", ")
+                    rows_of(release.len(), 1, 2, |_, at| format!("${at}"))
                 );
                 let mut query = sqlx::query(&sql).bind(project_id);
                 for key in &release {
@@ -788,7 +788,7 @@ impl Store {
             if !lost.is_empty() {
                 let sql = format!(
                     "SELECT id FROM interactions WHERE project_id = $1 AND id IN ({})",
-                    (0..lost.len()).map(|n| format!("${}", n + 2)).collect::<Vec<_>>().join(", ")
+                    rows_of(lost.len(), 1, 2, |_, at| format!("${at}"))
                 );
                 let mut query = sqlx::query(&sql).bind(project_id);
                 for i in &lost {

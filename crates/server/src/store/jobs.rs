@@ -153,7 +153,7 @@ impl Store {
         let expires = now_millis().saturating_add(lease_ms);
         let renewed = in_tx!(self, tx => {
             let n = sqlx::query(
-                "UPDATE resume_jobs SET lease_expires_ms = $1                  WHERE interaction_id = $2 AND lease_owner = $3 AND state = 'queued'",
+                "UPDATE resume_jobs SET lease_expires_ms = $1 WHERE interaction_id = $2 AND lease_owner = $3 AND state = 'queued'",
             )
             .bind(expires)
             .bind(&job.interaction_id)

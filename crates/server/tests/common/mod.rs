@@ -196,15 +196,9 @@ impl Harness {
 
 /// Create an empty database next to the one `url` names and return its URL.
 pub async fn fresh_postgres_database(url: &str) -> String {
-    let admin = sqlx::PgPool::connect(url).await.unwrap();
-    let name = format!("gh_test_{}", uuid::Uuid::new_v4().simple());
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&admin)
+    testing::fresh_postgres_database(url)
         .await
-        .unwrap();
-    admin.close().await;
-    let (base, _) = url.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
+        .expect("a fresh Postgres database")
 }
 
 pub async fn decode(response: reqwest::Response) -> (u16, Value) {
