@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use tracing::Instrument;
 
 use crate::client::Client;
-use crate::error::{Error, Operation, Result};
+use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::retry::{with_retries, Failed};
 use crate::transport::{Call, Replay};
 use crate::watch::WatchStream;
@@ -530,6 +530,8 @@ impl Interactions {
     /// is answered exactly once and reported on its own; every gate carries its own
     /// idempotency key, so a retried batch (or a batch that failed and is answered gate
     /// by gate after it) replays what landed instead of reporting it already answered.
+    /// A batch refused for the caller (unauthorized, forbidden, tenant rejected) is not
+    /// re-sent gate by gate: every gate is reported failed with that refusal.
     /// Duplicate ids are answered once. A `tool_call_id` in `answer` is not sent: each
     /// gate is answered for its own tool call.
     ///
@@ -674,6 +676,14 @@ impl Interactions {
         .await;
         let response = match answered {
             Ok(response) => response,
+            // Refused for who is asking, not for what: every single respond would be
+            // refused the same way, so none is sent.
+            Err(err) if refuses_the_caller(&err) => {
+                return chunk
+                    .iter()
+                    .map(|(id, _)| (id.clone(), Err(err.clone())))
+                    .collect();
+            }
             Err(err) => {
                 tracing::warn!(
                     error = err.kind().as_str(),
@@ -826,6 +836,18 @@ impl Interactions {
 }
 
 /// The row of a `{"count": 1, "interaction": row}` answer.
+/// Whether `err` refuses the caller (its key, its tenant, its client settings) rather
+/// than the request: the same refusal would meet every gate answered one by one.
+fn refuses_the_caller(err: &Error) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::Unauthorized
+            | ErrorKind::Forbidden
+            | ErrorKind::TenantRejected
+            | ErrorKind::Config
+    )
+}
+
 fn row_of(operation: Operation, response: InteractionResponse) -> Result<SessionInteraction> {
     response.interaction.ok_or_else(|| Error::Decode {
         operation,

@@ -857,6 +857,38 @@ async fn an_accepted_write_whose_answer_cannot_be_read_says_it_landed() {
     );
 }
 
+/// A batch refused for the caller (an expired key) fails every gate with that refusal
+/// and is not re-sent gate by gate: each single respond would be refused the same way.
+#[tokio::test]
+async fn a_batch_refused_for_the_caller_is_not_answered_one_by_one() {
+    let server = serve(|_, req, stream| async move {
+        let body = if req.path() == "/api/capabilities" {
+            json(200, serde_json::json!({"service": "gatehouse", "version": "9", "capabilities": ["interactions", "interaction_batch"]}))
+        } else {
+            json(401, serde_json::json!({"detail": "Invalid API key"}))
+        };
+        reply(stream, body).await
+    })
+    .await;
+    let ids: Vec<String> = (0..5).map(|n| format!("gate-{n}")).collect();
+    let report = client(&server.url, 1)
+        .interactions()
+        .approve_all(&ids, &Answer::approve())
+        .await;
+    assert!(report.answered.is_empty());
+    assert_eq!(report.failed.len(), 5);
+    assert!(report
+        .failed
+        .iter()
+        .all(|(_, err)| matches!(err, Error::Unauthorized { .. })));
+    let posts = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    assert_eq!(posts, 1, "the refused batch alone");
+}
+
 /// A host that advertises `interaction_batch` gets one batch request for many gates
 /// (each gate with its own idempotency key), and each gate its own outcome; a host that
 /// does not (or whose batch route is absent) gets one respond per gate, under the same
