@@ -40,6 +40,14 @@ pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// assert_eq!(gatehouse_client::DEFAULT_MAX_RESPONSE_BYTES, 16 * 1024 * 1024);
 /// ```
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+/// Default largest event a stream (watch, execution events) reads: the `data:` of one
+/// server-sent event, summed over its lines. A server that sends more before ending the
+/// event ends the stream with [`Error::Decode`](crate::Error::Decode).
+///
+/// ```
+/// assert_eq!(gatehouse_client::DEFAULT_MAX_STREAM_EVENT_BYTES, 1024 * 1024);
+/// ```
+pub const DEFAULT_MAX_STREAM_EVENT_BYTES: usize = 1024 * 1024;
 
 /// Which kind of host the base URL is: it decides the paths, the tenancy and the
 /// identity every call carries.
@@ -176,6 +184,7 @@ pub struct ClientBuilder {
     runner_url: Option<String>,
     runner_token: Option<String>,
     max_response_bytes: usize,
+    max_stream_event_bytes: usize,
     user_agent: Option<String>,
 }
 
@@ -199,6 +208,7 @@ impl fmt::Debug for ClientBuilder {
                 &self.runner_token.as_ref().map(|_| "[redacted]"),
             )
             .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_stream_event_bytes", &self.max_stream_event_bytes)
             .finish()
     }
 }
@@ -220,6 +230,7 @@ impl ClientBuilder {
             runner_url: None,
             runner_token: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_stream_event_bytes: DEFAULT_MAX_STREAM_EVENT_BYTES,
             user_agent: None,
         }
     }
@@ -387,6 +398,21 @@ impl ClientBuilder {
         self
     }
 
+    /// The largest event a stream reads (default
+    /// [`DEFAULT_MAX_STREAM_EVENT_BYTES`]): the `data:` of one server-sent event. A
+    /// server that sends more before the event ends (a broken or hostile one that never
+    /// sends the blank line) ends the stream with [`Error::Decode`], so a stream's memory
+    /// stays bounded.
+    ///
+    /// ```no_run
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").max_stream_event_bytes(256 * 1024);
+    /// # let _ = b;
+    /// ```
+    pub fn max_stream_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_stream_event_bytes = bytes;
+        self
+    }
+
     /// The `User-Agent` header (default `gatehouse-client/<version>`).
     ///
     /// ```no_run
@@ -469,6 +495,7 @@ impl ClientBuilder {
             stream_idle_timeout: self.stream_idle_timeout,
             retry: self.retry,
             max_response_bytes: self.max_response_bytes,
+            max_stream_event_bytes: self.max_stream_event_bytes,
         })))
     }
 }

@@ -91,7 +91,7 @@ pub use capabilities::Capabilities;
 pub use client::Client;
 pub use config::{
     AuthScheme, ClientBuilder, Upstream, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
+    DEFAULT_MAX_STREAM_EVENT_BYTES, DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
 };
 pub use error::{Error, ErrorKind, Operation, Result, TransportSource};
 pub use execution::{

@@ -30,10 +30,22 @@ pub(crate) struct SseEvent {
 /// Longest line kept; a longer one is dropped (a hostile or broken server).
 const MAX_LINE_BYTES: usize = 1024 * 1024;
 
+/// The data of one event grew past the parser's bound before the event ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EventTooLarge {
+    /// The bound, in bytes.
+    pub limit: usize,
+}
+
 /// Feeds bytes in, takes events out. Handles `\n`, `\r\n` and `\r` line ends split
-/// anywhere across chunks, comments, and multi-line data.
-#[derive(Debug, Default)]
+/// anywhere across chunks, comments, and multi-line data. Memory is bounded: one line
+/// ([`MAX_LINE_BYTES`]; longer ones are dropped) and one event's data
+/// (`max_event_bytes`; more is an [`EventTooLarge`]).
+#[derive(Debug)]
 pub(crate) struct SseParser {
+    max_event_bytes: usize,
+    /// The bytes of the current event's data lines so far.
+    event_bytes: usize,
     line: Vec<u8>,
     skipping_long_line: bool,
     last_was_cr: bool,
@@ -44,9 +56,33 @@ pub(crate) struct SseParser {
     retry_ms: Option<u64>,
 }
 
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::new(crate::config::DEFAULT_MAX_STREAM_EVENT_BYTES)
+    }
+}
+
 impl SseParser {
-    /// Parse `chunk`, returning every event completed by it.
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+    /// A parser whose events' data may hold at most `max_event_bytes`.
+    pub fn new(max_event_bytes: usize) -> Self {
+        Self {
+            max_event_bytes,
+            event_bytes: 0,
+            line: Vec::new(),
+            skipping_long_line: false,
+            last_was_cr: false,
+            event: None,
+            data: Vec::new(),
+            has_data: false,
+            last_id: None,
+            retry_ms: None,
+        }
+    }
+
+    /// Parse `chunk`, returning every event completed by it, or [`EventTooLarge`] as
+    /// soon as the event being read outgrows the bound (the parser is then spent: the
+    /// stream must end).
+    pub fn feed(&mut self, chunk: &[u8]) -> std::result::Result<Vec<SseEvent>, EventTooLarge> {
         let mut out = Vec::new();
         for &byte in chunk {
             match byte {
@@ -57,6 +93,12 @@ impl SseParser {
                 b'\n' | b'\r' => {
                     self.last_was_cr = byte == b'\r';
                     self.end_line(&mut out);
+                    if self.event_bytes > self.max_event_bytes {
+                        self.data.clear();
+                        return Err(EventTooLarge {
+                            limit: self.max_event_bytes,
+                        });
+                    }
                 }
                 _ => {
                     self.last_was_cr = false;
@@ -73,7 +115,7 @@ impl SseParser {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// The last `retry:` value the server sent, in milliseconds.
@@ -106,7 +148,10 @@ impl SseParser {
         match field {
             "event" => self.event = Some(value.to_string()),
             "data" => {
-                self.data.push(value.to_string());
+                self.event_bytes = self.event_bytes.saturating_add(value.len() + 1);
+                if self.event_bytes <= self.max_event_bytes {
+                    self.data.push(value.to_string());
+                }
                 self.has_data = true;
             }
             "id" if !value.contains('\0') => self.last_id = Some(value.to_string()),
@@ -123,6 +168,7 @@ impl SseParser {
         let event = self.event.take();
         if !self.has_data && event.is_none() {
             self.data.clear();
+            self.event_bytes = 0;
             return;
         }
         out.push(SseEvent {
@@ -134,6 +180,7 @@ impl SseParser {
         });
         self.data.clear();
         self.has_data = false;
+        self.event_bytes = 0;
     }
 }
 
@@ -227,11 +274,12 @@ impl<P: SsePolicy> ReconnectingSse<P> {
         client: Client,
         policy: P,
     ) -> Pin<Box<dyn Stream<Item = Result<P::Item>> + Send>> {
+        let parser = SseParser::new(client.transport().max_stream_event_bytes());
         let state = Self {
             client,
             policy,
             connection: None,
-            parser: SseParser::default(),
+            parser,
             queue: VecDeque::new(),
             ending: None,
             failures: 0,
@@ -294,7 +342,7 @@ impl<P: SsePolicy> ReconnectingSse<P> {
                     AnswerBody::Stream(response) => Box::pin(response.bytes_stream()),
                     AnswerBody::Full(bytes) => Box::pin(futures::stream::iter([Ok(bytes)])),
                 });
-                self.parser = SseParser::default();
+                self.parser = SseParser::new(self.client.transport().max_stream_event_bytes());
                 if P::FAILURES_RESET == FailuresReset::OnConnect {
                     self.failures = 0;
                 }
@@ -313,7 +361,21 @@ impl<P: SsePolicy> ReconnectingSse<P> {
                 if P::FAILURES_RESET == FailuresReset::OnData {
                     self.failures = 0;
                 }
-                for event in self.parser.feed(&chunk) {
+                let events = self
+                    .parser
+                    .feed(&chunk)
+                    .map_err(|too_large| Error::Decode {
+                        operation: P::OPERATION,
+                        status: 200,
+                        path: "event-stream".to_string(),
+                        reason: format!(
+                            "a server-sent event's data grew past {} bytes before the event ended \
+                         (the client's max_stream_event_bytes); the stream is closed",
+                            too_large.limit
+                        ),
+                        snippet: String::new(),
+                    })?;
+                for event in events {
                     self.policy.event(&self.client, &event, &mut self.queue)?;
                 }
                 Ok(())
@@ -366,7 +428,7 @@ mod tests {
         let mut events = Vec::new();
         let stream = b"retry: 1500\r\n\r\n: heartbeat\n\nevent: ready\ndata: {\"type\":\"ready\"}\r\n\r\nevent: interaction\rdata: {\"a\":\rdata: 1}\r\r";
         for chunk in stream.chunks(3) {
-            events.extend(p.feed(chunk));
+            events.extend(p.feed(chunk).unwrap());
         }
         assert_eq!(p.retry_ms(), Some(1500));
         assert_eq!(events.len(), 2, "{events:?}");
@@ -379,7 +441,7 @@ mod tests {
     #[test]
     fn data_without_event_name_is_a_message() {
         let mut p = SseParser::default();
-        let events = p.feed(b"id: 7\ndata:x\n\n");
+        let events = p.feed(b"id: 7\ndata:x\n\n").unwrap();
         assert_eq!(
             events,
             vec![SseEvent {
@@ -446,6 +508,82 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), stream.collect::<Vec<_>>())
             .await
             .expect("the stream ends")
+    }
+
+    #[test]
+    fn an_event_past_the_bound_is_refused_as_soon_as_it_outgrows_it() {
+        let mut p = SseParser::new(10);
+        // Exactly at the bound (4 + 1 + 4 + 1 bytes): delivered, and the count restarts.
+        assert_eq!(p.feed(b"data:abcd\ndata:efgh\n\n").unwrap().len(), 1);
+        assert_eq!(p.feed(b"data:0123\n\n").unwrap().len(), 1);
+        // Past it, with no blank line ever coming: refused at the line that crosses it.
+        assert_eq!(p.feed(b"data:abcd\ndata:ef").unwrap(), vec![]);
+        assert_eq!(p.feed(b"ghi\n"), Err(EventTooLarge { limit: 10 }));
+    }
+
+    /// A hostile server: a 200 event stream of `data:` lines that never ends an event,
+    /// written until the client goes away (at most 256 MiB). Returns its URL and the
+    /// bytes it managed to write before the client closed the connection.
+    async fn endless_event() -> (String, tokio::sync::oneshot::Receiver<usize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (sent_tx, sent_rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut head = [0u8; 4096];
+            let _ = socket.read(&mut head).await;
+            let mut sent = 0usize;
+            let start = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: ready\ndata: {\"type\":\"ready\"}\n\n";
+            if socket.write_all(start).await.is_ok() {
+                let line = format!("data: {}\n", "x".repeat(1023));
+                while sent < 256 << 20 {
+                    if socket.write_all(line.as_bytes()).await.is_err() {
+                        break;
+                    }
+                    sent += line.len();
+                }
+            }
+            let _ = sent_tx.send(sent);
+        });
+        (url, sent_rx)
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_ends_an_event_ends_the_watch_with_a_typed_error() {
+        let (url, sent) = endless_event().await;
+        let client = Client::builder(&url)
+            .max_stream_event_bytes(64 * 1024)
+            .build()
+            .unwrap();
+        let updates: Vec<_> = tokio::time::timeout(
+            Duration::from_secs(20),
+            client
+                .interactions()
+                .watch("48268312-0000-7000-8000-000000000000")
+                .collect::<Vec<_>>(),
+        )
+        .await
+        .expect("the watch ends by itself");
+        let Some(Err(error)) = updates.last() else {
+            panic!("the watch did not end with an error: {updates:?}");
+        };
+        assert!(
+            matches!(error, Error::Decode { reason, .. } if reason.contains("65536 bytes")),
+            "{error:?}"
+        );
+        assert!(!error.is_retryable());
+        // One connection, closed by the client: the server wrote a bounded amount (what
+        // the client read past the bound, plus the sockets' buffers), not 256 MiB.
+        let sent = tokio::time::timeout(Duration::from_secs(20), sent)
+            .await
+            .expect("the server saw the client go")
+            .unwrap();
+        assert!(
+            sent < 32 << 20,
+            "the server wrote {sent} bytes before the client left"
+        );
     }
 
     #[tokio::test]

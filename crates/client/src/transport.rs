@@ -132,6 +132,8 @@ pub(crate) struct TransportConfig {
     pub stream_idle_timeout: Duration,
     pub retry: RetryPolicy,
     pub max_response_bytes: usize,
+    /// See [`ClientBuilder::max_stream_event_bytes`](crate::ClientBuilder::max_stream_event_bytes).
+    pub max_stream_event_bytes: usize,
 }
 
 /// The connection pool and the settings every call is made with.
@@ -201,6 +203,10 @@ impl Transport {
     /// The largest success body (or NDJSON line) read.
     pub(crate) fn max_response_bytes(&self) -> usize {
         self.config.max_response_bytes
+    }
+
+    pub(crate) fn max_stream_event_bytes(&self) -> usize {
+        self.config.max_stream_event_bytes
     }
 
     /// Send `call`, retrying as its [`Replay`] allows, and return the success answer
