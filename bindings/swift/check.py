@@ -33,9 +33,9 @@ import sys
 import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
-HEADER = HERE / "gatehouse_ffiFFI.h"
-MODULEMAP = HERE / "gatehouse_ffiFFI.modulemap"
-SWIFT = HERE / "Gatehouse.swift"
+HEADER = HERE / "Sources" / "gatehouse_ffiFFI" / "gatehouse_ffiFFI.h"
+MODULEMAP = HERE / "Sources" / "gatehouse_ffiFFI" / "module.modulemap"
+SWIFT = HERE / "Sources" / "Gatehouse" / "Gatehouse.swift"
 
 FUNCTION_NAME = re.compile(r"\b((?:uniffi|ffi)_gatehouse_ffi_[A-Za-z0-9_]+)\s*\(")
 DOC_ATTRIBUTE_BLOCK = re.compile(
@@ -96,7 +96,7 @@ def check_header_compiles_and_links(library: pathlib.Path, failures: list[str]) 
             + "};\n"
             "int main(void) { return gatehouse_probe[0] == 0; }\n"
         )
-        flags = ["-std=c11", "-Wall", "-Werror", *nullability_flags(compiler), f"-I{HERE}"]
+        flags = ["-std=c11", "-Wall", "-Werror", *nullability_flags(compiler), f"-I{HEADER.parent}"]
         syntax = subprocess.run(
             [compiler, "-fsyntax-only", *flags, str(probe)], capture_output=True, text=True
         )

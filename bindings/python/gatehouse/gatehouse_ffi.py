@@ -525,6 +525,10 @@ def _uniffi_check_contract_api_version(lib):
         raise InternalError("UniFFI contract version mismatch: try cleaning and rebuilding your project")
 
 def _uniffi_check_api_checksums(lib):
+    if lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() != 19062:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() != 2973:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all() != 61043:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_base_url() != 38684:
@@ -537,15 +541,23 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 55482:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 30333:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events() != 7591:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 59675:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch() != 26557:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 1671:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 9000:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 7973:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 39591:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() != 22139:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new() != 50130:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel() != 31970:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_next() != 1493:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel() != 46793:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
@@ -555,7 +567,7 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() != 2364:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 64865:
+    if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 36815:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() != 26011:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
@@ -588,6 +600,12 @@ _UniffiLib.ffi_gatehouse_ffi_rustbuffer_reserve.restype = _UniffiRustBuffer
 _UniffiLib.ffi_gatehouse_ffi_uniffi_contract_version.argtypes = (
 )
 _UniffiLib.ffi_gatehouse_ffi_uniffi_contract_version.restype = ctypes.c_uint32
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all.restype = ctypes.c_uint16
@@ -606,6 +624,12 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction.
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention.restype = ctypes.c_uint16
@@ -621,6 +645,12 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session.re
 _UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_next.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_next.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel.restype = ctypes.c_uint16
@@ -639,6 +669,15 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting.re
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel.restype = None
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_next.argtypes = (
+    ctypes.c_uint64,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_next.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_all.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -670,11 +709,25 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_list_pending_interacti
     _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_list_pending_interactions.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_watch.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_watch.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
     _UniffiRustBuffer,
-    ctypes.c_uint64,
+    ctypes.c_int64,
     _UniffiRustBuffer,
     _UniffiRustBuffer,
     _UniffiRustBuffer,
@@ -687,6 +740,7 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction
     ctypes.c_int8,
     _UniffiRustBuffer,
     _UniffiRustBuffer,
+    _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.argtypes = (
@@ -694,7 +748,7 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.
     _UniffiRustBuffer,
     _UniffiRustBuffer,
     _UniffiRustBuffer,
-    ctypes.c_uint64,
+    _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_watch_session.argtypes = (
@@ -709,6 +763,15 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseclient_new.argtypes = (
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseclient_new.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_cancel.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_cancel.restype = None
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_next.argtypes = (
+    ctypes.c_uint64,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_next.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchhandle_cancel.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -732,7 +795,7 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_event.argtypes = (
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_event.restype = None
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_reconnecting.argtypes = (
     ctypes.c_uint64,
-    ctypes.c_uint32,
+    ctypes.c_int32,
     _UniffiRustBuffer,
     ctypes.POINTER(_UniffiRustCallStatus),
 )
@@ -758,6 +821,16 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_uniffi_trait_display.ar
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_uniffi_trait_display.restype = _UniffiRustBuffer
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_executioneventwatch.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_executioneventwatch.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_executioneventwatch.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_executioneventwatch.restype = None
 _UniffiLib.uniffi_gatehouse_ffi_fn_clone_gatehouseclient.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -768,6 +841,16 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseclient.argtypes = (
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseclient.restype = None
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessionwatch.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessionwatch.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_sessionwatch.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_sessionwatch.restype = None
 _UniffiLib.uniffi_gatehouse_ffi_fn_clone_watchhandle.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -794,7 +877,7 @@ _UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD0 = ctypes.CFUNCTY
 _UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD1 = ctypes.CFUNCTYPE(None,ctypes.c_uint64,_UniffiRustBuffer,ctypes.c_void_p,
     ctypes.POINTER(_UniffiRustCallStatus),
 )
-_UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD2 = ctypes.CFUNCTYPE(None,ctypes.c_uint64,ctypes.c_uint32,_UniffiRustBuffer,ctypes.c_void_p,
+_UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD2 = ctypes.CFUNCTYPE(None,ctypes.c_uint64,ctypes.c_int32,_UniffiRustBuffer,ctypes.c_void_p,
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UNIFFI_CALLBACK_INTERFACE_GATEHOUSE_FFI_WATCH_LISTENER_METHOD3 = ctypes.CFUNCTYPE(None,ctypes.c_uint64,_UniffiRustBuffer,ctypes.c_void_p,
@@ -2522,18 +2605,18 @@ class _UniffiFfiConverterTypeCapabilities(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.write(value.version, buf)
         _UniffiFfiConverterSequenceTypeCapability.write(value.capabilities, buf)
 
-class _UniffiFfiConverterUInt64(_UniffiConverterPrimitiveInt):
-    CLASS_NAME = "u64"
-    VALUE_MIN = 0
-    VALUE_MAX = 2**64
+class _UniffiFfiConverterInt64(_UniffiConverterPrimitiveInt):
+    CLASS_NAME = "i64"
+    VALUE_MIN = -2**63
+    VALUE_MAX = 2**63
 
     @staticmethod
     def read(buf):
-        return buf.read_u64()
+        return buf.read_i64()
 
     @staticmethod
     def write(value, buf):
-        buf.write_u64(value)
+        buf.write_i64(value)
 
 
 
@@ -2780,31 +2863,57 @@ class _UniffiFfiConverterTypeCheckpointProgress(_UniffiConverterRustBuffer):
     @staticmethod
     def read(buf):
         return CheckpointProgress(
-            pre_step=_UniffiFfiConverterUInt64.read(buf),
-            post_output=_UniffiFfiConverterUInt64.read(buf),
-            pre_action=_UniffiFfiConverterUInt64.read(buf),
+            pre_step=_UniffiFfiConverterInt64.read(buf),
+            post_output=_UniffiFfiConverterInt64.read(buf),
+            pre_action=_UniffiFfiConverterInt64.read(buf),
             last=_UniffiFfiConverterOptionalTypeCheckpoint.read(buf),
         )
 
     @staticmethod
     def check_lower(value):
-        _UniffiFfiConverterUInt64.check_lower(value.pre_step)
-        _UniffiFfiConverterUInt64.check_lower(value.post_output)
-        _UniffiFfiConverterUInt64.check_lower(value.pre_action)
+        _UniffiFfiConverterInt64.check_lower(value.pre_step)
+        _UniffiFfiConverterInt64.check_lower(value.post_output)
+        _UniffiFfiConverterInt64.check_lower(value.pre_action)
         _UniffiFfiConverterOptionalTypeCheckpoint.check_lower(value.last)
 
     @staticmethod
     def write(value, buf):
-        _UniffiFfiConverterUInt64.write(value.pre_step, buf)
-        _UniffiFfiConverterUInt64.write(value.post_output, buf)
-        _UniffiFfiConverterUInt64.write(value.pre_action, buf)
+        _UniffiFfiConverterInt64.write(value.pre_step, buf)
+        _UniffiFfiConverterInt64.write(value.post_output, buf)
+        _UniffiFfiConverterInt64.write(value.pre_action, buf)
         _UniffiFfiConverterOptionalTypeCheckpoint.write(value.last, buf)
 
-class _UniffiFfiConverterOptionalUInt64(_UniffiConverterRustBuffer):
+# The Duration type.
+Duration = datetime.timedelta
+
+# There is a loss of precision when converting from Rust durations,
+# which are accurate to the nanosecond,
+# to Python durations, which are only accurate to the microsecond.
+class _UniffiFfiConverterDuration(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        seconds = buf.read_u64()
+        microseconds = buf.read_u32() / 1.0e3
+        return datetime.timedelta(seconds=seconds, microseconds=microseconds)
+
+    @staticmethod
+    def check_lower(value):
+        seconds = value.seconds + value.days * 24 * 3600
+        if seconds < 0:
+            raise ValueError("Invalid duration, must be non-negative")
+
+    @staticmethod
+    def write(value, buf):
+        seconds = value.seconds + value.days * 24 * 3600
+        nanoseconds = value.microseconds * 1000
+        buf.write_i64(seconds)
+        buf.write_u32(nanoseconds)
+
+class _UniffiFfiConverterOptionalDuration(_UniffiConverterRustBuffer):
     @classmethod
     def check_lower(cls, value):
         if value is not None:
-            _UniffiFfiConverterUInt64.check_lower(value)
+            _UniffiFfiConverterDuration.check_lower(value)
 
     @classmethod
     def write(cls, value, buf):
@@ -2813,7 +2922,7 @@ class _UniffiFfiConverterOptionalUInt64(_UniffiConverterRustBuffer):
             return
 
         buf.write_u8(1)
-        _UniffiFfiConverterUInt64.write(value, buf)
+        _UniffiFfiConverterDuration.write(value, buf)
 
     @classmethod
     def read(cls, buf):
@@ -2821,7 +2930,7 @@ class _UniffiFfiConverterOptionalUInt64(_UniffiConverterRustBuffer):
         if flag == 0:
             return None
         elif flag == 1:
-            return _UniffiFfiConverterUInt64.read(buf)
+            return _UniffiFfiConverterDuration.read(buf)
         else:
             raise InternalError("Unexpected flag byte for optional type")
 
@@ -2918,7 +3027,7 @@ class ClientConfig:
     """
     How to reach a Gatehouse-compatible control plane.
 """
-    def __init__(self, *, base_url:str, api_key:typing.Optional[str] = _DEFAULT, project_id:typing.Optional[str] = _DEFAULT, timeout_ms:typing.Optional[int] = _DEFAULT, upstream:typing.Optional[Upstream] = _DEFAULT, tenant:typing.Optional[str] = _DEFAULT, participant_id:typing.Optional[str] = _DEFAULT):
+    def __init__(self, *, base_url:str, api_key:typing.Optional[str] = _DEFAULT, project_id:typing.Optional[str] = _DEFAULT, timeout:typing.Optional[Duration] = _DEFAULT, upstream:typing.Optional[Upstream] = _DEFAULT, tenant:typing.Optional[str] = _DEFAULT, participant_id:typing.Optional[str] = _DEFAULT):
         self.base_url = base_url
         if api_key is _DEFAULT:
             self.api_key = None
@@ -2928,10 +3037,10 @@ class ClientConfig:
             self.project_id = None
         else:
             self.project_id = project_id
-        if timeout_ms is _DEFAULT:
-            self.timeout_ms = None
+        if timeout is _DEFAULT:
+            self.timeout = None
         else:
-            self.timeout_ms = timeout_ms
+            self.timeout = timeout
         if upstream is _DEFAULT:
             self.upstream = None
         else:
@@ -2949,7 +3058,7 @@ class ClientConfig:
 
     
     def __str__(self):
-        return "ClientConfig(base_url={}, api_key={}, project_id={}, timeout_ms={}, upstream={}, tenant={}, participant_id={})".format(self.base_url, self.api_key, self.project_id, self.timeout_ms, self.upstream, self.tenant, self.participant_id)
+        return "ClientConfig(base_url={}, api_key={}, project_id={}, timeout={}, upstream={}, tenant={}, participant_id={})".format(self.base_url, self.api_key, self.project_id, self.timeout, self.upstream, self.tenant, self.participant_id)
     def __eq__(self, other):
         if self.base_url != other.base_url:
             return False
@@ -2957,7 +3066,7 @@ class ClientConfig:
             return False
         if self.project_id != other.project_id:
             return False
-        if self.timeout_ms != other.timeout_ms:
+        if self.timeout != other.timeout:
             return False
         if self.upstream != other.upstream:
             return False
@@ -2974,7 +3083,7 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
             base_url=_UniffiFfiConverterString.read(buf),
             api_key=_UniffiFfiConverterOptionalString.read(buf),
             project_id=_UniffiFfiConverterOptionalString.read(buf),
-            timeout_ms=_UniffiFfiConverterOptionalUInt64.read(buf),
+            timeout=_UniffiFfiConverterOptionalDuration.read(buf),
             upstream=_UniffiFfiConverterOptionalTypeUpstream.read(buf),
             tenant=_UniffiFfiConverterOptionalString.read(buf),
             participant_id=_UniffiFfiConverterOptionalString.read(buf),
@@ -2985,7 +3094,7 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.check_lower(value.base_url)
         _UniffiFfiConverterOptionalString.check_lower(value.api_key)
         _UniffiFfiConverterOptionalString.check_lower(value.project_id)
-        _UniffiFfiConverterOptionalUInt64.check_lower(value.timeout_ms)
+        _UniffiFfiConverterOptionalDuration.check_lower(value.timeout)
         _UniffiFfiConverterOptionalTypeUpstream.check_lower(value.upstream)
         _UniffiFfiConverterOptionalString.check_lower(value.tenant)
         _UniffiFfiConverterOptionalString.check_lower(value.participant_id)
@@ -2995,7 +3104,7 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.write(value.base_url, buf)
         _UniffiFfiConverterOptionalString.write(value.api_key, buf)
         _UniffiFfiConverterOptionalString.write(value.project_id, buf)
-        _UniffiFfiConverterOptionalUInt64.write(value.timeout_ms, buf)
+        _UniffiFfiConverterOptionalDuration.write(value.timeout, buf)
         _UniffiFfiConverterOptionalTypeUpstream.write(value.upstream, buf)
         _UniffiFfiConverterOptionalString.write(value.tenant, buf)
         _UniffiFfiConverterOptionalString.write(value.participant_id, buf)
@@ -3327,7 +3436,7 @@ class _UniffiFfiConverterTypeExecutionEvent(_UniffiConverterRustBuffer):
     @staticmethod
     def read(buf):
         return ExecutionEvent(
-            sequence=_UniffiFfiConverterUInt64.read(buf),
+            sequence=_UniffiFfiConverterInt64.read(buf),
             event_type=_UniffiFfiConverterTypeExecutionEventType.read(buf),
             occurred_at=_UniffiFfiConverterString.read(buf),
             operation_id=_UniffiFfiConverterOptionalString.read(buf),
@@ -3337,7 +3446,7 @@ class _UniffiFfiConverterTypeExecutionEvent(_UniffiConverterRustBuffer):
 
     @staticmethod
     def check_lower(value):
-        _UniffiFfiConverterUInt64.check_lower(value.sequence)
+        _UniffiFfiConverterInt64.check_lower(value.sequence)
         _UniffiFfiConverterTypeExecutionEventType.check_lower(value.event_type)
         _UniffiFfiConverterString.check_lower(value.occurred_at)
         _UniffiFfiConverterOptionalString.check_lower(value.operation_id)
@@ -3346,7 +3455,7 @@ class _UniffiFfiConverterTypeExecutionEvent(_UniffiConverterRustBuffer):
 
     @staticmethod
     def write(value, buf):
-        _UniffiFfiConverterUInt64.write(value.sequence, buf)
+        _UniffiFfiConverterInt64.write(value.sequence, buf)
         _UniffiFfiConverterTypeExecutionEventType.write(value.event_type, buf)
         _UniffiFfiConverterString.write(value.occurred_at, buf)
         _UniffiFfiConverterOptionalString.write(value.operation_id, buf)
@@ -3926,18 +4035,18 @@ class _UniffiFfiConverterTypeInterventionStatus(_UniffiConverterRustBuffer):
 
 
 
-class _UniffiFfiConverterUInt32(_UniffiConverterPrimitiveInt):
-    CLASS_NAME = "u32"
-    VALUE_MIN = 0
-    VALUE_MAX = 2**32
+class _UniffiFfiConverterInt32(_UniffiConverterPrimitiveInt):
+    CLASS_NAME = "i32"
+    VALUE_MIN = -2**31
+    VALUE_MAX = 2**31
 
     @staticmethod
     def read(buf):
-        return buf.read_u32()
+        return buf.read_i32()
 
     @staticmethod
     def write(value, buf):
-        buf.write_u32(value)
+        buf.write_i32(value)
 
 @dataclass
 class Intervention:
@@ -3990,7 +4099,7 @@ class _UniffiFfiConverterTypeIntervention(_UniffiConverterRustBuffer):
             instruction=_UniffiFfiConverterString.read(buf),
             checkpoint=_UniffiFfiConverterTypeCheckpoint.read(buf),
             status=_UniffiFfiConverterTypeInterventionStatus.read(buf),
-            attempts=_UniffiFfiConverterUInt32.read(buf),
+            attempts=_UniffiFfiConverterInt32.read(buf),
             requested_at=_UniffiFfiConverterString.read(buf),
             resolved_at=_UniffiFfiConverterOptionalString.read(buf),
             resolution_reason=_UniffiFfiConverterOptionalString.read(buf),
@@ -4003,7 +4112,7 @@ class _UniffiFfiConverterTypeIntervention(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.check_lower(value.instruction)
         _UniffiFfiConverterTypeCheckpoint.check_lower(value.checkpoint)
         _UniffiFfiConverterTypeInterventionStatus.check_lower(value.status)
-        _UniffiFfiConverterUInt32.check_lower(value.attempts)
+        _UniffiFfiConverterInt32.check_lower(value.attempts)
         _UniffiFfiConverterString.check_lower(value.requested_at)
         _UniffiFfiConverterOptionalString.check_lower(value.resolved_at)
         _UniffiFfiConverterOptionalString.check_lower(value.resolution_reason)
@@ -4015,7 +4124,7 @@ class _UniffiFfiConverterTypeIntervention(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.write(value.instruction, buf)
         _UniffiFfiConverterTypeCheckpoint.write(value.checkpoint, buf)
         _UniffiFfiConverterTypeInterventionStatus.write(value.status, buf)
-        _UniffiFfiConverterUInt32.write(value.attempts, buf)
+        _UniffiFfiConverterInt32.write(value.attempts, buf)
         _UniffiFfiConverterString.write(value.requested_at, buf)
         _UniffiFfiConverterOptionalString.write(value.resolved_at, buf)
         _UniffiFfiConverterOptionalString.write(value.resolution_reason, buf)
@@ -4157,7 +4266,7 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
             runtime_profile=_UniffiFfiConverterOptionalString.read(buf),
             authority_revision=_UniffiFfiConverterOptionalString.read(buf),
             role_revision=_UniffiFfiConverterOptionalString.read(buf),
-            revision=_UniffiFfiConverterUInt64.read(buf),
+            revision=_UniffiFfiConverterInt64.read(buf),
             status=_UniffiFfiConverterTypeExecutionSessionStatus.read(buf),
             checkpoint_progress=_UniffiFfiConverterOptionalTypeCheckpointProgress.read(buf),
             outcome=_UniffiFfiConverterOptionalTypeSessionOutcome.read(buf),
@@ -4181,7 +4290,7 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalString.check_lower(value.runtime_profile)
         _UniffiFfiConverterOptionalString.check_lower(value.authority_revision)
         _UniffiFfiConverterOptionalString.check_lower(value.role_revision)
-        _UniffiFfiConverterUInt64.check_lower(value.revision)
+        _UniffiFfiConverterInt64.check_lower(value.revision)
         _UniffiFfiConverterTypeExecutionSessionStatus.check_lower(value.status)
         _UniffiFfiConverterOptionalTypeCheckpointProgress.check_lower(value.checkpoint_progress)
         _UniffiFfiConverterOptionalTypeSessionOutcome.check_lower(value.outcome)
@@ -4204,7 +4313,7 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalString.write(value.runtime_profile, buf)
         _UniffiFfiConverterOptionalString.write(value.authority_revision, buf)
         _UniffiFfiConverterOptionalString.write(value.role_revision, buf)
-        _UniffiFfiConverterUInt64.write(value.revision, buf)
+        _UniffiFfiConverterInt64.write(value.revision, buf)
         _UniffiFfiConverterTypeExecutionSessionStatus.write(value.status, buf)
         _UniffiFfiConverterOptionalTypeCheckpointProgress.write(value.checkpoint_progress, buf)
         _UniffiFfiConverterOptionalTypeSessionOutcome.write(value.outcome, buf)
@@ -4415,7 +4524,7 @@ class _UniffiFfiConverterTypeInterventionState(_UniffiConverterRustBuffer):
             )
         if variant == 2:
             return InterventionState.DISPATCHING(
-                _UniffiFfiConverterUInt32.read(buf),
+                _UniffiFfiConverterInt32.read(buf),
             )
         if variant == 3:
             return InterventionState.APPLIED(
@@ -4436,7 +4545,7 @@ class _UniffiFfiConverterTypeInterventionState(_UniffiConverterRustBuffer):
         if value.is_REQUESTED():
             return
         if value.is_DISPATCHING():
-            _UniffiFfiConverterUInt32.check_lower(value.attempts)
+            _UniffiFfiConverterInt32.check_lower(value.attempts)
             return
         if value.is_APPLIED():
             _UniffiFfiConverterTypeExecutionEvent.check_lower(value.evidence)
@@ -4455,7 +4564,7 @@ class _UniffiFfiConverterTypeInterventionState(_UniffiConverterRustBuffer):
             buf.write_i32(1)
         if value.is_DISPATCHING():
             buf.write_i32(2)
-            _UniffiFfiConverterUInt32.write(value.attempts, buf)
+            _UniffiFfiConverterInt32.write(value.attempts, buf)
         if value.is_APPLIED():
             buf.write_i32(3)
             _UniffiFfiConverterTypeExecutionEvent.write(value.evidence, buf)
@@ -4525,6 +4634,58 @@ class _UniffiFfiConverterTypeRequestedIntervention(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.write(value.operation_id, buf)
         _UniffiFfiConverterTypeInterventionState.write(value.state, buf)
         _UniffiFfiConverterTypeExecutionSession.write(value.session, buf)
+
+@dataclass
+class StreamFailure:
+    """
+    Why a watch is reconnecting: the failure, as an [`ApproveAllFailure`](crate::ApproveAllFailure)
+    names one (kind, sentence, detail, whether a retry helps).
+"""
+    def __init__(self, *, kind:GatehouseErrorKind, msg:str, details:typing.Optional[str], retryable:bool):
+        self.kind = kind
+        self.msg = msg
+        self.details = details
+        self.retryable = retryable
+        
+        
+
+    
+    def __str__(self):
+        return "StreamFailure(kind={}, msg={}, details={}, retryable={})".format(self.kind, self.msg, self.details, self.retryable)
+    def __eq__(self, other):
+        if self.kind != other.kind:
+            return False
+        if self.msg != other.msg:
+            return False
+        if self.details != other.details:
+            return False
+        if self.retryable != other.retryable:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeStreamFailure(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return StreamFailure(
+            kind=_UniffiFfiConverterTypeGatehouseErrorKind.read(buf),
+            msg=_UniffiFfiConverterString.read(buf),
+            details=_UniffiFfiConverterOptionalString.read(buf),
+            retryable=_UniffiFfiConverterBoolean.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterTypeGatehouseErrorKind.check_lower(value.kind)
+        _UniffiFfiConverterString.check_lower(value.msg)
+        _UniffiFfiConverterOptionalString.check_lower(value.details)
+        _UniffiFfiConverterBoolean.check_lower(value.retryable)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterTypeGatehouseErrorKind.write(value.kind, buf)
+        _UniffiFfiConverterString.write(value.msg, buf)
+        _UniffiFfiConverterOptionalString.write(value.details, buf)
+        _UniffiFfiConverterBoolean.write(value.retryable, buf)
 
 class _UniffiFfiConverterUInt16(_UniffiConverterPrimitiveInt):
     CLASS_NAME = "u16"
@@ -6781,6 +6942,492 @@ class _UniffiFfiConverterTypeWatchEvent(_UniffiConverterRustBuffer):
 
 
 
+
+
+
+
+
+class WatchUpdate:
+    """
+    One element of a session's watch sequence.
+"""
+    def __init__(self):
+        raise RuntimeError("WatchUpdate cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class CONNECTED:
+        """
+        The stream (re)connected: re-query the session's gates now (events are
+        notifications, not a log; some may have been missed while disconnected).
+"""
+        
+        def __init__(self, ):
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "WatchUpdate.CONNECTED()".format()
+        def __eq__(self, other):
+            if not isinstance(other, WatchUpdate):
+                return NotImplemented
+            if not other.is_CONNECTED():
+                return False
+            return True
+
+    @dataclass
+    class EVENT:
+        """
+        An event from the server.
+"""
+        
+        def __init__(self, event:WatchEvent):
+            self.event = event
+            
+            """
+        The event.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "WatchUpdate.EVENT(event={})".format(self.event)
+        def __eq__(self, other):
+            if not isinstance(other, WatchUpdate):
+                return NotImplemented
+            if not other.is_EVENT():
+                return False
+            if self.event != other.event:
+                return False
+            return True
+
+    @dataclass
+    class RECONNECTING:
+        """
+        The connection failed or dropped; the stream reconnects with backoff by itself.
+"""
+        
+        def __init__(self, attempt:int, failure:StreamFailure):
+            self.attempt = attempt
+            
+            """
+        Consecutive failures so far (1 for the first).
+"""
+        
+            self.failure = failure
+            
+            """
+        What went wrong.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "WatchUpdate.RECONNECTING(attempt={}, failure={})".format(self.attempt, self.failure)
+        def __eq__(self, other):
+            if not isinstance(other, WatchUpdate):
+                return NotImplemented
+            if not other.is_RECONNECTING():
+                return False
+            if self.attempt != other.attempt:
+                return False
+            if self.failure != other.failure:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_CONNECTED(self) -> bool:
+        return isinstance(self, WatchUpdate.CONNECTED)
+    def is_connected(self) -> bool:
+        return isinstance(self, WatchUpdate.CONNECTED)
+    def is_EVENT(self) -> bool:
+        return isinstance(self, WatchUpdate.EVENT)
+    def is_event(self) -> bool:
+        return isinstance(self, WatchUpdate.EVENT)
+    def is_RECONNECTING(self) -> bool:
+        return isinstance(self, WatchUpdate.RECONNECTING)
+    def is_reconnecting(self) -> bool:
+        return isinstance(self, WatchUpdate.RECONNECTING)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+WatchUpdate.CONNECTED = type("WatchUpdate.CONNECTED", (WatchUpdate.CONNECTED, WatchUpdate,), {})  # type: ignore
+WatchUpdate.EVENT = type("WatchUpdate.EVENT", (WatchUpdate.EVENT, WatchUpdate,), {})  # type: ignore
+WatchUpdate.RECONNECTING = type("WatchUpdate.RECONNECTING", (WatchUpdate.RECONNECTING, WatchUpdate,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeWatchUpdate(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return WatchUpdate.CONNECTED(
+            )
+        if variant == 2:
+            return WatchUpdate.EVENT(
+                _UniffiFfiConverterTypeWatchEvent.read(buf),
+            )
+        if variant == 3:
+            return WatchUpdate.RECONNECTING(
+                _UniffiFfiConverterInt32.read(buf),
+                _UniffiFfiConverterTypeStreamFailure.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_CONNECTED():
+            return
+        if value.is_EVENT():
+            _UniffiFfiConverterTypeWatchEvent.check_lower(value.event)
+            return
+        if value.is_RECONNECTING():
+            _UniffiFfiConverterInt32.check_lower(value.attempt)
+            _UniffiFfiConverterTypeStreamFailure.check_lower(value.failure)
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_CONNECTED():
+            buf.write_i32(1)
+        if value.is_EVENT():
+            buf.write_i32(2)
+            _UniffiFfiConverterTypeWatchEvent.write(value.event, buf)
+        if value.is_RECONNECTING():
+            buf.write_i32(3)
+            _UniffiFfiConverterInt32.write(value.attempt, buf)
+            _UniffiFfiConverterTypeStreamFailure.write(value.failure, buf)
+
+
+
+class _UniffiFfiConverterOptionalTypeExecutionEvent(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterTypeExecutionEvent.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterTypeExecutionEvent.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterTypeExecutionEvent.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
+
+class ExecutionEventWatchProtocol(typing.Protocol):
+    """
+    An execution session's events as a pull stream, each once in sequence order; ends
+    (`None`) after the session is reconciled. Cold, nothing read ahead, reconnects by
+    itself resuming after the last event seen.
+"""
+    
+    def cancel(self, ) -> None:
+        """
+        Stop: a pending `next()` returns `None`, the connection closes.
+"""
+        raise NotImplementedError
+    async def next(self, ) -> typing.Optional[ExecutionEvent]:
+        """
+        The next event, or `None` when the log is complete (the session was reconciled)
+        or the stream was cancelled. Call from one task at a time.
+"""
+        raise NotImplementedError
+
+class ExecutionEventWatch(ExecutionEventWatchProtocol):
+    """
+    An execution session's events as a pull stream, each once in sequence order; ends
+    (`None`) after the session is reconciled. Cold, nothing read ahead, reconnects by
+    itself resuming after the last event seen.
+"""
+    
+    _handle: ctypes.c_uint64
+    
+    def __init__(self, *args, **kwargs):
+        raise ValueError("This class has no default constructor")
+
+    def __del__(self):
+        # In case of partial initialization of instances.
+        handle = getattr(self, "_handle", None)
+        if handle is not None:
+            _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_free_executioneventwatch, handle)
+
+    def _uniffi_clone_handle(self):
+        return _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_clone_executioneventwatch, self._handle)
+
+    # Used by alternative constructors or any methods which return this type.
+    @classmethod
+    def _uniffi_make_instance(cls, handle):
+        # Lightly yucky way to bypass the usual __init__ logic
+        # and just create a new instance with the required handle.
+        inst = cls.__new__(cls)
+        inst._handle = handle
+        return inst
+    def cancel(self, ) -> None:
+        """
+        Stop: a pending `next()` returns `None`, the connection closes.
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = lambda val: None
+        _uniffi_error_converter = None
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
+    async def next(self, ) -> typing.Optional[ExecutionEvent]:
+        """
+        The next event, or `None` when the log is complete (the session was reconciled)
+        or the stream was cancelled. Call from one task at a time.
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterOptionalTypeExecutionEvent.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_next(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+
+
+
+
+
+class _UniffiFfiConverterTypeExecutionEventWatch:
+    @staticmethod
+    def lift(value: int) -> ExecutionEventWatch:
+        return ExecutionEventWatch._uniffi_make_instance(value)
+
+    @staticmethod
+    def check_lower(value: ExecutionEventWatch):
+        if not isinstance(value, ExecutionEventWatch):
+            raise TypeError("Expected ExecutionEventWatch instance, {} found".format(type(value).__name__))
+
+    @staticmethod
+    def lower(value: ExecutionEventWatch) -> ctypes.c_uint64:
+        return value._uniffi_clone_handle()
+
+    @classmethod
+    def read(cls, buf: _UniffiRustBuffer) -> ExecutionEventWatch:
+        ptr = buf.read_u64()
+        if ptr == 0:
+            raise InternalError("Raw handle value was null")
+        return cls.lift(ptr)
+
+    @classmethod
+    def write(cls, value: ExecutionEventWatch, buf: _UniffiRustBuffer):
+        buf.write_u64(cls.lower(value))
+
+class _UniffiFfiConverterOptionalInt64(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterInt64.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterInt64.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterInt64.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
+class _UniffiFfiConverterOptionalTypeWatchUpdate(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterTypeWatchUpdate.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterTypeWatchUpdate.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterTypeWatchUpdate.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
+
+class SessionWatchProtocol(typing.Protocol):
+    """
+    A session's gates as a pull stream: await [`SessionWatch::next`] until it returns
+    `None`. Cold (the first `next()` connects), nothing read ahead, reconnects by itself
+    (each reconnect is a [`WatchUpdate::Reconnecting`] then [`WatchUpdate::Connected`]);
+    a failure a retry cannot fix (unauthorized, bad session id, no watch capability) is
+    thrown once, then the stream is over. The Swift, Kotlin and Python async sequences
+    are built on it.
+"""
+    
+    def cancel(self, ) -> None:
+        """
+        Stop: a pending `next()` returns `None`, the connection closes, every later
+        `next()` returns `None`. Calling it twice is harmless.
+"""
+        raise NotImplementedError
+    async def next(self, ) -> typing.Optional[WatchUpdate]:
+        """
+        The next update, or `None` when the stream is over (cancelled, or ended by the
+        server after a failure already thrown). Call from one task at a time (a second
+        concurrent call waits for the first).
+"""
+        raise NotImplementedError
+
+class SessionWatch(SessionWatchProtocol):
+    """
+    A session's gates as a pull stream: await [`SessionWatch::next`] until it returns
+    `None`. Cold (the first `next()` connects), nothing read ahead, reconnects by itself
+    (each reconnect is a [`WatchUpdate::Reconnecting`] then [`WatchUpdate::Connected`]);
+    a failure a retry cannot fix (unauthorized, bad session id, no watch capability) is
+    thrown once, then the stream is over. The Swift, Kotlin and Python async sequences
+    are built on it.
+"""
+    
+    _handle: ctypes.c_uint64
+    
+    def __init__(self, *args, **kwargs):
+        raise ValueError("This class has no default constructor")
+
+    def __del__(self):
+        # In case of partial initialization of instances.
+        handle = getattr(self, "_handle", None)
+        if handle is not None:
+            _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_free_sessionwatch, handle)
+
+    def _uniffi_clone_handle(self):
+        return _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessionwatch, self._handle)
+
+    # Used by alternative constructors or any methods which return this type.
+    @classmethod
+    def _uniffi_make_instance(cls, handle):
+        # Lightly yucky way to bypass the usual __init__ logic
+        # and just create a new instance with the required handle.
+        inst = cls.__new__(cls)
+        inst._handle = handle
+        return inst
+    def cancel(self, ) -> None:
+        """
+        Stop: a pending `next()` returns `None`, the connection closes, every later
+        `next()` returns `None`. Calling it twice is harmless.
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = lambda val: None
+        _uniffi_error_converter = None
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_cancel,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
+    async def next(self, ) -> typing.Optional[WatchUpdate]:
+        """
+        The next update, or `None` when the stream is over (cancelled, or ended by the
+        server after a failure already thrown). Call from one task at a time (a second
+        concurrent call waits for the first).
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterOptionalTypeWatchUpdate.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_next(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+
+
+
+
+
+class _UniffiFfiConverterTypeSessionWatch:
+    @staticmethod
+    def lift(value: int) -> SessionWatch:
+        return SessionWatch._uniffi_make_instance(value)
+
+    @staticmethod
+    def check_lower(value: SessionWatch):
+        if not isinstance(value, SessionWatch):
+            raise TypeError("Expected SessionWatch instance, {} found".format(type(value).__name__))
+
+    @staticmethod
+    def lower(value: SessionWatch) -> ctypes.c_uint64:
+        return value._uniffi_clone_handle()
+
+    @classmethod
+    def read(cls, buf: _UniffiRustBuffer) -> SessionWatch:
+        ptr = buf.read_u64()
+        if ptr == 0:
+            raise InternalError("Raw handle value was null")
+        return cls.lift(ptr)
+
+    @classmethod
+    def write(cls, value: SessionWatch, buf: _UniffiRustBuffer):
+        buf.write_u64(cls.lower(value))
+
 class _UniffiFfiConverterOptionalTypeGatehouseError(_UniffiConverterRustBuffer):
     @classmethod
     def check_lower(cls, value):
@@ -6912,12 +7559,12 @@ class WatchListenerImpl(WatchListener):
         `attempt` counts consecutive failures.
 """
         
-        _UniffiFfiConverterUInt32.check_lower(attempt)
+        _UniffiFfiConverterInt32.check_lower(attempt)
 
         _UniffiFfiConverterTypeGatehouseError.check_lower(error)
         _uniffi_lowered_args = (
             self._uniffi_clone_handle(),
-            _UniffiFfiConverterUInt32.lower(attempt),
+            _UniffiFfiConverterInt32.lower(attempt),
             _UniffiFfiConverterTypeGatehouseError.lower(error),
         )
         _uniffi_lift_return = lambda val: None
@@ -7007,7 +7654,7 @@ class _UniffiTraitImplWatchListenerImpl:
         ):
         uniffi_obj = _UniffiFfiConverterTypeWatchListener._handle_map.get(uniffi_handle)
         def make_call():
-            uniffi_args = (_UniffiFfiConverterUInt32.lift(attempt), _UniffiFfiConverterTypeGatehouseError.lift(error), )
+            uniffi_args = (_UniffiFfiConverterInt32.lift(attempt), _UniffiFfiConverterTypeGatehouseError.lift(error), )
             uniffi_method = uniffi_obj.on_reconnecting
             return uniffi_method(*uniffi_args)
         write_return_value = lambda v: None
@@ -7248,6 +7895,21 @@ class GatehouseClientProtocol(typing.Protocol):
         Every pending interaction of the project (all pages), or of one session.
 """
         raise NotImplementedError
+    def open_execution_events(self, room_id: str,session_id: str,after: typing.Union[object, typing.Optional[int]] = _DEFAULT) -> ExecutionEventWatch:
+        """
+        An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
+        the first event, or after sequence `after`; it ends once the session is
+        reconciled. The Swift, Kotlin and Python async sequences wrap it.
+"""
+        raise NotImplementedError
+    def open_session_watch(self, session_id: str) -> SessionWatch:
+        """
+        A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
+        `sessionUpdates` `AsyncThrowingStream`, Kotlin's `sessionUpdates` `Flow` and
+        Python's `session_updates` async iterator. Nothing connects until the first
+        `next()`.
+"""
+        raise NotImplementedError
     async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,requested_by_participant_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
         """
         Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
@@ -7261,18 +7923,20 @@ class GatehouseClientProtocol(typing.Protocol):
         request but its answer could not be read: it WAS requested.
 """
         raise NotImplementedError
-    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
+    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
         """
         Answer an approval gate: approve or deny, with an optional message for the agent
         and the tool call being answered. Throws `AlreadyAnswered` when another device
         answered first (benign: refresh). Safe to retry after a transport error: the
         client carries an idempotency key and never reports its own landed answer as
-        already answered.
+        already answered. Pass your own `idempotency_key` (e.g. one you saved with the
+        user's tap) to make a retry after an app restart safe too: the same key replays
+        the answer that landed instead of reporting it as already answered.
 """
         raise NotImplementedError
-    async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout_ms: int) -> InterventionOutcome:
+    async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout: Duration) -> InterventionOutcome:
         """
-        Wait up to `timeout_ms` for an intervention to be applied (with the server's
+        Wait up to `timeout` for an intervention to be applied (with the server's
         persisted evidence), rejected, or left unresolved by the end of the run.
 """
         raise NotImplementedError
@@ -7449,6 +8113,55 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
+    def open_execution_events(self, room_id: str,session_id: str,after: typing.Union[object, typing.Optional[int]] = _DEFAULT) -> ExecutionEventWatch:
+        """
+        An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
+        the first event, or after sequence `after`; it ends once the session is
+        reconciled. The Swift, Kotlin and Python async sequences wrap it.
+"""
+        
+        _UniffiFfiConverterString.check_lower(room_id)
+
+        _UniffiFfiConverterString.check_lower(session_id)
+
+        if after is _DEFAULT:
+            after = None
+        _UniffiFfiConverterOptionalInt64.check_lower(after)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(room_id),
+            _UniffiFfiConverterString.lower(session_id),
+            _UniffiFfiConverterOptionalInt64.lower(after),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeExecutionEventWatch.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
+    def open_session_watch(self, session_id: str) -> SessionWatch:
+        """
+        A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
+        `sessionUpdates` `AsyncThrowingStream`, Kotlin's `sessionUpdates` `Flow` and
+        Python's `session_updates` async iterator. Nothing connects until the first
+        `next()`.
+"""
+        
+        _UniffiFfiConverterString.check_lower(session_id)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(session_id),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeSessionWatch.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_watch,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
     async def request_intervention(self, room_id: str,session_id: str,expected_revision: int,instruction: str,checkpoint: Checkpoint,operation_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,requested_by_participant_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RequestedIntervention:
         """
         Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
@@ -7466,7 +8179,7 @@ class GatehouseClient(GatehouseClientProtocol):
 
         _UniffiFfiConverterString.check_lower(session_id)
 
-        _UniffiFfiConverterUInt64.check_lower(expected_revision)
+        _UniffiFfiConverterInt64.check_lower(expected_revision)
 
         _UniffiFfiConverterString.check_lower(instruction)
 
@@ -7483,7 +8196,7 @@ class GatehouseClient(GatehouseClientProtocol):
             self._uniffi_clone_handle(),
             _UniffiFfiConverterString.lower(room_id),
             _UniffiFfiConverterString.lower(session_id),
-            _UniffiFfiConverterUInt64.lower(expected_revision),
+            _UniffiFfiConverterInt64.lower(expected_revision),
             _UniffiFfiConverterString.lower(instruction),
             _UniffiFfiConverterTypeCheckpoint.lower(checkpoint),
             _UniffiFfiConverterOptionalString.lower(operation_id),
@@ -7499,13 +8212,15 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
-    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
+    async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
         """
         Answer an approval gate: approve or deny, with an optional message for the agent
         and the tool call being answered. Throws `AlreadyAnswered` when another device
         answered first (benign: refresh). Safe to retry after a transport error: the
         client carries an idempotency key and never reports its own landed answer as
-        already answered.
+        already answered. Pass your own `idempotency_key` (e.g. one you saved with the
+        user's tap) to make a retry after an app restart safe too: the same key replays
+        the answer that landed instead of reporting it as already answered.
 """
         
         _UniffiFfiConverterString.check_lower(id)
@@ -7519,12 +8234,17 @@ class GatehouseClient(GatehouseClientProtocol):
         if tool_call_id is _DEFAULT:
             tool_call_id = None
         _UniffiFfiConverterOptionalString.check_lower(tool_call_id)
+
+        if idempotency_key is _DEFAULT:
+            idempotency_key = None
+        _UniffiFfiConverterOptionalString.check_lower(idempotency_key)
         _uniffi_lowered_args = (
             self._uniffi_clone_handle(),
             _UniffiFfiConverterString.lower(id),
             _UniffiFfiConverterBoolean.lower(approved),
             _UniffiFfiConverterOptionalString.lower(message),
             _UniffiFfiConverterOptionalString.lower(tool_call_id),
+            _UniffiFfiConverterOptionalString.lower(idempotency_key),
         )
         _uniffi_lift_return = _UniffiFfiConverterTypeInteraction.lift
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
@@ -7536,9 +8256,9 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
-    async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout_ms: int) -> InterventionOutcome:
+    async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout: Duration) -> InterventionOutcome:
         """
-        Wait up to `timeout_ms` for an intervention to be applied (with the server's
+        Wait up to `timeout` for an intervention to be applied (with the server's
         persisted evidence), rejected, or left unresolved by the end of the run.
 """
         
@@ -7548,13 +8268,13 @@ class GatehouseClient(GatehouseClientProtocol):
 
         _UniffiFfiConverterString.check_lower(operation_id)
 
-        _UniffiFfiConverterUInt64.check_lower(timeout_ms)
+        _UniffiFfiConverterDuration.check_lower(timeout)
         _uniffi_lowered_args = (
             self._uniffi_clone_handle(),
             _UniffiFfiConverterString.lower(room_id),
             _UniffiFfiConverterString.lower(session_id),
             _UniffiFfiConverterString.lower(operation_id),
-            _UniffiFfiConverterUInt64.lower(timeout_ms),
+            _UniffiFfiConverterDuration.lower(timeout),
         )
         _uniffi_lift_return = _UniffiFfiConverterTypeInterventionOutcome.lift
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
@@ -7636,6 +8356,7 @@ __all__ = [
     "LifecycleState",
     "ListenerError",
     "WatchEvent",
+    "WatchUpdate",
     "ApproveAllFailure",
     "InteractionRequest",
     "Interaction",
@@ -7648,6 +8369,11 @@ __all__ = [
     "Intervention",
     "ExecutionSession",
     "RequestedIntervention",
+    "StreamFailure",
+    "ExecutionEventWatch",
+    "ExecutionEventWatchProtocol",
+    "SessionWatch",
+    "SessionWatchProtocol",
     "WatchListenerImpl",
     "WatchListener",
     "WatchHandle",

@@ -8,6 +8,7 @@ use gatehouse_client::{Answer, Client};
 use crate::error::GatehouseError;
 use crate::records::{self, Capabilities, Interaction};
 use crate::runtime;
+use crate::streams::SessionWatch;
 use crate::watch::{self, WatchHandle, WatchListener};
 
 /// Which kind of host the base URL is.
@@ -46,9 +47,10 @@ pub struct ClientConfig {
     /// Project id sent as `?project_id=` on every Gatehouse and Agenta call.
     #[uniffi(default = None)]
     pub project_id: Option<String>,
-    /// Per-call timeout in milliseconds (the client's default when absent).
+    /// Per-call timeout (Kotlin `java.time.Duration`, Swift `TimeInterval` seconds,
+    /// Python `datetime.timedelta`); the client's default when absent.
     #[uniffi(default = None)]
-    pub timeout_ms: Option<u64>,
+    pub timeout: Option<Duration>,
     /// Which kind of host `base_url` is (Gatehouse when absent).
     #[uniffi(default = None)]
     pub upstream: Option<Upstream>,
@@ -142,14 +144,14 @@ fn build_client(config: &ClientConfig) -> Result<Client, GatehouseError> {
     if let Some(project_id) = &config.project_id {
         builder = builder.project_id(project_id.clone());
     }
-    if let Some(ms) = config.timeout_ms {
-        if ms == 0 {
+    if let Some(timeout) = config.timeout {
+        if timeout.is_zero() {
             return Err(GatehouseError::Invalid {
-                msg: "timeout_ms must be greater than zero".to_string(),
+                msg: "timeout must be greater than zero".to_string(),
                 details: None,
             });
         }
-        builder = builder.timeout(Duration::from_millis(ms));
+        builder = builder.timeout(timeout);
     }
     Ok(builder.build()?)
 }
@@ -205,14 +207,17 @@ impl GatehouseClient {
     /// and the tool call being answered. Throws `AlreadyAnswered` when another device
     /// answered first (benign: refresh). Safe to retry after a transport error: the
     /// client carries an idempotency key and never reports its own landed answer as
-    /// already answered.
-    #[uniffi::method(default(message = None, tool_call_id = None))]
+    /// already answered. Pass your own `idempotency_key` (e.g. one you saved with the
+    /// user's tap) to make a retry after an app restart safe too: the same key replays
+    /// the answer that landed instead of reporting it as already answered.
+    #[uniffi::method(default(message = None, tool_call_id = None, idempotency_key = None))]
     pub async fn respond_to_interaction(
         &self,
         id: String,
         approved: bool,
         message: Option<String>,
         tool_call_id: Option<String>,
+        idempotency_key: Option<String>,
     ) -> Result<Interaction, GatehouseError> {
         let client = self.inner.clone();
         runtime::run("respond_to_interaction", async move {
@@ -223,7 +228,15 @@ impl GatehouseClient {
             if let Some(tool_call_id) = tool_call_id {
                 answer = answer.tool_call_id(tool_call_id);
             }
-            let row = client.interactions().respond(&id, &answer).await?;
+            let interactions = client.interactions();
+            let row = match idempotency_key {
+                Some(key) => {
+                    interactions
+                        .respond_with_idempotency_key(&id, &answer, &key)
+                        .await?
+                }
+                None => interactions.respond(&id, &answer).await?,
+            };
             Interaction::try_from(&row)
         })
         .await
@@ -267,6 +280,19 @@ impl GatehouseClient {
     ) -> Result<Arc<WatchHandle>, GatehouseError> {
         runtime::guard("watch_session", || {
             watch::start(&self.inner, session_id, listener)
+        })
+    }
+
+    /// A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
+    /// `sessionUpdates` `AsyncThrowingStream`, Kotlin's `sessionUpdates` `Flow` and
+    /// Python's `session_updates` async iterator. Nothing connects until the first
+    /// `next()`.
+    pub fn open_session_watch(
+        &self,
+        session_id: String,
+    ) -> Result<Arc<SessionWatch>, GatehouseError> {
+        runtime::guard("open_session_watch", || {
+            Ok(Arc::new(SessionWatch::open(&self.inner, &session_id)))
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Execution sessions and interventions: "requested" is never reported as "applied"
 //! without the server's persisted `intervention_applied` event.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_client::{
@@ -11,6 +12,7 @@ use crate::client::GatehouseClient;
 use crate::error::GatehouseError;
 use crate::records::{Checkpoint, ExecutionEvent, ExecutionSession, ExecutionSessionStatus};
 use crate::runtime;
+use crate::streams::ExecutionEventWatch;
 
 /// Where an intervention stands, as far as the server's persisted state shows.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
@@ -20,7 +22,7 @@ pub enum InterventionState {
     /// A dispatcher claimed it and is applying it.
     Dispatching {
         /// Claims so far.
-        attempts: u32,
+        attempts: i32,
     },
     /// Applied at its checkpoint; `evidence` is the persisted `intervention_applied` event.
     Applied {
@@ -46,7 +48,9 @@ impl TryFrom<ClientState> for InterventionState {
     fn try_from(state: ClientState) -> Result<Self, GatehouseError> {
         Ok(match state {
             ClientState::Requested => Self::Requested,
-            ClientState::Dispatching { attempts } => Self::Dispatching { attempts },
+            ClientState::Dispatching { attempts } => Self::Dispatching {
+                attempts: crate::records::to_i32(attempts),
+            },
             ClientState::Applied { evidence } => Self::Applied {
                 evidence: (&evidence).into(),
             },
@@ -151,7 +155,7 @@ impl GatehouseClient {
         &self,
         room_id: String,
         session_id: String,
-        expected_revision: u64,
+        expected_revision: i64,
         instruction: String,
         checkpoint: Checkpoint,
         operation_id: Option<String>,
@@ -159,6 +163,13 @@ impl GatehouseClient {
     ) -> Result<RequestedIntervention, GatehouseError> {
         let client = self.inner.clone();
         runtime::run("request_intervention", async move {
+            let expected_revision =
+                u64::try_from(expected_revision).map_err(|_| GatehouseError::Invalid {
+                    msg: format!(
+                        "expected_revision must not be negative (got {expected_revision})"
+                    ),
+                    details: None,
+                })?;
             let mut request =
                 InterventionRequest::new(expected_revision, instruction, checkpoint.into());
             if let Some(operation_id) = operation_id {
@@ -182,14 +193,14 @@ impl GatehouseClient {
         .await
     }
 
-    /// Wait up to `timeout_ms` for an intervention to be applied (with the server's
+    /// Wait up to `timeout` for an intervention to be applied (with the server's
     /// persisted evidence), rejected, or left unresolved by the end of the run.
     pub async fn wait_for_intervention(
         &self,
         room_id: String,
         session_id: String,
         operation_id: String,
-        timeout_ms: u64,
+        timeout: Duration,
     ) -> Result<InterventionOutcome, GatehouseError> {
         let client = self.inner.clone();
         runtime::run("wait_for_intervention", async move {
@@ -197,11 +208,37 @@ impl GatehouseClient {
                 .execution()
                 .intervention(&room_id, &session_id, &operation_id)
                 .await?;
-            let outcome = handle
-                .wait_applied(Duration::from_millis(timeout_ms))
-                .await?;
+            let outcome = handle.wait_applied(timeout).await?;
             outcome.try_into()
         })
         .await
+    }
+
+    /// An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
+    /// the first event, or after sequence `after`; it ends once the session is
+    /// reconciled. The Swift, Kotlin and Python async sequences wrap it.
+    #[uniffi::method(default(after = None))]
+    pub fn open_execution_events(
+        &self,
+        room_id: String,
+        session_id: String,
+        after: Option<i64>,
+    ) -> Result<Arc<ExecutionEventWatch>, GatehouseError> {
+        runtime::guard("open_execution_events", || {
+            let after = after
+                .map(|after| {
+                    u64::try_from(after).map_err(|_| GatehouseError::Invalid {
+                        msg: format!("after must not be negative (got {after})"),
+                        details: None,
+                    })
+                })
+                .transpose()?;
+            Ok(Arc::new(ExecutionEventWatch::open(
+                &self.inner,
+                &room_id,
+                &session_id,
+                after,
+            )))
+        })
     }
 }

@@ -11,6 +11,8 @@
 //! - Records read tolerantly: a status, checkpoint or event type this library does not
 //!   know arrives as its `Unknown` variant with the server's spelling, never an error.
 //! - Interactions: list, get, respond, approve-all with a per-target report.
+//! - [`GatehouseClient::open_session_watch`] and [`GatehouseClient::open_execution_events`]:
+//!   pull streams (nothing read ahead), wrapped by each language's own async sequence.
 //! - [`GatehouseClient::watch_session`]: a [`WatchListener`] implemented in the app hears
 //!   a session's gates open and close; the returned [`WatchHandle`] stops it.
 //! - Execution sessions and interventions, where "requested" is never reported as
@@ -26,6 +28,7 @@ mod execution;
 mod json;
 mod records;
 mod runtime;
+mod streams;
 mod watch;
 
 pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient, Upstream};
@@ -37,4 +40,5 @@ pub use records::{
     ExecutionSession, ExecutionSessionStatus, Interaction, InteractionKind, InteractionRequest,
     InteractionStatus, Intervention, InterventionStatus, SessionOutcome,
 };
+pub use streams::{ExecutionEventWatch, SessionWatch, StreamFailure, WatchUpdate};
 pub use watch::{LifecycleState, ListenerError, WatchEvent, WatchHandle, WatchListener};

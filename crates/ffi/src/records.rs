@@ -353,7 +353,7 @@ pub struct Intervention {
     /// Lifecycle.
     pub status: InterventionStatus,
     /// How many claims it has had.
-    pub attempts: u32,
+    pub attempts: i32,
     /// When it was requested (RFC 3339).
     pub requested_at: String,
     /// When it was applied or rejected (RFC 3339).
@@ -370,7 +370,7 @@ impl From<&wexec::Intervention> for Intervention {
             instruction: i.instruction.clone(),
             checkpoint: (&i.checkpoint).into(),
             status: (&i.status).into(),
-            attempts: i.attempts,
+            attempts: to_i32(i.attempts),
             requested_at: i.requested_at.clone(),
             resolved_at: i.resolved_at.clone(),
             resolution_reason: i.resolution_reason.clone(),
@@ -420,7 +420,7 @@ impl From<&wexec::ExecutionEventType> for ExecutionEventType {
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct ExecutionEvent {
     /// Position in the session's log, from 1.
-    pub sequence: u64,
+    pub sequence: i64,
     /// What happened.
     pub event_type: ExecutionEventType,
     /// When (RFC 3339).
@@ -436,7 +436,7 @@ pub struct ExecutionEvent {
 impl From<&wexec::ExecutionEvent> for ExecutionEvent {
     fn from(e: &wexec::ExecutionEvent) -> Self {
         Self {
-            sequence: e.sequence,
+            sequence: to_i64(e.sequence),
             event_type: (&e.event_type).into(),
             occurred_at: e.occurred_at.clone(),
             operation_id: e.operation_id.clone(),
@@ -450,11 +450,11 @@ impl From<&wexec::ExecutionEvent> for ExecutionEvent {
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct CheckpointProgress {
     /// `pre_step` checkpoints reached.
-    pub pre_step: u64,
+    pub pre_step: i64,
     /// `post_output` checkpoints reached.
-    pub post_output: u64,
+    pub post_output: i64,
     /// `pre_action` checkpoints reached.
-    pub pre_action: u64,
+    pub pre_action: i64,
     /// The last checkpoint reached.
     pub last: Option<Checkpoint>,
 }
@@ -498,7 +498,7 @@ pub struct ExecutionSession {
     /// The role revision in force.
     pub role_revision: Option<String>,
     /// Compare-and-set revision: pass it to `request_intervention`.
-    pub revision: u64,
+    pub revision: i64,
     /// Lifecycle.
     pub status: ExecutionSessionStatus,
     /// Checkpoints reached so far.
@@ -530,12 +530,12 @@ impl From<&wexec::ExecutionSession> for ExecutionSession {
             runtime_profile: s.runtime_profile.clone(),
             authority_revision: s.authority_revision.clone(),
             role_revision: s.role_revision.clone(),
-            revision: s.revision,
+            revision: to_i64(s.revision),
             status: (&s.status).into(),
             checkpoint_progress: s.checkpoint_progress.as_ref().map(|p| CheckpointProgress {
-                pre_step: p.pre_step,
-                post_output: p.post_output,
-                pre_action: p.pre_action,
+                pre_step: to_i64(p.pre_step),
+                post_output: to_i64(p.post_output),
+                pre_action: to_i64(p.pre_action),
                 last: p.last.as_ref().map(Into::into),
             }),
             outcome: s.outcome.as_ref().map(|o| SessionOutcome {
@@ -549,6 +549,17 @@ impl From<&wexec::ExecutionSession> for ExecutionSession {
             updated_at: s.updated_at.clone(),
         }
     }
+}
+
+/// A wire count as the signed integer Kotlin (`Long`), Swift (`Int64`) and Java read
+/// naturally; counts beyond `i64::MAX` (never seen) saturate.
+pub(crate) fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// A small wire count as a signed 32-bit integer (Kotlin `Int`, Swift `Int32`), saturating.
+pub(crate) fn to_i32(value: u32) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
 }
 
 #[cfg(test)]

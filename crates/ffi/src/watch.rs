@@ -101,7 +101,7 @@ pub trait WatchListener: Send + Sync {
     fn on_event(&self, event: WatchEvent) -> Result<(), ListenerError>;
     /// The connection failed or dropped; the watch reconnects with backoff.
     /// `attempt` counts consecutive failures.
-    fn on_reconnecting(&self, attempt: u32, error: GatehouseError) -> Result<(), ListenerError>;
+    fn on_reconnecting(&self, attempt: i32, error: GatehouseError) -> Result<(), ListenerError>;
     /// The watch ended by itself: `error` is set when it hit a failure a retry cannot
     /// fix (unauthorized, bad session id, no watch capability). Not called after
     /// `cancel()`.
@@ -241,6 +241,7 @@ pub(crate) fn start(
                 }
                 Some(Ok(WatchUpdate::Reconnecting { attempt, error })) => {
                     let error = GatehouseError::from(error);
+                    let attempt = crate::records::to_i32(attempt);
                     task_shared.deliver(|| listener.on_reconnecting(attempt, error))
                 }
                 // An update newer than this crate carries nothing a listener can hear.

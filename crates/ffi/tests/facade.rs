@@ -9,7 +9,7 @@ use std::time::Duration;
 use gatehouse_ffi::{
     Checkpoint, ClientConfig, ExecutionEventType, GatehouseClient, GatehouseError,
     InteractionStatus, InterventionOutcome, InterventionState, ListenerError, WatchEvent,
-    WatchListener,
+    WatchListener, WatchUpdate,
 };
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use tokio::sync::mpsc;
@@ -19,7 +19,7 @@ fn client_for(server: &TestServer) -> Arc<GatehouseClient> {
         base_url: server.base_url.clone(),
         api_key: Some(server.api_key.clone()),
         project_id: Some(server.project_id.clone()),
-        timeout_ms: Some(10_000),
+        timeout: Some(std::time::Duration::from_secs(10)),
         upstream: None,
         tenant: None,
         participant_id: None,
@@ -105,7 +105,7 @@ impl WatchListener for ChannelListener {
         Ok(())
     }
 
-    fn on_reconnecting(&self, _attempt: u32, _error: GatehouseError) -> Result<(), ListenerError> {
+    fn on_reconnecting(&self, _attempt: i32, _error: GatehouseError) -> Result<(), ListenerError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
@@ -167,7 +167,7 @@ async fn a_throwing_listener_keeps_the_watch_alive_and_cancel_from_a_callback_st
     assert!(handle.is_finished().unwrap());
     let calls = listener.calls.load(Ordering::SeqCst);
     client
-        .respond_to_interaction(gate, true, None, None)
+        .respond_to_interaction(gate, true, None, None, None)
         .await
         .unwrap();
     assert_eq!(
@@ -211,13 +211,191 @@ async fn dropping_the_handle_stops_the_watch() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pull_watch_connects_on_first_next_hears_a_gate_and_cancel_ends_a_pending_next() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = client_for(&server);
+    let session = uuid_like();
+    let watch = client.open_session_watch(session.clone()).unwrap();
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), watch.next())
+            .await
+            .unwrap()
+            .unwrap(),
+        Some(WatchUpdate::Connected)
+    );
+    open_gate(&server, &session).await;
+    loop {
+        let update = tokio::time::timeout(Duration::from_secs(10), watch.next())
+            .await
+            .expect("an update within 10 s")
+            .unwrap();
+        if let Some(WatchUpdate::Event {
+            event:
+                WatchEvent::Interaction {
+                    status: InteractionStatus::Pending,
+                    ..
+                },
+        }) = update
+        {
+            break;
+        }
+        assert!(update.is_some(), "the watch ended before the gate opened");
+    }
+    watch.cancel();
+    assert_eq!(watch.next().await.unwrap(), None);
+    // A next() waiting on a quiet stream returns None as soon as cancel() is called.
+    let watch = client.open_session_watch(uuid_like()).unwrap();
+    assert_eq!(watch.next().await.unwrap(), Some(WatchUpdate::Connected));
+    assert!(matches!(
+        watch.next().await.unwrap(),
+        Some(WatchUpdate::Event {
+            event: WatchEvent::Ready { .. }
+        })
+    ));
+    let watch_for_task = Arc::clone(&watch);
+    let pending = tokio::spawn(async move { watch_for_task.next().await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    watch.cancel();
+    let ended = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .expect("cancel ends the pending next()")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended, None);
+    assert_eq!(watch.next().await.unwrap(), None);
+    server.shutdown().await;
+}
+
+/// ESTABLISHED loopback TCP connections with an end on `port` (both the client's and the
+/// server's ends are listed).
+fn established_connections(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let port = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.len() > 3
+                && fields[3] == "01"
+                && (fields[1].ends_with(&port) || fields[2].ends_with(&port))
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_right_after_an_abandoned_next_still_closes_the_connection() {
+    // A caller's cancelled coroutine or task frees its pending next() (the future is
+    // dropped) while that next() still holds the source; a cancel() at that moment must
+    // still close the connection. Its own server, so the connection count is this test's.
+    let server = spawn(TestServerOptions::default()).await;
+    let port = server
+        .base_url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse::<u16>().ok())
+        .unwrap();
+    let client = client_for(&server);
+    for round in 0..20 {
+        let watch = client.open_session_watch(uuid_like()).unwrap();
+        assert_eq!(watch.next().await.unwrap(), Some(WatchUpdate::Connected));
+        let pending = {
+            let watch = Arc::clone(&watch);
+            tokio::spawn(async move { watch.next().await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        pending.abort();
+        watch.cancel();
+        let mut closed = false;
+        for _ in 0..250 {
+            if established_connections(port) == 0 {
+                closed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            closed,
+            "round {round}: the watch's connection outlived cancel()"
+        );
+        assert_eq!(watch.next().await.unwrap(), None);
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_watch_the_server_refuses_throws_once_then_ends() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = GatehouseClient::new(ClientConfig {
+        base_url: server.base_url.clone(),
+        api_key: Some("not-the-key".to_string()),
+        project_id: Some(server.project_id.clone()),
+        timeout: Some(Duration::from_secs(10)),
+        upstream: None,
+        tenant: None,
+        participant_id: None,
+    })
+    .unwrap();
+    let watch = client.open_session_watch(uuid_like()).unwrap();
+    let error = watch.next().await.unwrap_err();
+    assert!(
+        matches!(error, GatehouseError::Unauthorized { .. }),
+        "{error:?}"
+    );
+    assert_eq!(watch.next().await.unwrap(), None);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_execution_event_stream_ends_after_the_session_is_reconciled() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = client_for(&server);
+    let ((room, session, _), gate) = park(&server, &uuid_like()).await;
+    let events = client
+        .open_execution_events(room.clone(), session.clone(), None)
+        .unwrap();
+    client
+        .respond_to_interaction(gate, true, None, None, None)
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(20), events.next())
+        .await
+        .expect("the stream moves or ends within 20 s")
+        .unwrap()
+    {
+        seen.push(event);
+    }
+    let sequences: Vec<i64> = seen.iter().map(|e| e.sequence).collect();
+    let mut sorted = sequences.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sequences, sorted, "each event once, in order");
+    assert_eq!(
+        seen.last().map(|e| e.event_type.clone()),
+        Some(ExecutionEventType::SessionReconciled)
+    );
+    // Resuming after an event skips it and what came before.
+    let first = sequences[0];
+    let rest = client
+        .open_execution_events(room, session, Some(first))
+        .unwrap();
+    let next = rest.next().await.unwrap().expect("a later event");
+    assert!(next.sequence > first, "{next:?}");
+    assert!(client
+        .open_execution_events("r".into(), "s".into(), Some(-1))
+        .is_err());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_the_server_refuses_ends_with_a_typed_error() {
     let server = spawn(TestServerOptions::default()).await;
     let client = GatehouseClient::new(ClientConfig {
         base_url: server.base_url.clone(),
         api_key: Some("not-the-key".to_string()),
         project_id: Some(server.project_id.clone()),
-        timeout_ms: Some(10_000),
+        timeout: Some(std::time::Duration::from_secs(10)),
         upstream: None,
         tenant: None,
         participant_id: None,
@@ -277,7 +455,7 @@ async fn an_intervention_goes_from_requested_to_applied_with_evidence() {
         .get_execution_session(room.clone(), session.clone())
         .await
         .unwrap();
-    assert_eq!(seen.revision, revision);
+    assert_eq!(seen.revision, i64::try_from(revision).unwrap());
     let requested = client
         .request_intervention(
             room.clone(),
@@ -297,7 +475,7 @@ async fn an_intervention_goes_from_requested_to_applied_with_evidence() {
             room.clone(),
             session.clone(),
             requested.operation_id.clone(),
-            50,
+            std::time::Duration::from_millis(50),
         )
         .await
         .unwrap();
@@ -321,7 +499,7 @@ async fn an_intervention_goes_from_requested_to_applied_with_evidence() {
     );
 
     client
-        .respond_to_interaction(gate, true, None, None)
+        .respond_to_interaction(gate, true, None, None, None)
         .await
         .unwrap();
     let outcome = client
@@ -329,7 +507,7 @@ async fn an_intervention_goes_from_requested_to_applied_with_evidence() {
             room.clone(),
             session.clone(),
             requested.operation_id.clone(),
-            10_000,
+            std::time::Duration::from_secs(10),
         )
         .await
         .unwrap();

@@ -9,12 +9,17 @@
 //! 3. `uniffi-bindgen generate --library <lib> --language L --no-format` per language, into
 //!    a scratch directory, from the workspace root (library mode reads
 //!    `crates/ffi/uniffi.toml` through cargo metadata).
-//! 4. Without `--check`: copy the files into `bindings/`. With `--check`: compare them
+//! 4. Each language's `arrange` puts the files where its package tool wants them (and
+//!    Kotlin's unit variants become `data object`s, so they print as `Running`, not
+//!    `LifecycleState$Running@6c13c86`).
+//! 5. Without `--check`: copy the files into `bindings/`. With `--check`: compare them
 //!    with the committed files and list every difference.
 //!
-//! Output layout:
-//! - `bindings/kotlin/src/main/kotlin/dev/gatehouse/ffi/gatehouse_ffi.kt`
-//! - `bindings/swift/{gatehouse_ffi.swift, gatehouse_ffiFFI.h, gatehouse_ffiFFI.modulemap}`
+//! Output layout (the hand-written files beside them are never touched):
+//! - `bindings/kotlin/src/main/kotlin/dev/gatehouse/gatehouse_ffi.kt`
+//! - `bindings/swift/Sources/Gatehouse/Gatehouse.swift` and the C module SwiftPM reads,
+//!   `bindings/swift/Sources/gatehouse_ffiFFI/{gatehouse_ffiFFI.h, module.modulemap}`
+//!   (the package manifest is `Package.swift` at the repository root)
 //! - `bindings/python/gatehouse/gatehouse_ffi.py`
 
 use std::collections::BTreeSet;
@@ -34,6 +39,90 @@ struct Language {
     name: &'static str,
     destination: &'static str,
     is_generated: fn(&Path) -> bool,
+    /// Rearranges (and where needed rewrites) the freshly generated files in place.
+    arrange: fn(&Path) -> Result<(), String>,
+}
+
+/// The generated Kotlin file.
+const KOTLIN_FILE: &str = "dev/gatehouse/gatehouse_ffi.kt";
+/// The generated Swift files, where SwiftPM's targets read them.
+const SWIFT_SOURCE: &str = "Sources/Gatehouse/Gatehouse.swift";
+const SWIFT_HEADER: &str = "Sources/gatehouse_ffiFFI/gatehouse_ffiFFI.h";
+const SWIFT_MODULEMAP: &str = "Sources/gatehouse_ffiFFI/module.modulemap";
+
+fn keep_as_generated(_: &Path) -> Result<(), String> {
+    Ok(())
+}
+
+/// uniffi writes a unit enum variant as `object Running : LifecycleState()`, whose
+/// `toString()` is the JVM's `LifecycleState$Running@6c13c86`; a `data object` prints
+/// `Running` (Kotlin 1.9+) and is otherwise the same.
+fn kotlin_data_objects(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1024);
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        if trimmed.starts_with("object ") && trimmed.contains(" : ") && trimmed.contains("()") {
+            out.push_str(indent);
+            out.push_str("data ");
+            out.push_str(trimmed);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// The line uniffi opens the async-continuation callback object with.
+const KOTLIN_CONTINUATION_OBJECT: &str =
+    "internal object uniffiRustFutureContinuationCallbackImpl: UniffiRustFutureContinuationCallback {\n";
+
+/// Rust wakes an async call's continuation from a tokio worker thread, which the JVM does
+/// not know; JNA then attaches that thread for the callback (a new `java.lang.Thread`)
+/// and detaches it again after, on every call: about a tenth of the JVM's CPU per
+/// respond in a profile. Registering a `CallbackThreadInitializer` that does not detach
+/// (before the callback is first handed to Rust: the object's own init) attaches each
+/// of the runtime's few worker threads once, as a daemon thread. Fails when uniffi's
+/// output no longer has that object, so a uniffi upgrade cannot drop this silently.
+fn kotlin_keep_callback_threads_attached(text: &str) -> Result<String, String> {
+    if text.matches(KOTLIN_CONTINUATION_OBJECT).count() != 1 {
+        return Err(format!(
+            "the generated Kotlin has no single `{}`: update kotlin_keep_callback_threads_attached",
+            KOTLIN_CONTINUATION_OBJECT.trim_end()
+        ));
+    }
+    Ok(text.replacen(
+        KOTLIN_CONTINUATION_OBJECT,
+        &format!(
+            "{KOTLIN_CONTINUATION_OBJECT}    init {{\n        com.sun.jna.Native.setCallbackThreadInitializer(\n            this,\n            com.sun.jna.CallbackThreadInitializer(true, false, \"gatehouse-ffi-callback\"),\n        )\n    }}\n"
+        ),
+        1,
+    ))
+}
+
+fn arrange_kotlin(out: &Path) -> Result<(), String> {
+    let path = out.join(KOTLIN_FILE);
+    let text = fs::read_to_string(&path)
+        .map_err(|e| format!("could not read generated {}: {e}", path.display()))?;
+    let text = kotlin_keep_callback_threads_attached(&kotlin_data_objects(&text))?;
+    fs::write(&path, text).map_err(|e| format!("could not write {}: {e}", path.display()))
+}
+
+fn arrange_swift(out: &Path) -> Result<(), String> {
+    for (from, to) in [
+        ("Gatehouse.swift", SWIFT_SOURCE),
+        ("gatehouse_ffiFFI.h", SWIFT_HEADER),
+        ("gatehouse_ffiFFI.modulemap", SWIFT_MODULEMAP),
+    ] {
+        let (from, to) = (out.join(from), out.join(to));
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| format!("could not create {}: {e}", parent.display()))?;
+        }
+        fs::rename(&from, &to)
+            .map_err(|e| format!("uniffi did not write {} as expected: {e}", from.display()))?;
+    }
+    Ok(())
 }
 
 fn has_extension(path: &Path, extensions: &[&str]) -> bool {
@@ -46,12 +135,20 @@ const LANGUAGES: [Language; 3] = [
     Language {
         name: "kotlin",
         destination: "bindings/kotlin/src/main/kotlin",
-        is_generated: |_| true,
+        is_generated: |path| path.file_name().is_some_and(|n| n == "gatehouse_ffi.kt"),
+        arrange: arrange_kotlin,
     },
     Language {
         name: "swift",
         destination: "bindings/swift",
-        is_generated: |path| has_extension(path, &["swift", "h", "modulemap"]),
+        is_generated: |path| {
+            [SWIFT_SOURCE, SWIFT_HEADER, SWIFT_MODULEMAP]
+                .iter()
+                .any(|generated| path == Path::new(generated))
+                || (path.parent() == Some(Path::new(""))
+                    && has_extension(path, &["swift", "h", "modulemap"]))
+        },
+        arrange: arrange_swift,
     },
     Language {
         name: "python",
@@ -61,6 +158,7 @@ const LANGUAGES: [Language; 3] = [
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("gatehouse_ffi") && n.ends_with(".py"))
         },
+        arrange: keep_as_generated,
     },
 ];
 
@@ -170,6 +268,7 @@ fn generate_and_apply(
                 .args(["--language", language.name, "--no-format", "--out-dir"])
                 .arg(&out),
         )?;
+        (language.arrange)(&out)?;
         let destination = root.join(language.destination);
         if check {
             stale.extend(compare_trees(&out, &destination)?);
@@ -320,15 +419,47 @@ mod tests {
     fn a_committed_file_generation_no_longer_writes_is_reported() {
         let generated = scratch("gen-leftover");
         let committed = scratch("com-leftover");
-        fs::write(generated.join("Gatehouse.swift"), "// new\n").unwrap();
-        fs::write(committed.join("Gatehouse.swift"), "// new\n").unwrap();
-        fs::write(committed.join("Old.swift"), "// renamed away\n").unwrap();
+        for dir in [&generated, &committed] {
+            fs::create_dir_all(dir.join("Sources/Gatehouse")).unwrap();
+            fs::write(dir.join(SWIFT_SOURCE), "// new\n").unwrap();
+        }
+        // The old flat layout's file is a leftover; hand-written Swift beside the
+        // generated file, and check.py, are not.
+        fs::write(committed.join("Gatehouse.swift"), "// old layout\n").unwrap();
+        fs::write(
+            committed.join("Sources/Gatehouse/Streams.swift"),
+            "// hand\n",
+        )
+        .unwrap();
         fs::write(committed.join("check.py"), "# hand-written\n").unwrap();
         let swift = &LANGUAGES[1];
         let lines = leftovers(&generated, &committed, swift.is_generated).unwrap();
-        assert_eq!(lines, vec![committed.join("Old.swift")]);
+        assert_eq!(lines, vec![committed.join("Gatehouse.swift")]);
+        let kotlin = &LANGUAGES[0];
+        assert!((kotlin.is_generated)(Path::new(KOTLIN_FILE)));
+        assert!(!(kotlin.is_generated)(Path::new(
+            "dev/gatehouse/Streams.kt"
+        )));
         let _ = fs::remove_dir_all(&generated);
         let _ = fs::remove_dir_all(&committed);
+    }
+
+    #[test]
+    fn kotlin_unit_variants_become_data_objects_and_nothing_else_changes() {
+        let generated = "sealed class S {\n    object Running : S()\n    \n    data class Unknown(val v: String) : S()\n    companion object\n}\nobject FfiConverterS : FfiConverterRustBuffer<S> {\n";
+        let arranged = kotlin_data_objects(generated);
+        assert!(arranged.contains("    data object Running : S()\n"));
+        assert!(arranged.contains("object FfiConverterS : FfiConverterRustBuffer<S> {"));
+        assert!(!arranged.contains("data object FfiConverterS"));
+        assert!(arranged.contains("    companion object\n"));
+    }
+
+    #[test]
+    fn the_continuation_callback_keeps_its_threads_attached() {
+        let generated = "// FFI type for Rust future continuations\ninternal object uniffiRustFutureContinuationCallbackImpl: UniffiRustFutureContinuationCallback {\n    override fun callback(data: Long, pollResult: Byte) {\n    }\n}\n";
+        let arranged = kotlin_keep_callback_threads_attached(generated).unwrap();
+        assert!(arranged.contains("UniffiRustFutureContinuationCallback {\n    init {\n        com.sun.jna.Native.setCallbackThreadInitializer(\n            this,\n            com.sun.jna.CallbackThreadInitializer(true, false, \"gatehouse-ffi-callback\"),\n        )\n    }\n    override fun callback("));
+        assert!(kotlin_keep_callback_threads_attached("object Other {\n").is_err());
     }
 
     #[test]

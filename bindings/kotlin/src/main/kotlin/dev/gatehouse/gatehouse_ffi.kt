@@ -3,7 +3,7 @@
 
 @file:Suppress("NAME_SHADOWING")
 
-package dev.gatehouse.ffi
+package dev.gatehouse
 
 // Common helper code.
 //
@@ -732,15 +732,27 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions(
     ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session(
     ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_sessionwatch_next(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel(
     ): Int
@@ -793,15 +805,35 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_list_pending_interactions(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
     ): Long
-    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction(`ptr`: Long,`id`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,`toolCallId`: RustBuffer.ByValue,
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_watch(`ptr`: Long,`sessionId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction(`ptr`: Long,`id`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,`toolCallId`: RustBuffer.ByValue,`idempotencyKey`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_watch_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`listener`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_execution_session(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
     ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`after`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`expectedRevision`: Long,`instruction`: RustBuffer.ByValue,`checkpoint`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,`requestedByParticipantId`: RustBuffer.ByValue,
     ): Long
-    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,`timeoutMs`: Long,
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,`timeout`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_clone_executioneventwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_free_executioneventwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_method_executioneventwatch_next(`ptr`: Long,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_clone_sessionwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_free_sessionwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_method_sessionwatch_cancel(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_method_sessionwatch_next(`ptr`: Long,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_clone_watchhandle(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -965,7 +997,10 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() and 0xFFFF) != 55482) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() and 0xFFFF) != 59675) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch() and 0xFFFF) != 26557) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() and 0xFFFF) != 7973) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() and 0xFFFF) != 22139) {
@@ -974,10 +1009,25 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() and 0xFFFF) != 48209) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() and 0xFFFF) != 30333) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events() and 0xFFFF) != 7591) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() and 0xFFFF) != 1671) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() and 0xFFFF) != 9000) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() and 0xFFFF) != 39591) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() and 0xFFFF) != 19062) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() and 0xFFFF) != 2973) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel() and 0xFFFF) != 31970) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_next() and 0xFFFF) != 1493) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel() and 0xFFFF) != 46793) {
@@ -992,7 +1042,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() and 0xFFFF) != 2364) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() and 0xFFFF) != 64865) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() and 0xFFFF) != 36815) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() and 0xFFFF) != 26011) {
@@ -1023,6 +1073,12 @@ internal val uniffiContinuationHandleMap = UniffiHandleMap<CancellableContinuati
 
 // FFI type for Rust future continuations
 internal object uniffiRustFutureContinuationCallbackImpl: UniffiRustFutureContinuationCallback {
+    init {
+        com.sun.jna.Native.setCallbackThreadInitializer(
+            this,
+            com.sun.jna.CallbackThreadInitializer(true, false, "gatehouse-ffi-callback"),
+        )
+    }
     override fun callback(data: Long, pollResult: Byte) {
         uniffiContinuationHandleMap.remove(data).resume(pollResult)
     }
@@ -1259,46 +1315,46 @@ public object FfiConverterUShort: FfiConverter<UShort, Short> {
 /**
  * @suppress
  */
-public object FfiConverterUInt: FfiConverter<UInt, Int> {
-    override fun lift(value: Int): UInt {
-        return value.toUInt()
+public object FfiConverterInt: FfiConverter<Int, Int> {
+    override fun lift(value: Int): Int {
+        return value
     }
 
-    override fun read(buf: ByteBuffer): UInt {
-        return lift(buf.getInt())
+    override fun read(buf: ByteBuffer): Int {
+        return buf.getInt()
     }
 
-    override fun lower(value: UInt): Int {
-        return value.toInt()
+    override fun lower(value: Int): Int {
+        return value
     }
 
-    override fun allocationSize(value: UInt) = 4UL
+    override fun allocationSize(value: Int) = 4UL
 
-    override fun write(value: UInt, buf: ByteBuffer) {
-        buf.putInt(value.toInt())
+    override fun write(value: Int, buf: ByteBuffer) {
+        buf.putInt(value)
     }
 }
 
 /**
  * @suppress
  */
-public object FfiConverterULong: FfiConverter<ULong, Long> {
-    override fun lift(value: Long): ULong {
-        return value.toULong()
+public object FfiConverterLong: FfiConverter<Long, Long> {
+    override fun lift(value: Long): Long {
+        return value
     }
 
-    override fun read(buf: ByteBuffer): ULong {
-        return lift(buf.getLong())
+    override fun read(buf: ByteBuffer): Long {
+        return buf.getLong()
     }
 
-    override fun lower(value: ULong): Long {
-        return value.toLong()
+    override fun lower(value: Long): Long {
+        return value
     }
 
-    override fun allocationSize(value: ULong) = 8UL
+    override fun allocationSize(value: Long) = 8UL
 
-    override fun write(value: ULong, buf: ByteBuffer) {
-        buf.putLong(value.toLong())
+    override fun write(value: Long, buf: ByteBuffer) {
+        buf.putLong(value)
     }
 }
 
@@ -1379,6 +1435,348 @@ public object FfiConverterString: FfiConverter<String, RustBuffer.ByValue> {
         val byteBuf = toUtf8(value)
         buf.putInt(byteBuf.limit())
         buf.put(byteBuf)
+    }
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterDuration: FfiConverterRustBuffer<java.time.Duration> {
+    override fun read(buf: ByteBuffer): java.time.Duration {
+        // Type mismatch (should be u64) but we check for overflow/underflow below
+        val seconds = buf.getLong()
+        // Type mismatch (should be u32) but we check for overflow/underflow below
+        val nanoseconds = buf.getInt().toLong()
+        if (seconds < 0) {
+            throw java.time.DateTimeException("Duration exceeds minimum or maximum value supported by uniffi")
+        }
+        if (nanoseconds < 0) {
+            throw java.time.DateTimeException("Duration nanoseconds exceed minimum or maximum supported by uniffi")
+        }
+        return java.time.Duration.ofSeconds(seconds, nanoseconds)
+    }
+
+    // 8 bytes for seconds, 4 bytes for nanoseconds
+    override fun allocationSize(value: java.time.Duration) = 12UL
+
+    override fun write(value: java.time.Duration, buf: ByteBuffer) {
+        if (value.seconds < 0) {
+            // Rust does not support negative Durations
+            throw IllegalArgumentException("Invalid duration, must be non-negative")
+        }
+
+        if (value.nano < 0) {
+            // Java docs provide guarantee that nano will always be positive, so this should be impossible
+            // See: https://docs.oracle.com/javase/8/docs/api/java/time/Duration.html
+            throw IllegalArgumentException("Invalid duration, nano value must be non-negative")
+        }
+
+        // Type mismatch (should be u64) but since Rust doesn't support negative durations we should be OK
+        buf.putLong(value.seconds)
+        // Type mismatch (should be u32) but since values will always be between 0 and 999,999,999 it should be OK
+        buf.putInt(value.nano)
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * An execution session's events as a pull stream, each once in sequence order; ends
+ * (`None`) after the session is reconciled. Cold, nothing read ahead, reconnects by
+ * itself resuming after the last event seen.
+ */
+public interface ExecutionEventWatchInterface {
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes.
+     */
+    fun `cancel`()
+    
+    /**
+     * The next event, or `None` when the log is complete (the session was reconciled)
+     * or the stream was cancelled. Call from one task at a time.
+     */
+    suspend fun `next`(): ExecutionEvent?
+    
+    companion object
+}
+
+/**
+ * An execution session's events as a pull stream, each once in sequence order; ends
+ * (`None`) after the session is reconciled. Cold, nothing read ahead, reconnects by
+ * itself resuming after the last event seen.
+ */
+open class ExecutionEventWatch: Disposable, AutoCloseable, ExecutionEventWatchInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_gatehouse_ffi_fn_free_executioneventwatch(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_clone_executioneventwatch(handle, status)
+        }
+    }
+
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes.
+     */override fun `cancel`()
+        = 
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel(
+        it,
+        _status)
+}
+    }
+    
+    
+
+    
+    /**
+     * The next event, or `None` when the log is complete (the session was reconciled)
+     * or the stream was cancelled. Call from one task at a time.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `next`() : ExecutionEvent? {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_next(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterOptionalTypeExecutionEvent.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeExecutionEventWatch: FfiConverter<ExecutionEventWatch, Long> {
+    override fun lower(value: ExecutionEventWatch): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): ExecutionEventWatch {
+        return ExecutionEventWatch(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): ExecutionEventWatch {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: ExecutionEventWatch) = 8UL
+
+    override fun write(value: ExecutionEventWatch, buf: ByteBuffer) {
+        buf.putLong(lower(value))
     }
 }
 
@@ -1511,13 +1909,23 @@ public interface GatehouseClientInterface {
     suspend fun `listPendingInteractions`(`sessionId`: kotlin.String? = null): List<Interaction>
     
     /**
+     * A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
+     * `sessionUpdates` `AsyncThrowingStream`, Kotlin's `sessionUpdates` `Flow` and
+     * Python's `session_updates` async iterator. Nothing connects until the first
+     * `next()`.
+     */
+    fun `openSessionWatch`(`sessionId`: kotlin.String): SessionWatch
+    
+    /**
      * Answer an approval gate: approve or deny, with an optional message for the agent
      * and the tool call being answered. Throws `AlreadyAnswered` when another device
      * answered first (benign: refresh). Safe to retry after a transport error: the
      * client carries an idempotency key and never reports its own landed answer as
-     * already answered.
+     * already answered. Pass your own `idempotency_key` (e.g. one you saved with the
+     * user's tap) to make a retry after an app restart safe too: the same key replays
+     * the answer that landed instead of reporting it as already answered.
      */
-    suspend fun `respondToInteraction`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String? = null, `toolCallId`: kotlin.String? = null): Interaction
+    suspend fun `respondToInteraction`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String? = null, `toolCallId`: kotlin.String? = null, `idempotencyKey`: kotlin.String? = null): Interaction
     
     /**
      * Watch a session's gates: `listener` hears every (re)connect (revalidate then),
@@ -1533,6 +1941,13 @@ public interface GatehouseClientInterface {
     suspend fun `getExecutionSession`(`roomId`: kotlin.String, `sessionId`: kotlin.String): ExecutionSession
     
     /**
+     * An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
+     * the first event, or after sequence `after`; it ends once the session is
+     * reconciled. The Swift, Kotlin and Python async sequences wrap it.
+     */
+    fun `openExecutionEvents`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `after`: kotlin.Long? = null): ExecutionEventWatch
+    
+    /**
      * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
      * into its next step, at `checkpoint`. `expected_revision` is the session revision
      * you last saw (a stale one throws `RevisionConflict`). The answer means
@@ -1543,13 +1958,13 @@ public interface GatehouseClientInterface {
      * `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
      * request but its answer could not be read: it WAS requested.
      */
-    suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String? = null, `requestedByParticipantId`: kotlin.String? = null): RequestedIntervention
+    suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.Long, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String? = null, `requestedByParticipantId`: kotlin.String? = null): RequestedIntervention
     
     /**
-     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * Wait up to `timeout` for an intervention to be applied (with the server's
      * persisted evidence), rejected, or left unresolved by the end of the run.
      */
-    suspend fun `waitForIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `operationId`: kotlin.String, `timeoutMs`: kotlin.ULong): InterventionOutcome
+    suspend fun `waitForIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `operationId`: kotlin.String, `timeout`: java.time.Duration): InterventionOutcome
     
     companion object
 }
@@ -1792,15 +2207,38 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
 
     
     /**
+     * A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
+     * `sessionUpdates` `AsyncThrowingStream`, Kotlin's `sessionUpdates` `Flow` and
+     * Python's `session_updates` async iterator. Nothing connects until the first
+     * `next()`.
+     */
+    @Throws(GatehouseException::class)override fun `openSessionWatch`(`sessionId`: kotlin.String): SessionWatch {
+            return FfiConverterTypeSessionWatch.lift(
+    callWithHandle {
+    uniffiRustCallWithError(GatehouseException) { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_watch(
+        it,
+        
+        FfiConverterString.lower(`sessionId`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
      * Answer an approval gate: approve or deny, with an optional message for the agent
      * and the tool call being answered. Throws `AlreadyAnswered` when another device
      * answered first (benign: refresh). Safe to retry after a transport error: the
      * client carries an idempotency key and never reports its own landed answer as
-     * already answered.
+     * already answered. Pass your own `idempotency_key` (e.g. one you saved with the
+     * user's tap) to make a retry after an app restart safe too: the same key replays
+     * the answer that landed instead of reporting it as already answered.
      */
     @Throws(GatehouseException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `respondToInteraction`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String?, `toolCallId`: kotlin.String?) : Interaction {
+    override suspend fun `respondToInteraction`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String?, `toolCallId`: kotlin.String?, `idempotencyKey`: kotlin.String?) : Interaction {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction(
@@ -1810,6 +2248,7 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
         FfiConverterBoolean.lower(`approved`),
         FfiConverterOptionalString.lower(`message`),
         FfiConverterOptionalString.lower(`toolCallId`),
+        FfiConverterOptionalString.lower(`idempotencyKey`),
             )
         },
         { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
@@ -1872,6 +2311,28 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
 
     
     /**
+     * An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
+     * the first event, or after sequence `after`; it ends once the session is
+     * reconciled. The Swift, Kotlin and Python async sequences wrap it.
+     */
+    @Throws(GatehouseException::class)override fun `openExecutionEvents`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `after`: kotlin.Long?): ExecutionEventWatch {
+            return FfiConverterTypeExecutionEventWatch.lift(
+    callWithHandle {
+    uniffiRustCallWithError(GatehouseException) { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events(
+        it,
+        
+        FfiConverterString.lower(`roomId`),
+        FfiConverterString.lower(`sessionId`),
+        FfiConverterOptionalLong.lower(`after`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
      * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
      * into its next step, at `checkpoint`. `expected_revision` is the session revision
      * you last saw (a stale one throws `RevisionConflict`). The answer means
@@ -1884,7 +2345,7 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
      */
     @Throws(GatehouseException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.ULong, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String?, `requestedByParticipantId`: kotlin.String?) : RequestedIntervention {
+    override suspend fun `requestIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `expectedRevision`: kotlin.Long, `instruction`: kotlin.String, `checkpoint`: Checkpoint, `operationId`: kotlin.String?, `requestedByParticipantId`: kotlin.String?) : RequestedIntervention {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(
@@ -1892,7 +2353,7 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
                 
         FfiConverterString.lower(`roomId`),
         FfiConverterString.lower(`sessionId`),
-        FfiConverterULong.lower(`expectedRevision`),
+        FfiConverterLong.lower(`expectedRevision`),
         FfiConverterString.lower(`instruction`),
         FfiConverterTypeCheckpoint.lower(`checkpoint`),
         FfiConverterOptionalString.lower(`operationId`),
@@ -1911,12 +2372,12 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
 
     
     /**
-     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * Wait up to `timeout` for an intervention to be applied (with the server's
      * persisted evidence), rejected, or left unresolved by the end of the run.
      */
     @Throws(GatehouseException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `waitForIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `operationId`: kotlin.String, `timeoutMs`: kotlin.ULong) : InterventionOutcome {
+    override suspend fun `waitForIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `operationId`: kotlin.String, `timeout`: java.time.Duration) : InterventionOutcome {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(
@@ -1925,7 +2386,7 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
         FfiConverterString.lower(`roomId`),
         FfiConverterString.lower(`sessionId`),
         FfiConverterString.lower(`operationId`),
-        FfiConverterULong.lower(`timeoutMs`),
+        FfiConverterDuration.lower(`timeout`),
             )
         },
         { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
@@ -1972,6 +2433,317 @@ public object FfiConverterTypeGatehouseClient: FfiConverter<GatehouseClient, Lon
     override fun allocationSize(value: GatehouseClient) = 8UL
 
     override fun write(value: GatehouseClient, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * A session's gates as a pull stream: await [`SessionWatch::next`] until it returns
+ * `None`. Cold (the first `next()` connects), nothing read ahead, reconnects by itself
+ * (each reconnect is a [`WatchUpdate::Reconnecting`] then [`WatchUpdate::Connected`]);
+ * a failure a retry cannot fix (unauthorized, bad session id, no watch capability) is
+ * thrown once, then the stream is over. The Swift, Kotlin and Python async sequences
+ * are built on it.
+ */
+public interface SessionWatchInterface {
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes, every later
+     * `next()` returns `None`. Calling it twice is harmless.
+     */
+    fun `cancel`()
+    
+    /**
+     * The next update, or `None` when the stream is over (cancelled, or ended by the
+     * server after a failure already thrown). Call from one task at a time (a second
+     * concurrent call waits for the first).
+     */
+    suspend fun `next`(): WatchUpdate?
+    
+    companion object
+}
+
+/**
+ * A session's gates as a pull stream: await [`SessionWatch::next`] until it returns
+ * `None`. Cold (the first `next()` connects), nothing read ahead, reconnects by itself
+ * (each reconnect is a [`WatchUpdate::Reconnecting`] then [`WatchUpdate::Connected`]);
+ * a failure a retry cannot fix (unauthorized, bad session id, no watch capability) is
+ * thrown once, then the stream is over. The Swift, Kotlin and Python async sequences
+ * are built on it.
+ */
+open class SessionWatch: Disposable, AutoCloseable, SessionWatchInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_gatehouse_ffi_fn_free_sessionwatch(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessionwatch(handle, status)
+        }
+    }
+
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes, every later
+     * `next()` returns `None`. Calling it twice is harmless.
+     */override fun `cancel`()
+        = 
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_cancel(
+        it,
+        _status)
+}
+    }
+    
+    
+
+    
+    /**
+     * The next update, or `None` when the stream is over (cancelled, or ended by the
+     * server after a failure already thrown). Call from one task at a time (a second
+     * concurrent call waits for the first).
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `next`() : WatchUpdate? {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_next(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterOptionalTypeWatchUpdate.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSessionWatch: FfiConverter<SessionWatch, Long> {
+    override fun lower(value: SessionWatch): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): SessionWatch {
+        return SessionWatch(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): SessionWatch {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: SessionWatch) = 8UL
+
+    override fun write(value: SessionWatch, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -2391,7 +3163,7 @@ public interface WatchListener {
      * The connection failed or dropped; the watch reconnects with backoff.
      * `attempt` counts consecutive failures.
      */
-    fun `onReconnecting`(`attempt`: kotlin.UInt, `error`: GatehouseException)
+    fun `onReconnecting`(`attempt`: kotlin.Int, `error`: GatehouseException)
     
     /**
      * The watch ended by itself: `error` is set when it hit a failure a retry cannot
@@ -2550,14 +3322,14 @@ open class WatchListenerImpl: Disposable, AutoCloseable, WatchListener
      * The connection failed or dropped; the watch reconnects with backoff.
      * `attempt` counts consecutive failures.
      */
-    @Throws(ListenerException::class)override fun `onReconnecting`(`attempt`: kotlin.UInt, `error`: GatehouseException)
+    @Throws(ListenerException::class)override fun `onReconnecting`(`attempt`: kotlin.Int, `error`: GatehouseException)
         = 
     callWithHandle {
     uniffiRustCallWithError(ListenerException) { _status ->
     UniffiLib.uniffi_gatehouse_ffi_fn_method_watchlistener_on_reconnecting(
         it,
         
-        FfiConverterUInt.lower(`attempt`),
+        FfiConverterInt.lower(`attempt`),
         FfiConverterTypeGatehouseError.lower(`error`),_status)
 }
     }
@@ -2639,7 +3411,7 @@ internal object uniffiCallbackInterfaceWatchListener {
             val uniffiObj = FfiConverterTypeWatchListener.handleMap.get(uniffiHandle)
             val makeCall = { ->
                 uniffiObj.`onReconnecting`(
-                    FfiConverterUInt.lift(`attempt`),
+                    FfiConverterInt.lift(`attempt`),
                     FfiConverterTypeGatehouseError.lift(`error`),
                 )
             }
@@ -2936,17 +3708,17 @@ data class CheckpointProgress (
     /**
      * `pre_step` checkpoints reached.
      */
-    var `preStep`: kotlin.ULong
+    var `preStep`: kotlin.Long
     , 
     /**
      * `post_output` checkpoints reached.
      */
-    var `postOutput`: kotlin.ULong
+    var `postOutput`: kotlin.Long
     , 
     /**
      * `pre_action` checkpoints reached.
      */
-    var `preAction`: kotlin.ULong
+    var `preAction`: kotlin.Long
     , 
     /**
      * The last checkpoint reached.
@@ -2968,24 +3740,24 @@ data class CheckpointProgress (
 public object FfiConverterTypeCheckpointProgress: FfiConverterRustBuffer<CheckpointProgress> {
     override fun read(buf: ByteBuffer): CheckpointProgress {
         return CheckpointProgress(
-            FfiConverterULong.read(buf),
-            FfiConverterULong.read(buf),
-            FfiConverterULong.read(buf),
+            FfiConverterLong.read(buf),
+            FfiConverterLong.read(buf),
+            FfiConverterLong.read(buf),
             FfiConverterOptionalTypeCheckpoint.read(buf),
         )
     }
 
     override fun allocationSize(value: CheckpointProgress) = (
-            FfiConverterULong.allocationSize(value.`preStep`) +
-            FfiConverterULong.allocationSize(value.`postOutput`) +
-            FfiConverterULong.allocationSize(value.`preAction`) +
+            FfiConverterLong.allocationSize(value.`preStep`) +
+            FfiConverterLong.allocationSize(value.`postOutput`) +
+            FfiConverterLong.allocationSize(value.`preAction`) +
             FfiConverterOptionalTypeCheckpoint.allocationSize(value.`last`)
     )
 
     override fun write(value: CheckpointProgress, buf: ByteBuffer) {
-            FfiConverterULong.write(value.`preStep`, buf)
-            FfiConverterULong.write(value.`postOutput`, buf)
-            FfiConverterULong.write(value.`preAction`, buf)
+            FfiConverterLong.write(value.`preStep`, buf)
+            FfiConverterLong.write(value.`postOutput`, buf)
+            FfiConverterLong.write(value.`preAction`, buf)
             FfiConverterOptionalTypeCheckpoint.write(value.`last`, buf)
     }
 }
@@ -3013,9 +3785,10 @@ data class ClientConfig (
     var `projectId`: kotlin.String? = null 
     , 
     /**
-     * Per-call timeout in milliseconds (the client's default when absent).
+     * Per-call timeout (Kotlin `java.time.Duration`, Swift `TimeInterval` seconds,
+     * Python `datetime.timedelta`); the client's default when absent.
      */
-    var `timeoutMs`: kotlin.ULong? = null 
+    var `timeout`: java.time.Duration? = null 
     , 
     /**
      * Which kind of host `base_url` is (Gatehouse when absent).
@@ -3052,7 +3825,7 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
-            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalDuration.read(buf),
             FfiConverterOptionalTypeUpstream.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
@@ -3063,7 +3836,7 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterString.allocationSize(value.`baseUrl`) +
             FfiConverterOptionalString.allocationSize(value.`apiKey`) +
             FfiConverterOptionalString.allocationSize(value.`projectId`) +
-            FfiConverterOptionalULong.allocationSize(value.`timeoutMs`) +
+            FfiConverterOptionalDuration.allocationSize(value.`timeout`) +
             FfiConverterOptionalTypeUpstream.allocationSize(value.`upstream`) +
             FfiConverterOptionalString.allocationSize(value.`tenant`) +
             FfiConverterOptionalString.allocationSize(value.`participantId`)
@@ -3073,7 +3846,7 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterString.write(value.`baseUrl`, buf)
             FfiConverterOptionalString.write(value.`apiKey`, buf)
             FfiConverterOptionalString.write(value.`projectId`, buf)
-            FfiConverterOptionalULong.write(value.`timeoutMs`, buf)
+            FfiConverterOptionalDuration.write(value.`timeout`, buf)
             FfiConverterOptionalTypeUpstream.write(value.`upstream`, buf)
             FfiConverterOptionalString.write(value.`tenant`, buf)
             FfiConverterOptionalString.write(value.`participantId`, buf)
@@ -3089,7 +3862,7 @@ data class ExecutionEvent (
     /**
      * Position in the session's log, from 1.
      */
-    var `sequence`: kotlin.ULong
+    var `sequence`: kotlin.Long
     , 
     /**
      * What happened.
@@ -3131,7 +3904,7 @@ data class ExecutionEvent (
 public object FfiConverterTypeExecutionEvent: FfiConverterRustBuffer<ExecutionEvent> {
     override fun read(buf: ByteBuffer): ExecutionEvent {
         return ExecutionEvent(
-            FfiConverterULong.read(buf),
+            FfiConverterLong.read(buf),
             FfiConverterTypeExecutionEventType.read(buf),
             FfiConverterString.read(buf),
             FfiConverterOptionalString.read(buf),
@@ -3141,7 +3914,7 @@ public object FfiConverterTypeExecutionEvent: FfiConverterRustBuffer<ExecutionEv
     }
 
     override fun allocationSize(value: ExecutionEvent) = (
-            FfiConverterULong.allocationSize(value.`sequence`) +
+            FfiConverterLong.allocationSize(value.`sequence`) +
             FfiConverterTypeExecutionEventType.allocationSize(value.`eventType`) +
             FfiConverterString.allocationSize(value.`occurredAt`) +
             FfiConverterOptionalString.allocationSize(value.`operationId`) +
@@ -3150,7 +3923,7 @@ public object FfiConverterTypeExecutionEvent: FfiConverterRustBuffer<ExecutionEv
     )
 
     override fun write(value: ExecutionEvent, buf: ByteBuffer) {
-            FfiConverterULong.write(value.`sequence`, buf)
+            FfiConverterLong.write(value.`sequence`, buf)
             FfiConverterTypeExecutionEventType.write(value.`eventType`, buf)
             FfiConverterString.write(value.`occurredAt`, buf)
             FfiConverterOptionalString.write(value.`operationId`, buf)
@@ -3228,7 +4001,7 @@ data class ExecutionSession (
     /**
      * Compare-and-set revision: pass it to `request_intervention`.
      */
-    var `revision`: kotlin.ULong
+    var `revision`: kotlin.Long
     , 
     /**
      * Lifecycle.
@@ -3292,7 +4065,7 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
-            FfiConverterULong.read(buf),
+            FfiConverterLong.read(buf),
             FfiConverterTypeExecutionSessionStatus.read(buf),
             FfiConverterOptionalTypeCheckpointProgress.read(buf),
             FfiConverterOptionalTypeSessionOutcome.read(buf),
@@ -3316,7 +4089,7 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterOptionalString.allocationSize(value.`runtimeProfile`) +
             FfiConverterOptionalString.allocationSize(value.`authorityRevision`) +
             FfiConverterOptionalString.allocationSize(value.`roleRevision`) +
-            FfiConverterULong.allocationSize(value.`revision`) +
+            FfiConverterLong.allocationSize(value.`revision`) +
             FfiConverterTypeExecutionSessionStatus.allocationSize(value.`status`) +
             FfiConverterOptionalTypeCheckpointProgress.allocationSize(value.`checkpointProgress`) +
             FfiConverterOptionalTypeSessionOutcome.allocationSize(value.`outcome`) +
@@ -3339,7 +4112,7 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterOptionalString.write(value.`runtimeProfile`, buf)
             FfiConverterOptionalString.write(value.`authorityRevision`, buf)
             FfiConverterOptionalString.write(value.`roleRevision`, buf)
-            FfiConverterULong.write(value.`revision`, buf)
+            FfiConverterLong.write(value.`revision`, buf)
             FfiConverterTypeExecutionSessionStatus.write(value.`status`, buf)
             FfiConverterOptionalTypeCheckpointProgress.write(value.`checkpointProgress`, buf)
             FfiConverterOptionalTypeSessionOutcome.write(value.`outcome`, buf)
@@ -3592,7 +4365,7 @@ data class Intervention (
     /**
      * How many claims it has had.
      */
-    var `attempts`: kotlin.UInt
+    var `attempts`: kotlin.Int
     , 
     /**
      * When it was requested (RFC 3339).
@@ -3629,7 +4402,7 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
             FfiConverterString.read(buf),
             FfiConverterTypeCheckpoint.read(buf),
             FfiConverterTypeInterventionStatus.read(buf),
-            FfiConverterUInt.read(buf),
+            FfiConverterInt.read(buf),
             FfiConverterString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
@@ -3642,7 +4415,7 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
             FfiConverterString.allocationSize(value.`instruction`) +
             FfiConverterTypeCheckpoint.allocationSize(value.`checkpoint`) +
             FfiConverterTypeInterventionStatus.allocationSize(value.`status`) +
-            FfiConverterUInt.allocationSize(value.`attempts`) +
+            FfiConverterInt.allocationSize(value.`attempts`) +
             FfiConverterString.allocationSize(value.`requestedAt`) +
             FfiConverterOptionalString.allocationSize(value.`resolvedAt`) +
             FfiConverterOptionalString.allocationSize(value.`resolutionReason`)
@@ -3654,7 +4427,7 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
             FfiConverterString.write(value.`instruction`, buf)
             FfiConverterTypeCheckpoint.write(value.`checkpoint`, buf)
             FfiConverterTypeInterventionStatus.write(value.`status`, buf)
-            FfiConverterUInt.write(value.`attempts`, buf)
+            FfiConverterInt.write(value.`attempts`, buf)
             FfiConverterString.write(value.`requestedAt`, buf)
             FfiConverterOptionalString.write(value.`resolvedAt`, buf)
             FfiConverterOptionalString.write(value.`resolutionReason`, buf)
@@ -3791,6 +4564,70 @@ public object FfiConverterTypeSessionOutcome: FfiConverterRustBuffer<SessionOutc
 
 
 /**
+ * Why a watch is reconnecting: the failure, as an [`ApproveAllFailure`](crate::ApproveAllFailure)
+ * names one (kind, sentence, detail, whether a retry helps).
+ */
+data class StreamFailure (
+    /**
+     * What kind of failure.
+     */
+    var `kind`: GatehouseErrorKind
+    , 
+    /**
+     * The error's sentence.
+     */
+    var `msg`: kotlin.String
+    , 
+    /**
+     * The error's detail.
+     */
+    var `details`: kotlin.String?
+    , 
+    /**
+     * True when a retry may succeed (the stream retries by itself).
+     */
+    var `retryable`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeStreamFailure: FfiConverterRustBuffer<StreamFailure> {
+    override fun read(buf: ByteBuffer): StreamFailure {
+        return StreamFailure(
+            FfiConverterTypeGatehouseErrorKind.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: StreamFailure) = (
+            FfiConverterTypeGatehouseErrorKind.allocationSize(value.`kind`) +
+            FfiConverterString.allocationSize(value.`msg`) +
+            FfiConverterOptionalString.allocationSize(value.`details`) +
+            FfiConverterBoolean.allocationSize(value.`retryable`)
+    )
+
+    override fun write(value: StreamFailure, buf: ByteBuffer) {
+            FfiConverterTypeGatehouseErrorKind.write(value.`kind`, buf)
+            FfiConverterString.write(value.`msg`, buf)
+            FfiConverterOptionalString.write(value.`details`, buf)
+            FfiConverterBoolean.write(value.`retryable`, buf)
+    }
+}
+
+
+
+/**
  * A capability a host may or may not serve.
  */
 
@@ -3861,19 +4698,19 @@ sealed class Checkpoint {
     /**
      * Before the next inference step.
      */
-    object PreStep : Checkpoint()
+    data object PreStep : Checkpoint()
     
     
     /**
      * After model output, before continuation.
      */
-    object PostOutput : Checkpoint()
+    data object PostOutput : Checkpoint()
     
     
     /**
      * Before a protected external action.
      */
-    object PreAction : Checkpoint()
+    data object PreAction : Checkpoint()
     
     
     /**
@@ -3981,37 +4818,37 @@ sealed class ExecutionEventType {
     /**
      * The session was opened for a run.
      */
-    object SessionOpened : ExecutionEventType()
+    data object SessionOpened : ExecutionEventType()
     
     
     /**
      * An intervention was requested.
      */
-    object InterventionRequested : ExecutionEventType()
+    data object InterventionRequested : ExecutionEventType()
     
     
     /**
      * A dispatcher claimed an intervention.
      */
-    object InterventionClaimed : ExecutionEventType()
+    data object InterventionClaimed : ExecutionEventType()
     
     
     /**
      * An intervention was applied: the evidence.
      */
-    object InterventionApplied : ExecutionEventType()
+    data object InterventionApplied : ExecutionEventType()
     
     
     /**
      * An intervention was rejected.
      */
-    object InterventionRejected : ExecutionEventType()
+    data object InterventionRejected : ExecutionEventType()
     
     
     /**
      * The run ended and the session was reconciled.
      */
-    object SessionReconciled : ExecutionEventType()
+    data object SessionReconciled : ExecutionEventType()
     
     
     /**
@@ -4151,31 +4988,31 @@ sealed class ExecutionSessionStatus {
     /**
      * The run is going.
      */
-    object Active : ExecutionSessionStatus()
+    data object Active : ExecutionSessionStatus()
     
     
     /**
      * The run is parked (e.g. at an approval gate).
      */
-    object Paused : ExecutionSessionStatus()
+    data object Paused : ExecutionSessionStatus()
     
     
     /**
      * The run finished.
      */
-    object Completed : ExecutionSessionStatus()
+    data object Completed : ExecutionSessionStatus()
     
     
     /**
      * The run failed.
      */
-    object Failed : ExecutionSessionStatus()
+    data object Failed : ExecutionSessionStatus()
     
     
     /**
      * The run was cancelled (including by a `stop` intervention).
      */
-    object Canceled : ExecutionSessionStatus()
+    data object Canceled : ExecutionSessionStatus()
     
     
     /**
@@ -5415,19 +6252,19 @@ sealed class InteractionKind {
     /**
      * "May I run this tool?": answered with approve or deny.
      */
-    object UserApproval : InteractionKind()
+    data object UserApproval : InteractionKind()
     
     
     /**
      * A free-form question to the user.
      */
-    object UserInput : InteractionKind()
+    data object UserInput : InteractionKind()
     
     
     /**
      * A tool the client executes itself.
      */
-    object ClientTool : InteractionKind()
+    data object ClientTool : InteractionKind()
     
     
     /**
@@ -5534,25 +6371,25 @@ sealed class InteractionStatus {
     /**
      * Waiting for an answer.
      */
-    object Pending : InteractionStatus()
+    data object Pending : InteractionStatus()
     
     
     /**
      * Answered through the API; the resume is queued.
      */
-    object Responded : InteractionStatus()
+    data object Responded : InteractionStatus()
     
     
     /**
      * The runner consumed the answer.
      */
-    object Resolved : InteractionStatus()
+    data object Resolved : InteractionStatus()
     
     
     /**
      * The gate went away unanswered.
      */
-    object Cancelled : InteractionStatus()
+    data object Cancelled : InteractionStatus()
     
     
     /**
@@ -5675,7 +6512,7 @@ sealed class InterventionOutcome {
         /**
          * The persisted `intervention_applied` event.
          */
-        val `evidence`: dev.gatehouse.ffi.ExecutionEvent) : InterventionOutcome()
+        val `evidence`: dev.gatehouse.ExecutionEvent) : InterventionOutcome()
         
     {
         
@@ -5705,7 +6542,7 @@ sealed class InterventionOutcome {
         /**
          * The session's terminal status.
          */
-        val `status`: dev.gatehouse.ffi.ExecutionSessionStatus) : InterventionOutcome()
+        val `status`: dev.gatehouse.ExecutionSessionStatus) : InterventionOutcome()
         
     {
         
@@ -5716,7 +6553,7 @@ sealed class InterventionOutcome {
     /**
      * Neither happened within the timeout (the run may still reach the checkpoint).
      */
-    object TimedOut : InterventionOutcome()
+    data object TimedOut : InterventionOutcome()
     
     
 
@@ -5816,7 +6653,7 @@ sealed class InterventionState {
     /**
      * Requested, nothing more: NOT evidence that anything stopped or changed.
      */
-    object Requested : InterventionState()
+    data object Requested : InterventionState()
     
     
     /**
@@ -5826,7 +6663,7 @@ sealed class InterventionState {
         /**
          * Claims so far.
          */
-        val `attempts`: kotlin.UInt) : InterventionState()
+        val `attempts`: kotlin.Int) : InterventionState()
         
     {
         
@@ -5841,7 +6678,7 @@ sealed class InterventionState {
         /**
          * The server's event.
          */
-        val `evidence`: dev.gatehouse.ffi.ExecutionEvent) : InterventionState()
+        val `evidence`: dev.gatehouse.ExecutionEvent) : InterventionState()
         
     {
         
@@ -5897,7 +6734,7 @@ public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<Interve
         return when(buf.getInt()) {
             1 -> InterventionState.Requested
             2 -> InterventionState.Dispatching(
-                FfiConverterUInt.read(buf),
+                FfiConverterInt.read(buf),
                 )
             3 -> InterventionState.Applied(
                 FfiConverterTypeExecutionEvent.read(buf),
@@ -5923,7 +6760,7 @@ public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<Interve
             // Add the size for the Int that specifies the variant plus the size needed for all fields
             (
                 4UL
-                + FfiConverterUInt.allocationSize(value.`attempts`)
+                + FfiConverterInt.allocationSize(value.`attempts`)
             )
         }
         is InterventionState.Applied -> {
@@ -5957,7 +6794,7 @@ public object FfiConverterTypeInterventionState : FfiConverterRustBuffer<Interve
             }
             is InterventionState.Dispatching -> {
                 buf.putInt(2)
-                FfiConverterUInt.write(value.`attempts`, buf)
+                FfiConverterInt.write(value.`attempts`, buf)
                 Unit
             }
             is InterventionState.Applied -> {
@@ -5991,25 +6828,25 @@ sealed class InterventionStatus {
     /**
      * Requested, not yet claimed.
      */
-    object Pending : InterventionStatus()
+    data object Pending : InterventionStatus()
     
     
     /**
      * Claimed by a dispatcher under a lease.
      */
-    object Dispatching : InterventionStatus()
+    data object Dispatching : InterventionStatus()
     
     
     /**
      * Applied at its checkpoint.
      */
-    object Applied : InterventionStatus()
+    data object Applied : InterventionStatus()
     
     
     /**
      * Not applied, with a reason.
      */
-    object Rejected : InterventionStatus()
+    data object Rejected : InterventionStatus()
     
     
     /**
@@ -6127,13 +6964,13 @@ sealed class LifecycleState {
     /**
      * A turn is running.
      */
-    object Running : LifecycleState()
+    data object Running : LifecycleState()
     
     
     /**
      * The turn ended (completed, parked at a gate, or failed).
      */
-    object Ended : LifecycleState()
+    data object Ended : LifecycleState()
     
     
     /**
@@ -6377,7 +7214,7 @@ sealed class WatchEvent {
         /**
          * Its new status.
          */
-        val `status`: dev.gatehouse.ffi.InteractionStatus, 
+        val `status`: dev.gatehouse.InteractionStatus, 
         /**
          * Which interaction, when the server says.
          */
@@ -6415,7 +7252,7 @@ sealed class WatchEvent {
         /**
          * Running or ended.
          */
-        val `state`: dev.gatehouse.ffi.LifecycleState) : WatchEvent()
+        val `state`: dev.gatehouse.LifecycleState) : WatchEvent()
         
     {
         
@@ -6525,32 +7362,155 @@ public object FfiConverterTypeWatchEvent : FfiConverterRustBuffer<WatchEvent>{
 
 
 
+/**
+ * One element of a session's watch sequence.
+ */
+sealed class WatchUpdate {
+    
+    /**
+     * The stream (re)connected: re-query the session's gates now (events are
+     * notifications, not a log; some may have been missed while disconnected).
+     */
+    data object Connected : WatchUpdate()
+    
+    
+    /**
+     * An event from the server.
+     */
+    data class Event(
+        /**
+         * The event.
+         */
+        val `event`: dev.gatehouse.WatchEvent) : WatchUpdate()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The connection failed or dropped; the stream reconnects with backoff by itself.
+     */
+    data class Reconnecting(
+        /**
+         * Consecutive failures so far (1 for the first).
+         */
+        val `attempt`: kotlin.Int, 
+        /**
+         * What went wrong.
+         */
+        val `failure`: dev.gatehouse.StreamFailure) : WatchUpdate()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
 
 /**
  * @suppress
  */
-public object FfiConverterOptionalULong: FfiConverterRustBuffer<kotlin.ULong?> {
-    override fun read(buf: ByteBuffer): kotlin.ULong? {
+public object FfiConverterTypeWatchUpdate : FfiConverterRustBuffer<WatchUpdate>{
+    override fun read(buf: ByteBuffer): WatchUpdate {
+        return when(buf.getInt()) {
+            1 -> WatchUpdate.Connected
+            2 -> WatchUpdate.Event(
+                FfiConverterTypeWatchEvent.read(buf),
+                )
+            3 -> WatchUpdate.Reconnecting(
+                FfiConverterInt.read(buf),
+                FfiConverterTypeStreamFailure.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: WatchUpdate): ULong = when(value) {
+        is WatchUpdate.Connected -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is WatchUpdate.Event -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeWatchEvent.allocationSize(value.`event`)
+            )
+        }
+        is WatchUpdate.Reconnecting -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterInt.allocationSize(value.`attempt`)
+                + FfiConverterTypeStreamFailure.allocationSize(value.`failure`)
+            )
+        }
+    }
+
+    override fun write(value: WatchUpdate, buf: ByteBuffer) {
+        when(value) {
+            is WatchUpdate.Connected -> {
+                buf.putInt(1)
+                Unit
+            }
+            is WatchUpdate.Event -> {
+                buf.putInt(2)
+                FfiConverterTypeWatchEvent.write(value.`event`, buf)
+                Unit
+            }
+            is WatchUpdate.Reconnecting -> {
+                buf.putInt(3)
+                FfiConverterInt.write(value.`attempt`, buf)
+                FfiConverterTypeStreamFailure.write(value.`failure`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalLong: FfiConverterRustBuffer<kotlin.Long?> {
+    override fun read(buf: ByteBuffer): kotlin.Long? {
         if (buf.get().toInt() == 0) {
             return null
         }
-        return FfiConverterULong.read(buf)
+        return FfiConverterLong.read(buf)
     }
 
-    override fun allocationSize(value: kotlin.ULong?): ULong {
+    override fun allocationSize(value: kotlin.Long?): ULong {
         if (value == null) {
             return 1UL
         } else {
-            return 1UL + FfiConverterULong.allocationSize(value)
+            return 1UL + FfiConverterLong.allocationSize(value)
         }
     }
 
-    override fun write(value: kotlin.ULong?, buf: ByteBuffer) {
+    override fun write(value: kotlin.Long?, buf: ByteBuffer) {
         if (value == null) {
             buf.put(0)
         } else {
             buf.put(1)
-            FfiConverterULong.write(value, buf)
+            FfiConverterLong.write(value, buf)
         }
     }
 }
@@ -6593,6 +7553,38 @@ public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?>
 /**
  * @suppress
  */
+public object FfiConverterOptionalDuration: FfiConverterRustBuffer<java.time.Duration?> {
+    override fun read(buf: ByteBuffer): java.time.Duration? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterDuration.read(buf)
+    }
+
+    override fun allocationSize(value: java.time.Duration?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterDuration.allocationSize(value)
+        }
+    }
+
+    override fun write(value: java.time.Duration?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterDuration.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypeCheckpointProgress: FfiConverterRustBuffer<CheckpointProgress?> {
     override fun read(buf: ByteBuffer): CheckpointProgress? {
         if (buf.get().toInt() == 0) {
@@ -6615,6 +7607,38 @@ public object FfiConverterOptionalTypeCheckpointProgress: FfiConverterRustBuffer
         } else {
             buf.put(1)
             FfiConverterTypeCheckpointProgress.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeExecutionEvent: FfiConverterRustBuffer<ExecutionEvent?> {
+    override fun read(buf: ByteBuffer): ExecutionEvent? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeExecutionEvent.read(buf)
+    }
+
+    override fun allocationSize(value: ExecutionEvent?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeExecutionEvent.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ExecutionEvent?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeExecutionEvent.write(value, buf)
         }
     }
 }
@@ -6807,6 +7831,38 @@ public object FfiConverterOptionalTypeUpstream: FfiConverterRustBuffer<Upstream?
         } else {
             buf.put(1)
             FfiConverterTypeUpstream.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeWatchUpdate: FfiConverterRustBuffer<WatchUpdate?> {
+    override fun read(buf: ByteBuffer): WatchUpdate? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeWatchUpdate.read(buf)
+    }
+
+    override fun allocationSize(value: WatchUpdate?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeWatchUpdate.allocationSize(value)
+        }
+    }
+
+    override fun write(value: WatchUpdate?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeWatchUpdate.write(value, buf)
         }
     }
 }

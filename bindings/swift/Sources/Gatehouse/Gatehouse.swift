@@ -487,15 +487,15 @@ fileprivate struct FfiConverterUInt16: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-fileprivate struct FfiConverterUInt32: FfiConverterPrimitive {
-    typealias FfiType = UInt32
-    typealias SwiftType = UInt32
+fileprivate struct FfiConverterInt32: FfiConverterPrimitive {
+    typealias FfiType = Int32
+    typealias SwiftType = Int32
 
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt32 {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Int32 {
         return try lift(readInt(&buf))
     }
 
-    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+    public static func write(_ value: Int32, into buf: inout [UInt8]) {
         writeInt(&buf, lower(value))
     }
 }
@@ -503,15 +503,15 @@ fileprivate struct FfiConverterUInt32: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
-    typealias FfiType = UInt64
-    typealias SwiftType = UInt64
+fileprivate struct FfiConverterInt64: FfiConverterPrimitive {
+    typealias FfiType = Int64
+    typealias SwiftType = Int64
 
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt64 {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Int64 {
         return try lift(readInt(&buf))
     }
 
-    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+    public static func write(_ value: Int64, into buf: inout [UInt8]) {
         writeInt(&buf, lower(value))
     }
 }
@@ -586,6 +586,192 @@ fileprivate struct FfiConverterString: FfiConverter {
     }
 }
 
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterDuration: FfiConverterRustBuffer {
+    typealias SwiftType = TimeInterval
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TimeInterval {
+        let seconds: UInt64 = try readInt(&buf)
+        let nanoseconds: UInt32 = try readInt(&buf)
+        return Double(seconds) + (Double(nanoseconds) / 1.0e9)
+    }
+
+    public static func write(_ value: TimeInterval, into buf: inout [UInt8]) {
+        if value.rounded(.down) > Double(Int64.max) {
+            fatalError("Duration overflow, exceeds max bounds supported by Uniffi")
+        }
+
+        if value < 0 {
+            fatalError("Invalid duration, must be non-negative")
+        }
+
+        let seconds = UInt64(value)
+        let nanoseconds = UInt32((value - Double(seconds)) * 1.0e9)
+        writeInt(&buf, seconds)
+        writeInt(&buf, nanoseconds)
+    }
+}
+
+
+
+
+/**
+ * An execution session's events as a pull stream, each once in sequence order; ends
+ * (`None`) after the session is reconciled. Cold, nothing read ahead, reconnects by
+ * itself resuming after the last event seen.
+ */
+public protocol ExecutionEventWatchProtocol: AnyObject, Sendable {
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes.
+     */
+    func cancel() 
+    
+    /**
+     * The next event, or `None` when the log is complete (the session was reconciled)
+     * or the stream was cancelled. Call from one task at a time.
+     */
+    func next() async throws  -> ExecutionEvent?
+    
+}
+/**
+ * An execution session's events as a pull stream, each once in sequence order; ends
+ * (`None`) after the session is reconciled. Cold, nothing read ahead, reconnects by
+ * itself resuming after the last event seen.
+ */
+open class ExecutionEventWatch: ExecutionEventWatchProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_gatehouse_ffi_fn_clone_executioneventwatch(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_gatehouse_ffi_fn_free_executioneventwatch(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes.
+     */
+open func cancel()  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * The next event, or `None` when the log is complete (the session was reconciled)
+     * or the stream was cancelled. Call from one task at a time.
+     */
+open func next()async throws  -> ExecutionEvent?  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_executioneventwatch_next(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterOptionTypeExecutionEvent.lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeExecutionEventWatch: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = ExecutionEventWatch
+
+    public static func lift(_ handle: UInt64) throws -> ExecutionEventWatch {
+        return ExecutionEventWatch(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: ExecutionEventWatch) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ExecutionEventWatch {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: ExecutionEventWatch, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeExecutionEventWatch_lift(_ handle: UInt64) throws -> ExecutionEventWatch {
+    return try FfiConverterTypeExecutionEventWatch.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeExecutionEventWatch_lower(_ value: ExecutionEventWatch) -> UInt64 {
+    return FfiConverterTypeExecutionEventWatch.lower(value)
+}
+
+
+
 
 
 
@@ -622,13 +808,23 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
     func listPendingInteractions(sessionId: String?) async throws  -> [Interaction]
     
     /**
+     * A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
+     * `sessionUpdates` `AsyncThrowingStream`, Kotlin's `sessionUpdates` `Flow` and
+     * Python's `session_updates` async iterator. Nothing connects until the first
+     * `next()`.
+     */
+    func openSessionWatch(sessionId: String) throws  -> SessionWatch
+    
+    /**
      * Answer an approval gate: approve or deny, with an optional message for the agent
      * and the tool call being answered. Throws `AlreadyAnswered` when another device
      * answered first (benign: refresh). Safe to retry after a transport error: the
      * client carries an idempotency key and never reports its own landed answer as
-     * already answered.
+     * already answered. Pass your own `idempotency_key` (e.g. one you saved with the
+     * user's tap) to make a retry after an app restart safe too: the same key replays
+     * the answer that landed instead of reporting it as already answered.
      */
-    func respondToInteraction(id: String, approved: Bool, message: String?, toolCallId: String?) async throws  -> Interaction
+    func respondToInteraction(id: String, approved: Bool, message: String?, toolCallId: String?, idempotencyKey: String?) async throws  -> Interaction
     
     /**
      * Watch a session's gates: `listener` hears every (re)connect (revalidate then),
@@ -644,6 +840,13 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
     func getExecutionSession(roomId: String, sessionId: String) async throws  -> ExecutionSession
     
     /**
+     * An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
+     * the first event, or after sequence `after`; it ends once the session is
+     * reconciled. The Swift, Kotlin and Python async sequences wrap it.
+     */
+    func openExecutionEvents(roomId: String, sessionId: String, after: Int64?) throws  -> ExecutionEventWatch
+    
+    /**
      * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
      * into its next step, at `checkpoint`. `expected_revision` is the session revision
      * you last saw (a stale one throws `RevisionConflict`). The answer means
@@ -654,13 +857,13 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
      * `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
      * request but its answer could not be read: it WAS requested.
      */
-    func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String?, requestedByParticipantId: String?) async throws  -> RequestedIntervention
+    func requestIntervention(roomId: String, sessionId: String, expectedRevision: Int64, instruction: String, checkpoint: Checkpoint, operationId: String?, requestedByParticipantId: String?) async throws  -> RequestedIntervention
     
     /**
-     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * Wait up to `timeout` for an intervention to be applied (with the server's
      * persisted evidence), rejected, or left unresolved by the end of the run.
      */
-    func waitForIntervention(roomId: String, sessionId: String, operationId: String, timeoutMs: UInt64) async throws  -> InterventionOutcome
+    func waitForIntervention(roomId: String, sessionId: String, operationId: String, timeout: TimeInterval) async throws  -> InterventionOutcome
     
 }
 /**
@@ -823,18 +1026,36 @@ open func listPendingInteractions(sessionId: String? = nil)async throws  -> [Int
 }
     
     /**
+     * A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
+     * `sessionUpdates` `AsyncThrowingStream`, Kotlin's `sessionUpdates` `Flow` and
+     * Python's `session_updates` async iterator. Nothing connects until the first
+     * `next()`.
+     */
+open func openSessionWatch(sessionId: String)throws  -> SessionWatch  {
+    return try  FfiConverterTypeSessionWatch_lift(try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_watch(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(sessionId),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * Answer an approval gate: approve or deny, with an optional message for the agent
      * and the tool call being answered. Throws `AlreadyAnswered` when another device
      * answered first (benign: refresh). Safe to retry after a transport error: the
      * client carries an idempotency key and never reports its own landed answer as
-     * already answered.
+     * already answered. Pass your own `idempotency_key` (e.g. one you saved with the
+     * user's tap) to make a retry after an app restart safe too: the same key replays
+     * the answer that landed instead of reporting it as already answered.
      */
-open func respondToInteraction(id: String, approved: Bool, message: String? = nil, toolCallId: String? = nil)async throws  -> Interaction  {
+open func respondToInteraction(id: String, approved: Bool, message: String? = nil, toolCallId: String? = nil, idempotencyKey: String? = nil)async throws  -> Interaction  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterBool.lower(approved),FfiConverterOptionString.lower(message),FfiConverterOptionString.lower(toolCallId)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterBool.lower(approved),FfiConverterOptionString.lower(message),FfiConverterOptionString.lower(toolCallId),FfiConverterOptionString.lower(idempotencyKey)
                 )
             },
             pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
@@ -882,6 +1103,23 @@ open func getExecutionSession(roomId: String, sessionId: String)async throws  ->
 }
     
     /**
+     * An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
+     * the first event, or after sequence `after`; it ends once the session is
+     * reconciled. The Swift, Kotlin and Python async sequences wrap it.
+     */
+open func openExecutionEvents(roomId: String, sessionId: String, after: Int64? = nil)throws  -> ExecutionEventWatch  {
+    return try  FfiConverterTypeExecutionEventWatch_lift(try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(roomId),
+        FfiConverterString.lower(sessionId),
+        FfiConverterOptionInt64.lower(after),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * Ask the running agent to stop (`instruction` = `stop`) or to take an instruction
      * into its next step, at `checkpoint`. `expected_revision` is the session revision
      * you last saw (a stale one throws `RevisionConflict`). The answer means
@@ -892,12 +1130,12 @@ open func getExecutionSession(roomId: String, sessionId: String)async throws  ->
      * `participant_id`). Throws `AcceptedUnreadable` when the host accepted the
      * request but its answer could not be read: it WAS requested.
      */
-open func requestIntervention(roomId: String, sessionId: String, expectedRevision: UInt64, instruction: String, checkpoint: Checkpoint, operationId: String? = nil, requestedByParticipantId: String? = nil)async throws  -> RequestedIntervention  {
+open func requestIntervention(roomId: String, sessionId: String, expectedRevision: Int64, instruction: String, checkpoint: Checkpoint, operationId: String? = nil, requestedByParticipantId: String? = nil)async throws  -> RequestedIntervention  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterUInt64.lower(expectedRevision),FfiConverterString.lower(instruction),FfiConverterTypeCheckpoint_lower(checkpoint),FfiConverterOptionString.lower(operationId),FfiConverterOptionString.lower(requestedByParticipantId)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterInt64.lower(expectedRevision),FfiConverterString.lower(instruction),FfiConverterTypeCheckpoint_lower(checkpoint),FfiConverterOptionString.lower(operationId),FfiConverterOptionString.lower(requestedByParticipantId)
                 )
             },
             pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
@@ -909,15 +1147,15 @@ open func requestIntervention(roomId: String, sessionId: String, expectedRevisio
 }
     
     /**
-     * Wait up to `timeout_ms` for an intervention to be applied (with the server's
+     * Wait up to `timeout` for an intervention to be applied (with the server's
      * persisted evidence), rejected, or left unresolved by the end of the run.
      */
-open func waitForIntervention(roomId: String, sessionId: String, operationId: String, timeoutMs: UInt64)async throws  -> InterventionOutcome  {
+open func waitForIntervention(roomId: String, sessionId: String, operationId: String, timeout: TimeInterval)async throws  -> InterventionOutcome  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterString.lower(operationId),FfiConverterUInt64.lower(timeoutMs)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(roomId),FfiConverterString.lower(sessionId),FfiConverterString.lower(operationId),FfiConverterDuration.lower(timeout)
                 )
             },
             pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
@@ -971,6 +1209,174 @@ public func FfiConverterTypeGatehouseClient_lift(_ handle: UInt64) throws -> Gat
 #endif
 public func FfiConverterTypeGatehouseClient_lower(_ value: GatehouseClient) -> UInt64 {
     return FfiConverterTypeGatehouseClient.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A session's gates as a pull stream: await [`SessionWatch::next`] until it returns
+ * `None`. Cold (the first `next()` connects), nothing read ahead, reconnects by itself
+ * (each reconnect is a [`WatchUpdate::Reconnecting`] then [`WatchUpdate::Connected`]);
+ * a failure a retry cannot fix (unauthorized, bad session id, no watch capability) is
+ * thrown once, then the stream is over. The Swift, Kotlin and Python async sequences
+ * are built on it.
+ */
+public protocol SessionWatchProtocol: AnyObject, Sendable {
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes, every later
+     * `next()` returns `None`. Calling it twice is harmless.
+     */
+    func cancel() 
+    
+    /**
+     * The next update, or `None` when the stream is over (cancelled, or ended by the
+     * server after a failure already thrown). Call from one task at a time (a second
+     * concurrent call waits for the first).
+     */
+    func next() async throws  -> WatchUpdate?
+    
+}
+/**
+ * A session's gates as a pull stream: await [`SessionWatch::next`] until it returns
+ * `None`. Cold (the first `next()` connects), nothing read ahead, reconnects by itself
+ * (each reconnect is a [`WatchUpdate::Reconnecting`] then [`WatchUpdate::Connected`]);
+ * a failure a retry cannot fix (unauthorized, bad session id, no watch capability) is
+ * thrown once, then the stream is over. The Swift, Kotlin and Python async sequences
+ * are built on it.
+ */
+open class SessionWatch: SessionWatchProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_gatehouse_ffi_fn_clone_sessionwatch(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_gatehouse_ffi_fn_free_sessionwatch(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Stop: a pending `next()` returns `None`, the connection closes, every later
+     * `next()` returns `None`. Calling it twice is harmless.
+     */
+open func cancel()  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_sessionwatch_cancel(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * The next update, or `None` when the stream is over (cancelled, or ended by the
+     * server after a failure already thrown). Call from one task at a time (a second
+     * concurrent call waits for the first).
+     */
+open func next()async throws  -> WatchUpdate?  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_sessionwatch_next(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterOptionTypeWatchUpdate.lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionWatch: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = SessionWatch
+
+    public static func lift(_ handle: UInt64) throws -> SessionWatch {
+        return SessionWatch(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: SessionWatch) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionWatch {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: SessionWatch, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionWatch_lift(_ handle: UInt64) throws -> SessionWatch {
+    return try FfiConverterTypeSessionWatch.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionWatch_lower(_ value: SessionWatch) -> UInt64 {
+    return FfiConverterTypeSessionWatch.lower(value)
 }
 
 
@@ -1153,7 +1559,7 @@ public protocol WatchListener: AnyObject, Sendable {
      * The connection failed or dropped; the watch reconnects with backoff.
      * `attempt` counts consecutive failures.
      */
-    func onReconnecting(attempt: UInt32, error: GatehouseError) throws 
+    func onReconnecting(attempt: Int32, error: GatehouseError) throws 
     
     /**
      * The watch ended by itself: `error` is set when it hit a failure a retry cannot
@@ -1251,11 +1657,11 @@ open func onEvent(event: WatchEvent)throws   {try rustCallWithError(FfiConverter
      * The connection failed or dropped; the watch reconnects with backoff.
      * `attempt` counts consecutive failures.
      */
-open func onReconnecting(attempt: UInt32, error: GatehouseError)throws   {try rustCallWithError(FfiConverterTypeListenerError_lift) {
+open func onReconnecting(attempt: Int32, error: GatehouseError)throws   {try rustCallWithError(FfiConverterTypeListenerError_lift) {
         uniffiCallStatus in
     uniffi_gatehouse_ffi_fn_method_watchlistener_on_reconnecting(
             self.uniffiCloneHandle(),
-        FfiConverterUInt32.lower(attempt),
+        FfiConverterInt32.lower(attempt),
         FfiConverterTypeGatehouseError_lower(error),uniffiCallStatus
     )
 }
@@ -1353,7 +1759,7 @@ fileprivate struct UniffiCallbackInterfaceWatchListener {
         },
         onReconnecting: { (
             uniffiHandle: UInt64,
-            attempt: UInt32,
+            attempt: Int32,
             error: RustBuffer,
             uniffiOutReturn: UnsafeMutableRawPointer,
             uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
@@ -1364,7 +1770,7 @@ fileprivate struct UniffiCallbackInterfaceWatchListener {
                     throw UniffiInternalError.unexpectedStaleHandle
                 }
                 return try uniffiObj.onReconnecting(
-                     attempt: try FfiConverterUInt32.lift(attempt),
+                     attempt: try FfiConverterInt32.lift(attempt),
                      error: try FfiConverterTypeGatehouseError_lift(error)
                 )
             }
@@ -1757,15 +2163,15 @@ public struct CheckpointProgress: Equatable, Hashable {
     /**
      * `pre_step` checkpoints reached.
      */
-    public var preStep: UInt64
+    public var preStep: Int64
     /**
      * `post_output` checkpoints reached.
      */
-    public var postOutput: UInt64
+    public var postOutput: Int64
     /**
      * `pre_action` checkpoints reached.
      */
-    public var preAction: UInt64
+    public var preAction: Int64
     /**
      * The last checkpoint reached.
      */
@@ -1776,13 +2182,13 @@ public struct CheckpointProgress: Equatable, Hashable {
     public init(
         /**
          * `pre_step` checkpoints reached.
-         */preStep: UInt64, 
+         */preStep: Int64, 
         /**
          * `post_output` checkpoints reached.
-         */postOutput: UInt64, 
+         */postOutput: Int64, 
         /**
          * `pre_action` checkpoints reached.
-         */preAction: UInt64, 
+         */preAction: Int64, 
         /**
          * The last checkpoint reached.
          */last: Checkpoint?) {
@@ -1808,17 +2214,17 @@ public struct FfiConverterTypeCheckpointProgress: FfiConverterRustBuffer {
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> CheckpointProgress {
         return
             try CheckpointProgress(
-                preStep: FfiConverterUInt64.read(from: &buf), 
-                postOutput: FfiConverterUInt64.read(from: &buf), 
-                preAction: FfiConverterUInt64.read(from: &buf), 
+                preStep: FfiConverterInt64.read(from: &buf), 
+                postOutput: FfiConverterInt64.read(from: &buf), 
+                preAction: FfiConverterInt64.read(from: &buf), 
                 last: FfiConverterOptionTypeCheckpoint.read(from: &buf)
         )
     }
 
     public static func write(_ value: CheckpointProgress, into buf: inout [UInt8]) {
-        FfiConverterUInt64.write(value.preStep, into: &buf)
-        FfiConverterUInt64.write(value.postOutput, into: &buf)
-        FfiConverterUInt64.write(value.preAction, into: &buf)
+        FfiConverterInt64.write(value.preStep, into: &buf)
+        FfiConverterInt64.write(value.postOutput, into: &buf)
+        FfiConverterInt64.write(value.preAction, into: &buf)
         FfiConverterOptionTypeCheckpoint.write(value.last, into: &buf)
     }
 }
@@ -1857,9 +2263,10 @@ public struct ClientConfig: Equatable, Hashable {
      */
     public var projectId: String?
     /**
-     * Per-call timeout in milliseconds (the client's default when absent).
+     * Per-call timeout (Kotlin `java.time.Duration`, Swift `TimeInterval` seconds,
+     * Python `datetime.timedelta`); the client's default when absent.
      */
-    public var timeoutMs: UInt64?
+    public var timeout: TimeInterval?
     /**
      * Which kind of host `base_url` is (Gatehouse when absent).
      */
@@ -1889,8 +2296,9 @@ public struct ClientConfig: Equatable, Hashable {
          * Project id sent as `?project_id=` on every Gatehouse and Agenta call.
          */projectId: String? = nil, 
         /**
-         * Per-call timeout in milliseconds (the client's default when absent).
-         */timeoutMs: UInt64? = nil, 
+         * Per-call timeout (Kotlin `java.time.Duration`, Swift `TimeInterval` seconds,
+         * Python `datetime.timedelta`); the client's default when absent.
+         */timeout: TimeInterval? = nil, 
         /**
          * Which kind of host `base_url` is (Gatehouse when absent).
          */upstream: Upstream? = nil, 
@@ -1905,7 +2313,7 @@ public struct ClientConfig: Equatable, Hashable {
         self.baseUrl = baseUrl
         self.apiKey = apiKey
         self.projectId = projectId
-        self.timeoutMs = timeoutMs
+        self.timeout = timeout
         self.upstream = upstream
         self.tenant = tenant
         self.participantId = participantId
@@ -1930,7 +2338,7 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
                 baseUrl: FfiConverterString.read(from: &buf), 
                 apiKey: FfiConverterOptionString.read(from: &buf), 
                 projectId: FfiConverterOptionString.read(from: &buf), 
-                timeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
+                timeout: FfiConverterOptionDuration.read(from: &buf), 
                 upstream: FfiConverterOptionTypeUpstream.read(from: &buf), 
                 tenant: FfiConverterOptionString.read(from: &buf), 
                 participantId: FfiConverterOptionString.read(from: &buf)
@@ -1941,7 +2349,7 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
         FfiConverterString.write(value.baseUrl, into: &buf)
         FfiConverterOptionString.write(value.apiKey, into: &buf)
         FfiConverterOptionString.write(value.projectId, into: &buf)
-        FfiConverterOptionUInt64.write(value.timeoutMs, into: &buf)
+        FfiConverterOptionDuration.write(value.timeout, into: &buf)
         FfiConverterOptionTypeUpstream.write(value.upstream, into: &buf)
         FfiConverterOptionString.write(value.tenant, into: &buf)
         FfiConverterOptionString.write(value.participantId, into: &buf)
@@ -1971,7 +2379,7 @@ public struct ExecutionEvent: Equatable, Hashable {
     /**
      * Position in the session's log, from 1.
      */
-    public var sequence: UInt64
+    public var sequence: Int64
     /**
      * What happened.
      */
@@ -1998,7 +2406,7 @@ public struct ExecutionEvent: Equatable, Hashable {
     public init(
         /**
          * Position in the session's log, from 1.
-         */sequence: UInt64, 
+         */sequence: Int64, 
         /**
          * What happened.
          */eventType: ExecutionEventType, 
@@ -2038,7 +2446,7 @@ public struct FfiConverterTypeExecutionEvent: FfiConverterRustBuffer {
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ExecutionEvent {
         return
             try ExecutionEvent(
-                sequence: FfiConverterUInt64.read(from: &buf), 
+                sequence: FfiConverterInt64.read(from: &buf), 
                 eventType: FfiConverterTypeExecutionEventType.read(from: &buf), 
                 occurredAt: FfiConverterString.read(from: &buf), 
                 operationId: FfiConverterOptionString.read(from: &buf), 
@@ -2048,7 +2456,7 @@ public struct FfiConverterTypeExecutionEvent: FfiConverterRustBuffer {
     }
 
     public static func write(_ value: ExecutionEvent, into buf: inout [UInt8]) {
-        FfiConverterUInt64.write(value.sequence, into: &buf)
+        FfiConverterInt64.write(value.sequence, into: &buf)
         FfiConverterTypeExecutionEventType.write(value.eventType, into: &buf)
         FfiConverterString.write(value.occurredAt, into: &buf)
         FfiConverterOptionString.write(value.operationId, into: &buf)
@@ -2128,7 +2536,7 @@ public struct ExecutionSession: Equatable, Hashable {
     /**
      * Compare-and-set revision: pass it to `request_intervention`.
      */
-    public var revision: UInt64
+    public var revision: Int64
     /**
      * Lifecycle.
      */
@@ -2199,7 +2607,7 @@ public struct ExecutionSession: Equatable, Hashable {
          */roleRevision: String?, 
         /**
          * Compare-and-set revision: pass it to `request_intervention`.
-         */revision: UInt64, 
+         */revision: Int64, 
         /**
          * Lifecycle.
          */status: ExecutionSessionStatus, 
@@ -2271,7 +2679,7 @@ public struct FfiConverterTypeExecutionSession: FfiConverterRustBuffer {
                 runtimeProfile: FfiConverterOptionString.read(from: &buf), 
                 authorityRevision: FfiConverterOptionString.read(from: &buf), 
                 roleRevision: FfiConverterOptionString.read(from: &buf), 
-                revision: FfiConverterUInt64.read(from: &buf), 
+                revision: FfiConverterInt64.read(from: &buf), 
                 status: FfiConverterTypeExecutionSessionStatus.read(from: &buf), 
                 checkpointProgress: FfiConverterOptionTypeCheckpointProgress.read(from: &buf), 
                 outcome: FfiConverterOptionTypeSessionOutcome.read(from: &buf), 
@@ -2295,7 +2703,7 @@ public struct FfiConverterTypeExecutionSession: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.runtimeProfile, into: &buf)
         FfiConverterOptionString.write(value.authorityRevision, into: &buf)
         FfiConverterOptionString.write(value.roleRevision, into: &buf)
-        FfiConverterUInt64.write(value.revision, into: &buf)
+        FfiConverterInt64.write(value.revision, into: &buf)
         FfiConverterTypeExecutionSessionStatus.write(value.status, into: &buf)
         FfiConverterOptionTypeCheckpointProgress.write(value.checkpointProgress, into: &buf)
         FfiConverterOptionTypeSessionOutcome.write(value.outcome, into: &buf)
@@ -2631,7 +3039,7 @@ public struct Intervention: Equatable, Hashable {
     /**
      * How many claims it has had.
      */
-    public var attempts: UInt32
+    public var attempts: Int32
     /**
      * When it was requested (RFC 3339).
      */
@@ -2665,7 +3073,7 @@ public struct Intervention: Equatable, Hashable {
          */status: InterventionStatus, 
         /**
          * How many claims it has had.
-         */attempts: UInt32, 
+         */attempts: Int32, 
         /**
          * When it was requested (RFC 3339).
          */requestedAt: String, 
@@ -2707,7 +3115,7 @@ public struct FfiConverterTypeIntervention: FfiConverterRustBuffer {
                 instruction: FfiConverterString.read(from: &buf), 
                 checkpoint: FfiConverterTypeCheckpoint.read(from: &buf), 
                 status: FfiConverterTypeInterventionStatus.read(from: &buf), 
-                attempts: FfiConverterUInt32.read(from: &buf), 
+                attempts: FfiConverterInt32.read(from: &buf), 
                 requestedAt: FfiConverterString.read(from: &buf), 
                 resolvedAt: FfiConverterOptionString.read(from: &buf), 
                 resolutionReason: FfiConverterOptionString.read(from: &buf)
@@ -2720,7 +3128,7 @@ public struct FfiConverterTypeIntervention: FfiConverterRustBuffer {
         FfiConverterString.write(value.instruction, into: &buf)
         FfiConverterTypeCheckpoint.write(value.checkpoint, into: &buf)
         FfiConverterTypeInterventionStatus.write(value.status, into: &buf)
-        FfiConverterUInt32.write(value.attempts, into: &buf)
+        FfiConverterInt32.write(value.attempts, into: &buf)
         FfiConverterString.write(value.requestedAt, into: &buf)
         FfiConverterOptionString.write(value.resolvedAt, into: &buf)
         FfiConverterOptionString.write(value.resolutionReason, into: &buf)
@@ -2919,6 +3327,96 @@ public func FfiConverterTypeSessionOutcome_lift(_ buf: RustBuffer) throws -> Ses
 #endif
 public func FfiConverterTypeSessionOutcome_lower(_ value: SessionOutcome) -> RustBuffer {
     return FfiConverterTypeSessionOutcome.lower(value)
+}
+
+
+/**
+ * Why a watch is reconnecting: the failure, as an [`ApproveAllFailure`](crate::ApproveAllFailure)
+ * names one (kind, sentence, detail, whether a retry helps).
+ */
+public struct StreamFailure: Equatable, Hashable {
+    /**
+     * What kind of failure.
+     */
+    public var kind: GatehouseErrorKind
+    /**
+     * The error's sentence.
+     */
+    public var msg: String
+    /**
+     * The error's detail.
+     */
+    public var details: String?
+    /**
+     * True when a retry may succeed (the stream retries by itself).
+     */
+    public var retryable: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * What kind of failure.
+         */kind: GatehouseErrorKind, 
+        /**
+         * The error's sentence.
+         */msg: String, 
+        /**
+         * The error's detail.
+         */details: String?, 
+        /**
+         * True when a retry may succeed (the stream retries by itself).
+         */retryable: Bool) {
+        self.kind = kind
+        self.msg = msg
+        self.details = details
+        self.retryable = retryable
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension StreamFailure: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStreamFailure: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StreamFailure {
+        return
+            try StreamFailure(
+                kind: FfiConverterTypeGatehouseErrorKind.read(from: &buf), 
+                msg: FfiConverterString.read(from: &buf), 
+                details: FfiConverterOptionString.read(from: &buf), 
+                retryable: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: StreamFailure, into buf: inout [UInt8]) {
+        FfiConverterTypeGatehouseErrorKind.write(value.kind, into: &buf)
+        FfiConverterString.write(value.msg, into: &buf)
+        FfiConverterOptionString.write(value.details, into: &buf)
+        FfiConverterBool.write(value.retryable, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStreamFailure_lift(_ buf: RustBuffer) throws -> StreamFailure {
+    return try FfiConverterTypeStreamFailure.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStreamFailure_lower(_ value: StreamFailure) -> RustBuffer {
+    return FfiConverterTypeStreamFailure.lower(value)
 }
 
 
@@ -4693,7 +5191,7 @@ public enum InterventionState: Equatable, Hashable {
     case dispatching(
         /**
          * Claims so far.
-         */attempts: UInt32
+         */attempts: Int32
     )
     /**
      * Applied at its checkpoint; `evidence` is the persisted `intervention_applied` event.
@@ -4742,7 +5240,7 @@ public struct FfiConverterTypeInterventionState: FfiConverterRustBuffer {
         
         case 1: return .requested
         
-        case 2: return .dispatching(attempts: try FfiConverterUInt32.read(from: &buf)
+        case 2: return .dispatching(attempts: try FfiConverterInt32.read(from: &buf)
         )
         
         case 3: return .applied(evidence: try FfiConverterTypeExecutionEvent.read(from: &buf)
@@ -4768,7 +5266,7 @@ public struct FfiConverterTypeInterventionState: FfiConverterRustBuffer {
         
         case let .dispatching(attempts):
             writeInt(&buf, Int32(2))
-            FfiConverterUInt32.write(attempts, into: &buf)
+            FfiConverterInt32.write(attempts, into: &buf)
             
         
         case let .applied(evidence):
@@ -5314,11 +5812,113 @@ public func FfiConverterTypeWatchEvent_lower(_ value: WatchEvent) -> RustBuffer 
 }
 
 
+
+/**
+ * One element of a session's watch sequence.
+ */
+
+public enum WatchUpdate: Equatable, Hashable {
+    
+    /**
+     * The stream (re)connected: re-query the session's gates now (events are
+     * notifications, not a log; some may have been missed while disconnected).
+     */
+    case connected
+    /**
+     * An event from the server.
+     */
+    case event(
+        /**
+         * The event.
+         */event: WatchEvent
+    )
+    /**
+     * The connection failed or dropped; the stream reconnects with backoff by itself.
+     */
+    case reconnecting(
+        /**
+         * Consecutive failures so far (1 for the first).
+         */attempt: Int32, 
+        /**
+         * What went wrong.
+         */failure: StreamFailure
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension WatchUpdate: Sendable {}
+#endif
+
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
-    typealias SwiftType = UInt64?
+public struct FfiConverterTypeWatchUpdate: FfiConverterRustBuffer {
+    typealias SwiftType = WatchUpdate
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> WatchUpdate {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .connected
+        
+        case 2: return .event(event: try FfiConverterTypeWatchEvent.read(from: &buf)
+        )
+        
+        case 3: return .reconnecting(attempt: try FfiConverterInt32.read(from: &buf), failure: try FfiConverterTypeStreamFailure.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: WatchUpdate, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .connected:
+            writeInt(&buf, Int32(1))
+        
+        
+        case let .event(event):
+            writeInt(&buf, Int32(2))
+            FfiConverterTypeWatchEvent.write(event, into: &buf)
+            
+        
+        case let .reconnecting(attempt,failure):
+            writeInt(&buf, Int32(3))
+            FfiConverterInt32.write(attempt, into: &buf)
+            FfiConverterTypeStreamFailure.write(failure, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeWatchUpdate_lift(_ buf: RustBuffer) throws -> WatchUpdate {
+    return try FfiConverterTypeWatchUpdate.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeWatchUpdate_lower(_ value: WatchUpdate) -> RustBuffer {
+    return FfiConverterTypeWatchUpdate.lower(value)
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionInt64: FfiConverterRustBuffer {
+    typealias SwiftType = Int64?
 
     public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
         guard let value = value else {
@@ -5326,13 +5926,13 @@ fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
             return
         }
         writeInt(&buf, Int8(1))
-        FfiConverterUInt64.write(value, into: &buf)
+        FfiConverterInt64.write(value, into: &buf)
     }
 
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
-        case 1: return try FfiConverterUInt64.read(from: &buf)
+        case 1: return try FfiConverterInt64.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -5365,6 +5965,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionDuration: FfiConverterRustBuffer {
+    typealias SwiftType = TimeInterval?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterDuration.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterDuration.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeCheckpointProgress: FfiConverterRustBuffer {
     typealias SwiftType = CheckpointProgress?
 
@@ -5381,6 +6005,30 @@ fileprivate struct FfiConverterOptionTypeCheckpointProgress: FfiConverterRustBuf
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeCheckpointProgress.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeExecutionEvent: FfiConverterRustBuffer {
+    typealias SwiftType = ExecutionEvent?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeExecutionEvent.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeExecutionEvent.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -5525,6 +6173,30 @@ fileprivate struct FfiConverterOptionTypeUpstream: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeUpstream.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeWatchUpdate: FfiConverterRustBuffer {
+    typealias SwiftType = WatchUpdate?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeWatchUpdate.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeWatchUpdate.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -5822,7 +6494,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 55482) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 59675) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch() != 26557) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 7973) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() != 22139) {
@@ -5831,10 +6506,25 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_session() != 48209) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 30333) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events() != 7591) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 1671) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 9000) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 39591) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() != 19062) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() != 2973) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel() != 31970) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_sessionwatch_next() != 1493) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_watchhandle_cancel() != 46793) {
@@ -5849,7 +6539,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_event() != 2364) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 64865) {
+    if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting() != 36815) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed() != 26011) {
