@@ -11,6 +11,10 @@
 #      the local Maven repository, and runs the binding tests from a fresh consumer project
 #      (bindings/kotlin/consumer, copied to a scratch folder) that depends on the installed
 #      jar, against a live `gatehouse serve`.
+#   5. Swift, where `swift` is on the PATH (one line says it was skipped elsewhere): the
+#      package at the repository root (Package.swift), built in the Swift 6 language mode
+#      against the native library above, and its suite (bindings/swift/Tests) against a
+#      live `gatehouse serve`.
 # Staleness of the committed bindings is checked separately: `cargo xtask bindings --check`.
 #
 # Environment:
@@ -81,4 +85,12 @@ cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
 # shellcheck disable=SC2086
 (cd "$scratch/kotlin-consumer" && mvn -B --no-transfer-progress ${MVN_ARGS:-} \
   -Dgatehouse.tests.dir="$root/bindings/kotlin/src/test/kotlin" test)
+
+echo "== swift: the package at the repository root, against a live gatehouse serve"
+if command -v swift >/dev/null 2>&1; then
+  # Swift Testing only (--disable-xctest: the suite has no XCTest cases).
+  GATEHOUSE_FFI_LIB_DIR="$profile_dir" swift test --disable-xctest
+else
+  echo "swift: SKIPPED (no swift on the PATH; the Swift suite runs on a machine with a Swift toolchain)"
+fi
 echo "== binding tests passed"
