@@ -5,11 +5,13 @@ A thin package around the uniffi-generated module ``gatehouse_ffi`` (written by
 must sit next to this file (``bindings/run-tests.sh`` copies it there).
 
     import asyncio
+    import datetime
     from gatehouse import ClientConfig, GatehouseClient, GatehouseError
 
     async def main():
         client = GatehouseClient(ClientConfig(base_url="http://127.0.0.1:8787",
-                                              api_key="secret", project_id=PROJECT))
+                                              api_key="secret", project_id=PROJECT,
+                                              timeout=datetime.timedelta(seconds=10)))
         for gate in await client.list_pending_interactions(None):
             try:
                 await client.respond_to_interaction(gate.id, True, None, None)
@@ -17,9 +19,111 @@ must sit next to this file (``bindings/run-tests.sh`` copies it there).
                 pass  # another device answered first
 
     asyncio.run(main())
+
+This file (hand-written, not generated) adds two async iterators to ``GatehouseClient``,
+over the generated pull streams (``SessionWatch``, ``ExecutionEventWatch``):
+
+    async for update in client.session_updates(session_id):
+        if update.is_CONNECTED():
+            ...  # (re)connected: re-query the session's gates
+        elif update.is_EVENT() and update.event.is_INTERACTION():
+            ...
+
+    async for event in client.execution_events(room_id, session_id):
+        print(event.sequence, event.event_type)   # ends after SESSION_RECONCILED
 """
 
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+from . import gatehouse_ffi as _generated
 from .gatehouse_ffi import *  # noqa: F401,F403  (the generated API is the package's API)
 from .gatehouse_ffi import __all__ as _generated_all
+from .gatehouse_ffi import ExecutionEvent, GatehouseClient, WatchUpdate
 
 __all__ = list(_generated_all)
+
+# uniffi declares each record a dataclass with no dataclass fields, so repr() says
+# `Interaction()`; its own __str__ names every field: repr() uses that too.
+for _name in _generated_all:
+    _record = getattr(_generated, _name, None)
+    if isinstance(_record, type) and dataclasses.is_dataclass(_record) and "__str__" in vars(_record):
+        _record.__repr__ = _record.__str__
+
+
+async def _session_updates(self: GatehouseClient, session_id: str) -> typing.AsyncIterator[WatchUpdate]:
+    """A session's gates as an async iterator of ``WatchUpdate``:
+    ``async for update in client.session_updates(session_id):``.
+
+    Yields ``WatchUpdate.CONNECTED()`` on each (re)connect (re-query the session's gates
+    then: events are notifications, not a log), ``WatchUpdate.EVENT(event=...)`` for each
+    server event, and ``WatchUpdate.RECONNECTING(attempt=..., failure=...)`` while the
+    stream retries by itself. It does not end by itself while the session can be watched.
+
+    Lazy: nothing happens until the first iteration, which opens the watch
+    (``open_session_watch``) and connects; each iterator is its own watch.
+    Nothing is read ahead: an update is read from the connection only while the loop
+    awaits the next one, so a slow consumer leaves the server's bytes in the socket and
+    this library's memory stays bounded.
+
+    Stopping: leaving the loop (``break``), cancelling the task that iterates, or
+    ``await iterator.aclose()`` cancels the watch and closes its connection; a pending
+    ``next()`` returns at once. After ``break`` the generator is closed when it is
+    garbage-collected (at once in CPython, for an iterator no one else holds); use
+    ``contextlib.aclosing`` (Python 3.10+) to close it deterministically.
+
+    A failure a retry cannot fix (a wrong key, a bad session id, a host without the watch
+    capability) is raised as a ``GatehouseError``.
+    """
+    watch = self.open_session_watch(session_id)
+    try:
+        while True:
+            update = await watch.next()
+            if update is None:
+                return
+            yield update
+    finally:
+        watch.cancel()
+        # Free the pull object now, even when a traceback keeps this frame alive: freeing
+        # it is what closes the connection if a cancelled next() still held the stream.
+        del watch
+
+
+async def _execution_events(
+    self: GatehouseClient, room_id: str, session_id: str, after: typing.Optional[int] = None
+) -> typing.AsyncIterator[ExecutionEvent]:
+    """An execution session's events as an async iterator of ``ExecutionEvent``:
+    ``async for event in client.execution_events(room_id, session_id):``.
+
+    Each event once, in increasing ``sequence`` order, from the first event or after
+    sequence ``after``; while the run goes on it waits for new events (reconnecting by
+    itself, resuming after the last event seen), and it ends by itself after the
+    ``ExecutionEventType.SESSION_RECONCILED()`` event (the log is complete).
+
+    Lazy: the first iteration opens the stream (``open_execution_events``). Nothing is
+    read ahead (memory bounded, as for ``session_updates``). ``break``, cancelling the
+    iterating task or ``aclose()`` cancels the stream and closes its connection.
+
+    A failure a retry cannot fix (a wrong key, an unknown session, a host without
+    execution, a negative ``after``) is raised as a ``GatehouseError``.
+    """
+    events = self.open_execution_events(room_id, session_id, after)
+    try:
+        while True:
+            event = await events.next()
+            if event is None:
+                return
+            yield event
+    finally:
+        events.cancel()
+        del events  # as in session_updates
+
+
+_session_updates.__name__ = "session_updates"
+_session_updates.__qualname__ = "GatehouseClient.session_updates"
+_execution_events.__name__ = "execution_events"
+_execution_events.__qualname__ = "GatehouseClient.execution_events"
+GatehouseClient.session_updates = _session_updates  # type: ignore[attr-defined]
+GatehouseClient.execution_events = _execution_events  # type: ignore[attr-defined]

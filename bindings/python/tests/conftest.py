@@ -10,12 +10,14 @@ to `sys.path`. The tests fail, not skip, when the package or the server is missi
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import pathlib
 import subprocess
 import tempfile
 import threading
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -26,6 +28,8 @@ WORKSPACE = PYTHON_DIR.parent.parent
 
 API_KEY = "py-binding-secret"
 STARTUP_TIMEOUT_S = 30
+# The per-call timeout of the test clients (ClientConfig.timeout is a datetime.timedelta).
+TIMEOUT = datetime.timedelta(seconds=10)
 
 
 def default_server_binary() -> str:
@@ -96,6 +100,18 @@ class Server:
             log = pathlib.Path(self.stderr.name).read_text(errors="replace")
             raise RuntimeError(f"gatehouse serve printed no 'listening on' line; its log:\n{log}")
         return found[0]
+
+    def established_connections(self) -> int:
+        """TCP connections to or from this server's port in state ESTABLISHED, from
+        /proc/net/tcp (both ends of a loopback connection count: a live watch is 2)."""
+        port = ":%04X" % urllib.parse.urlsplit(self.url).port
+        count = 0
+        with open("/proc/net/tcp") as table:
+            for line in list(table)[1:]:
+                fields = line.split()
+                if len(fields) > 3 and fields[3] == "01" and (fields[1].endswith(port) or fields[2].endswith(port)):
+                    count += 1
+        return count
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -169,6 +185,6 @@ def client(server, project_id):
 
     return gatehouse.GatehouseClient(
         gatehouse.ClientConfig(
-            base_url=server.url, api_key=API_KEY, project_id=project_id, timeout_ms=10_000
+            base_url=server.url, api_key=API_KEY, project_id=project_id, timeout=TIMEOUT
         )
     )

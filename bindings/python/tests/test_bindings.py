@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import threading
 import uuid
@@ -12,7 +13,7 @@ import pytest
 import gatehouse
 from gatehouse import GatehouseError, GatehouseErrorKind, InteractionStatus
 
-from conftest import API_KEY
+from conftest import API_KEY, TIMEOUT
 
 
 def test_list_pending_shows_the_gate_with_its_request_and_stamped_config(server, client, project_id):
@@ -146,7 +147,7 @@ def test_an_intervention_goes_from_requested_to_applied(server, client, project_
         assert requested.state.is_REQUESTED()
         assert requested.operation_id
         # Requested is not applied: the run is parked, so a short wait times out.
-        early = await client.wait_for_intervention(room, session, requested.operation_id, 50)
+        early = await client.wait_for_intervention(room, session, requested.operation_id, datetime.timedelta(milliseconds=50))
         assert early.is_TIMED_OUT()
         # A stale revision is a typed conflict.
         with pytest.raises(GatehouseError.RevisionConflict):
@@ -155,7 +156,7 @@ def test_an_intervention_goes_from_requested_to_applied(server, client, project_
             )
         # The person approves the gate; the run resumes and reaches pre_action.
         await client.respond_to_interaction(gate_id, True, None, None)
-        outcome = await client.wait_for_intervention(room, session, requested.operation_id, 10_000)
+        outcome = await client.wait_for_intervention(room, session, requested.operation_id, datetime.timedelta(seconds=10))
         assert outcome.is_APPLIED(), outcome
         assert outcome.evidence.event_type == gatehouse.ExecutionEventType.INTERVENTION_APPLIED()
         assert outcome.evidence.operation_id == requested.operation_id
@@ -187,7 +188,7 @@ def test_an_agentplat_upstream_client_uses_the_root_paths_and_the_tenant(server,
             upstream=gatehouse.Upstream.AGENTPLAT,
             tenant=project_id,
             participant_id="human-1",
-            timeout_ms=10_000,
+            timeout=TIMEOUT,
         )
     )
     no_tenant = gatehouse.GatehouseClient(
@@ -222,7 +223,7 @@ def test_an_agentplat_upstream_client_uses_the_root_paths_and_the_tenant(server,
 def test_capabilities_and_capability_unavailable_without_execution(server_without_execution, project_id):
     client = gatehouse.GatehouseClient(
         gatehouse.ClientConfig(
-            base_url=server_without_execution.url, api_key=API_KEY, project_id=project_id, timeout_ms=10_000
+            base_url=server_without_execution.url, api_key=API_KEY, project_id=project_id, timeout=TIMEOUT
         )
     )
     caps = asyncio.run(client.capabilities())
@@ -245,11 +246,11 @@ def test_bad_configuration_and_unreachable_hosts_are_typed_errors():
         gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="http://127.0.0.1:9", tenant="  "))
 
     with pytest.raises(GatehouseError.Invalid):
-        gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="http://127.0.0.1:9", timeout_ms=0))
+        gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="http://127.0.0.1:9", timeout=datetime.timedelta(0)))
 
     # Port 9 (discard) on loopback: nothing listens, the connection is refused.
     offline = gatehouse.GatehouseClient(
-        gatehouse.ClientConfig(base_url="http://127.0.0.1:9", project_id=str(uuid.uuid4()), timeout_ms=2_000)
+        gatehouse.ClientConfig(base_url="http://127.0.0.1:9", project_id=str(uuid.uuid4()), timeout=datetime.timedelta(seconds=2))
     )
     with pytest.raises(GatehouseError) as caught:
         asyncio.run(offline.get_interaction(str(uuid.uuid4())))

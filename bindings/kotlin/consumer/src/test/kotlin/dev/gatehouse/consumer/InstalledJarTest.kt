@@ -1,6 +1,6 @@
 package dev.gatehouse.consumer
 
-import dev.gatehouse.ffi.GatehouseClient
+import dev.gatehouse.GatehouseClient
 import java.io.File
 import java.util.jar.JarFile
 import org.junit.jupiter.api.Assertions.assertNotNull

@@ -1,4 +1,4 @@
-package dev.gatehouse.ffi
+package dev.gatehouse
 
 import java.io.File
 import java.lang.management.ManagementFactory
@@ -25,7 +25,7 @@ fun main(args: Array<String>) {
             baseUrl = config.getString("base_url"),
             apiKey = config.getString("api_key"),
             projectId = config.getString("project_id"),
-            timeoutMs = 30_000uL,
+            timeout = java.time.Duration.ofSeconds(30),
         ),
     )
     val ids = config.getJSONArray("ids")

@@ -1,4 +1,4 @@
-package dev.gatehouse.ffi
+package dev.gatehouse
 
 import java.io.File
 import java.net.URI
@@ -99,6 +99,18 @@ class GatehouseServer(noExecution: Boolean = false) : AutoCloseable {
         val answer = post("/api/invoke", projectId, body)
         check(answer.getString("status") == "parked") { "the agent did not park: $answer" }
         return answer
+    }
+
+    /**
+     * TCP connections to or from this server's port in state ESTABLISHED, from
+     * /proc/net/tcp (both ends of a loopback connection count: a live watch is 2).
+     */
+    fun establishedConnections(): Int {
+        val port = ":%04X".format(URI.create(url).port)
+        return File("/proc/net/tcp").readLines().drop(1).count { line ->
+            val fields = line.trim().split(Regex("\\s+"))
+            fields.size > 3 && fields[3] == "01" && (fields[1].endsWith(port) || fields[2].endsWith(port))
+        }
     }
 
     override fun close() {

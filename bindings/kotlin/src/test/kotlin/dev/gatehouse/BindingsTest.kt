@@ -1,5 +1,6 @@
-package dev.gatehouse.ffi
+package dev.gatehouse
 
+import java.time.Duration
 import java.util.UUID
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.CountDownLatch
@@ -25,7 +26,7 @@ class BindingsTest {
     private fun newProject(): String = UUID.randomUUID().toString()
 
     private fun clientFor(baseUrl: String, projectId: String, apiKey: String = API_KEY) =
-        GatehouseClient(ClientConfig(baseUrl = baseUrl, apiKey = apiKey, projectId = projectId, timeoutMs = 10_000uL))
+        GatehouseClient(ClientConfig(baseUrl = baseUrl, apiKey = apiKey, projectId = projectId, timeout = Duration.ofSeconds(10)))
 
     private fun gateId(answer: JSONObject): String = answer.getJSONArray("interaction_ids").getString(0)
 
@@ -108,7 +109,7 @@ class BindingsTest {
             }
         }
 
-        override fun onReconnecting(attempt: UInt, error: GatehouseException) {}
+        override fun onReconnecting(attempt: Int, error: GatehouseException) {}
 
         override fun onClosed(error: GatehouseException?) {
             closed += error
@@ -180,19 +181,19 @@ class BindingsTest {
         val session = execution.getString("session_id")
         clientFor(server.url, project).use { client ->
             val seen = client.getExecutionSession(room, session)
-            assertEquals(execution.getLong("revision").toULong(), seen.revision)
+            assertEquals(execution.getLong("revision"), seen.revision)
             assertEquals(ExecutionSessionStatus.Paused, seen.status)
 
             val requested = client.requestIntervention(room, session, seen.revision, "stop", Checkpoint.PreAction, null)
             assertEquals(InterventionState.Requested, requested.state)
             // Requested is not applied: the run is parked at the gate, a short wait times out.
-            assertEquals(InterventionOutcome.TimedOut, client.waitForIntervention(room, session, requested.operationId, 50uL))
+            assertEquals(InterventionOutcome.TimedOut, client.waitForIntervention(room, session, requested.operationId, Duration.ofMillis(50)))
             assertThrows<GatehouseException.RevisionConflict> {
                 runBlocking { client.requestIntervention(room, session, seen.revision, "be brief", Checkpoint.PreStep, null) }
             }
 
             client.respondToInteraction(gateId(answer), true, null, null)
-            val outcome = client.waitForIntervention(room, session, requested.operationId, 10_000uL)
+            val outcome = client.waitForIntervention(room, session, requested.operationId, Duration.ofSeconds(10))
             assertTrue(outcome is InterventionOutcome.Applied, "not applied: $outcome")
             val evidence = (outcome as InterventionOutcome.Applied).evidence
             assertEquals(ExecutionEventType.InterventionApplied, evidence.eventType)
@@ -220,7 +221,7 @@ class BindingsTest {
         val config = ClientConfig(
             baseUrl = server.url,
             apiKey = API_KEY,
-            timeoutMs = 10_000uL,
+            timeout = Duration.ofSeconds(10),
             upstream = Upstream.AGENTPLAT,
             tenant = project,
             participantId = "human-1",
@@ -275,7 +276,7 @@ class BindingsTest {
             runBlocking { clientFor(server.url, newProject(), apiKey = "wrong").use { it.listPendingInteractions(null) } }
         }
         assertFalse(unauthorized.isRetryable())
-        val offline = GatehouseClient(ClientConfig(baseUrl = "http://127.0.0.1:9", projectId = newProject(), timeoutMs = 2_000uL))
+        val offline = GatehouseClient(ClientConfig(baseUrl = "http://127.0.0.1:9", projectId = newProject(), timeout = Duration.ofSeconds(2)))
         val error = assertThrows<GatehouseException> { runBlocking { offline.getInteraction(UUID.randomUUID().toString()) } }
         assertTrue(error.errorKind() in setOf(GatehouseErrorKind.TRANSPORT, GatehouseErrorKind.TIMEOUT), error.toString())
         assertTrue(error.isRetryable(), error.toString())
