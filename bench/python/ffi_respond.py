@@ -33,7 +33,7 @@ async def run(config) -> tuple[list[int], int]:
             base_url=config["base_url"],
             api_key=config["api_key"],
             project_id=config["project_id"],
-            timeout_ms=None,
+            timeout=None,
         )
     )
     samples = []

@@ -69,6 +69,9 @@ pub enum BenchError {
     /// The Kotlin side failed.
     #[error("kotlin: {0}")]
     Kotlin(String),
+    /// The Swift binding driver failed.
+    #[error("swift driver: {0}")]
+    Swift(String),
 }
 
 /// The stamp policy the parity check uses: Gatehouse's default redaction with the

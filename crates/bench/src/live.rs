@@ -52,6 +52,8 @@ pub struct LiveConfig {
     pub python_ffi: Option<PythonFfi>,
     /// The Kotlin side of the FFI row, when it is to be measured.
     pub kotlin_ffi: Option<KotlinFfi>,
+    /// The Swift side of the FFI row, when it is to be measured.
+    pub swift_ffi: Option<SwiftFfi>,
     /// Clients of the sustained respond load (row 9).
     pub sustained_clients: usize,
     /// How long the sustained load runs.
@@ -78,6 +80,7 @@ impl LiveConfig {
             floor_iterations: 2000,
             python_ffi: None,
             kotlin_ffi: None,
+            swift_ffi: None,
             sustained_clients: 16,
             sustained_for: Duration::from_secs(30),
             postgres_url: None,
@@ -100,6 +103,7 @@ impl LiveConfig {
             floor_iterations: 20,
             python_ffi: None,
             kotlin_ffi: None,
+            swift_ffi: None,
             sustained_clients: 4,
             sustained_for: Duration::from_secs(2),
             postgres_url: None,
@@ -113,6 +117,15 @@ pub struct KotlinFfi {
     /// `bindings/kotlin` (its test sources hold `RespondCostBench.kt`).
     pub project_dir: PathBuf,
     /// The folder holding the release `libgatehouse_ffi.so` the jar carries.
+    pub lib_dir: PathBuf,
+}
+
+/// Where the Swift binding's benchmark package and the native library are.
+#[derive(Debug, Clone)]
+pub struct SwiftFfi {
+    /// `bench/swift` (the `RespondCostBench` executable, depending on the root package).
+    pub package_dir: PathBuf,
+    /// The folder holding the release `libgatehouse_ffi.so` it links.
     pub lib_dir: PathBuf,
 }
 
@@ -252,6 +265,16 @@ pub struct FfiReport {
     pub jvm: Option<String>,
     /// Why the Kotlin side was not measured.
     pub kotlin_not_measured: Option<String>,
+    /// Through the Swift binding (release build, `async`/`await`), microseconds.
+    pub swift_us: Option<Summary>,
+    /// `swift median - rust median`, microseconds (when measured).
+    pub swift_added_us: Option<f64>,
+    /// CPU time of the whole Swift process per measured call, microseconds.
+    pub swift_cpu_us_per_call: Option<f64>,
+    /// The Swift toolchain that built the driver.
+    pub swift_version: Option<String>,
+    /// Why the Swift side was not measured.
+    pub swift_not_measured: Option<String>,
 }
 
 /// Row 8: the physical floor.
@@ -946,6 +969,9 @@ fn driver_config(
     Ok((dir, path))
 }
 
+/// Responds the Kotlin driver makes before it measures (the JIT's warm-up).
+const KOTLIN_JIT_WARMUP: usize = 1500;
+
 /// The Kotlin binding's timed responds (`RespondCostBench.kt`, run by Maven on the test
 /// classpath against the release library).
 fn kotlin_responds(
@@ -963,7 +989,7 @@ fn kotlin_responds(
             "test-compile",
             "org.codehaus.mojo:exec-maven-plugin:3.5.0:java",
             "-Dexec.classpathScope=test",
-            "-Dexec.mainClass=dev.gatehouse.ffi.RespondCostBenchKt",
+            "-Dexec.mainClass=dev.gatehouse.RespondCostBenchKt",
         ])
         .arg(format!("-Dexec.args={}", config_path.display()))
         .output()
@@ -1014,6 +1040,78 @@ struct KotlinRun {
     jvm: Option<String>,
 }
 
+/// The Swift binding's timed responds (`bench/swift`'s `RespondCostBench`, built in
+/// release mode against the release library).
+fn swift_responds(
+    swift: &SwiftFfi,
+    server: &TestServer,
+    ids: &[String],
+    warmup: usize,
+) -> Result<BindingRun, BenchError> {
+    let failed = |what: &str, output: &std::process::Output| {
+        let text = String::from_utf8_lossy(&output.stdout).to_string()
+            + &String::from_utf8_lossy(&output.stderr);
+        let last = text
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("no output")
+            .to_string();
+        BenchError::Swift(format!("{what} exited with {}: {last}", output.status))
+    };
+    let build = Command::new("swift")
+        .current_dir(&swift.package_dir)
+        .env("GATEHOUSE_FFI_LIB_DIR", &swift.lib_dir)
+        .args(["build", "-c", "release", "--product", "RespondCostBench"])
+        .output()
+        .map_err(|e| BenchError::Swift(format!("cannot start swift: {e}")))?;
+    if !build.status.success() {
+        return Err(failed("swift build", &build));
+    }
+    let (_dir, config_path) = driver_config("Swift", server, ids, warmup, Default::default())?;
+    let output = Command::new(swift.package_dir.join(".build/release/RespondCostBench"))
+        .arg(&config_path)
+        .output()
+        .map_err(|e| BenchError::Swift(format!("cannot start RespondCostBench: {e}")))?;
+    if !output.status.success() {
+        return Err(failed("RespondCostBench", &output));
+    }
+    let parsed: SwiftSamples =
+        serde_json::from_slice(&output.stdout).map_err(|source| BenchError::Json {
+            what: "reading the Swift driver's output".into(),
+            source,
+        })?;
+    let version = Command::new("swift")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).to_string()
+                + &String::from_utf8_lossy(&o.stderr);
+            text.lines()
+                .find(|l| l.contains("Swift version"))
+                .map(|l| l.trim().to_string())
+        });
+    Ok(BindingRun {
+        samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
+        cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
+        version,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct SwiftSamples {
+    samples_ns: Vec<f64>,
+    process_cpu_ns_per_call: Option<f64>,
+}
+
+/// What a binding driver measured.
+struct BindingRun {
+    samples_us: Vec<f64>,
+    cpu_us_per_call: Option<f64>,
+    version: Option<String>,
+}
+
 /// The Python binding's timed responds over `ids`; its per-call samples in microseconds.
 fn python_responds(
     python: &PythonFfi,
@@ -1056,7 +1154,8 @@ fn python_responds(
 }
 
 /// Row 6: respond through the Rust client, then through the Python binding, then the
-/// Rust client again, each on fresh gates of the same server.
+/// Rust client again, then the Kotlin and Swift bindings, each on fresh gates of the same
+/// server.
 pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchError> {
     let server = rt.spawn_server()?;
     let client = client_for(&server)?;
@@ -1064,9 +1163,12 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
     let half = n / 2;
     let warm = config.warmup;
     let result = (|| {
-        // The JVM's JIT needs a longer warm-up than the others.
-        let kotlin_warm = (warm * 4).max(100);
-        let (rust_ids, python_ids, kotlin_ids) = rt.driver.block_on(async {
+        // The JVM's JIT needs a much longer warm-up than the others: profiled (perf, JFR),
+        // C1/C2 compile on the two cores through the first ~1000 responds (the first 250
+        // cost 6.7 ms of JVM CPU each, calls 1000 to 1250 under 1 ms), so a short warm-up
+        // measures the compiler, not the binding.
+        let kotlin_warm = (warm * 4).max(KOTLIN_JIT_WARMUP);
+        let (rust_ids, python_ids, kotlin_ids, swift_ids) = rt.driver.block_on(async {
             let rust = create_gates(&client, "bench-ffi-rust", n + 2 * warm).await?;
             let python = create_gates(&client, "bench-ffi-python", n + warm).await?;
             let kotlin = if config.kotlin_ffi.is_some() {
@@ -1074,7 +1176,12 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
             } else {
                 Vec::new()
             };
-            Ok::<_, BenchError>((rust, python, kotlin))
+            let swift = if config.swift_ffi.is_some() {
+                create_gates(&client, "bench-ffi-swift", n + warm).await?
+            } else {
+                Vec::new()
+            };
+            Ok::<_, BenchError>((rust, python, kotlin, swift))
         })?;
         let measure_rust = |ids: &[String]| {
             rt.driver.block_on(async {
@@ -1101,6 +1208,12 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
             Some(kotlin) => kotlin_responds(kotlin, &server, &kotlin_ids, kotlin_warm)
                 .map_err(|e| e.to_string()),
         };
+        let swift = match &config.swift_ffi {
+            None => Err("no Swift toolchain (the swift machine kind has one)".to_string()),
+            Some(swift) => {
+                swift_responds(swift, &server, &swift_ids, warm).map_err(|e| e.to_string())
+            }
+        };
         let rust_us = summary(&rust_us, "rust respond")?;
         let mut report = match python {
             Ok(run) => {
@@ -1118,6 +1231,11 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
                     kotlin_cpu_us_per_call: None,
                     jvm: None,
                     kotlin_not_measured: None,
+                    swift_us: None,
+                    swift_added_us: None,
+                    swift_cpu_us_per_call: None,
+                    swift_version: None,
+                    swift_not_measured: None,
                 }
             }
             Err(reason) => FfiReport {
@@ -1133,6 +1251,11 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
                 kotlin_cpu_us_per_call: None,
                 jvm: None,
                 kotlin_not_measured: None,
+                swift_us: None,
+                swift_added_us: None,
+                swift_cpu_us_per_call: None,
+                swift_version: None,
+                swift_not_measured: None,
             },
         };
         match kotlin {
@@ -1144,6 +1267,16 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
                 report.jvm = run.jvm;
             }
             Err(reason) => report.kotlin_not_measured = Some(reason),
+        }
+        match swift {
+            Ok(run) => {
+                let swift_us = summary(&run.samples_us, "swift respond")?;
+                report.swift_added_us = Some(swift_us.median - report.rust_us.median);
+                report.swift_us = Some(swift_us);
+                report.swift_cpu_us_per_call = run.cpu_us_per_call;
+                report.swift_version = run.version;
+            }
+            Err(reason) => report.swift_not_measured = Some(reason),
         }
         Ok::<_, BenchError>(report)
     })();

@@ -10,6 +10,9 @@
 //!     runs only the approve-all benchmark (over bare loopback, or behind the delay
 //!     proxy with a round trip of MS) and prints its report (for profiling it under
 //!     strace/perf)
+//! gatehouse-bench ffi --out FILE [--quick] [the binding flags of live, and
+//!         --kotlin-project DIR --kotlin-lib-dir DIR --swift-package DIR --swift-lib-dir DIR]
+//!     runs only row 6 (the Rust client beside each binding given) and writes its report
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -25,6 +28,7 @@ fn main() -> ExitCode {
         Some("prepare-stamp") => prepare_stamp(&args[1..]),
         Some("live") => live(&args[1..]),
         Some("approve-all") => approve_all_only(&args[1..]),
+        Some("ffi") => ffi_only(&args[1..]),
         _ => Err(BenchError::Invalid(
             "usage: gatehouse-bench <prepare-stamp --dir DIR | live --out FILE [--quick]>".into(),
         )),
@@ -115,15 +119,10 @@ fn approve_all_only(args: &[String]) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn live(args: &[String]) -> Result<(), BenchError> {
-    let out = PathBuf::from(
-        flag_value(args, "--out").ok_or_else(|| BenchError::Invalid("--out is required".into()))?,
-    );
-    let mut config = if args.iter().any(|a| a == "--quick") {
-        LiveConfig::quick()
-    } else {
-        LiveConfig::full()
-    };
+/// The binding drivers of row 6 (`--ffi-script`, `--python-package`, `--python`,
+/// `--kotlin-project`, `--kotlin-lib-dir`, `--swift-package`, `--swift-lib-dir`) and
+/// `--postgres-url`, into `config`.
+fn binding_flags(args: &[String], config: &mut LiveConfig) {
     if let (Some(script), Some(package_dir)) = (
         flag_value(args, "--ffi-script"),
         flag_value(args, "--python-package"),
@@ -139,11 +138,57 @@ fn live(args: &[String]) -> Result<(), BenchError> {
         flag_value(args, "--kotlin-project"),
         flag_value(args, "--kotlin-lib-dir"),
     ) {
+        // Absolute: Maven runs in the project's folder.
+        let absolute = |dir: String| std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into());
         config.kotlin_ffi = Some(gatehouse_bench::live::KotlinFfi {
-            project_dir: PathBuf::from(project_dir),
-            lib_dir: PathBuf::from(lib_dir),
+            project_dir: absolute(project_dir),
+            lib_dir: absolute(lib_dir),
         });
     }
+    if let (Some(package_dir), Some(lib_dir)) = (
+        flag_value(args, "--swift-package"),
+        flag_value(args, "--swift-lib-dir"),
+    ) {
+        // Absolute: SwiftPM runs in the package's folder.
+        let absolute = |dir: String| std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into());
+        config.swift_ffi = Some(gatehouse_bench::live::SwiftFfi {
+            package_dir: absolute(package_dir),
+            lib_dir: absolute(lib_dir),
+        });
+    }
+}
+
+/// `ffi --out FILE [--quick] [binding flags]`: row 6 alone (the Rust client beside each
+/// binding, same server, same run), for measuring a binding without the whole suite.
+fn ffi_only(args: &[String]) -> Result<(), BenchError> {
+    let out = PathBuf::from(
+        flag_value(args, "--out").ok_or_else(|| BenchError::Invalid("--out is required".into()))?,
+    );
+    let mut config = if args.iter().any(|a| a == "--quick") {
+        LiveConfig::quick()
+    } else {
+        LiveConfig::full()
+    };
+    binding_flags(args, &mut config);
+    let rt = gatehouse_bench::live::Runtimes::new()?;
+    let report = gatehouse_bench::live::bench_ffi(&rt, &config)?;
+    let value = serde_json::to_value(&report).map_err(|source| BenchError::Json {
+        what: "serializing the FFI report".into(),
+        source,
+    })?;
+    write_json(&out, &value)
+}
+
+fn live(args: &[String]) -> Result<(), BenchError> {
+    let out = PathBuf::from(
+        flag_value(args, "--out").ok_or_else(|| BenchError::Invalid("--out is required".into()))?,
+    );
+    let mut config = if args.iter().any(|a| a == "--quick") {
+        LiveConfig::quick()
+    } else {
+        LiveConfig::full()
+    };
+    binding_flags(args, &mut config);
     let report = run_all(&config, |step| eprintln!("gatehouse-bench live: {step}"))?;
     write_json(&out, &report_json(&report)?)
 }

@@ -19,6 +19,7 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         floor_iterations: 4,
         python_ffi: None,
         kotlin_ffi: None,
+        swift_ffi: None,
         sustained_clients: 2,
         sustained_for: std::time::Duration::from_millis(1500),
         postgres_url: std::env::var("GATEHOUSE_TEST_DATABASE_URL")

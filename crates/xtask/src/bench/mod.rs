@@ -12,8 +12,8 @@
 //!    `agenta==0.125.1` wheel (downloaded with `pip download --no-deps` into
 //!    `<target>/gatehouse-bench/agenta`), parity and timing;
 //! 5. `gatehouse-bench live`: respond, approve-all, contention, FFI (with
-//!    `bench/python/ffi_respond.py` and the Kotlin binding's `RespondCostBench.kt`, run by
-//!    Maven), the floor, and the sustained respond load against
+//!    `bench/python/ffi_respond.py`, the Kotlin binding's `RespondCostBench.kt`, run by
+//!    Maven, and the Swift binding's `bench/swift` where a Swift toolchain exists), the floor, and the sustained respond load against
 //!    the resume workers (SQLite, and a PostgreSQL cluster started for it);
 //! 6. `cargo build -p gatehouse-ffi --profile mobile`, a stripped copy, `cargo tree`;
 //! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim
@@ -242,6 +242,20 @@ fn measure(root: &Path, target: &Path, out: &Path, options: &Options) -> Result<
             .arg(&release);
     } else {
         eprintln!("xtask bench: Maven or the release library is missing; the Kotlin binding is not measured (the row says so)");
+    }
+    // The Swift side, where the machine has a Swift toolchain.
+    let swift_found = Command::new("swift")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if swift_found && release.join("libgatehouse_ffi.so").exists() {
+        live.arg("--swift-package")
+            .arg(root.join("bench/swift"))
+            .arg("--swift-lib-dir")
+            .arg(&release);
+    } else {
+        eprintln!("xtask bench: no Swift toolchain (or no release library); the Swift binding is not measured (the row says so)");
     }
     if options.quick {
         live.arg("--quick");

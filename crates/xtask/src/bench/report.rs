@@ -427,6 +427,11 @@ pub(super) fn render(
         ffi["jvm"].as_str().unwrap_or("?"),
         ffi["iterations"]
     );
+    let swift_title = format!(
+        "one respond through the Swift binding (uniffi, `async`/`await`; {}; release library), {} calls",
+        ffi["swift_version"].as_str().unwrap_or("?"),
+        ffi["iterations"]
+    );
     for binding in [
         FfiRow {
             name: "Python",
@@ -447,6 +452,16 @@ pub(super) fn render(
             cpu_us: "kotlin_cpu_us_per_call",
             compared: "the Rust client, same server, same run",
             added_us: "kotlin_added_us",
+        },
+        FfiRow {
+            name: "Swift",
+            title: swift_title,
+            not_measured: "swift_not_measured",
+            samples: "swift_us",
+            cpu: "Swift process CPU per call (its thread and the binding's runtime)",
+            cpu_us: "swift_cpu_us_per_call",
+            compared: "the Rust client, same server, same run",
+            added_us: "swift_added_us",
         },
     ] {
         match ffi[binding.not_measured].as_str() {
