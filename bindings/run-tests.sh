@@ -88,8 +88,12 @@ cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
 
 echo "== swift: the package at the repository root, against a live gatehouse serve"
 if command -v swift >/dev/null 2>&1; then
-  # Swift Testing only (--disable-xctest: the suite has no XCTest cases).
-  GATEHOUSE_FFI_LIB_DIR="$profile_dir" swift test --disable-xctest
+  # Swift Testing only (--disable-xctest: the suite has no XCTest cases). The library
+  # folder goes first on LD_LIBRARY_PATH too: `cargo xtask` (a `cargo run`) puts cargo's
+  # debug folders there, whose libgatehouse_ffi.so would win over the test binary's
+  # runpath and may be a build of other sources.
+  GATEHOUSE_FFI_LIB_DIR="$profile_dir" LD_LIBRARY_PATH="$profile_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    swift test --disable-xctest
 else
   echo "swift: SKIPPED (no swift on the PATH; the Swift suite runs on a machine with a Swift toolchain)"
 fi

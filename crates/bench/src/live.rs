@@ -931,13 +931,6 @@ struct PythonSamples {
     python: Option<String>,
 }
 
-/// What the Python driver measured.
-struct PythonRun {
-    samples_us: Vec<f64>,
-    cpu_us_per_call: Option<f64>,
-    version: Option<String>,
-}
-
 /// A binding driver's config file (the server to answer, the gates, the warm-up count,
 /// and `extra` keys), in a temp dir that lives as long as the returned guard.
 fn driver_config(
@@ -1118,7 +1111,7 @@ fn python_responds(
     server: &TestServer,
     ids: &[String],
     warmup: usize,
-) -> Result<PythonRun, BenchError> {
+) -> Result<BindingRun, BenchError> {
     let mut extra = serde_json::Map::new();
     extra.insert("package_dir".into(), json!(python.package_dir));
     let (_dir, config_path) = driver_config("Python", server, ids, warmup, extra)?;
@@ -1146,7 +1139,7 @@ fn python_responds(
             what: "reading the FFI driver's output".into(),
             source,
         })?;
-    Ok(PythonRun {
+    Ok(BindingRun {
         samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
         cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
         version: parsed.python,
@@ -1215,49 +1208,35 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
             }
         };
         let rust_us = summary(&rust_us, "rust respond")?;
-        let mut report = match python {
+        let mut report = FfiReport {
+            iterations: n,
+            rust_us,
+            python_us: None,
+            python_cpu_us_per_call: None,
+            added_us: None,
+            not_measured: None,
+            python_version: None,
+            kotlin_us: None,
+            kotlin_added_us: None,
+            kotlin_cpu_us_per_call: None,
+            jvm: None,
+            kotlin_not_measured: None,
+            swift_us: None,
+            swift_added_us: None,
+            swift_cpu_us_per_call: None,
+            swift_version: None,
+            swift_not_measured: None,
+        };
+        match python {
             Ok(run) => {
                 let python_us = summary(&run.samples_us, "python respond")?;
-                FfiReport {
-                    iterations: n,
-                    rust_us,
-                    added_us: Some(python_us.median - rust_us.median),
-                    python_us: Some(python_us),
-                    python_cpu_us_per_call: run.cpu_us_per_call,
-                    not_measured: None,
-                    python_version: run.version,
-                    kotlin_us: None,
-                    kotlin_added_us: None,
-                    kotlin_cpu_us_per_call: None,
-                    jvm: None,
-                    kotlin_not_measured: None,
-                    swift_us: None,
-                    swift_added_us: None,
-                    swift_cpu_us_per_call: None,
-                    swift_version: None,
-                    swift_not_measured: None,
-                }
+                report.added_us = Some(python_us.median - report.rust_us.median);
+                report.python_us = Some(python_us);
+                report.python_cpu_us_per_call = run.cpu_us_per_call;
+                report.python_version = run.version;
             }
-            Err(reason) => FfiReport {
-                iterations: n,
-                rust_us,
-                python_us: None,
-                python_cpu_us_per_call: None,
-                added_us: None,
-                not_measured: Some(reason),
-                python_version: None,
-                kotlin_us: None,
-                kotlin_added_us: None,
-                kotlin_cpu_us_per_call: None,
-                jvm: None,
-                kotlin_not_measured: None,
-                swift_us: None,
-                swift_added_us: None,
-                swift_cpu_us_per_call: None,
-                swift_version: None,
-                swift_not_measured: None,
-            },
-        };
+            Err(reason) => report.not_measured = Some(reason),
+        }
         match kotlin {
             Ok(run) => {
                 let kotlin_us = summary(&run.samples_us, "kotlin respond")?;

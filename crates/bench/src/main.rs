@@ -123,6 +123,8 @@ fn approve_all_only(args: &[String]) -> Result<(), BenchError> {
 /// `--kotlin-project`, `--kotlin-lib-dir`, `--swift-package`, `--swift-lib-dir`) and
 /// `--postgres-url`, into `config`.
 fn binding_flags(args: &[String], config: &mut LiveConfig) {
+    // Absolute: Maven and SwiftPM run in their own project's folder.
+    let absolute = |dir: String| std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into());
     if let (Some(script), Some(package_dir)) = (
         flag_value(args, "--ffi-script"),
         flag_value(args, "--python-package"),
@@ -138,8 +140,6 @@ fn binding_flags(args: &[String], config: &mut LiveConfig) {
         flag_value(args, "--kotlin-project"),
         flag_value(args, "--kotlin-lib-dir"),
     ) {
-        // Absolute: Maven runs in the project's folder.
-        let absolute = |dir: String| std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into());
         config.kotlin_ffi = Some(gatehouse_bench::live::KotlinFfi {
             project_dir: absolute(project_dir),
             lib_dir: absolute(lib_dir),
@@ -149,8 +149,6 @@ fn binding_flags(args: &[String], config: &mut LiveConfig) {
         flag_value(args, "--swift-package"),
         flag_value(args, "--swift-lib-dir"),
     ) {
-        // Absolute: SwiftPM runs in the package's folder.
-        let absolute = |dir: String| std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into());
         config.swift_ffi = Some(gatehouse_bench::live::SwiftFfi {
             package_dir: absolute(package_dir),
             lib_dir: absolute(lib_dir),

@@ -57,6 +57,12 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         report.ffi.kotlin_not_measured.as_deref(),
         Some("no Kotlin binding given")
     );
+    assert!(report.ffi.swift_us.is_none());
+    assert!(report
+        .ffi
+        .swift_not_measured
+        .as_deref()
+        .is_some_and(|reason| reason.contains("Swift")));
     // Sustained load: every answered gate resumed by the end (the backlog drained).
     assert_eq!(report.sustained.len(), 1 + usize::from(postgres));
     for run in &report.sustained {

@@ -230,12 +230,7 @@ fn measure(root: &Path, target: &Path, out: &Path, options: &Options) -> Result<
     }
     // The Kotlin side of the binding row, over the same release library.
     let release = profile_dir(target, "release");
-    let mvn_found = Command::new("mvn")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if mvn_found && release.join("libgatehouse_ffi.so").exists() {
+    if answers("mvn") && release.join("libgatehouse_ffi.so").exists() {
         live.arg("--kotlin-project")
             .arg(root.join("bindings/kotlin"))
             .arg("--kotlin-lib-dir")
@@ -244,12 +239,7 @@ fn measure(root: &Path, target: &Path, out: &Path, options: &Options) -> Result<
         eprintln!("xtask bench: Maven or the release library is missing; the Kotlin binding is not measured (the row says so)");
     }
     // The Swift side, where the machine has a Swift toolchain.
-    let swift_found = Command::new("swift")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if swift_found && release.join("libgatehouse_ffi.so").exists() {
+    if answers("swift") && release.join("libgatehouse_ffi.so").exists() {
         live.arg("--swift-package")
             .arg(root.join("bench/swift"))
             .arg("--swift-lib-dir")
@@ -308,6 +298,15 @@ fn ensure_agenta_wheel(dir: &Path) -> Result<PathBuf, String> {
 
 /// A copy of `bindings/python/gatehouse` with the release library beside it; `None`
 /// (the FFI row then says why) when the binding is not generated yet.
+/// True when `tool --version` runs and succeeds (the tool is installed).
+fn answers(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
 fn prepare_python_package(
     root: &Path,
     target: &Path,
