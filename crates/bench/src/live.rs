@@ -972,7 +972,7 @@ fn kotlin_responds(
     server: &TestServer,
     ids: &[String],
     warmup: usize,
-) -> Result<KotlinRun, BenchError> {
+) -> Result<BindingRun, BenchError> {
     let (_dir, config_path) = driver_config("Kotlin", server, ids, warmup, Default::default())?;
     let output = Command::new("mvn")
         .current_dir(&kotlin.project_dir)
@@ -1013,10 +1013,10 @@ fn kotlin_responds(
         what: "reading the Kotlin driver's output".into(),
         source,
     })?;
-    Ok(KotlinRun {
+    Ok(BindingRun {
         samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
         cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
-        jvm: parsed.jvm,
+        version: parsed.jvm,
     })
 }
 
@@ -1024,12 +1024,6 @@ fn kotlin_responds(
 struct KotlinSamples {
     samples_ns: Vec<f64>,
     process_cpu_ns_per_call: Option<f64>,
-    jvm: Option<String>,
-}
-
-struct KotlinRun {
-    samples_us: Vec<f64>,
-    cpu_us_per_call: Option<f64>,
     jvm: Option<String>,
 }
 
@@ -1062,7 +1056,16 @@ fn swift_responds(
         return Err(failed("swift build", &build));
     }
     let (_dir, config_path) = driver_config("Swift", server, ids, warmup, Default::default())?;
+    // The library folder first on the loader's path: under `cargo run` (and so
+    // `cargo xtask bench`) cargo's debug folders are there, whose libgatehouse_ffi.so
+    // would win over the driver's runpath and may be a build of other sources.
+    let mut library_path = std::ffi::OsString::from(&swift.lib_dir);
+    if let Some(inherited) = std::env::var_os("LD_LIBRARY_PATH") {
+        library_path.push(":");
+        library_path.push(inherited);
+    }
     let output = Command::new(swift.package_dir.join(".build/release/RespondCostBench"))
+        .env("LD_LIBRARY_PATH", library_path)
         .arg(&config_path)
         .output()
         .map_err(|e| BenchError::Swift(format!("cannot start RespondCostBench: {e}")))?;
@@ -1143,6 +1146,41 @@ fn python_responds(
         samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
         cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
         version: parsed.python,
+    })
+}
+
+/// One binding's share of row 6: its summary and added time, or why it was not measured.
+struct Figures {
+    us: Option<Summary>,
+    added_us: Option<f64>,
+    cpu_us_per_call: Option<f64>,
+    version: Option<String>,
+    not_measured: Option<String>,
+}
+
+fn figures(
+    run: Result<BindingRun, String>,
+    rust_median: f64,
+    what: &str,
+) -> Result<Figures, BenchError> {
+    Ok(match run {
+        Ok(run) => {
+            let us = summary(&run.samples_us, what)?;
+            Figures {
+                added_us: Some(us.median - rust_median),
+                us: Some(us),
+                cpu_us_per_call: run.cpu_us_per_call,
+                version: run.version,
+                not_measured: None,
+            }
+        }
+        Err(reason) => Figures {
+            us: None,
+            added_us: None,
+            cpu_us_per_call: None,
+            version: None,
+            not_measured: Some(reason),
+        },
     })
 }
 
@@ -1227,36 +1265,28 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
             swift_version: None,
             swift_not_measured: None,
         };
-        match python {
-            Ok(run) => {
-                let python_us = summary(&run.samples_us, "python respond")?;
-                report.added_us = Some(python_us.median - report.rust_us.median);
-                report.python_us = Some(python_us);
-                report.python_cpu_us_per_call = run.cpu_us_per_call;
-                report.python_version = run.version;
-            }
-            Err(reason) => report.not_measured = Some(reason),
-        }
-        match kotlin {
-            Ok(run) => {
-                let kotlin_us = summary(&run.samples_us, "kotlin respond")?;
-                report.kotlin_added_us = Some(kotlin_us.median - report.rust_us.median);
-                report.kotlin_us = Some(kotlin_us);
-                report.kotlin_cpu_us_per_call = run.cpu_us_per_call;
-                report.jvm = run.jvm;
-            }
-            Err(reason) => report.kotlin_not_measured = Some(reason),
-        }
-        match swift {
-            Ok(run) => {
-                let swift_us = summary(&run.samples_us, "swift respond")?;
-                report.swift_added_us = Some(swift_us.median - report.rust_us.median);
-                report.swift_us = Some(swift_us);
-                report.swift_cpu_us_per_call = run.cpu_us_per_call;
-                report.swift_version = run.version;
-            }
-            Err(reason) => report.swift_not_measured = Some(reason),
-        }
+        let rust_median = report.rust_us.median;
+        let python = figures(python, rust_median, "python respond")?;
+        (
+            report.python_us,
+            report.added_us,
+            report.python_cpu_us_per_call,
+        ) = (python.us, python.added_us, python.cpu_us_per_call);
+        (report.python_version, report.not_measured) = (python.version, python.not_measured);
+        let kotlin = figures(kotlin, rust_median, "kotlin respond")?;
+        (
+            report.kotlin_us,
+            report.kotlin_added_us,
+            report.kotlin_cpu_us_per_call,
+        ) = (kotlin.us, kotlin.added_us, kotlin.cpu_us_per_call);
+        (report.jvm, report.kotlin_not_measured) = (kotlin.version, kotlin.not_measured);
+        let swift = figures(swift, rust_median, "swift respond")?;
+        (
+            report.swift_us,
+            report.swift_added_us,
+            report.swift_cpu_us_per_call,
+        ) = (swift.us, swift.added_us, swift.cpu_us_per_call);
+        (report.swift_version, report.swift_not_measured) = (swift.version, swift.not_measured);
         Ok::<_, BenchError>(report)
     })();
     rt.stop_server(server);

@@ -156,9 +156,8 @@ fn binding_flags(args: &[String], config: &mut LiveConfig) {
     }
 }
 
-/// `ffi --out FILE [--quick] [binding flags]`: row 6 alone (the Rust client beside each
-/// binding, same server, same run), for measuring a binding without the whole suite.
-fn ffi_only(args: &[String]) -> Result<(), BenchError> {
+/// `--out FILE`, and the config `--quick` and the binding flags make.
+fn out_and_config(args: &[String]) -> Result<(PathBuf, LiveConfig), BenchError> {
     let out = PathBuf::from(
         flag_value(args, "--out").ok_or_else(|| BenchError::Invalid("--out is required".into()))?,
     );
@@ -168,6 +167,13 @@ fn ffi_only(args: &[String]) -> Result<(), BenchError> {
         LiveConfig::full()
     };
     binding_flags(args, &mut config);
+    Ok((out, config))
+}
+
+/// `ffi --out FILE [--quick] [binding flags]`: row 6 alone (the Rust client beside each
+/// binding, same server, same run), for measuring a binding without the whole suite.
+fn ffi_only(args: &[String]) -> Result<(), BenchError> {
+    let (out, config) = out_and_config(args)?;
     let rt = gatehouse_bench::live::Runtimes::new()?;
     let report = gatehouse_bench::live::bench_ffi(&rt, &config)?;
     let value = serde_json::to_value(&report).map_err(|source| BenchError::Json {
@@ -178,15 +184,7 @@ fn ffi_only(args: &[String]) -> Result<(), BenchError> {
 }
 
 fn live(args: &[String]) -> Result<(), BenchError> {
-    let out = PathBuf::from(
-        flag_value(args, "--out").ok_or_else(|| BenchError::Invalid("--out is required".into()))?,
-    );
-    let mut config = if args.iter().any(|a| a == "--quick") {
-        LiveConfig::quick()
-    } else {
-        LiveConfig::full()
-    };
-    binding_flags(args, &mut config);
+    let (out, config) = out_and_config(args)?;
     let report = run_all(&config, |step| eprintln!("gatehouse-bench live: {step}"))?;
     write_json(&out, &report_json(&report)?)
 }
