@@ -1,7 +1,6 @@
 //! `gatehouse interactions list|get|respond|approve-all|watch`: operate on approval gates.
 
 use clap::{Args, Subcommand, ValueEnum};
-use futures::StreamExt;
 use gatehouse_client::Answer;
 use gatehouse_wire::interaction::{
     InteractionKind, InteractionQuery, InteractionStatus, SessionInteraction, WatchEvent,
@@ -9,6 +8,7 @@ use gatehouse_wire::interaction::{
 
 use crate::connect::ConnectArgs;
 use crate::exit::{client_error, CliError, CliResult};
+use crate::follow::follow_stream;
 use crate::output::{or_dash, print_fields, print_json, print_json_line, truncate, Spinner, Table};
 
 /// `gatehouse interactions ...`
@@ -391,23 +391,14 @@ async fn watch_cmd(
     max_events: Option<usize>,
 ) -> CliResult {
     let client = connect.client()?;
-    let mut stream = client.interactions().watch(session_id);
-    let mut seen = 0usize;
+    // A reference, so that each update's future can borrow the client.
+    let client = &client;
+    let stream = client.interactions().watch(session_id);
     if !connect.json {
         eprintln!("watching session {session_id} (Ctrl-C to stop)");
     }
-    loop {
-        if max_events.is_some_and(|max| seen >= max) {
-            return Ok(());
-        }
-        let next = tokio::select! {
-            next = stream.next() => next,
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-        };
-        let Some(update) = next else {
-            return Ok(());
-        };
-        match update.map_err(client_error)? {
+    follow_stream(stream, max_events, move |update| async move {
+        match update {
             // Revalidate after every (re)connect; the JSON stream carries events only.
             gatehouse_client::WatchUpdate::Connected if !connect.json => {
                 eprintln!("connected; current pending gates:");
@@ -417,22 +408,25 @@ async fn watch_cmd(
                     .await
                     .map_err(client_error)?;
                 print_rows(&rows, false)?;
+                Ok(false)
             }
             gatehouse_client::WatchUpdate::Reconnecting { attempt, error } => {
                 eprintln!("connection lost (attempt {attempt}): {error}; reconnecting");
+                Ok(false)
             }
             gatehouse_client::WatchUpdate::Event(event) => {
-                seen += 1;
                 if connect.json {
                     print_json_line(&event)?;
                 } else {
                     println!("{}", describe_event(&event));
                 }
+                Ok(true)
             }
             // A connect in JSON mode, or an update this CLI does not know yet: nothing to show.
-            _ => {}
+            _ => Ok(false),
         }
-    }
+    })
+    .await
 }
 
 fn describe_event(event: &WatchEvent) -> String {

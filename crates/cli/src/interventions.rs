@@ -5,12 +5,14 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use futures::StreamExt;
-use gatehouse_client::{Error, InterventionOutcome, InterventionRequest, InterventionState};
+use gatehouse_client::{
+    Error, InterventionHandle, InterventionOutcome, InterventionRequest, InterventionState,
+};
 use gatehouse_wire::execution::{Checkpoint, ExecutionEvent, ExecutionSession};
 
 use crate::connect::ConnectArgs;
 use crate::exit::{client_error, CliError, CliResult};
+use crate::follow::follow_stream;
 use crate::output::{or_dash, print_fields, print_json, print_json_line, truncate, Spinner, Table};
 
 /// `gatehouse interventions ...`
@@ -264,16 +266,7 @@ async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestAr
     }
     match args.wait {
         None => Ok(()),
-        Some(timeout) => {
-            let outcome = {
-                let _spinner = Spinner::start(format!(
-                    "waiting for {} to be applied",
-                    handle.operation_id()
-                ));
-                handle.wait_applied(timeout).await.map_err(client_error)?
-            };
-            report_outcome(connect.json, handle.operation_id(), &outcome)
-        }
+        Some(timeout) => wait_and_report(connect.json, &handle, timeout).await,
     }
 }
 
@@ -310,11 +303,7 @@ async fn accepted_unreadable(
         .intervention(&target.room, &target.session, operation_id)
         .await
         .map_err(client_error)?;
-    let outcome = {
-        let _spinner = Spinner::start(format!("waiting for {operation_id} to be applied"));
-        handle.wait_applied(timeout).await.map_err(client_error)?
-    };
-    report_outcome(connect.json, operation_id, &outcome)
+    wait_and_report(connect.json, &handle, timeout).await
 }
 
 async fn get_cmd(connect: &ConnectArgs, target: &SessionRef) -> CliResult {
@@ -397,11 +386,18 @@ async fn wait_cmd(
         .intervention(&target.room, &target.session, operation_id)
         .await
         .map_err(client_error)?;
+    wait_and_report(connect.json, &handle, timeout).await
+}
+
+/// Wait (behind a spinner) until the intervention is applied, rejected, left unresolved
+/// or timed out, and report how it ended.
+async fn wait_and_report(json: bool, handle: &InterventionHandle, timeout: Duration) -> CliResult {
+    let operation_id = handle.operation_id();
     let outcome = {
         let _spinner = Spinner::start(format!("waiting for {operation_id} to be applied"));
         handle.wait_applied(timeout).await.map_err(client_error)?
     };
-    report_outcome(connect.json, operation_id, &outcome)
+    report_outcome(json, operation_id, &outcome)
 }
 
 fn report_outcome(json: bool, operation_id: &str, outcome: &InterventionOutcome) -> CliResult {
@@ -526,28 +522,17 @@ async fn events_cmd(
             "--after with --follow must be a non-negative integer, not {text:?}"
         ))
     })?;
-    let mut stream = execution.watch_events(&target.room, &target.session, after);
+    let stream = execution.watch_events(&target.room, &target.session, after);
     if !connect.json {
         println!("{}", EVENT_HEADERS.join("  "));
     }
-    let mut seen = 0usize;
-    loop {
-        if max_events.is_some_and(|max| seen >= max) {
-            return Ok(());
-        }
-        let next = tokio::select! {
-            next = stream.next() => next,
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-        };
-        let Some(event) = next else {
-            return Ok(());
-        };
-        let event = event.map_err(client_error)?;
-        seen += 1;
+    follow_stream(stream, max_events, move |event| async move {
         if connect.json {
             print_json_line(&event)?;
         } else {
             println!("{}", event_row(&event).join("  "));
         }
-    }
+        Ok(true)
+    })
+    .await
 }

@@ -8,6 +8,7 @@
 mod connect;
 mod demo;
 mod exit;
+mod follow;
 mod interactions;
 mod interventions;
 mod output;
