@@ -12,7 +12,7 @@ use gatehouse_client::{
     InterventionRequest, InterventionState, WatchStream, WatchUpdate,
 };
 use gatehouse_server::{ApiKey, RunningServer, ServerConfig};
-use gatehouse_wire::capabilities::Capability;
+use gatehouse_wire::capabilities::{CapabilitiesResponse, Capability};
 use gatehouse_wire::execution::{Checkpoint, ExecutionEventType, ExecutionRef};
 use gatehouse_wire::interaction::{InteractionStatus, Reference, References, SessionInteraction};
 use gatehouse_wire::invoke::{
@@ -167,13 +167,7 @@ async fn start_control_plane(
     let project = uuid::Uuid::new_v4().to_string();
     let laptop = client(&server, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
     let phone = client(&server, PHONE_KEY, &project).map_err(|err| story.fail(err))?;
-    let caps = laptop
-        .capabilities()
-        .get()
-        .await
-        .map_err(|err| story.fail(err))?;
-    let names: Vec<&str> = caps.capabilities.iter().map(|c| c.as_str()).collect();
-    story.show("capabilities", names.join(", "));
+    let caps = show_capabilities(story, &laptop).await?;
     story.check(
         caps.has(Capability::Interactions)
             && caps.has(Capability::Invoke)
@@ -191,13 +185,7 @@ async fn commit_first_revision(
     story.begin(format!(
         "Commit revision v1 of {WORKFLOW} / {VARIANT} (model {MODEL_SAVED})"
     ));
-    let v1 = commit(laptop, MODEL_SAVED)
-        .await
-        .map_err(|err| story.fail(err))?;
-    story.show(
-        "revision",
-        format!("v{} ({})", v1.revision.version, v1.revision.id),
-    );
+    let v1 = commit(story, laptop, MODEL_SAVED).await?;
     story.check(v1.revision.version == "1", "the variant's HEAD is v1")?;
     Ok(v1)
 }
@@ -316,13 +304,7 @@ async fn commit_new_head(
     story.begin(format!(
         "Commit revision v2 (model {MODEL_HEAD}) while the turn waits: the variant's HEAD moves"
     ));
-    let v2 = commit(laptop, MODEL_HEAD)
-        .await
-        .map_err(|err| story.fail(err))?;
-    story.show(
-        "revision",
-        format!("v{} ({})", v2.revision.version, v2.revision.id),
-    );
+    let v2 = commit(story, laptop, MODEL_HEAD).await?;
     story.check(
         v2.revision.version == "2" && v2.variant.id == v1.variant.id,
         format!("HEAD of {VARIANT} is now v2 ({MODEL_HEAD})"),
@@ -338,15 +320,8 @@ async fn phone_approves(
     gate: &ParkedTurn,
 ) -> Result<WatchStream, CliError> {
     story.begin("A second client (the phone, another API key) approves the gate");
-    let mut watch = laptop.interactions().watch(&gate.session_id);
-    wait_connected(&mut watch)
-        .await
-        .map_err(|err| story.fail(err))?;
-    let answered = phone
-        .interactions()
-        .respond(&gate.gate_id, &Answer::approve())
-        .await
-        .map_err(|err| story.fail(err))?;
+    let (watch, answered) =
+        watch_then_approve(story, laptop, phone, &gate.session_id, &gate.gate_id).await?;
     story.show("status", status_of(&answered));
     story.check(
         matches!(
@@ -544,15 +519,8 @@ async fn approve_and_apply_intervention(
     );
     let gate_id = &intervention.gate_id;
     let handle = &intervention.handle;
-    let mut watch = laptop.interactions().watch(session_id);
-    wait_connected(&mut watch)
-        .await
-        .map_err(|err| story.fail(err))?;
-    phone
-        .interactions()
-        .respond(gate_id, &Answer::approve())
-        .await
-        .map_err(|err| story.fail(err))?;
+    let (mut watch, _answered) =
+        watch_then_approve(story, laptop, phone, session_id, gate_id).await?;
     let outcome = handle
         .wait_applied(STEP_WAIT)
         .await
@@ -689,13 +657,7 @@ async fn no_execution_checks(story: &Story, bare: &RunningServer) -> CliResult {
         }
     }
     story.ok("CapabilityUnavailable: a fact about the host, cached, never retried");
-    let caps = client
-        .capabilities()
-        .get()
-        .await
-        .map_err(|err| story.fail(err))?;
-    let names: Vec<&str> = caps.capabilities.iter().map(|c| c.as_str()).collect();
-    story.show("capabilities", names.join(", "));
+    let caps = show_capabilities(story, &client).await?;
     story.check(
         !caps.has(Capability::Execution) && caps.has(Capability::Interactions),
         "GET /api/capabilities lists interactions but not execution",
@@ -722,17 +684,14 @@ fn client(server: &RunningServer, key: &str, project: &str) -> Result<Client, Cl
         .build()
 }
 
-async fn commit(client: &Client, model: &str) -> Result<CommitRevisionResponse, ClientError> {
-    let mut parameters = JsonObject::new();
-    parameters.insert(
-        "agent".to_string(),
-        json!({
-            "instructions": "You are the support agent.",
-            "llm": {"model": model},
-            "runner": {"permissions": {"default": "ask"}},
-        }),
-    );
-    client
+/// Commit a revision of the variant whose agent runs `model` (it becomes HEAD) and show it.
+async fn commit(
+    story: &Story,
+    client: &Client,
+    model: &str,
+) -> Result<CommitRevisionResponse, CliError> {
+    let parameters = agent_parameters(support_agent(model));
+    let committed = client
         .service()
         .commit_revision(&CommitRevisionRequest {
             workflow: SlugRef {
@@ -744,6 +703,30 @@ async fn commit(client: &Client, model: &str) -> Result<CommitRevisionResponse, 
             parameters,
         })
         .await
+        .map_err(|err| story.fail(err))?;
+    story.show(
+        "revision",
+        format!(
+            "v{} ({})",
+            committed.revision.version, committed.revision.id
+        ),
+    );
+    Ok(committed)
+}
+
+/// Read the capabilities `client`'s host serves and show their names.
+async fn show_capabilities(
+    story: &Story,
+    client: &Client,
+) -> Result<CapabilitiesResponse, CliError> {
+    let caps = client
+        .capabilities()
+        .get()
+        .await
+        .map_err(|err| story.fail(err))?;
+    let names: Vec<&str> = caps.capabilities.iter().map(|c| c.as_str()).collect();
+    story.show("capabilities", names.join(", "));
+    Ok(caps)
 }
 
 /// Workflow and variant references (no revision: the draft is unsaved).
@@ -765,32 +748,53 @@ fn references(committed: &CommitRevisionResponse) -> References {
 /// The unsaved draft: model, `ask` permissions, a script with one gated tool call, and an
 /// MCP connection carrying a static Authorization header next to a vault key name.
 fn draft_config(model: &str, task: &str) -> JsonObject {
-    let mut parameters = JsonObject::new();
-    parameters.insert(
-        "agent".to_string(),
-        json!({
-            "instructions": "You are the support agent.",
-            "llm": {"model": model},
-            "runner": {"permissions": {"default": "ask"}},
-            "mcps": [{
-                "name": "notion",
-                "connection": {
-                    "type": "http",
-                    "url": "https://mcp.notion.example/sse",
-                    "headers": {"Authorization": SECRET},
-                    "credentials": {
-                        "type": "header_secret_refs",
-                        "headers": {"authorization": "NOTION_TOKEN"}
-                    }
+    let mut agent = support_agent(model);
+    agent.insert(
+        "mcps".to_string(),
+        json!([{
+            "name": "notion",
+            "connection": {
+                "type": "http",
+                "url": "https://mcp.notion.example/sse",
+                "headers": {"Authorization": SECRET},
+                "credentials": {
+                    "type": "header_secret_refs",
+                    "headers": {"authorization": "NOTION_TOKEN"}
                 }
-            }],
-            "script": [
-                {"say": task},
-                {"tool": "Bash", "args": {"command": "billing refund --order 1042"}},
-                {"say": "Refund issued."}
-            ]
-        }),
+            }
+        }]),
     );
+    agent.insert(
+        "script".to_string(),
+        json!([
+            {"say": task},
+            {"tool": "Bash", "args": {"command": "billing refund --order 1042"}},
+            {"say": "Refund issued."}
+        ]),
+    );
+    agent_parameters(agent)
+}
+
+/// The agent every config here starts from: the support agent under `model`, asking
+/// before it runs a tool.
+fn support_agent(model: &str) -> JsonObject {
+    let mut agent = JsonObject::new();
+    agent.insert(
+        "instructions".to_string(),
+        json!("You are the support agent."),
+    );
+    agent.insert("llm".to_string(), json!({"model": model}));
+    agent.insert(
+        "runner".to_string(),
+        json!({"permissions": {"default": "ask"}}),
+    );
+    agent
+}
+
+/// Config parameters holding `agent`.
+fn agent_parameters(agent: JsonObject) -> JsonObject {
+    let mut parameters = JsonObject::new();
+    parameters.insert("agent".to_string(), Value::Object(agent));
     parameters
 }
 
@@ -832,6 +836,27 @@ fn show_row(story: &Story, row: &SessionInteraction) {
             println!("        {line}");
         }
     }
+}
+
+/// The laptop watches `session_id` (connected before the answer, so no event is missed);
+/// then the phone approves `gate_id`. The watch, and the phone's answered row.
+async fn watch_then_approve(
+    story: &Story,
+    laptop: &Client,
+    phone: &Client,
+    session_id: &str,
+    gate_id: &str,
+) -> Result<(WatchStream, SessionInteraction), CliError> {
+    let mut watch = laptop.interactions().watch(session_id);
+    wait_connected(&mut watch)
+        .await
+        .map_err(|err| story.fail(err))?;
+    let answered = phone
+        .interactions()
+        .respond(gate_id, &Answer::approve())
+        .await
+        .map_err(|err| story.fail(err))?;
+    Ok((watch, answered))
 }
 
 /// Wait for the watch stream's first (re)connect, so no later event is missed.
