@@ -1,0 +1,361 @@
+//! The benchmarks that need a live server: each starts the reference control plane
+//! (`gatehouse_server::testing`, a fresh SQLite file in WAL mode) on its own tokio runtime
+//! and drives it from a second runtime, over loopback HTTP.
+//!
+//! The resume dispatcher is off in every server here but row 9's: gates are opened
+//! directly through the interactions API (no parked turn behind them), and a respond is
+//! measured alone, without a background resume competing for the two cores.
+//!
+//! This module is the shared harness (the config, the two runtimes, server and client
+//! setup, opening gates, the statistics glue, [`run_all`]); each benchmark is a file of
+//! its own: [`respond`](bench_respond) (row 3), [`approve_all`](bench_approve_all) (row 4),
+//! [`contention`](bench_contention) (row 5), [`ffi`](bench_ffi) (row 6),
+//! [`floor`](bench_floor) (row 8) and [`sustained`](bench_sustained) (row 9).
+
+mod approve_all;
+mod contention;
+mod ffi;
+mod floor;
+mod respond;
+mod sustained;
+
+pub use approve_all::{
+    bench_approve_all, bench_approve_all_over, start_delay_proxy, ApproveAllBench,
+};
+pub use contention::{bench_contention, ContentionReport};
+pub use ffi::{bench_ffi, FfiReport, KotlinFfi, PythonFfi, SwiftFfi};
+pub use floor::{bench_floor, FloorReport};
+pub use respond::{bench_respond, RespondReport};
+pub use sustained::{bench_sustained, SustainedReport};
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use gatehouse_client::{Answer, Client};
+use gatehouse_server::testing::{try_spawn, TestServer, TestServerOptions};
+use gatehouse_wire::interaction::CreateInteractionRequest;
+
+use crate::stats::Summary;
+use crate::BenchError;
+
+/// How much of each live benchmark to run.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// Measured responds per side in the client-vs-bare comparison.
+    pub respond_iterations: usize,
+    /// Discarded leading iterations (connection setup, caches) per measured series.
+    pub warmup: usize,
+    /// Gates per approve-all batch.
+    pub approve_all_gates: usize,
+    /// Batches per approve-all side.
+    pub approve_all_reps: usize,
+    /// The simulated network round trip of the approve-all variant over a delay proxy
+    /// (half of it added in each direction).
+    pub approve_all_rtt: Duration,
+    /// Batches per side of that variant.
+    pub approve_all_rtt_reps: usize,
+    /// Concurrent responds per contention round.
+    pub contention_requests: usize,
+    /// Gates the spread contention round is spread over.
+    pub contention_gates: usize,
+    /// Rounds per contention scenario.
+    pub contention_rounds: usize,
+    /// Measured responds per side in the FFI comparison.
+    pub ffi_iterations: usize,
+    /// Measured iterations of each floor figure.
+    pub floor_iterations: usize,
+    /// The Python side of the FFI row, when it is to be measured.
+    pub python_ffi: Option<PythonFfi>,
+    /// The Kotlin side of the FFI row, when it is to be measured.
+    pub kotlin_ffi: Option<KotlinFfi>,
+    /// The Swift side of the FFI row, when it is to be measured.
+    pub swift_ffi: Option<SwiftFfi>,
+    /// Clients of the sustained respond load (row 9).
+    pub sustained_clients: usize,
+    /// How long the sustained load runs.
+    pub sustained_for: Duration,
+    /// A PostgreSQL server to run the sustained load on too (`postgres://.../db`; a
+    /// fresh database is created beside it), when there is one.
+    pub postgres_url: Option<String>,
+}
+
+impl LiveConfig {
+    /// The full run of `cargo xtask bench`.
+    pub fn full() -> Self {
+        Self {
+            respond_iterations: 1000,
+            warmup: 50,
+            approve_all_gates: 200,
+            approve_all_reps: 5,
+            approve_all_rtt: Duration::from_millis(20),
+            approve_all_rtt_reps: 3,
+            contention_requests: 1000,
+            contention_gates: 100,
+            contention_rounds: 5,
+            ffi_iterations: 600,
+            floor_iterations: 2000,
+            python_ffi: None,
+            kotlin_ffi: None,
+            swift_ffi: None,
+            sustained_clients: 16,
+            sustained_for: Duration::from_secs(30),
+            postgres_url: None,
+        }
+    }
+
+    /// A smoke run: tiny counts, same code paths.
+    pub fn quick() -> Self {
+        Self {
+            respond_iterations: 20,
+            warmup: 3,
+            approve_all_gates: 20,
+            approve_all_reps: 1,
+            approve_all_rtt: Duration::from_millis(4),
+            approve_all_rtt_reps: 1,
+            contention_requests: 40,
+            contention_gates: 4,
+            contention_rounds: 1,
+            ffi_iterations: 10,
+            floor_iterations: 20,
+            python_ffi: None,
+            kotlin_ffi: None,
+            swift_ffi: None,
+            sustained_clients: 4,
+            sustained_for: Duration::from_secs(2),
+            postgres_url: None,
+        }
+    }
+}
+
+/// Everything `live` measures.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveReport {
+    /// Row 3.
+    pub respond: RespondReport,
+    /// Row 4.
+    pub approve_all: ApproveAllBench,
+    /// Row 4 over a simulated network round trip.
+    pub approve_all_rtt: ApproveAllBench,
+    /// Row 5, spread over many gates.
+    pub contention_spread: ContentionReport,
+    /// Row 5, all on one gate.
+    pub contention_single: ContentionReport,
+    /// Row 6.
+    pub ffi: FfiReport,
+    /// Row 8.
+    pub floor: FloorReport,
+    /// Row 9: sustained responds against the resume workers, SQLite then Postgres.
+    pub sustained: Vec<SustainedReport>,
+}
+
+/// The respond body both sides send (what the client serializes for `Answer::approve()`).
+pub const RESPOND_BODY: &str = r#"{"answer":{"approved":true}}"#;
+
+/// Two runtimes: the server's and the driver's, two worker threads each (the machine's
+/// core count; they compete for the same cores, as they would on one host).
+pub struct Runtimes {
+    /// Runs the server under test.
+    pub server: tokio::runtime::Runtime,
+    /// Runs the clients.
+    pub driver: tokio::runtime::Runtime,
+}
+
+impl Runtimes {
+    /// Start both.
+    pub fn new() -> Result<Self, BenchError> {
+        let build = |name: &str| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name(name)
+                .enable_all()
+                .build()
+                .map_err(|source| BenchError::Io {
+                    what: format!("starting the {name} runtime"),
+                    source,
+                })
+        };
+        Ok(Self {
+            server: build("bench-server")?,
+            driver: build("bench-driver")?,
+        })
+    }
+
+    /// Start a fresh test server (dispatcher off) on the server runtime.
+    pub fn spawn_server(&self) -> Result<TestServer, BenchError> {
+        let options = TestServerOptions {
+            run_dispatcher: false,
+            ..TestServerOptions::default()
+        };
+        self.server
+            .block_on(try_spawn(options))
+            .map_err(|e| BenchError::Server(e.to_string()))
+    }
+
+    /// Stop a test server.
+    pub fn stop_server(&self, server: TestServer) {
+        self.server.block_on(server.shutdown());
+    }
+}
+
+/// A client for `server` with the library's defaults.
+pub fn client_for(server: &TestServer) -> Result<Client, BenchError> {
+    Client::builder(server.base_url.clone())
+        .api_key(server.api_key.clone())
+        .project_id(server.project_id.clone())
+        .build()
+        .map_err(|e| BenchError::Request {
+            what: "building the client".into(),
+            reason: e.to_string(),
+        })
+}
+
+/// A plain reqwest client, as a caller without `gatehouse-client` would build it.
+pub fn bare_http() -> Result<reqwest::Client, BenchError> {
+    reqwest::Client::builder()
+        .build()
+        .map_err(|e| BenchError::Request {
+            what: "building the reqwest client".into(),
+            reason: e.to_string(),
+        })
+}
+
+/// Open `n` pending approval gates in `session`, one after the other (not timed; one at
+/// a time is the fastest way on SQLite, see row 4 of BENCHMARKS.md); their ids in order.
+pub async fn create_gates(
+    client: &Client,
+    session: &str,
+    n: usize,
+) -> Result<Vec<String>, BenchError> {
+    let blob = crate::inputs::gate_parameters();
+    let requests: Vec<CreateInteractionRequest> = (0..n)
+        .map(|i| {
+            serde_json::from_value(json!({
+                "session_id": session,
+                "turn_id": format!("t-{}", i / 10),
+                "token": uuid::Uuid::new_v4().to_string(),
+                "kind": "user_approval",
+                "data": {
+                    "request": {"tool": "Bash", "args": {"command": format!("echo {i}")}, "tool_call_id": format!("toolu_{i:05}")},
+                    "references": {"workflow": {"slug": "harness-agent"}, "workflow_variant": {"slug": "harness-agent.default"}},
+                    "parameters": blob,
+                },
+                "flags": {"delivered_in_band": true, "delivered_webhook": false}
+            }))
+            .map_err(|source| BenchError::Json {
+                what: "building a create-interaction request".into(),
+                source,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let rows: Vec<Result<String, BenchError>> =
+        futures::stream::iter(requests)
+            .map(|request| async move {
+                let row = client.interactions().create(&request).await.map_err(|e| {
+                    BenchError::Request {
+                        what: "opening a gate".into(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                row.id
+                    .ok_or_else(|| BenchError::Invariant("a created gate has no id".into()))
+            })
+            .buffered(1)
+            .collect()
+            .await;
+    rows.into_iter().collect()
+}
+
+/// CPU seconds (user + system) this process has used so far, from `/proc/self/stat`
+/// (Linux reports it in USER_HZ = 100 ticks per second). `None` where it is unreadable.
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3 (`state`).
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn summary(samples: &[f64], what: &str) -> Result<Summary, BenchError> {
+    Summary::of(samples).ok_or_else(|| BenchError::Invariant(format!("no samples for {what}")))
+}
+
+/// One respond through the client; its round-trip time.
+async fn client_respond(client: &Client, id: &str) -> Result<Duration, BenchError> {
+    let started = Instant::now();
+    client
+        .interactions()
+        .respond(id, &Answer::approve())
+        .await
+        .map_err(|e| BenchError::Request {
+            what: "client respond".into(),
+            reason: e.to_string(),
+        })?;
+    Ok(started.elapsed())
+}
+
+fn db_error(what: &'static str) -> impl Fn(sqlx::Error) -> BenchError {
+    move |e| BenchError::Request {
+        what: what.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// Run every live benchmark, in order: floor, respond, approve-all, contention (spread,
+/// single), FFI. `progress` hears what is starting.
+pub fn run_all(
+    config: &LiveConfig,
+    mut progress: impl FnMut(&str),
+) -> Result<LiveReport, BenchError> {
+    let rt = Runtimes::new()?;
+    progress("floor: empty loopback handler, SQLite WAL commit");
+    let floor = bench_floor(&rt, config)?;
+    progress("respond: client vs bare POST");
+    let respond = bench_respond(&rt, config)?;
+    progress("approve-all vs one by one");
+    let approve_all = bench_approve_all(&rt, config)?;
+    progress("approve-all vs one by one, over a simulated round trip");
+    let approve_all_rtt = bench_approve_all_over(&rt, config, Some(config.approve_all_rtt))?;
+    progress("contention: spread over many gates");
+    let contention_spread = bench_contention(&rt, config, config.contention_gates)?;
+    progress("contention: a single gate");
+    let contention_single = bench_contention(&rt, config, 1)?;
+    progress("ffi: Rust client vs Python binding");
+    let ffi = bench_ffi(&rt, config)?;
+    progress("sustained responds against the resume workers, SQLite");
+    let mut sustained = vec![bench_sustained(&rt, config, None)?];
+    if let Some(url) = &config.postgres_url {
+        progress("sustained responds against the resume workers, PostgreSQL");
+        sustained.push(bench_sustained(&rt, config, Some(url))?);
+    }
+    Ok(LiveReport {
+        sustained,
+        respond,
+        approve_all,
+        approve_all_rtt,
+        contention_spread,
+        contention_single,
+        ffi,
+        floor,
+    })
+}
+
+/// `Value` of a report, for writing.
+pub fn report_json(report: &LiveReport) -> Result<Value, BenchError> {
+    serde_json::to_value(report).map_err(|source| BenchError::Json {
+        what: "serializing the live report".into(),
+        source,
+    })
+}

@@ -1,0 +1,245 @@
+//! Row 9: sustained responds against the resume workers (dispatcher on), on SQLite and,
+//! when there is one, PostgreSQL.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use gatehouse_client::{Answer, Client};
+use gatehouse_server::testing::{try_spawn, TestServerOptions};
+
+use super::{client_for, db_error, millis, LiveConfig, Runtimes};
+use crate::BenchError;
+
+/// Row 9: sustained responds against the resume workers, on one backend.
+#[derive(Debug, Clone, Serialize)]
+pub struct SustainedReport {
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// Clients, each looping: a run parks at a gate, the client answers it.
+    pub clients: usize,
+    /// The resume workers of the server.
+    pub workers: usize,
+    /// How long the load ran, seconds.
+    pub seconds: f64,
+    /// Gates answered during the load.
+    pub responds: u64,
+    /// Resumes completed during the load.
+    pub resumes: u64,
+    /// `responds / seconds`.
+    pub responds_per_s: f64,
+    /// `resumes / seconds`.
+    pub resumes_per_s: f64,
+    /// `resumes_per_s / responds_per_s`.
+    pub ratio: f64,
+    /// Answered gates waiting for their resume, sampled every second of the load.
+    pub backlog: Vec<u64>,
+    /// The backlog when the load stopped.
+    pub backlog_end: u64,
+    /// How long the workers took to drain that backlog, milliseconds.
+    pub drain_ms: f64,
+}
+
+/// Counts of the resume queue, read straight from the server's database.
+enum Queue {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Queue {
+    async fn connect(url: &str) -> Result<Self, BenchError> {
+        Ok(if url.starts_with("postgres") {
+            Self::Postgres(
+                sqlx::PgPool::connect(url)
+                    .await
+                    .map_err(db_error("opening the Postgres queue"))?,
+            )
+        } else {
+            Self::Sqlite(
+                sqlx::SqlitePool::connect(url)
+                    .await
+                    .map_err(db_error("opening the SQLite queue"))?,
+            )
+        })
+    }
+
+    async fn count(&self, state: &str) -> Result<u64, BenchError> {
+        let sql = "SELECT COUNT(*) FROM resume_jobs WHERE state = $1";
+        let n: i64 = match self {
+            Self::Sqlite(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
+            Self::Postgres(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
+        }
+        .map_err(db_error("counting resume jobs"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn close(self) {
+        match self {
+            Self::Sqlite(pool) => pool.close().await,
+            Self::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Row 9: `config.sustained_clients` clients for `config.sustained_for`, each looping
+/// "a run parks at a gate, answer it", against a server with its resume workers on;
+/// responds/s against resumes/s, and the backlog of answered gates waiting to resume.
+pub fn bench_sustained(
+    rt: &Runtimes,
+    config: &LiveConfig,
+    postgres: Option<&str>,
+) -> Result<SustainedReport, BenchError> {
+    let database_url = match postgres {
+        Some(url) => Some(
+            rt.driver
+                .block_on(gatehouse_server::testing::fresh_postgres_database(url))
+                .map_err(db_error("creating the bench database"))?,
+        ),
+        None => None,
+    };
+    let options = TestServerOptions {
+        database_url: database_url.clone(),
+        ..TestServerOptions::default()
+    };
+    let server = rt
+        .server
+        .block_on(try_spawn(options))
+        .map_err(|e| BenchError::Server(e.to_string()))?;
+    let url = database_url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
+    let workers = server.server.state().config.resume_workers;
+    let client = client_for(&server)?;
+    let result = rt
+        .driver
+        .block_on(sustained_on(&client, &url, config, workers));
+    rt.stop_server(server);
+    result.map(|mut report| {
+        report.backend = if postgres.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        }
+        .to_string();
+        report
+    })
+}
+
+async fn sustained_on(
+    client: &Client,
+    url: &str,
+    config: &LiveConfig,
+    workers: usize,
+) -> Result<SustainedReport, BenchError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let queue = Queue::connect(url).await?;
+    let parameters: gatehouse_wire::JsonObject = match json!({"agent": {
+        "llm": {"model": "m-sustained"},
+        "runner": {"permissions": {"default": "ask"}},
+        "script": [{"tool": "Bash", "args": {"command": "make"}}, {"say": "done"}]
+    }}) {
+        Value::Object(map) => map,
+        _ => return Err(BenchError::Invalid("the sustained config".into())),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let responds = Arc::new(AtomicU64::new(0));
+    let done_before = queue.count("done").await?;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..config.sustained_clients {
+        let client = client.clone();
+        let stop = stop.clone();
+        let responds = responds.clone();
+        let parameters = parameters.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                n += 1;
+                let request = gatehouse_wire::invoke::InvokeRequest {
+                    session_id: Some(format!("sustained-{c}-{n}")),
+                    references: None,
+                    data: gatehouse_wire::invoke::InvokeData {
+                        parameters: Some(parameters.clone()),
+                        ..Default::default()
+                    },
+                };
+                let parked =
+                    client
+                        .service()
+                        .invoke(&request)
+                        .await
+                        .map_err(|e| BenchError::Request {
+                            what: "a sustained-load run".into(),
+                            reason: e.to_string(),
+                        })?;
+                let Some(gate) = parked.interaction_ids.first() else {
+                    return Err(BenchError::Invariant(
+                        "a sustained-load run did not park".into(),
+                    ));
+                };
+                client
+                    .interactions()
+                    .respond(gate, &Answer::approve())
+                    .await
+                    .map_err(|e| BenchError::Request {
+                        what: "a sustained-load respond".into(),
+                        reason: e.to_string(),
+                    })?;
+                // Counted only inside the window.
+                if !stop.load(Ordering::SeqCst) {
+                    responds.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Ok::<(), BenchError>(())
+        }));
+    }
+    let mut backlog = Vec::new();
+    let window = config.sustained_for;
+    while started.elapsed() < window {
+        let left = window.saturating_sub(started.elapsed());
+        tokio::time::sleep(left.min(Duration::from_secs(1))).await;
+        backlog.push(queue.count("queued").await?);
+    }
+    stop.store(true, Ordering::SeqCst);
+    let seconds = started.elapsed().as_secs_f64();
+    let resumes = queue.count("done").await?.saturating_sub(done_before);
+    let backlog_end = queue.count("queued").await?;
+    for task in tasks {
+        task.await
+            .map_err(|e| BenchError::Invariant(format!("a load client panicked: {e}")))??;
+    }
+    let drain_started = Instant::now();
+    while queue.count("queued").await? > 0 {
+        if drain_started.elapsed() > Duration::from_secs(300) {
+            return Err(BenchError::Invariant(
+                "the resume backlog did not drain in 300 s".into(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let drain_ms = millis(drain_started.elapsed());
+    queue.close().await;
+    let responds = responds.load(Ordering::SeqCst);
+    let responds_per_s = responds as f64 / seconds;
+    let resumes_per_s = resumes as f64 / seconds;
+    Ok(SustainedReport {
+        backend: String::new(),
+        clients: config.sustained_clients,
+        workers,
+        seconds,
+        responds,
+        resumes,
+        responds_per_s,
+        resumes_per_s,
+        ratio: if responds_per_s > 0.0 {
+            resumes_per_s / responds_per_s
+        } else {
+            0.0
+        },
+        backlog,
+        backlog_end,
+        drain_ms,
+    })
+}
