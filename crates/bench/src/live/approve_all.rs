@@ -10,8 +10,8 @@ use gatehouse_client::{Answer, Client};
 use gatehouse_server::testing::TestServer;
 
 use super::{
-    client_for, client_respond, create_gates, millis, process_cpu_seconds, summary, LiveConfig,
-    Runtimes,
+    bind_loopback, client_for, client_respond, create_gates, failed, millis, process_cpu_seconds,
+    summary, LiveConfig, Runtimes,
 };
 use crate::stats::Summary;
 use crate::BenchError;
@@ -63,16 +63,7 @@ pub async fn start_delay_proxy(
     one_way: Duration,
 ) -> Result<std::net::SocketAddr, BenchError> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|source| BenchError::Io {
-            what: "binding the delay proxy".into(),
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| BenchError::Io {
-        what: "reading the delay proxy's address".into(),
-        source,
-    })?;
+    let (listener, addr) = bind_loopback("the delay proxy").await?;
     async fn pump(
         mut from: tokio::net::tcp::OwnedReadHalf,
         mut to: tokio::net::tcp::OwnedWriteHalf,
@@ -170,10 +161,7 @@ fn approve_all_on(
             .api_key(server.api_key.clone())
             .project_id(server.project_id.clone())
             .build()
-            .map_err(|e| BenchError::Request {
-                what: "building the answering client".into(),
-                reason: e.to_string(),
-            })
+            .map_err(failed("building the answering client"))
     };
     // The phone's client (batches), and the same client as it answers Agenta (fan-out).
     let client = answering(gatehouse_client::Upstream::Gatehouse)?;

@@ -83,12 +83,40 @@ pub struct FfiReport {
     pub swift_not_measured: Option<String>,
 }
 
-/// The Python driver's answer.
+/// What every binding driver prints (one JSON object): its timed calls and the CPU time
+/// per call, in nanoseconds, and what ran it (the Python driver names its Python, the
+/// Kotlin driver its JVM; the Swift driver neither).
 #[derive(Debug, serde::Deserialize)]
-struct PythonSamples {
+struct DriverSamples {
     samples_ns: Vec<f64>,
     process_cpu_ns_per_call: Option<f64>,
     python: Option<String>,
+    jvm: Option<String>,
+}
+
+impl DriverSamples {
+    /// In microseconds; the version is what the driver named as running it.
+    fn into_run(self) -> BindingRun {
+        BindingRun {
+            samples_us: self.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
+            cpu_us_per_call: self.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
+            version: self.python.or(self.jvm),
+        }
+    }
+}
+
+/// A driver's stdout and stderr, as one text.
+fn all_output(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr)
+}
+
+/// The last line of what a failed driver wrote, for its error.
+fn last_line(text: &str) -> String {
+    text.trim()
+        .lines()
+        .last()
+        .unwrap_or("no output")
+        .to_string()
 }
 
 /// A binding driver's config file (the server to answer, the gates, the warm-up count,
@@ -148,17 +176,10 @@ fn kotlin_responds(
         .output()
         .map_err(|e| BenchError::Kotlin(format!("cannot start mvn: {e}")))?;
     if !output.status.success() {
-        let text = String::from_utf8_lossy(&output.stdout).to_string()
-            + &String::from_utf8_lossy(&output.stderr);
-        let last = text
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or("no output")
-            .to_string();
         return Err(BenchError::Kotlin(format!(
-            "the Kotlin driver exited with {}: {last}",
-            output.status
+            "the Kotlin driver exited with {}: {}",
+            output.status,
+            last_line(&all_output(&output))
         )));
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -169,22 +190,11 @@ fn kotlin_responds(
         // JSON is what lies between the first `{"` and the last `}` of its line.
         .find_map(|l| l.get(l.find("{\"")?..=l.rfind('}')?))
         .ok_or_else(|| BenchError::Kotlin("the Kotlin driver printed no JSON".into()))?;
-    let parsed: KotlinSamples = serde_json::from_str(line).map_err(|source| BenchError::Json {
+    let parsed: DriverSamples = serde_json::from_str(line).map_err(|source| BenchError::Json {
         what: "reading the Kotlin driver's output".into(),
         source,
     })?;
-    Ok(BindingRun {
-        samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
-        cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
-        version: parsed.jvm,
-    })
-}
-
-#[derive(serde::Deserialize)]
-struct KotlinSamples {
-    samples_ns: Vec<f64>,
-    process_cpu_ns_per_call: Option<f64>,
-    jvm: Option<String>,
+    Ok(parsed.into_run())
 }
 
 /// The Swift binding's timed responds (`bench/swift`'s `RespondCostBench`, built in
@@ -195,16 +205,12 @@ fn swift_responds(
     ids: &[String],
     warmup: usize,
 ) -> Result<BindingRun, BenchError> {
-    let failed = |what: &str, output: &std::process::Output| {
-        let text = String::from_utf8_lossy(&output.stdout).to_string()
-            + &String::from_utf8_lossy(&output.stderr);
-        let last = text
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or("no output")
-            .to_string();
-        BenchError::Swift(format!("{what} exited with {}: {last}", output.status))
+    let exited = |what: &str, output: &std::process::Output| {
+        BenchError::Swift(format!(
+            "{what} exited with {}: {}",
+            output.status,
+            last_line(&all_output(output))
+        ))
     };
     let build = Command::new("swift")
         .current_dir(&swift.package_dir)
@@ -213,7 +219,7 @@ fn swift_responds(
         .output()
         .map_err(|e| BenchError::Swift(format!("cannot start swift: {e}")))?;
     if !build.status.success() {
-        return Err(failed("swift build", &build));
+        return Err(exited("swift build", &build));
     }
     let (_dir, config_path) = driver_config("Swift", server, ids, warmup, Default::default())?;
     // The library folder first on the loader's path: under `cargo run` (and so
@@ -230,9 +236,9 @@ fn swift_responds(
         .output()
         .map_err(|e| BenchError::Swift(format!("cannot start RespondCostBench: {e}")))?;
     if !output.status.success() {
-        return Err(failed("RespondCostBench", &output));
+        return Err(exited("RespondCostBench", &output));
     }
-    let parsed: SwiftSamples =
+    let parsed: DriverSamples =
         serde_json::from_slice(&output.stdout).map_err(|source| BenchError::Json {
             what: "reading the Swift driver's output".into(),
             source,
@@ -242,23 +248,15 @@ fn swift_responds(
         .output()
         .ok()
         .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).to_string()
-                + &String::from_utf8_lossy(&o.stderr);
-            text.lines()
+            all_output(&o)
+                .lines()
                 .find(|l| l.contains("Swift version"))
                 .map(|l| l.trim().to_string())
         });
     Ok(BindingRun {
-        samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
-        cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
         version,
+        ..parsed.into_run()
     })
-}
-
-#[derive(serde::Deserialize)]
-struct SwiftSamples {
-    samples_ns: Vec<f64>,
-    process_cpu_ns_per_call: Option<f64>,
 }
 
 /// What a binding driver measured.
@@ -284,29 +282,20 @@ fn python_responds(
         .output()
         .map_err(|e| BenchError::Python(format!("cannot start {}: {e}", python.python)))?;
     if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or("no output")
-            .to_string();
         return Err(BenchError::Python(format!(
-            "{} exited with {}: {last}",
+            "{} exited with {}: {}",
             python.script.display(),
-            output.status
+            output.status,
+            // The script's traceback: its stdout is the JSON answer.
+            last_line(&String::from_utf8_lossy(&output.stderr))
         )));
     }
-    let parsed: PythonSamples =
+    let parsed: DriverSamples =
         serde_json::from_slice(&output.stdout).map_err(|source| BenchError::Json {
             what: "reading the FFI driver's output".into(),
             source,
         })?;
-    Ok(BindingRun {
-        samples_us: parsed.samples_ns.iter().map(|ns| ns / 1000.0).collect(),
-        cpu_us_per_call: parsed.process_cpu_ns_per_call.map(|ns| ns / 1000.0),
-        version: parsed.python,
-    })
+    Ok(parsed.into_run())
 }
 
 /// One binding's share of row 6: its summary and added time, or why it was not measured.
@@ -406,48 +395,28 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
             }
         };
         let rust_us = summary(&rust_us, "rust respond")?;
-        let mut report = FfiReport {
+        let python = figures(python, rust_us.median, "python respond")?;
+        let kotlin = figures(kotlin, rust_us.median, "kotlin respond")?;
+        let swift = figures(swift, rust_us.median, "swift respond")?;
+        Ok::<_, BenchError>(FfiReport {
             iterations: n,
             rust_us,
-            python_us: None,
-            python_cpu_us_per_call: None,
-            added_us: None,
-            not_measured: None,
-            python_version: None,
-            kotlin_us: None,
-            kotlin_added_us: None,
-            kotlin_cpu_us_per_call: None,
-            jvm: None,
-            kotlin_not_measured: None,
-            swift_us: None,
-            swift_added_us: None,
-            swift_cpu_us_per_call: None,
-            swift_version: None,
-            swift_not_measured: None,
-        };
-        let rust_median = report.rust_us.median;
-        let python = figures(python, rust_median, "python respond")?;
-        (
-            report.python_us,
-            report.added_us,
-            report.python_cpu_us_per_call,
-        ) = (python.us, python.added_us, python.cpu_us_per_call);
-        (report.python_version, report.not_measured) = (python.version, python.not_measured);
-        let kotlin = figures(kotlin, rust_median, "kotlin respond")?;
-        (
-            report.kotlin_us,
-            report.kotlin_added_us,
-            report.kotlin_cpu_us_per_call,
-        ) = (kotlin.us, kotlin.added_us, kotlin.cpu_us_per_call);
-        (report.jvm, report.kotlin_not_measured) = (kotlin.version, kotlin.not_measured);
-        let swift = figures(swift, rust_median, "swift respond")?;
-        (
-            report.swift_us,
-            report.swift_added_us,
-            report.swift_cpu_us_per_call,
-        ) = (swift.us, swift.added_us, swift.cpu_us_per_call);
-        (report.swift_version, report.swift_not_measured) = (swift.version, swift.not_measured);
-        Ok::<_, BenchError>(report)
+            python_us: python.us,
+            added_us: python.added_us,
+            python_cpu_us_per_call: python.cpu_us_per_call,
+            not_measured: python.not_measured,
+            python_version: python.version,
+            kotlin_us: kotlin.us,
+            kotlin_added_us: kotlin.added_us,
+            kotlin_cpu_us_per_call: kotlin.cpu_us_per_call,
+            jvm: kotlin.version,
+            kotlin_not_measured: kotlin.not_measured,
+            swift_us: swift.us,
+            swift_added_us: swift.added_us,
+            swift_cpu_us_per_call: swift.cpu_us_per_call,
+            swift_version: swift.version,
+            swift_not_measured: swift.not_measured,
+        })
     })();
     rt.stop_server(server);
     result

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{bare_http, db_error, micros, summary, LiveConfig, Runtimes, RESPOND_BODY};
+use super::{
+    bare_http, bind_loopback, failed, micros, respond_post, summary, LiveConfig, Runtimes,
+    RESPOND_BODY,
+};
 use crate::stats::Summary;
 use crate::BenchError;
 
@@ -39,17 +42,7 @@ pub struct FloorReport {
 /// Row 8: an empty loopback handler and one SQLite WAL commit.
 pub fn bench_floor(rt: &Runtimes, config: &LiveConfig) -> Result<FloorReport, BenchError> {
     // The empty handler, served on the server runtime like the real server.
-    let listener = rt
-        .server
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .map_err(|source| BenchError::Io {
-            what: "binding the empty handler".into(),
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| BenchError::Io {
-        what: "reading the empty handler's address".into(),
-        source,
-    })?;
+    let (listener, addr) = rt.server.block_on(bind_loopback("the empty handler"))?;
     let app = axum::Router::new().route("/empty", axum::routing::post(|| async {}));
     let served = rt
         .server
@@ -61,24 +54,15 @@ pub fn bench_floor(rt: &Runtimes, config: &LiveConfig) -> Result<FloorReport, Be
         let mut samples = Vec::with_capacity(total);
         for i in 0..total {
             let started = Instant::now();
-            let response = http
-                .post(&url)
-                .header("Authorization", "ApiKey floor")
-                .header("Content-Type", "application/json")
-                .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
-                .timeout(Duration::from_secs(30))
-                .body(RESPOND_BODY)
+            let response = respond_post(&http, &url, "ApiKey floor")
                 .send()
                 .await
-                .map_err(|e| BenchError::Request {
-                    what: "empty-handler POST".into(),
-                    reason: e.to_string(),
-                })?;
+                .map_err(failed("empty-handler POST"))?;
             let status = response.status();
-            response.bytes().await.map_err(|e| BenchError::Request {
-                what: "empty-handler body".into(),
-                reason: e.to_string(),
-            })?;
+            response
+                .bytes()
+                .await
+                .map_err(failed("empty-handler body"))?;
             if !status.is_success() {
                 return Err(BenchError::Request {
                     what: "empty-handler POST".into(),
@@ -117,42 +101,47 @@ struct SqliteFloor {
 
 /// One `BEGIN IMMEDIATE; INSERT; COMMIT`.
 async fn commit_one(pool: &sqlx::SqlitePool) -> Result<(), BenchError> {
-    let mut tx = pool
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(db_error("BEGIN IMMEDIATE"))?;
-    sqlx::query("INSERT INTO floor (body) VALUES ($1)")
-        .bind(RESPOND_BODY)
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error("INSERT"))?;
-    tx.commit().await.map_err(db_error("COMMIT"))
+    let mut tx = begin_immediate(pool).await?;
+    insert_body(&mut tx).await?;
+    tx.commit().await.map_err(failed("COMMIT"))
 }
 
 /// A transaction shaped like the server's respond: take the write lock, read a row,
 /// update it, insert two rows, commit; each statement a separate await.
 async fn respond_shaped_tx(pool: &sqlx::SqlitePool) -> Result<(), BenchError> {
-    let mut tx = pool
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(db_error("BEGIN IMMEDIATE"))?;
+    let mut tx = begin_immediate(pool).await?;
     sqlx::query("SELECT id FROM floor WHERE id = 1")
         .fetch_optional(&mut *tx)
         .await
-        .map_err(db_error("SELECT"))?;
+        .map_err(failed("SELECT"))?;
     sqlx::query("UPDATE floor SET body = $1 WHERE id = 1")
         .bind(RESPOND_BODY)
         .execute(&mut *tx)
         .await
-        .map_err(db_error("UPDATE"))?;
+        .map_err(failed("UPDATE"))?;
     for _ in 0..2 {
-        sqlx::query("INSERT INTO floor (body) VALUES ($1)")
-            .bind(RESPOND_BODY)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_error("INSERT"))?;
+        insert_body(&mut tx).await?;
     }
-    tx.commit().await.map_err(db_error("COMMIT"))
+    tx.commit().await.map_err(failed("COMMIT"))
+}
+
+/// A transaction holding SQLite's write lock from its start, as the server's store takes it.
+async fn begin_immediate(
+    pool: &sqlx::SqlitePool,
+) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, BenchError> {
+    pool.begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(failed("BEGIN IMMEDIATE"))
+}
+
+/// One `INSERT` of the respond body into the floor table.
+async fn insert_body(tx: &mut sqlx::SqliteConnection) -> Result<(), BenchError> {
+    sqlx::query("INSERT INTO floor (body) VALUES ($1)")
+        .bind(RESPOND_BODY)
+        .execute(tx)
+        .await
+        .map_err(failed("INSERT"))?;
+    Ok(())
 }
 
 /// `writers` tasks run `per_writer` respond-shaped transactions each, at once;
@@ -199,7 +188,7 @@ async fn sqlite_commits(config: &LiveConfig) -> Result<SqliteFloor, BenchError> 
     let url = format!("sqlite://{}", dir.path().join("floor.db").display());
     // The same connection settings as the server's store.
     let options = SqliteConnectOptions::from_str(&url)
-        .map_err(db_error("parsing the SQLite URL"))?
+        .map_err(failed("parsing the SQLite URL"))?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
@@ -209,11 +198,11 @@ async fn sqlite_commits(config: &LiveConfig) -> Result<SqliteFloor, BenchError> 
         .max_connections(8)
         .connect_with(options)
         .await
-        .map_err(db_error("opening SQLite"))?;
+        .map_err(failed("opening SQLite"))?;
     sqlx::query("CREATE TABLE floor (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
         .execute(&pool)
         .await
-        .map_err(db_error("creating the table"))?;
+        .map_err(failed("creating the table"))?;
     let total = config.floor_iterations + config.warmup;
     let mut samples = Vec::with_capacity(total);
     for i in 0..total {

@@ -185,10 +185,14 @@ impl Runtimes {
 
     /// Start a fresh test server (dispatcher off) on the server runtime.
     pub fn spawn_server(&self) -> Result<TestServer, BenchError> {
-        let options = TestServerOptions {
+        self.spawn_server_with(TestServerOptions {
             run_dispatcher: false,
             ..TestServerOptions::default()
-        };
+        })
+    }
+
+    /// Start a fresh test server with `options` on the server runtime.
+    pub fn spawn_server_with(&self, options: TestServerOptions) -> Result<TestServer, BenchError> {
         self.server
             .block_on(try_spawn(options))
             .map_err(|e| BenchError::Server(e.to_string()))
@@ -206,20 +210,43 @@ pub fn client_for(server: &TestServer) -> Result<Client, BenchError> {
         .api_key(server.api_key.clone())
         .project_id(server.project_id.clone())
         .build()
-        .map_err(|e| BenchError::Request {
-            what: "building the client".into(),
-            reason: e.to_string(),
-        })
+        .map_err(failed("building the client"))
 }
 
 /// A plain reqwest client, as a caller without `gatehouse-client` would build it.
 pub fn bare_http() -> Result<reqwest::Client, BenchError> {
     reqwest::Client::builder()
         .build()
-        .map_err(|e| BenchError::Request {
-            what: "building the reqwest client".into(),
-            reason: e.to_string(),
-        })
+        .map_err(failed("building the reqwest client"))
+}
+
+/// A listener on a free loopback port (of the runtime this runs on) and its address;
+/// `what` names it in an error.
+async fn bind_loopback(
+    what: &str,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr), BenchError> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|source| BenchError::Io {
+            what: format!("binding {what}"),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| BenchError::Io {
+        what: format!("reading {what}'s address"),
+        source,
+    })?;
+    Ok((listener, addr))
+}
+
+/// A bare POST of [`RESPOND_BODY`] to `url` with the headers the client sends (JSON,
+/// `authorization`, a fresh `Idempotency-Key`) and its 30 s timeout, ready to send.
+fn respond_post(http: &reqwest::Client, url: &str, authorization: &str) -> reqwest::RequestBuilder {
+    http.post(url)
+        .header("Authorization", authorization)
+        .header("Content-Type", "application/json")
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .timeout(Duration::from_secs(30))
+        .body(RESPOND_BODY)
 }
 
 /// Open `n` pending approval gates in `session`, one after the other (not timed; one at
@@ -250,21 +277,19 @@ pub async fn create_gates(
             })
         })
         .collect::<Result<_, _>>()?;
-    let rows: Vec<Result<String, BenchError>> =
-        futures::stream::iter(requests)
-            .map(|request| async move {
-                let row = client.interactions().create(&request).await.map_err(|e| {
-                    BenchError::Request {
-                        what: "opening a gate".into(),
-                        reason: e.to_string(),
-                    }
-                })?;
-                row.id
-                    .ok_or_else(|| BenchError::Invariant("a created gate has no id".into()))
-            })
-            .buffered(1)
-            .collect()
-            .await;
+    let rows: Vec<Result<String, BenchError>> = futures::stream::iter(requests)
+        .map(|request| async move {
+            let row = client
+                .interactions()
+                .create(&request)
+                .await
+                .map_err(failed("opening a gate"))?;
+            row.id
+                .ok_or_else(|| BenchError::Invariant("a created gate has no id".into()))
+        })
+        .buffered(1)
+        .collect()
+        .await;
     rows.into_iter().collect()
 }
 
@@ -299,14 +324,13 @@ async fn client_respond(client: &Client, id: &str) -> Result<Duration, BenchErro
         .interactions()
         .respond(id, &Answer::approve())
         .await
-        .map_err(|e| BenchError::Request {
-            what: "client respond".into(),
-            reason: e.to_string(),
-        })?;
+        .map_err(failed("client respond"))?;
     Ok(started.elapsed())
 }
 
-fn db_error(what: &'static str) -> impl Fn(sqlx::Error) -> BenchError {
+/// A request (HTTP or SQL) that failed where the benchmark needs it to succeed, as a
+/// `map_err` argument: `.map_err(failed("client respond"))`.
+fn failed<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> BenchError {
     move |e| BenchError::Request {
         what: what.to_string(),
         reason: e.to_string(),

@@ -8,8 +8,8 @@ use serde::Serialize;
 use gatehouse_server::testing::TestServer;
 
 use super::{
-    bare_http, client_for, client_respond, create_gates, micros, summary, LiveConfig, Runtimes,
-    RESPOND_BODY,
+    bare_http, client_for, client_respond, create_gates, failed, micros, respond_post, summary,
+    LiveConfig, Runtimes,
 };
 use crate::stats::Summary;
 use crate::BenchError;
@@ -36,25 +36,16 @@ async fn bare_respond(
 ) -> Result<Duration, BenchError> {
     let started = Instant::now();
     let url = server.url(&format!("/api/sessions/interactions/{id}/respond"));
-    let response = http
-        .post(url)
-        .header("Authorization", server.authorization())
-        .header("Content-Type", "application/json")
+    let response = respond_post(http, &url, &server.authorization())
         .header("Accept", "application/json")
-        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
-        .timeout(Duration::from_secs(30))
-        .body(RESPOND_BODY)
         .send()
         .await
-        .map_err(|e| BenchError::Request {
-            what: "bare respond".into(),
-            reason: e.to_string(),
-        })?;
+        .map_err(failed("bare respond"))?;
     let status = response.status();
-    let body = response.bytes().await.map_err(|e| BenchError::Request {
-        what: "bare respond body".into(),
-        reason: e.to_string(),
-    })?;
+    let body = response
+        .bytes()
+        .await
+        .map_err(failed("bare respond body"))?;
     if status != reqwest::StatusCode::OK || body.is_empty() {
         return Err(BenchError::Request {
             what: "bare respond".into(),

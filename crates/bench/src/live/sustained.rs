@@ -8,9 +8,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use gatehouse_client::{Answer, Client};
-use gatehouse_server::testing::{try_spawn, TestServerOptions};
+use gatehouse_server::testing::TestServerOptions;
 
-use super::{client_for, db_error, millis, LiveConfig, Runtimes};
+use super::{client_for, failed, millis, LiveConfig, Runtimes};
 use crate::BenchError;
 
 /// Row 9: sustained responds against the resume workers, on one backend.
@@ -54,13 +54,13 @@ impl Queue {
             Self::Postgres(
                 sqlx::PgPool::connect(url)
                     .await
-                    .map_err(db_error("opening the Postgres queue"))?,
+                    .map_err(failed("opening the Postgres queue"))?,
             )
         } else {
             Self::Sqlite(
                 sqlx::SqlitePool::connect(url)
                     .await
-                    .map_err(db_error("opening the SQLite queue"))?,
+                    .map_err(failed("opening the SQLite queue"))?,
             )
         })
     }
@@ -71,7 +71,7 @@ impl Queue {
             Self::Sqlite(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
             Self::Postgres(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
         }
-        .map_err(db_error("counting resume jobs"))?;
+        .map_err(failed("counting resume jobs"))?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
@@ -95,18 +95,15 @@ pub fn bench_sustained(
         Some(url) => Some(
             rt.driver
                 .block_on(gatehouse_server::testing::fresh_postgres_database(url))
-                .map_err(db_error("creating the bench database"))?,
+                .map_err(failed("creating the bench database"))?,
         ),
         None => None,
     };
-    let options = TestServerOptions {
+    // The default options: the resume dispatcher on, its workers are what is measured.
+    let server = rt.spawn_server_with(TestServerOptions {
         database_url: database_url.clone(),
         ..TestServerOptions::default()
-    };
-    let server = rt
-        .server
-        .block_on(try_spawn(options))
-        .map_err(|e| BenchError::Server(e.to_string()))?;
+    })?;
     let url = database_url
         .clone()
         .unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
@@ -165,15 +162,11 @@ async fn sustained_on(
                         ..Default::default()
                     },
                 };
-                let parked =
-                    client
-                        .service()
-                        .invoke(&request)
-                        .await
-                        .map_err(|e| BenchError::Request {
-                            what: "a sustained-load run".into(),
-                            reason: e.to_string(),
-                        })?;
+                let parked = client
+                    .service()
+                    .invoke(&request)
+                    .await
+                    .map_err(failed("a sustained-load run"))?;
                 let Some(gate) = parked.interaction_ids.first() else {
                     return Err(BenchError::Invariant(
                         "a sustained-load run did not park".into(),
@@ -183,10 +176,7 @@ async fn sustained_on(
                     .interactions()
                     .respond(gate, &Answer::approve())
                     .await
-                    .map_err(|e| BenchError::Request {
-                        what: "a sustained-load respond".into(),
-                        reason: e.to_string(),
-                    })?;
+                    .map_err(failed("a sustained-load respond"))?;
                 // Counted only inside the window.
                 if !stop.load(Ordering::SeqCst) {
                     responds.fetch_add(1, Ordering::SeqCst);
