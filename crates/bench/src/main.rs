@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gatehouse_bench::inputs::{config_64k, golden_blob, inputs_to_json, shared_stamp_inputs};
-use gatehouse_bench::live::{report_json, run_all, LiveConfig, PythonFfi};
+use gatehouse_bench::live::{report_json, run_all, KotlinFfi, LiveConfig, PythonFfi, SwiftFfi};
 use gatehouse_bench::{stamp_outputs, BenchError};
 
 fn main() -> ExitCode {
@@ -48,6 +48,20 @@ fn flag_value(args: &[String], name: &str) -> Option<String> {
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
         .cloned()
+}
+
+/// The values after `--first` and `--second`, when both are given.
+fn flag_pair(args: &[String], first: &str, second: &str) -> Option<(String, String)> {
+    flag_value(args, first).zip(flag_value(args, second))
+}
+
+/// The full run's counts, or the smoke run's with `--quick`.
+fn counts(args: &[String]) -> LiveConfig {
+    if args.iter().any(|a| a == "--quick") {
+        LiveConfig::quick()
+    } else {
+        LiveConfig::full()
+    }
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), BenchError> {
@@ -97,11 +111,7 @@ fn prepare_stamp(args: &[String]) -> Result<(), BenchError> {
 }
 
 fn approve_all_only(args: &[String]) -> Result<(), BenchError> {
-    let config = if args.iter().any(|a| a == "--quick") {
-        LiveConfig::quick()
-    } else {
-        LiveConfig::full()
-    };
+    let config = counts(args);
     let rt = gatehouse_bench::live::Runtimes::new()?;
     let rtt = match flag_value(args, "--rtt-ms") {
         None => None,
@@ -125,10 +135,7 @@ fn approve_all_only(args: &[String]) -> Result<(), BenchError> {
 fn binding_flags(args: &[String], config: &mut LiveConfig) {
     // Absolute: Maven and SwiftPM run in their own project's folder.
     let absolute = |dir: String| std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into());
-    if let (Some(script), Some(package_dir)) = (
-        flag_value(args, "--ffi-script"),
-        flag_value(args, "--python-package"),
-    ) {
+    if let Some((script, package_dir)) = flag_pair(args, "--ffi-script", "--python-package") {
         config.python_ffi = Some(PythonFfi {
             python: flag_value(args, "--python").unwrap_or_else(|| "python3".into()),
             script: PathBuf::from(script),
@@ -136,20 +143,14 @@ fn binding_flags(args: &[String], config: &mut LiveConfig) {
         });
     }
     config.postgres_url = flag_value(args, "--postgres-url");
-    if let (Some(project_dir), Some(lib_dir)) = (
-        flag_value(args, "--kotlin-project"),
-        flag_value(args, "--kotlin-lib-dir"),
-    ) {
-        config.kotlin_ffi = Some(gatehouse_bench::live::KotlinFfi {
+    if let Some((project_dir, lib_dir)) = flag_pair(args, "--kotlin-project", "--kotlin-lib-dir") {
+        config.kotlin_ffi = Some(KotlinFfi {
             project_dir: absolute(project_dir),
             lib_dir: absolute(lib_dir),
         });
     }
-    if let (Some(package_dir), Some(lib_dir)) = (
-        flag_value(args, "--swift-package"),
-        flag_value(args, "--swift-lib-dir"),
-    ) {
-        config.swift_ffi = Some(gatehouse_bench::live::SwiftFfi {
+    if let Some((package_dir, lib_dir)) = flag_pair(args, "--swift-package", "--swift-lib-dir") {
+        config.swift_ffi = Some(SwiftFfi {
             package_dir: absolute(package_dir),
             lib_dir: absolute(lib_dir),
         });
@@ -161,11 +162,7 @@ fn out_and_config(args: &[String]) -> Result<(PathBuf, LiveConfig), BenchError> 
     let out = PathBuf::from(
         flag_value(args, "--out").ok_or_else(|| BenchError::Invalid("--out is required".into()))?,
     );
-    let mut config = if args.iter().any(|a| a == "--quick") {
-        LiveConfig::quick()
-    } else {
-        LiveConfig::full()
-    };
+    let mut config = counts(args);
     binding_flags(args, &mut config);
     Ok((out, config))
 }
