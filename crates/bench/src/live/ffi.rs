@@ -421,3 +421,40 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
     rt.stop_server(server);
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_drivers_answer_reads_in_microseconds_with_what_ran_it() {
+        let read = |text: &str| {
+            serde_json::from_str::<DriverSamples>(text)
+                .expect("a driver's answer parses")
+                .into_run()
+        };
+        let python = read(
+            r#"{"samples_ns": [2000.0], "process_cpu_ns_per_call": 500.0, "python": "3.12.1"}"#,
+        );
+        assert_eq!(python.samples_us, vec![2.0]);
+        assert_eq!(python.cpu_us_per_call, Some(0.5));
+        assert_eq!(python.version.as_deref(), Some("3.12.1"));
+        let kotlin = read(
+            r#"{"samples_ns": [1000.0], "process_cpu_ns_per_call": null, "jvm": "OpenJDK 17"}"#,
+        );
+        assert_eq!(kotlin.cpu_us_per_call, None);
+        assert_eq!(kotlin.version.as_deref(), Some("OpenJDK 17"));
+        let swift = read(r#"{"samples_ns": [3000.0]}"#);
+        assert_eq!(swift.samples_us, vec![3.0]);
+        assert_eq!(swift.version, None);
+    }
+
+    #[test]
+    fn a_failed_drivers_error_names_its_last_line() {
+        assert_eq!(
+            last_line("Traceback\n  File x\nValueError: boom\n\n"),
+            "ValueError: boom"
+        );
+        assert_eq!(last_line("  \n"), "no output");
+    }
+}
