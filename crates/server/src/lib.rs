@@ -141,6 +141,7 @@ pub mod runner;
 pub mod service;
 pub mod store;
 pub mod testing;
+pub mod uri;
 
 use std::net::SocketAddr;
 use std::ops::Deref;

@@ -13,7 +13,7 @@ use gatehouse_wire::invoke::{
 use gatehouse_wire::JsonObject;
 
 use super::extract::{ActorName, JsonBody, ProjectId};
-use super::json;
+use super::reply::json;
 use crate::error::{ApiError, ApiResult};
 use crate::service::{begin_turn, end_turn, TurnInput, TurnWrite};
 use crate::store::{StoreError, TurnRecord};

@@ -12,7 +12,8 @@
 //! | [`crate::execution::api`] | B2 at AgentPlat's root paths `/rooms/...` and under `/api/rooms/...`: not here but in the execution folder; [`router`] mounts it when the execution service is on |
 //!
 //! [`extract`] holds the request extractors every area shares (the execution routes
-//! too). Every route but capabilities needs an API key; every `/api` route but
+//! too), [`reply`] the JSON answers; neither names anything above it, so an area's routes
+//! use them without depending on this router. Every route but capabilities needs an API key; every `/api` route but
 //! capabilities needs `?project_id=<uuid>`, which the key must be bound to
 //! ([`crate::auth::authorize_project`]). Unknown routes answer 404 `ROUTE_NOT_FOUND`.
 //!
@@ -28,6 +29,7 @@ pub mod extract;
 pub mod interactions;
 pub mod invoke;
 pub mod openapi;
+pub mod reply;
 pub mod runs;
 
 use std::time::Instant;
@@ -43,6 +45,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::AppState;
+use reply::json_text;
 
 pub use extract::{JsonBody, ProjectId};
 
@@ -60,23 +63,6 @@ pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
         capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);
     }
     capabilities
-}
-
-/// A 200 response with a JSON text body.
-pub(crate) fn json_text(body: String) -> Response {
-    (
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
-}
-
-/// A 200 response with `value` as JSON.
-pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response {
-    match serde_json::to_string(value) {
-        Ok(body) => json_text(body),
-        Err(err) => ApiError::internal("encoding the response", &err).into_response(),
-    }
 }
 
 /// `GET /health`: AgentPlat's liveness answer (no auth), for its clients and probes.

@@ -17,7 +17,7 @@ use axum::Router;
 use gatehouse_wire::run::{MessageContent, RunEvent, RunRequest, RunResult, RunStreamRecord};
 
 use super::extract::JsonBody;
-use super::json;
+use super::reply::json;
 use crate::error::{ApiError, ApiResult};
 use crate::runner::{self, default_script, parse_script, HarnessEnd, StartAt, TurnContext};
 use crate::service::last_user_text;
