@@ -9,19 +9,20 @@
 //!
 //! ## The rule
 //!
-//! **Interactions are layered across the crate; execution is one folder.**
+//! **Each area is one folder; what several share, and the wiring, stay at the top.**
 //!
-//! - Interactions (A4-A6, C1) and the turns that open and resume them: HTTP in
-//!   [`api`], SQL in [`store`], the turn itself in [`service`] (which runs the harness
-//!   of [`runner`]), the resume of an answered gate in [`dispatch`].
+//! - Interactions (A4-A6, C1) and the turns that open and resume them live in
+//!   [`interactions`]: routes ([`interactions::api`], [`interactions::invoke`]), SQL
+//!   ([`interactions::store`]), the turn itself ([`interactions::turn`], which runs the
+//!   harness of [`runner`]), the resume of an answered gate ([`interactions::dispatch`]).
 //! - Execution sessions and interventions (B1-B3) live in [`execution`], with the same
 //!   layers inside: routes ([`execution::api`]), SQL ([`execution::store`]), pure rules
 //!   ([`execution::rules`]), and the intervention dispatcher that claims, applies and
 //!   resolves at a turn's checkpoints ([`execution::hooks`]).
 //!
-//! Dependencies go one way: `api` uses `service`, `runner` and `store`; `dispatch` uses
-//! `service` and `store`; `service` uses `runner` and `store`; `runner` and `store` use
-//! neither each other nor anything above them. `execution` uses the shared plumbing
+//! Dependencies go one way: `api` mounts the areas; the areas use the shared plumbing
+//! (`store`, `runner`, `api::extract`, `api::reply`, `auth`, `error`, `uri`) and never
+//! each other; the plumbing uses nothing above it. `execution` uses the shared plumbing
 //! (`store`, `runner`'s hook traits, `api::extract`, `auth`, `error`); the rest of the
 //! crate reaches it in two places only: [`start`] (its hook provider and its
 //! reconciler) and [`api::router`] (which mounts its routes when
@@ -33,19 +34,19 @@
 //! | module | what it owns |
 //! |---|---|
 //! | [`api`] | the HTTP surface: [`api::router`] assembles every route, the auth layer, the 404/405 fallbacks, panic catching and the request log; one file per area of Agenta-shaped routes |
-//! | [`api::interactions`] | the interaction endpoints (A5) and the SSE watch stream |
-//! | [`api::invoke`] | invoke (runs a turn), a session's turns, workflow revision commits |
+//! | [`interactions`] | the interaction endpoints (A5, C4), the SSE watch stream, invoke, the turn, the resume workers, their SQL |
 //! | [`api::capabilities`] | `GET /api/capabilities` (C5) |
 //! | [`api::runs`] | the runner tier's stateless `POST /run` |
 //! | [`api::extract`] | request extractors (project id, actor, JSON bodies) whose rejections name the field |
-//! | [`service`] | the service tier: config resolution (A6), the `/run` request with its stamp (A2), what a turn leaves behind (turn row, gate row, parked state), and the watch-stream bracket of a turn ([`service::begin_turn`], [`service::end_turn`]) |
+//! | [`interactions::turn`] | the service tier: config resolution (A6), the `/run` request with its stamp (A2), what a turn leaves behind (turn row, gate row, parked state), and the watch-stream bracket of a turn ([`interactions::turn::begin_turn`], [`interactions::turn::end_turn`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
-//! | [`dispatch`] | the resume worker: claims answered gates' resume jobs under a lease and resumes their parked turns, exactly once |
-//! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`) |
+//! | [`interactions::dispatch`] | the resume worker: claims answered gates' resume jobs under a lease and resumes their parked turns, exactly once |
+//! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
+//! | [`uri`] | percent-decoding and the query string, below the auth layer and the extractors |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
-//! | [`admission`] | admission control: a new answer waits while the resume backlog is at its limit, so the backlog stays bounded under load |
-//! | [`guard`] | a running turn's hold on its work: the heartbeat that renews its leases, and the tool-run ledger that lets an approved tool run once |
-//! | [`events`] | the in-process bus that feeds the watch streams |
+//! | [`interactions::admission`] | admission control: a new answer waits while the resume backlog is at its limit, so the backlog stays bounded under load |
+//! | [`interactions::guard`] | a running turn's hold on its work: the heartbeat that renews its leases, and the tool-run ledger that lets an approved tool run once |
+//! | [`interactions::events`] | the in-process bus that feeds the watch streams |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`http`] | serving connections: the accept loop, HTTP/1.1, the header-read timeout, the per-client connection cap, JSON for hyper's own parse-error answers |
 //! | [`error`] | [`error::ApiError`]: every failure as a JSON body with a machine code, in Agenta's or AgentPlat's envelope |
@@ -67,16 +68,16 @@
 //!
 //! | method | path | handler | what |
 //! |---|---|---|---|
-//! | `POST` | `/api/sessions/interactions/query` | [`api::interactions`] `query` | filter + window rows (A5) |
-//! | `GET` | `/api/sessions/interactions/{id}` | [`api::interactions`] `get_one` | one row |
-//! | `POST` | `/api/sessions/interactions/{id}/respond` | [`api::interactions`] `respond` | compare-and-set answer (C1); `Idempotency-Key` replays |
-//! | `POST` | `/api/sessions/interactions/` (and without the slash) | [`api::interactions`] `create` | a runner opens a gate (idempotent on session + token) |
-//! | `POST` | `/api/sessions/interactions/transition` | [`api::interactions`] `transition` | a runner resolves/cancels by token |
-//! | `POST` | `/api/sessions/interactions/cancel-stale` | [`api::interactions`] `cancel_stale` | cancel other turns' pending gates |
-//! | `GET` | `/api/sessions/streams/watch?session_id=` | [`api::interactions`] `watch` | SSE: `ready`, `interaction`, `records-changed`, `lifecycle`, heartbeats |
-//! | `POST` | `/api/invoke` | [`api::invoke`] `invoke` | run a turn (service tier) |
-//! | `GET` | `/api/sessions/{session_id}/turns` | [`api::invoke`] `turns` | a session's turns, oldest first |
-//! | `POST` | `/api/workflows/revisions/commit` | [`api::invoke`] `commit` | commit a revision, move the variant's HEAD |
+//! | `POST` | `/api/sessions/interactions/query` | [`interactions::api`] `query` | filter + window rows (A5) |
+//! | `GET` | `/api/sessions/interactions/{id}` | [`interactions::api`] `get_one` | one row |
+//! | `POST` | `/api/sessions/interactions/{id}/respond` | [`interactions::api`] `respond` | compare-and-set answer (C1); `Idempotency-Key` replays |
+//! | `POST` | `/api/sessions/interactions/` (and without the slash) | [`interactions::api`] `create` | a runner opens a gate (idempotent on session + token) |
+//! | `POST` | `/api/sessions/interactions/transition` | [`interactions::api`] `transition` | a runner resolves/cancels by token |
+//! | `POST` | `/api/sessions/interactions/cancel-stale` | [`interactions::api`] `cancel_stale` | cancel other turns' pending gates |
+//! | `GET` | `/api/sessions/streams/watch?session_id=` | [`interactions::api`] `watch` | SSE: `ready`, `interaction`, `records-changed`, `lifecycle`, heartbeats |
+//! | `POST` | `/api/invoke` | [`interactions::invoke`] `invoke` | run a turn (service tier) |
+//! | `GET` | `/api/sessions/{session_id}/turns` | [`interactions::invoke`] `turns` | a session's turns, oldest first |
+//! | `POST` | `/api/workflows/revisions/commit` | [`interactions::invoke`] `commit` | commit a revision, move the variant's HEAD |
 //! | `GET` | `/api/capabilities` | [`api::capabilities`] `capabilities` | what this host serves (C5), no auth |
 //! | `GET` | `/api/openapi.json` | [`api::openapi`] `openapi` | the OpenAPI 3.1 document of every route, no auth |
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}` | [`execution::api`] `get_session` | one execution session (B2) |
@@ -99,16 +100,16 @@
 //!
 //! | change | where |
 //! |---|---|
-//! | an interaction endpoint (new or changed) | the handler and its `routes()` entry in [`api::interactions`]; its SQL in `store/interactions.rs`; its entry in `gatehouse_wire::openapi::OPERATIONS` (then `cargo xtask schema`); a line in the route table above |
+//! | an interaction endpoint (new or changed) | the handler and its `routes()` entry in [`interactions::api`]; its SQL in `interactions/store/rows.rs`; its entry in `gatehouse_wire::openapi::OPERATIONS` (then `cargo xtask schema`); a line in the route table above |
 //! | any other route (new or changed) | beside its handler, ALSO its entry in `gatehouse_wire::openapi::OPERATIONS` and `cargo xtask schema` (the router/registry test and the staleness checks fail otherwise) |
 //! | a new area of Agenta-shaped routes | a new `api/<area>.rs` with a `routes()` merged in [`api::router`] (behind the auth `route_layer` unless public); its [`Capability`] in [`api::capabilities_for`] |
-//! | how a turn resolves its config, what its `/run` request carries, what it leaves behind, what the watch stream hears of it | [`service`] |
+//! | how a turn resolves its config, what its `/run` request carries, what it leaves behind, what the watch stream hears of it | [`interactions::turn`] |
 //! | what the harness does (script steps, permissions, checkpoints) | [`runner`] (`runner/script.rs` for the script format, `runner/hooks.rs` for the hook traits) |
-//! | resuming answered gates (lease, retry, completion) | [`dispatch`]; the queue's SQL in `store/jobs.rs` |
+//! | resuming answered gates (lease, retry, completion) | [`interactions::dispatch`]; the queue's SQL in `interactions/store/jobs.rs` |
 //! | execution sessions or interventions, anything of B1-B3 | [`execution`]: a rule in `rules.rs` (pure, unit-tested there), its persistence in `store.rs`, what a turn does at a checkpoint (binding, claim, apply, resolve, reconcile) in `hooks.rs`, a B2 route in `api.rs` |
-//! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); the queries in the `store/` file of that table, or `execution/store.rs` for `execution_sessions` |
+//! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); the queries in the `interactions/store/` file of that table, or `execution/store.rs` for `execution_sessions` |
 //! | an error code or message | the code in `gatehouse_wire::error::GatehouseCode` (wire crate; it decides the HTTP status), the text in `gatehouse_wire::error::messages`; the server builds it with [`error::ApiError`] (Agenta routes) or [`execution::ExecError`] (execution) |
-//! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`events`]; published after the write commits, by the handler or [`service::end_turn`] |
+//! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`interactions::events`]; published after the write commits, by the handler or [`interactions::turn::end_turn`] |
 //! | API keys, authentication, which project a key may act in | [`auth`]; a new route that takes its project from somewhere else (a header, the body) calls [`auth::authorize_project`] on it |
 //! | how connections are served, limits before the router (timeouts, per-client cap, hyper's own errors) | [`http`] |
 //! | identifier and body limits | [`api::extract`] |
@@ -122,23 +123,19 @@
 //! nothing committed (an OS crash may lose the last transactions). Set a `postgres://`
 //! URL for a shared database and run as many instances on it as you like: work is owned
 //! through leases (resume jobs, running sessions' holds), renewed by heartbeats while it
-//! runs ([`guard`]), fenced by tokens, and taken over after expiry by any instance
+//! runs ([`interactions::guard`]), fenced by tokens, and taken over after expiry by any instance
 //! ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A turn's
 //! effects are written in one transaction with the turn (its interventions applied, its
 //! session's end), and a tool call runs at most once per approval (the tool-run ledger).
 
-pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod config;
-pub mod dispatch;
 pub mod error;
-pub mod events;
 pub mod execution;
-pub mod guard;
 pub mod http;
+pub mod interactions;
 pub mod runner;
-pub mod service;
 pub mod store;
 pub mod testing;
 pub mod uri;
@@ -155,7 +152,8 @@ pub use config::{ApiKey, ServerConfig, DEV_API_KEY};
 pub use store::{Store, StoreError};
 
 use auth::KeyRing;
-use events::EventBus;
+use interactions::admission::{self, Backlog};
+use interactions::events::EventBus;
 use runner::{HookProvider, NoopHookProvider};
 
 /// Why a server could not start.
@@ -195,7 +193,7 @@ pub struct AppInner {
     /// Flips to true when the server shuts down (ends SSE streams and workers).
     pub shutdown: watch::Receiver<bool>,
     /// The resume backlog answers are admitted against ([`admission`]).
-    pub backlog: admission::Backlog,
+    pub backlog: Backlog,
     keys: KeyRing,
 }
 
@@ -226,7 +224,7 @@ impl AppState {
         shutdown: watch::Receiver<bool>,
     ) -> Self {
         let keys = KeyRing::new(&config.effective_keys());
-        let backlog = admission::Backlog::new(config.max_resume_backlog, config.backlog_wait);
+        let backlog = Backlog::new(config.max_resume_backlog, config.backlog_wait);
         Self(Arc::new(AppInner {
             config,
             store,
@@ -307,7 +305,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     }
     auth::warn_about_unbound_keys(&config);
     let store = Store::connect(&config.database_url).await?;
-    let scrubbed = service::scrub_parked_configs(
+    let scrubbed = interactions::turn::scrub_parked_configs(
         &store,
         gatehouse_wire::effective::StampPolicy::default().redaction,
     )
@@ -345,7 +343,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let dispatcher = state
         .config
         .run_dispatcher
-        .then(|| dispatch::spawn(state.clone()));
+        .then(|| interactions::dispatch::spawn(state.clone()));
     let reconciler = state
         .config
         .execution

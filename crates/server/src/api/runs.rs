@@ -19,8 +19,9 @@ use gatehouse_wire::run::{MessageContent, RunEvent, RunRequest, RunResult, RunSt
 use super::extract::JsonBody;
 use super::reply::json;
 use crate::error::{ApiError, ApiResult};
-use crate::runner::{self, default_script, parse_script, HarnessEnd, StartAt, TurnContext};
-use crate::service::last_user_text;
+use crate::runner::{
+    self, default_script, last_user_text, parse_script, HarnessEnd, StartAt, TurnContext,
+};
 use crate::AppState;
 
 /// NDJSON media type.

@@ -21,12 +21,12 @@ use sha2::{Digest, Sha256};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::StreamExt as _;
 
-use super::extract::{parse_uuid, ActorName, JsonBody, OptionalJsonBody, ProjectId};
-use super::reply::{json, json_text};
-use crate::error::{ApiError, ApiResult};
-use crate::store::{
+use super::store::{
     BatchRespondItem, InteractionFilter, NewInteraction, RespondOutcome, TransitionOutcome,
 };
+use crate::api::extract::{parse_uuid, ActorName, JsonBody, OptionalJsonBody, ProjectId};
+use crate::api::reply::{json, json_text};
+use crate::error::{ApiError, ApiResult};
 use crate::uri::query_map;
 use crate::AppState;
 use gatehouse_wire::batch::{

@@ -8,11 +8,14 @@
 
 use gatehouse_wire::JsonObject;
 
-use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
+use super::rows::{
+    insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
+    SELECT_COLUMNS,
+};
 use super::turns::{insert_turn, NewTurn};
-use super::{
-    in_tx, now_millis, now_text, to_json_text, with_pool, JoinedWrite, RowExt, Store, StoreError,
-    Tx,
+use crate::store::{
+    in_tx, now_millis, now_text, to_json_text, with_pool, Backend, JoinedWrite, RowExt, Store,
+    StoreError, Tx,
 };
 
 /// A job this worker holds the lease of.
@@ -89,8 +92,8 @@ impl Store {
             // On Postgres the candidate row is locked and rows other workers hold are
             // skipped; SQLite serializes writers (BEGIN IMMEDIATE), so no lock clause.
             let lock = match self.backend {
-                super::Backend::Postgres(_) => " FOR UPDATE SKIP LOCKED",
-                super::Backend::Sqlite(_) => "",
+                Backend::Postgres(_) => " FOR UPDATE SKIP LOCKED",
+                Backend::Sqlite(_) => "",
             };
             let sql = format!(
                 "UPDATE resume_jobs SET lease_owner = $1, lease_expires_ms = $2, \
@@ -180,10 +183,7 @@ impl Store {
         let now = now_text();
         let gate_args = completion.gate.as_ref().map(InsertArgs::new);
         let resume_turn_id = completion.turn.as_ref().map(|t| t.id.clone());
-        let select = format!(
-            "SELECT {} FROM interactions WHERE id = $1",
-            super::interactions::SELECT_COLUMNS
-        );
+        let select = format!("SELECT {} FROM interactions WHERE id = $1", SELECT_COLUMNS);
         let outcome = in_tx!(self, tx => {
             let done = sqlx::query(
                 "UPDATE resume_jobs SET state = 'done', resume_turn_id = $1, last_error = $2, \
@@ -221,7 +221,7 @@ impl Store {
                     .bind(&job.interaction_id)
                     .fetch_one(&mut *tx)
                     .await?;
-                let current = super::interactions::interaction_from_row(&row)?;
+                let current = interaction_from_row(&row)?;
                 let mut merged = current.resolution.clone().unwrap_or_default();
                 for (k, v) in extra {
                     merged.insert(k.clone(), v.clone());
@@ -229,7 +229,7 @@ impl Store {
                 let update = format!(
                     "UPDATE interactions SET status = 'resolved', resolution = $1, updated_at = $2 \
                      WHERE id = $3 AND status = 'responded' RETURNING {}",
-                    super::interactions::SELECT_COLUMNS
+                    SELECT_COLUMNS
                 );
                 let row = sqlx::query(&update)
                     .bind(to_json_text(&merged))
@@ -239,7 +239,7 @@ impl Store {
                     .await?;
                 resolved = row
                     .as_ref()
-                    .map(super::interactions::interaction_from_row)
+                    .map(interaction_from_row)
                     .transpose()?
                     .map(Box::new);
             }
@@ -267,14 +267,11 @@ impl Store {
         let now = now_text();
         let give_up = job.attempts >= MAX_ATTEMPTS;
         let state = if give_up { "failed" } else { "queued" };
-        let select = format!(
-            "SELECT {} FROM interactions WHERE id = $1",
-            super::interactions::SELECT_COLUMNS
-        );
+        let select = format!("SELECT {} FROM interactions WHERE id = $1", SELECT_COLUMNS);
         let update = format!(
             "UPDATE interactions SET status = 'resolved', resolution = $1, updated_at = $2 \
              WHERE id = $3 AND status = 'responded' RETURNING {}",
-            super::interactions::SELECT_COLUMNS
+            SELECT_COLUMNS
         );
         in_tx!(self, tx => {
             let n = sqlx::query(
@@ -302,7 +299,7 @@ impl Store {
             let Some(row) = row else {
                 return Ok(FailOutcome::GaveUp { resolved: None });
             };
-            let current = super::interactions::interaction_from_row(&row)?;
+            let current = interaction_from_row(&row)?;
             let mut resolution = current.resolution.clone().unwrap_or_default();
             resolution.insert(
                 "error".to_string(),
@@ -322,7 +319,7 @@ impl Store {
                 .await?;
             let resolved = row
                 .as_ref()
-                .map(super::interactions::interaction_from_row)
+                .map(interaction_from_row)
                 .transpose()?
                 .map(Box::new);
             Ok(FailOutcome::GaveUp { resolved })

@@ -10,7 +10,7 @@
 //! `resolution.error`) and the approved tool does not run. The parked state keeps the
 //! config REDACTED ([`ParkedState::config`]): nothing the redaction strips is at rest.
 //!
-//! Both callers, `POST /api/invoke` and the resume [`dispatch`](crate::dispatch)er, run a
+//! Both callers, `POST /api/invoke` and the resume [`dispatch`](super::dispatch)er, run a
 //! turn the same way: [`begin_turn`], write what [`ExecutedTurn`] holds in one
 //! transaction of their own, then [`end_turn`] (watch-stream events, the checkpoint
 //! hook's end of turn).
@@ -26,22 +26,22 @@ use gatehouse_wire::interaction::{
 };
 use gatehouse_wire::invoke::{InvokeRequest, TurnStatus};
 use gatehouse_wire::run::{
-    ChatMessage, Harness, MessageContent, Permissions, RunContext, RunContextReference,
-    RunContextRun, RunContextWorkflow, RunRequest, Sandbox,
+    ChatMessage, Harness, Permissions, RunContext, RunContextReference, RunContextRun,
+    RunContextWorkflow, RunRequest, Sandbox,
 };
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
+use super::guard::{GuardedTurn, TurnGuard};
+use super::store::{
+    turn_status_text, ClaimedJob, NewInteraction, NewTurn, RevisionRecord, VariantRecord,
+};
 use crate::error::ApiError;
-use crate::guard::{GuardedTurn, TurnGuard};
 use crate::runner::{
-    self, default_script, parse_script, CheckpointHook, GateRequest, HarnessEnd, StartAt, Step,
-    TurnContext,
+    self, default_script, last_user_text, parse_script, CheckpointHook, GateRequest, HarnessEnd,
+    StartAt, Step, TurnContext,
 };
-use crate::store::{
-    new_id, turn_status_text, ClaimedJob, JoinedWrite, NewInteraction, NewTurn, RevisionRecord,
-    Store,
-};
+use crate::store::{new_id, JoinedWrite, Store};
 use crate::AppState;
 
 /// The model of the service's registered default config.
@@ -223,7 +223,7 @@ async fn find_variant(
     store: &Store,
     project_id: &str,
     references: &References,
-) -> Result<Option<crate::store::VariantRecord>, ApiError> {
+) -> Result<Option<VariantRecord>, ApiError> {
     let workflow = match &references.workflow {
         Some(r) => {
             store
@@ -306,18 +306,6 @@ pub fn config_script(parameters: &JsonObject, prompt: Option<&str>) -> Result<Ve
         Some(value) => parse_script(value),
         None => Ok(default_script(prompt)),
     }
-}
-
-/// The text of the last user message (the default script mentions it).
-pub fn last_user_text(messages: &[ChatMessage]) -> Option<String> {
-    messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
-        .and_then(|m| match m.content.as_ref()? {
-            MessageContent::Text(text) => Some(text.clone()),
-            MessageContent::Blocks(blocks) => blocks.iter().find_map(|b| b.text.clone()),
-        })
 }
 
 fn run_context_reference(reference: &Reference) -> RunContextReference {
@@ -615,7 +603,7 @@ impl ExecutedTurn {
             .map(|refused| serde_json::json!({ "code": refused.code, "message": refused.reason }))
     }
 
-    /// The hook's share of the commit, as [`crate::store`] takes it.
+    /// The hook's share of the commit, as the store takes it.
     pub fn joined_write(&self) -> Option<&dyn JoinedWrite> {
         self.session_write.as_deref()
     }

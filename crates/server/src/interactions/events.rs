@@ -1,7 +1,8 @@
-//! The in-process event bus that feeds the SSE watch streams. The code that wrote
-//! (an interaction handler in `api::interactions`, or `service::end_turn` for a turn)
-//! publishes once the store's transaction committed; a lagging subscriber is told to
-//! revalidate. Execution sessions have no bus: their event stream polls the store.
+//! The in-process event bus that feeds the SSE watch streams. The code that wrote (an
+//! interaction handler in [`api`](super::api), or [`end_turn`](super::turn::end_turn)
+//! for a turn) publishes once the store's transaction committed; a lagging subscriber is
+//! told to revalidate. Execution sessions have no bus: their event stream polls the
+//! store.
 
 use gatehouse_wire::interaction::{InteractionStatus, LifecycleState, WatchEvent};
 use tokio::sync::broadcast;

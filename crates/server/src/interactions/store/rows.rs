@@ -8,7 +8,7 @@ use gatehouse_wire::interaction::{
 };
 use gatehouse_wire::JsonObject;
 
-use super::{
+use crate::store::{
     from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError,
 };
 
@@ -280,7 +280,7 @@ impl InsertArgs {
 macro_rules! insert_interaction {
     ($exec:expr, $args:expr) => {{
         let a = $args;
-        let inserted = sqlx::query($crate::store::interactions::INSERT_SQL)
+        let inserted = sqlx::query($crate::interactions::store::rows::INSERT_SQL)
             .bind(&a.id)
             .bind(&a.project_id)
             .bind(&a.session_id)
@@ -301,7 +301,7 @@ macro_rules! insert_interaction {
             == 1;
         let sql = format!(
             "SELECT {} FROM interactions WHERE project_id = $1 AND session_id = $2 AND token = $3",
-            $crate::store::interactions::SELECT_COLUMNS
+            $crate::interactions::store::rows::SELECT_COLUMNS
         );
         let row = sqlx::query(&sql)
             .bind(&a.project_id)
@@ -309,8 +309,8 @@ macro_rules! insert_interaction {
             .bind(&a.token)
             .fetch_one(&mut *$exec)
             .await?;
-        Ok::<_, $crate::store::StoreError>($crate::store::interactions::CreateOutcome {
-            record: $crate::store::interactions::interaction_from_row(&row)?,
+        Ok::<_, $crate::store::StoreError>($crate::interactions::store::rows::CreateOutcome {
+            record: $crate::interactions::store::rows::interaction_from_row(&row)?,
             created: inserted,
         })
     }};

@@ -1,0 +1,33 @@
+//! Interactions (CONTRACT.md A2, A4-A6, C1, C4) and the turns that open and resume
+//! them: a turn runs the harness under its resolved config and parks at a gate (an
+//! interaction row); an answer flips the row once; a resume worker continues the parked
+//! turn under the config that raised the gate.
+//!
+//! | module | role |
+//! |---|---|
+//! | [`api`] | the interaction routes of A5, the batch respond (C4) and the SSE watch stream |
+//! | [`invoke`] | `POST /api/invoke` (runs a turn), a session's turns, workflow revision commits |
+//! | [`turn`] | one turn: resolve, build the `/run` request, run the harness, shape what it leaves behind; the watch-stream bracket ([`turn::begin_turn`], [`turn::end_turn`]) |
+//! | [`dispatch`] | the resume workers: claim an answered gate's job under a lease, resume its parked turn, exactly once |
+//! | [`guard`] | a running turn's hold on its work: the heartbeat renewing its leases, the tool-run ledger that lets an approved tool run once |
+//! | [`admission`] | a new answer waits while the resume backlog is at its limit |
+//! | [`events`] | the in-process bus that feeds the watch streams |
+//! | [`store`] | the SQL: rows and idempotency keys, the resume queue, turns, the tool-run ledger, the workflow registry |
+
+pub mod admission;
+pub mod api;
+pub mod dispatch;
+pub mod events;
+pub mod guard;
+pub mod invoke;
+pub mod store;
+pub mod turn;
+
+use axum::Router;
+
+use crate::AppState;
+
+/// Every route of interactions (relative to `/api`, behind the auth layer).
+pub fn routes() -> Router<AppState> {
+    api::routes().merge(invoke::routes())
+}
