@@ -305,7 +305,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     }
     auth::warn_about_unbound_keys(&config);
     let store = Store::connect(&config.database_url).await?;
-    let scrubbed = interactions::turn::scrub_parked_configs(
+    let scrubbed = interactions::parked::scrub_parked_configs(
         &store,
         gatehouse_wire::effective::StampPolicy::default().redaction,
     )

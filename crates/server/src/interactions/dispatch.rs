@@ -24,8 +24,9 @@ use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
 use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
+use super::parked::ParkedState;
 use super::store::{ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion};
-use super::turn::{begin_turn, end_turn, ParkedState, ResumePoint, TurnInput, TurnWrite};
+use super::turn::{begin_turn, end_turn, ResumePoint, TurnInput, TurnWrite};
 use crate::AppState;
 
 /// The actor recorded for resumes.

@@ -12,8 +12,9 @@ use gatehouse_wire::invoke::{
 };
 use gatehouse_wire::JsonObject;
 
+use super::config::redact_for_storage;
 use super::store::TurnRecord;
-use super::turn::{begin_turn, end_turn, redact_for_storage, TurnInput, TurnWrite};
+use super::turn::{begin_turn, end_turn, TurnInput, TurnWrite};
 use crate::api::extract::{ActorName, JsonBody, ProjectId};
 use crate::api::reply::json;
 use crate::error::{ApiError, ApiResult};

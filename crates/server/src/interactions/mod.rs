@@ -7,7 +7,9 @@
 //! |---|---|
 //! | [`api`] | the interaction routes of A5, the batch respond (C4) and the SSE watch stream |
 //! | [`invoke`] | `POST /api/invoke` (runs a turn), a session's turns, workflow revision commits |
-//! | [`turn`] | one turn: resolve, build the `/run` request, run the harness, shape what it leaves behind; the watch-stream bracket ([`turn::begin_turn`], [`turn::end_turn`]) |
+//! | [`turn`] | one turn, in named steps: its config, the stamped `/run` request, its execution session, the harness, the gate and parked state it leaves behind; the watch-stream bracket ([`turn::begin_turn`], [`turn::end_turn`]) |
+//! | [`config`] | a turn's config: the A6 hydration rule, the resume's fail-closed config, the registered default, what a turn reads from a config |
+//! | [`parked`] | the durable state of a parked turn (its config redacted), and the startup scrub of older ones |
 //! | [`dispatch`] | the resume workers: claim an answered gate's job under a lease, resume its parked turn, exactly once |
 //! | [`guard`] | a running turn's hold on its work: the heartbeat renewing its leases, the tool-run ledger that lets an approved tool run once |
 //! | [`admission`] | a new answer waits while the resume backlog is at its limit |
@@ -16,10 +18,12 @@
 
 pub mod admission;
 pub mod api;
+pub mod config;
 pub mod dispatch;
 pub mod events;
 pub mod guard;
 pub mod invoke;
+pub mod parked;
 pub mod store;
 pub mod turn;
 

@@ -1,14 +1,14 @@
-//! The service tier: resolves a turn's config by the A6 hydration rule, builds the `/run`
-//! request with `gatehouse-wire` (so `effectiveParameters` is stamped exactly as the SDK
-//! does), hands it to the runner tier, and shapes what the turn leaves behind (the turn
-//! record, the gate row with `data.parameters` = the stamped blob, the parked state).
+//! One turn of the service tier: [`execute_turn`] takes the config the turn runs under
+//! ([`super::config`]), builds the `/run` request with `gatehouse-wire` (so
+//! `effectiveParameters` is stamped exactly as the SDK does), runs it on the harness of
+//! [`crate::runner`] under the turn's checkpoint hook and guard, and shapes what the turn
+//! leaves behind (the turn record, the gate row with `data.parameters` = the stamped
+//! blob, the [`ParkedState`]).
 //!
-//! A resume fails closed: it runs under the config that raised its gate and nothing
-//! more permissive ([`resume_config`]): the parked turn's redacted config, else the
-//! row's stamp, else the revision the turn pinned; when none of them is left, the turn
-//! ends failed with the reason (on the turn, its execution run, and the row's
-//! `resolution.error`) and the approved tool does not run. The parked state keeps the
-//! config REDACTED ([`ParkedState::config`]): nothing the redaction strips is at rest.
+//! A resume fails closed: when the config that raised its gate cannot be recovered
+//! ([`resume_config`]), or its execution session already ended, the turn ends failed
+//! with the reason (on the turn, its execution run, and the row's `resolution.error`)
+//! and the approved tool does not run.
 //!
 //! Both callers, `POST /api/invoke` and the resume [`dispatch`](super::dispatch)er, run a
 //! turn the same way: [`begin_turn`], write what [`ExecutedTurn`] holds in one
@@ -17,296 +17,32 @@
 
 use std::sync::Arc;
 
-use gatehouse_wire::effective::{
-    redact_effective_parameters, Redaction, StampOutcome, StampPolicy,
-};
+use gatehouse_wire::effective::{redact_effective_parameters, StampOutcome, StampPolicy};
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
 };
 use gatehouse_wire::invoke::{InvokeRequest, TurnStatus};
 use gatehouse_wire::run::{
-    ChatMessage, Harness, Permissions, RunContext, RunContextReference, RunContextRun,
-    RunContextWorkflow, RunRequest, Sandbox,
+    ChatMessage, Harness, RunContext, RunContextReference, RunContextRun, RunContextWorkflow,
+    RunRequest, Sandbox,
 };
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
-use super::guard::{GuardedTurn, TurnGuard};
-use super::store::{
-    turn_status_text, ClaimedJob, NewInteraction, NewTurn, RevisionRecord, VariantRecord,
+use super::config::{
+    config_model, config_permissions, config_script, resolve_config, resume_config, ConfigSource,
+    ResolvedConfig,
 };
+use super::guard::{GuardedTurn, TurnGuard};
+use super::parked::ParkedState;
+use super::store::{turn_status_text, ClaimedJob, NewInteraction, NewTurn};
 use crate::error::ApiError;
 use crate::runner::{
-    self, default_script, last_user_text, parse_script, CheckpointHook, GateRequest, HarnessEnd,
-    StartAt, Step, TurnContext,
+    self, last_user_text, CheckpointHook, GateRequest, HarnessEnd, StartAt, Step, TurnContext,
 };
-use crate::store::{new_id, JoinedWrite, Store};
+use crate::store::{new_id, JoinedWrite};
 use crate::AppState;
-
-/// The model of the service's registered default config.
-pub const DEFAULT_MODEL: &str = "gatehouse/echo-1";
-
-/// The service's registered default config: used only when a fresh turn sent no inline
-/// config and hydration from references came back empty (A6); never for a resume. It is
-/// deny-by-default: a turn nobody configured runs no tool.
-pub fn default_parameters() -> JsonObject {
-    match serde_json::json!({
-        "agent": {
-            "llm": { "model": DEFAULT_MODEL },
-            "runner": { "permissions": { "default": "deny" } }
-        }
-    }) {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-/// Where a turn's config came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConfigSource {
-    /// The caller's inline `data.parameters` (a draft, or a resume's stamp).
-    Inline,
-    /// The caller's inline `data.revision`.
-    InlineRevision,
-    /// Hydrated from a pinned `workflow_revision` reference.
-    PinnedRevision,
-    /// Hydrated from the variant's HEAD at call time.
-    VariantHead,
-    /// The service's registered default.
-    Default,
-}
-
-impl ConfigSource {
-    /// A short name for logs and the parked state.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Inline => "inline",
-            Self::InlineRevision => "inline_revision",
-            Self::PinnedRevision => "pinned_revision",
-            Self::VariantHead => "variant_head",
-            Self::Default => "default",
-        }
-    }
-
-    /// The source named by [`ConfigSource::as_str`] (unknown names read as inline).
-    pub fn from_name(name: &str) -> Self {
-        match name {
-            "inline_revision" => Self::InlineRevision,
-            "pinned_revision" => Self::PinnedRevision,
-            "variant_head" => Self::VariantHead,
-            "default" => Self::Default,
-            _ => Self::Inline,
-        }
-    }
-}
-
-/// A resolved config and the references the turn runs with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResolvedConfig {
-    /// The config.
-    pub parameters: JsonObject,
-    /// Where it came from.
-    pub source: ConfigSource,
-    /// The references (as sent, completed from the registry when hydrated). Holds a
-    /// `workflow_revision` only when the run used a saved revision (or the caller named one).
-    pub references: References,
-}
-
-fn non_empty(obj: Option<&JsonObject>) -> Option<&JsonObject> {
-    obj.filter(|o| !o.is_empty())
-}
-
-fn revision_reference(revision: &RevisionRecord) -> Reference {
-    Reference {
-        id: Some(revision.id.clone()),
-        slug: Some(revision.slug.clone()),
-        version: Some(revision.version.to_string()),
-        extra: JsonObject::new(),
-    }
-}
-
-/// Resolve a turn's config by the A6 hydration rule.
-///
-/// Hydrate from references iff references were sent and the caller sent neither a
-/// non-empty `data.parameters` nor a non-empty `data.revision`
-/// (`gatehouse_wire::resume::should_hydrate_from_references`); a pinned
-/// `workflow_revision` wins over the variant's HEAD. The registered default fills in only
-/// after hydration came back empty (or when there was nothing to hydrate from).
-pub async fn resolve_config(
-    store: &Store,
-    project_id: &str,
-    request: &InvokeRequest,
-) -> Result<ResolvedConfig, ApiError> {
-    let mut references = request.references.clone().unwrap_or_default();
-    if gatehouse_wire::resume::should_hydrate_from_references(request) {
-        if let Some(revision) = hydrate(store, project_id, &references).await? {
-            let pinned = references.workflow_revision.is_some();
-            fill_references(store, project_id, &mut references, &revision).await?;
-            return Ok(ResolvedConfig {
-                parameters: revision.parameters,
-                source: if pinned {
-                    ConfigSource::PinnedRevision
-                } else {
-                    ConfigSource::VariantHead
-                },
-                references,
-            });
-        }
-        tracing::warn!(
-            project_id,
-            "references resolved to no revision; using the registered default config"
-        );
-    } else if let Some(parameters) = non_empty(request.data.parameters.as_ref()) {
-        return Ok(ResolvedConfig {
-            parameters: parameters.clone(),
-            source: ConfigSource::Inline,
-            references,
-        });
-    } else if let Some(revision) = non_empty(request.data.revision.as_ref()) {
-        // Agenta's inline revision: `{"data": {"parameters": {...}}}` or `{"parameters": ...}`.
-        let parameters = revision
-            .get("data")
-            .and_then(|d| d.get("parameters"))
-            .or_else(|| revision.get("parameters"))
-            .and_then(Value::as_object)
-            .filter(|p| !p.is_empty());
-        if let Some(parameters) = parameters {
-            return Ok(ResolvedConfig {
-                parameters: parameters.clone(),
-                source: ConfigSource::InlineRevision,
-                references,
-            });
-        }
-    }
-    Ok(ResolvedConfig {
-        parameters: default_parameters(),
-        source: ConfigSource::Default,
-        references,
-    })
-}
-
-/// The revision the references point at: the pinned revision, else the variant's HEAD.
-async fn hydrate(
-    store: &Store,
-    project_id: &str,
-    references: &References,
-) -> Result<Option<RevisionRecord>, ApiError> {
-    if let Some(pinned) = &references.workflow_revision {
-        if let Some(id) = pinned.id.as_deref() {
-            return Ok(store.get_revision(project_id, id).await?);
-        }
-        let variant = find_variant(store, project_id, references).await?;
-        let version = pinned
-            .version
-            .as_deref()
-            .and_then(|v| v.parse::<i64>().ok());
-        return Ok(store
-            .find_revision(
-                project_id,
-                pinned.slug.as_deref(),
-                variant.as_ref().map(|v| v.id.as_str()),
-                version,
-            )
-            .await?);
-    }
-    let Some(variant) = find_variant(store, project_id, references).await? else {
-        return Ok(None);
-    };
-    match variant.head_revision_id.as_deref() {
-        Some(head) => Ok(store.get_revision(project_id, head).await?),
-        None => Ok(None),
-    }
-}
-
-async fn find_variant(
-    store: &Store,
-    project_id: &str,
-    references: &References,
-) -> Result<Option<VariantRecord>, ApiError> {
-    let workflow = match &references.workflow {
-        Some(r) => {
-            store
-                .find_workflow(project_id, r.id.as_deref(), r.slug.as_deref())
-                .await?
-        }
-        None => None,
-    };
-    let workflow_id = workflow.as_ref().map(|w| w.id.as_str());
-    match &references.workflow_variant {
-        Some(r) => Ok(store
-            .find_variant(project_id, r.id.as_deref(), r.slug.as_deref(), workflow_id)
-            .await?),
-        None if workflow_id.is_some() => Ok(store
-            .find_variant(project_id, None, None, workflow_id)
-            .await?),
-        None => Ok(None),
-    }
-}
-
-/// Complete the references from the registry once a revision was found.
-async fn fill_references(
-    store: &Store,
-    project_id: &str,
-    references: &mut References,
-    revision: &RevisionRecord,
-) -> Result<(), ApiError> {
-    if let Some(workflow) = store
-        .find_workflow(project_id, Some(&revision.workflow_id), None)
-        .await?
-    {
-        references.workflow = Some(Reference {
-            id: Some(workflow.id),
-            slug: Some(workflow.slug),
-            version: None,
-            extra: JsonObject::new(),
-        });
-    }
-    if let Some(variant) = store
-        .find_variant(project_id, Some(&revision.variant_id), None, None)
-        .await?
-    {
-        references.workflow_variant = Some(Reference {
-            id: Some(variant.id),
-            slug: Some(variant.slug),
-            version: None,
-            extra: JsonObject::new(),
-        });
-    }
-    references.workflow_revision = Some(revision_reference(revision));
-    Ok(())
-}
-
-/// `agent.llm.model` of a config.
-pub fn config_model(parameters: &JsonObject) -> Option<String> {
-    parameters
-        .get("agent")?
-        .get("llm")?
-        .get("model")?
-        .as_str()
-        .map(str::to_string)
-}
-
-/// `agent.runner.permissions` of a config (Agenta's default `allow_reads` when absent).
-pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, String> {
-    let Some(value) = parameters
-        .get("agent")
-        .and_then(|a| a.get("runner"))
-        .and_then(|r| r.get("permissions"))
-    else {
-        return Ok(Permissions::default());
-    };
-    gatehouse_wire::from_json_value::<Permissions>(value.clone())
-        .map_err(|e| format!("agent.runner.permissions.{}: {}", e.path, e.reason))
-}
-
-/// The script of a config: `agent.script`, or the default script for `prompt`.
-pub fn config_script(parameters: &JsonObject, prompt: Option<&str>) -> Result<Vec<Step>, String> {
-    match parameters.get("agent").and_then(|a| a.get("script")) {
-        Some(value) => parse_script(value),
-        None => Ok(default_script(prompt)),
-    }
-}
 
 fn run_context_reference(reference: &Reference) -> RunContextReference {
     RunContextReference {
@@ -372,39 +108,6 @@ pub fn references_from_run_context(context: Option<&RunContext>) -> Option<Refer
     (!references.is_empty()).then_some(references)
 }
 
-/// The durable state of a parked turn: everything a resume needs.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ParkedState {
-    /// The whole script of the turn.
-    pub script: Vec<Step>,
-    /// The gated tool step.
-    pub gate: GateRequest,
-    /// The gate row's token.
-    pub token: String,
-    /// The config the turn ran under, REDACTED by the stamp's rule (exact and secret-free,
-    /// whatever its size: the stamp cap is for the wire and the row, not for this). A
-    /// resume runs under it. Absent only in a state written by an older version.
-    #[serde(default)]
-    pub config: Option<JsonObject>,
-    /// True when `config` is redacted (every state this version writes; an older state's
-    /// config is redacted when read, and at startup by [`scrub_parked_configs`]).
-    #[serde(default)]
-    pub config_redacted: bool,
-    /// Where that config came from.
-    pub config_source: String,
-    /// The model it ran under.
-    pub model: Option<String>,
-    /// The references it ran with.
-    pub references: Option<References>,
-    /// The stamped `effectiveParameters` (absent when not stamped).
-    pub stamped: Option<JsonObject>,
-    /// The execution session the turn ran in: its resume (and every retry of it)
-    /// continues there. Absent in a state written by an older version, or without the
-    /// execution service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub execution_session_id: Option<String>,
-}
-
 /// A turn to run.
 #[derive(Debug, Clone)]
 pub struct TurnInput {
@@ -432,61 +135,6 @@ pub struct ResumePoint {
     pub parked: ParkedState,
 }
 
-/// `parameters` as the server may keep them at rest: redacted by the stamp's rule (the
-/// labels of what was stripped are logged, never a value). A workflow revision is stored
-/// so: a turn needs nothing the redaction strips (secret references, such as a
-/// `credentials` block of vault key names, are kept).
-pub fn redact_for_storage(parameters: JsonObject, what: &str) -> JsonObject {
-    let (redacted, stripped) =
-        redact_effective_parameters(parameters, StampPolicy::default().redaction);
-    for label in &stripped {
-        tracing::info!(%what, field = %label, "stripped a secret field before storing");
-    }
-    redacted
-}
-
-/// Redact the config of every parked state an older version wrote unredacted (no
-/// `config_redacted` marker), in place, so no stripped secret stays at rest. Run once at
-/// startup; a failure is logged and retried at the next start (a resume redacts such a
-/// config before use anyway). Returns how many states were rewritten.
-pub async fn scrub_parked_configs(store: &Store, redaction: Redaction) -> usize {
-    let mut rewritten = 0;
-    loop {
-        let batch = match store.unredacted_parked_states(100).await {
-            Ok(batch) => batch,
-            Err(err) => {
-                tracing::warn!(error = %err, "reading older parked states failed; scrub retried at next start");
-                return rewritten;
-            }
-        };
-        if batch.is_empty() {
-            return rewritten;
-        }
-        for (turn_id, mut state) in batch {
-            if !state.is_object() {
-                // Not a parked state at all (a resume could not read it either): keep only
-                // the marker, so nothing unknown stays and the scrub moves on.
-                state = serde_json::json!({ "config_redacted": true });
-            }
-            if let Some(object) = state.as_object_mut() {
-                if let Some(Value::Object(config)) = object.remove("config") {
-                    let (redacted, stripped) = redact_effective_parameters(config, redaction);
-                    if !stripped.is_empty() {
-                        tracing::info!(%turn_id, fields = ?stripped, "redacted an older parked state's config");
-                    }
-                    object.insert("config".to_string(), Value::Object(redacted));
-                }
-                object.insert("config_redacted".to_string(), Value::Bool(true));
-            }
-            if let Err(err) = store.replace_parked_state(&turn_id, &state).await {
-                tracing::warn!(%turn_id, error = %err, "scrubbing an older parked state failed; retried at next start");
-                return rewritten;
-            }
-            rewritten += 1;
-        }
-    }
-}
-
 /// The code of `resolution.error` on a row whose resume was refused because the config
 /// that raised its gate cannot be recovered.
 pub const RESUME_REFUSED_CODE: &str = "CONFIG_UNRECOVERABLE";
@@ -502,69 +150,6 @@ pub struct RefusedResume {
     pub code: &'static str,
     /// Why.
     pub reason: String,
-}
-
-/// The config a resume runs under: the config that raised the gate, never a more
-/// permissive one (fail closed). In order: the parked turn's redacted config; the row's
-/// stamp (the resume body's inline `data.parameters`, the same redacted config); the
-/// revision the turn pinned (`references.workflow_revision` by id, present only when the
-/// turn ran that saved revision). Never the variant's HEAD nor the registered default.
-/// `Err` says why none is left; the turn then does not run its tool.
-pub async fn resume_config(
-    store: &Store,
-    project_id: &str,
-    parked: &ParkedState,
-    invoke: &InvokeRequest,
-    redaction: Redaction,
-) -> Result<ResolvedConfig, String> {
-    let references = invoke
-        .references
-        .clone()
-        .or_else(|| parked.references.clone())
-        .unwrap_or_default();
-    let source = ConfigSource::from_name(&parked.config_source);
-    if let Some(config) = non_empty(parked.config.as_ref()) {
-        let parameters = if parked.config_redacted {
-            config.clone()
-        } else {
-            redact_effective_parameters(config.clone(), redaction).0
-        };
-        return Ok(ResolvedConfig {
-            parameters,
-            source,
-            references,
-        });
-    }
-    if let Some(stamp) = non_empty(invoke.data.parameters.as_ref()) {
-        return Ok(ResolvedConfig {
-            parameters: stamp.clone(),
-            source: ConfigSource::Inline,
-            references,
-        });
-    }
-    let pinned = references
-        .workflow_revision
-        .as_ref()
-        .and_then(|r| r.id.as_deref());
-    let Some(revision_id) = pinned else {
-        return Err(
-            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run"
-                .to_string(),
-        );
-    };
-    match store.get_revision(project_id, revision_id).await {
-        Ok(Some(revision)) => Ok(ResolvedConfig {
-            parameters: redact_effective_parameters(revision.parameters, redaction).0,
-            source: ConfigSource::PinnedRevision,
-            references,
-        }),
-        Ok(None) => Err(format!(
-            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run"
-        )),
-        Err(err) => Err(format!(
-            "the config this turn was gated under could not be read ({err}); the approved              tool did not run"
-        )),
-    }
 }
 
 /// A turn that ran (not yet persisted).
@@ -619,281 +204,413 @@ impl std::fmt::Debug for ExecutedTurn {
     }
 }
 
-/// Resolve, build the `/run` request, and run the harness. Writes nothing: the caller
-/// persists [`ExecutedTurn`] in one transaction (an invoke, or a resume completion).
+/// Run one turn, in five steps (each a method of the private `TurnRun`): `config` (the
+/// config it runs under), `run_request` (the stamped `/run` request), `start_hook` (the
+/// checkpoint hook opens the run's execution session, the guard holds the turn's
+/// leases), `run_script` (the harness, or a failure without running a step), then
+/// `park` when it stopped at a gate. Writes nothing: the caller persists
+/// [`ExecutedTurn`] in one transaction (an invoke, or a resume completion).
 pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<ExecutedTurn, ApiError> {
-    let TurnInput {
-        project_id,
-        actor,
-        invoke,
-        resume,
-        job,
-    } = input;
-    let session_id = invoke
-        .session_id
-        .clone()
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(new_id);
-    let turn_id = new_id();
-    let policy = StampPolicy::with_max_bytes(state.config.stamp_max_bytes);
-    let (resolved, resume_refused) = match &resume {
-        None => (
-            resolve_config(&state.store, &project_id, &invoke).await?,
-            None,
-        ),
-        Some(point) => match resume_config(
-            &state.store,
-            &project_id,
-            &point.parked,
-            &invoke,
-            policy.redaction,
-        )
-        .await
-        {
-            Ok(resolved) => (resolved, None),
-            Err(reason) => {
-                let reason = RefusedResume {
-                    code: RESUME_REFUSED_CODE,
-                    reason,
-                };
-                tracing::warn!(
-                    %project_id, %session_id, interaction_id = %point.interaction_id,
-                    reason = %reason.reason, "resume refused: failing closed"
-                );
-                let refused = ResolvedConfig {
-                    parameters: JsonObject::new(),
-                    source: ConfigSource::from_name(&point.parked.config_source),
-                    references: invoke.references.clone().unwrap_or_default(),
-                };
-                (refused, Some(reason))
-            }
-        },
-    };
+    let run = TurnRun::new(state, input);
+    let (resolved, config_refused) = run.config().await?;
     let model = config_model(&resolved.parameters);
-    let messages = invoke.data.inputs.messages.clone();
     tracing::info!(
-        %project_id, %session_id, %turn_id,
+        project_id = %run.project_id, session_id = %run.session_id, turn_id = %run.turn_id,
         config_source = resolved.source.as_str(),
         model = model.as_deref().unwrap_or("-"),
-        resumed = resume.is_some(),
+        resumed = run.resume.is_some(),
         "turn starting"
     );
+    let mut request = run.run_request(&resolved, model.as_deref());
 
-    let (request, stamp) = RunRequest::new(
-        Harness::PiCore,
-        Sandbox::Local,
-        model.clone().unwrap_or_default(),
-        messages.clone(),
-    )
-    .for_session(
-        session_id.clone(),
-        // The stamp consumes its input; the config is still needed below (the harness
-        // script, permissions, the interaction row), so the stamp gets its own copy.
-        Value::Object(resolved.parameters.clone()),
-        &policy,
-    );
-    match &stamp {
-        StampOutcome::Stamped {
-            measured_bytes,
-            stripped,
-        } => {
-            for label in stripped {
-                tracing::info!(%turn_id, field = %label, "stripped a secret field before stamping");
-            }
-            tracing::debug!(%turn_id, measured_bytes, "effectiveParameters stamped");
-        }
-        other => tracing::warn!(%turn_id, outcome = ?other, "effectiveParameters not stamped"),
-    }
-    let mut request = request
-        .with_run_context(run_context(
-            &resolved.references,
-            &resolved.source,
-            resume.is_some(),
-        ))
-        .with_turn_id(turn_id.clone())
-        .with_project_id(project_id.clone());
-    if model.is_none() {
-        request.model = None;
-    }
-    // The harness's misbehaviour switch for protected-action tests (see runner).
-    if resolved
-        .parameters
-        .get("agent")
-        .and_then(|a| a.get("runner"))
-        .and_then(|r| r.get("skip_pre_action"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-    {
-        request
-            .extra
-            .insert(runner::SKIP_PRE_ACTION_KEY.to_string(), Value::Bool(true));
-    }
+    let (hook, session_refused) = run.start_hook(&resolved, model.clone()).await?;
+    // The config's refusal, when there is one, is the reason the row gives.
+    let resume_refused = config_refused.or(session_refused);
 
-    let script_and_start = match &resume {
-        Some(point) => Ok((
-            point.parked.script.clone(),
-            StartAt::Resume(point.parked.gate.clone()),
-        )),
-        None => config_script(&resolved.parameters, last_user_text(&messages).as_deref())
-            .map(|script| (script, StartAt::Fresh)),
-    };
-    let permissions = config_permissions(&resolved.parameters);
-
-    let ctx = TurnContext {
-        project_id: project_id.clone(),
-        session_id: session_id.clone(),
-        turn_id: turn_id.clone(),
-        resumed_from_interaction_id: resume.as_ref().map(|r| r.interaction_id.clone()),
-        model: model.clone(),
-        actor: actor.clone(),
-        parameters: Some(resolved.parameters.clone()),
-        references: Some(resolved.references.clone()),
-        predecessor_session_id: invoke
-            .data
-            .extra
-            .get("execution")
-            .and_then(|e| e.get("predecessorSessionId"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        execution_session_id: resume
-            .as_ref()
-            .and_then(|r| r.parked.execution_session_id.clone()),
-    };
-    let inner = state.hooks.hook_for(&ctx);
-    let mut resume_refused = resume_refused;
-    match inner.turn_started().await {
-        Ok(()) => {}
-        // A run is never resumed outside its session: the resume is refused, the
-        // approved tool does not run, the row says why.
-        Err(err) if resume.is_some() && err.code == GatehouseCode::SessionNotActive => {
-            tracing::warn!(%project_id, %session_id, reason = %err.detail_text(), "resume refused: the run's execution session ended");
-            resume_refused.get_or_insert(RefusedResume {
-                code: SESSION_ENDED_CODE,
-                reason: err.detail_text(),
-            });
-        }
-        Err(err) => return Err(err),
-    }
-    let guard = TurnGuard::start(
-        inner,
-        state.store.clone(),
-        GuardedTurn {
-            project_id: project_id.clone(),
-            session_id: session_id.clone(),
-            turn_id: turn_id.clone(),
-            job,
-        },
-        state.config.lease,
-    );
-    let hook: Arc<dyn CheckpointHook> = guard;
-    // Tool call ids: a fresh turn's own; every attempt of one resume names its calls
-    // after the answered gate, so the tool-run ledger knows them again.
-    let call_seed = resume
-        .as_ref()
-        .map(|r| r.interaction_id.clone())
-        .unwrap_or_else(|| turn_id.clone());
-
-    // (what went wrong, why): the turn fails without running a step.
-    let outcome = match (&resume_refused, script_and_start, permissions) {
-        (Some(refused), _, _) => Err(("resume refused", refused.reason.clone())),
-        (None, Ok((script, start)), Ok(permissions)) => {
-            request.permissions = Some(permissions);
-            let outcome =
-                runner::run_harness(&request, &script, &start, &call_seed, hook.as_ref()).await;
-            Ok((outcome, script))
-        }
-        (None, Err(problem), _) | (None, _, Err(problem)) => Err(("invalid config", problem)),
-    };
-
-    let (end, output, transcript, script) = match outcome {
-        Ok((outcome, script)) => {
-            let output = outcome.output();
-            (outcome.end, output, outcome.messages, script)
-        }
-        Err((what, problem)) => {
-            let line = format!(
-                "[model={}] failed: {what}: {problem}",
-                runner::model_label(&request)
-            );
-            let mut transcript = messages.clone();
-            transcript.push(ChatMessage::text("assistant", line.clone()));
-            (
-                HarnessEnd::Failed { reason: problem },
-                line,
-                transcript,
-                Vec::new(),
-            )
-        }
-    };
-
-    let (status, gate, parked_state) = match &end {
+    let ran = run
+        .run_script(
+            &mut request,
+            &resolved,
+            resume_refused.as_ref(),
+            hook.as_ref(),
+        )
+        .await;
+    let (status, gate, parked_state) = match &ran.end {
         HarnessEnd::Completed => (TurnStatus::Completed, None, None),
         HarnessEnd::Failed { .. } => (TurnStatus::Failed, None, None),
         HarnessEnd::Parked(gate_request) => {
-            let data = InteractionData {
-                request: Some(InteractionRequest {
-                    tool: Some(gate_request.tool.clone()),
-                    args: Some(gate_request.args.clone()),
-                    tool_call_id: Some(gate_request.tool_call_id.clone()),
-                    extra: JsonObject::new(),
-                }),
-                references: references_from_run_context(request.run_context.as_ref()),
-                selector: None,
-                resolution: None,
-                // The runner writes the stamped blob verbatim (never reads inside it).
-                parameters: request.effective_parameters.clone().map(Some),
-                extra: JsonObject::new(),
-            };
-            let gate = NewInteraction::gate(&project_id, &session_id, &turn_id, data, &actor);
-            // The config is kept redacted (the stamp when there is one: the same redaction
-            // of the same config): a resume needs nothing the redaction strips.
-            let redacted = match &request.effective_parameters {
-                Some(stamped) => stamped.clone(),
-                None => {
-                    redact_effective_parameters(resolved.parameters.clone(), policy.redaction).0
-                }
-            };
-            let parked = ParkedState {
-                script: script.clone(),
-                gate: gate_request.clone(),
-                token: gate.token.clone(),
-                config: Some(redacted),
-                config_redacted: true,
-                config_source: resolved.source.as_str().to_string(),
-                model: model.clone(),
-                references: references_from_run_context(request.run_context.as_ref()),
-                stamped: request.effective_parameters.clone(),
-                execution_session_id: hook.execution_session_id(),
-            };
-            let parked_value = serde_json::to_value(&parked)
-                .map_err(|e| ApiError::internal("encoding the parked turn", &e))?;
-            (TurnStatus::Parked, Some(gate), Some(parked_value))
+            let (gate, parked) = run.park(
+                gate_request,
+                &ran.script,
+                &request,
+                &resolved,
+                model.clone(),
+                hook.execution_session_id(),
+            )?;
+            (TurnStatus::Parked, Some(gate), Some(parked))
         }
     };
     let turn = NewTurn {
-        id: turn_id,
-        project_id,
-        session_id,
+        id: run.turn_id.clone(),
+        project_id: run.project_id.clone(),
+        session_id: run.session_id.clone(),
         status: turn_status_text(status).to_string(),
         model: model.clone(),
-        output: Some(output.clone()),
-        resumed_from_interaction_id: resume.as_ref().map(|r| r.interaction_id.clone()),
-        messages: transcript,
+        output: Some(ran.output.clone()),
+        resumed_from_interaction_id: run.resumed_from(),
+        messages: ran.transcript,
         parked_state,
     };
-    let session_write = hook.durable_end(&end.turn_end());
+    let session_write = hook.durable_end(&ran.end.turn_end());
     Ok(ExecutedTurn {
         turn,
         gate,
         status,
         model,
-        output,
+        output: ran.output,
         request,
         hook,
-        end,
+        end: ran.end,
         resume_refused,
         session_write,
     })
+}
+
+/// A turn under way: what every step of [`execute_turn`] reads.
+struct TurnRun<'a> {
+    state: &'a AppState,
+    project_id: String,
+    session_id: String,
+    turn_id: String,
+    actor: String,
+    invoke: InvokeRequest,
+    resume: Option<ResumePoint>,
+    job: Option<ClaimedJob>,
+    policy: StampPolicy,
+}
+
+/// What running a turn's script came to.
+struct ScriptRun {
+    end: HarnessEnd,
+    output: String,
+    /// The transcript after the turn.
+    transcript: Vec<ChatMessage>,
+    /// The script that ran (empty when none did).
+    script: Vec<Step>,
+}
+
+impl<'a> TurnRun<'a> {
+    /// A new turn of `input` (a fresh id; the invoke's session, else a new one).
+    fn new(state: &'a AppState, input: TurnInput) -> Self {
+        let TurnInput {
+            project_id,
+            actor,
+            invoke,
+            resume,
+            job,
+        } = input;
+        let session_id = invoke
+            .session_id
+            .clone()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(new_id);
+        Self {
+            state,
+            project_id,
+            session_id,
+            turn_id: new_id(),
+            actor,
+            invoke,
+            resume,
+            job,
+            policy: StampPolicy::with_max_bytes(state.config.stamp_max_bytes),
+        }
+    }
+
+    /// The interaction a resume continues from.
+    fn resumed_from(&self) -> Option<String> {
+        self.resume.as_ref().map(|r| r.interaction_id.clone())
+    }
+
+    /// The conversation the turn starts from.
+    fn messages(&self) -> &[ChatMessage] {
+        &self.invoke.data.inputs.messages
+    }
+
+    /// Step 1: the config the turn runs under. A fresh turn resolves it by A6
+    /// ([`resolve_config`]); a resume takes the config that raised its gate
+    /// ([`resume_config`]), and when none is left it is refused: it runs with an empty
+    /// config and no step, and the row says why.
+    async fn config(&self) -> Result<(ResolvedConfig, Option<RefusedResume>), ApiError> {
+        let store = &self.state.store;
+        let Some(point) = &self.resume else {
+            let resolved = resolve_config(store, &self.project_id, &self.invoke).await?;
+            return Ok((resolved, None));
+        };
+        let recovered = resume_config(
+            store,
+            &self.project_id,
+            &point.parked,
+            &self.invoke,
+            self.policy.redaction,
+        )
+        .await;
+        match recovered {
+            Ok(resolved) => Ok((resolved, None)),
+            Err(reason) => {
+                tracing::warn!(
+                    project_id = %self.project_id, session_id = %self.session_id,
+                    interaction_id = %point.interaction_id,
+                    reason = %reason, "resume refused: failing closed"
+                );
+                let refused = ResolvedConfig {
+                    parameters: JsonObject::new(),
+                    source: ConfigSource::from_name(&point.parked.config_source),
+                    references: self.invoke.references.clone().unwrap_or_default(),
+                };
+                let reason = RefusedResume {
+                    code: RESUME_REFUSED_CODE,
+                    reason,
+                };
+                Ok((refused, Some(reason)))
+            }
+        }
+    }
+
+    /// Step 2: the `/run` request, its `effectiveParameters` stamped from the resolved
+    /// config exactly as the SDK stamps it (A2), with the run context and the ids.
+    fn run_request(&self, resolved: &ResolvedConfig, model: Option<&str>) -> RunRequest {
+        let turn_id = &self.turn_id;
+        let (request, stamp) = RunRequest::new(
+            Harness::PiCore,
+            Sandbox::Local,
+            model.unwrap_or_default().to_string(),
+            self.messages().to_vec(),
+        )
+        .for_session(
+            self.session_id.clone(),
+            // The stamp consumes its input; the config is still needed after it (the
+            // harness script, permissions, the interaction row), so the stamp gets its
+            // own copy.
+            Value::Object(resolved.parameters.clone()),
+            &self.policy,
+        );
+        match &stamp {
+            StampOutcome::Stamped {
+                measured_bytes,
+                stripped,
+            } => {
+                for label in stripped {
+                    tracing::info!(%turn_id, field = %label, "stripped a secret field before stamping");
+                }
+                tracing::debug!(%turn_id, measured_bytes, "effectiveParameters stamped");
+            }
+            other => tracing::warn!(%turn_id, outcome = ?other, "effectiveParameters not stamped"),
+        }
+        let mut request = request
+            .with_run_context(run_context(
+                &resolved.references,
+                &resolved.source,
+                self.resume.is_some(),
+            ))
+            .with_turn_id(turn_id.clone())
+            .with_project_id(self.project_id.clone());
+        if model.is_none() {
+            request.model = None;
+        }
+        // The harness's misbehaviour switch for protected-action tests (see runner).
+        if resolved
+            .parameters
+            .get("agent")
+            .and_then(|a| a.get("runner"))
+            .and_then(|r| r.get("skip_pre_action"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+        {
+            request
+                .extra
+                .insert(runner::SKIP_PRE_ACTION_KEY.to_string(), Value::Bool(true));
+        }
+        request
+    }
+
+    /// Which turn the checkpoint hooks serve.
+    fn turn_context(&self, resolved: &ResolvedConfig, model: Option<String>) -> TurnContext {
+        TurnContext {
+            project_id: self.project_id.clone(),
+            session_id: self.session_id.clone(),
+            turn_id: self.turn_id.clone(),
+            resumed_from_interaction_id: self.resumed_from(),
+            model,
+            actor: self.actor.clone(),
+            parameters: Some(resolved.parameters.clone()),
+            references: Some(resolved.references.clone()),
+            predecessor_session_id: self
+                .invoke
+                .data
+                .extra
+                .get("execution")
+                .and_then(|e| e.get("predecessorSessionId"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            execution_session_id: self
+                .resume
+                .as_ref()
+                .and_then(|r| r.parked.execution_session_id.clone()),
+        }
+    }
+
+    /// Step 3: the turn's checkpoint hook, started: it opens (or re-attaches to) the
+    /// run's execution session, and the guard around it starts renewing the turn's
+    /// leases. A run is never resumed outside its session: a resume whose session
+    /// already ended is refused (the second value), the approved tool does not run, the
+    /// row says why.
+    async fn start_hook(
+        &self,
+        resolved: &ResolvedConfig,
+        model: Option<String>,
+    ) -> Result<(Arc<dyn CheckpointHook>, Option<RefusedResume>), ApiError> {
+        let inner = self
+            .state
+            .hooks
+            .hook_for(&self.turn_context(resolved, model));
+        let refused = match inner.turn_started().await {
+            Ok(()) => None,
+            Err(err) if self.resume.is_some() && err.code == GatehouseCode::SessionNotActive => {
+                tracing::warn!(project_id = %self.project_id, session_id = %self.session_id, reason = %err.detail_text(), "resume refused: the run's execution session ended");
+                Some(RefusedResume {
+                    code: SESSION_ENDED_CODE,
+                    reason: err.detail_text(),
+                })
+            }
+            Err(err) => return Err(err),
+        };
+        let guard = TurnGuard::start(
+            inner,
+            self.state.store.clone(),
+            GuardedTurn {
+                project_id: self.project_id.clone(),
+                session_id: self.session_id.clone(),
+                turn_id: self.turn_id.clone(),
+                job: self.job.clone(),
+            },
+            self.state.config.lease,
+        );
+        Ok((guard, refused))
+    }
+
+    /// Step 4: run the script on the harness (a fresh turn's from its config, a resume's
+    /// from its parked step), or fail the turn without running a step when the resume
+    /// was refused or the config is invalid.
+    async fn run_script(
+        &self,
+        request: &mut RunRequest,
+        resolved: &ResolvedConfig,
+        refused: Option<&RefusedResume>,
+        hook: &dyn CheckpointHook,
+    ) -> ScriptRun {
+        let script_and_start = match &self.resume {
+            Some(point) => Ok((
+                point.parked.script.clone(),
+                StartAt::Resume(point.parked.gate.clone()),
+            )),
+            None => config_script(
+                &resolved.parameters,
+                last_user_text(self.messages()).as_deref(),
+            )
+            .map(|script| (script, StartAt::Fresh)),
+        };
+        let permissions = config_permissions(&resolved.parameters);
+        // Tool call ids: a fresh turn's own; every attempt of one resume names its calls
+        // after the answered gate, so the tool-run ledger knows them again.
+        let call_seed = self.resumed_from().unwrap_or_else(|| self.turn_id.clone());
+        // (what went wrong, why): the turn fails without running a step.
+        let (what, problem) = match (refused, script_and_start, permissions) {
+            (Some(refused), _, _) => ("resume refused", refused.reason.clone()),
+            (None, Ok((script, start)), Ok(permissions)) => {
+                request.permissions = Some(permissions);
+                let outcome = runner::run_harness(request, &script, &start, &call_seed, hook).await;
+                let output = outcome.output();
+                return ScriptRun {
+                    end: outcome.end,
+                    output,
+                    transcript: outcome.messages,
+                    script,
+                };
+            }
+            (None, Err(problem), _) | (None, _, Err(problem)) => ("invalid config", problem),
+        };
+        let line = format!(
+            "[model={}] failed: {what}: {problem}",
+            runner::model_label(request)
+        );
+        let mut transcript = self.messages().to_vec();
+        transcript.push(ChatMessage::text("assistant", line.clone()));
+        ScriptRun {
+            end: HarnessEnd::Failed { reason: problem },
+            output: line,
+            transcript,
+            script: Vec::new(),
+        }
+    }
+
+    /// Step 5, for a turn that stopped at a gate: the gate row it opens (A4, with the
+    /// stamped blob as `data.parameters`) and the state its resume continues from, as
+    /// JSON (its config redacted: a resume needs nothing the redaction strips).
+    fn park(
+        &self,
+        gate_request: &GateRequest,
+        script: &[Step],
+        request: &RunRequest,
+        resolved: &ResolvedConfig,
+        model: Option<String>,
+        execution_session_id: Option<String>,
+    ) -> Result<(NewInteraction, Value), ApiError> {
+        let references = references_from_run_context(request.run_context.as_ref());
+        let data = InteractionData {
+            request: Some(InteractionRequest {
+                tool: Some(gate_request.tool.clone()),
+                args: Some(gate_request.args.clone()),
+                tool_call_id: Some(gate_request.tool_call_id.clone()),
+                extra: JsonObject::new(),
+            }),
+            references: references.clone(),
+            selector: None,
+            resolution: None,
+            // The runner writes the stamped blob verbatim (never reads inside it).
+            parameters: request.effective_parameters.clone().map(Some),
+            extra: JsonObject::new(),
+        };
+        let gate = NewInteraction::gate(
+            &self.project_id,
+            &self.session_id,
+            &self.turn_id,
+            data,
+            &self.actor,
+        );
+        // The stamp when there is one: the same redaction of the same config.
+        let redacted = match &request.effective_parameters {
+            Some(stamped) => stamped.clone(),
+            None => {
+                redact_effective_parameters(resolved.parameters.clone(), self.policy.redaction).0
+            }
+        };
+        let parked = ParkedState {
+            script: script.to_vec(),
+            gate: gate_request.clone(),
+            token: gate.token.clone(),
+            config: Some(redacted),
+            config_redacted: true,
+            config_source: resolved.source.as_str().to_string(),
+            model,
+            references,
+            stamped: request.effective_parameters.clone(),
+            execution_session_id,
+        };
+        let parked = serde_json::to_value(&parked)
+            .map_err(|e| ApiError::internal("encoding the parked turn", &e))?;
+        Ok((gate, parked))
+    }
 }
 
 /// Run one turn of `session_id` as the session's watch stream shows it:
