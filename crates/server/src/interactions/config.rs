@@ -91,11 +91,12 @@ fn non_empty(obj: Option<&JsonObject>) -> Option<&JsonObject> {
     obj.filter(|o| !o.is_empty())
 }
 
-fn revision_reference(revision: &RevisionRecord) -> Reference {
+/// A reference to a registry entity by id and slug (and version, for a revision).
+fn reference(id: String, slug: String, version: Option<String>) -> Reference {
     Reference {
-        id: Some(revision.id.clone()),
-        slug: Some(revision.slug.clone()),
-        version: Some(revision.version.to_string()),
+        id: Some(id),
+        slug: Some(slug),
+        version,
         extra: JsonObject::new(),
     }
 }
@@ -229,25 +230,19 @@ async fn fill_references(
         .find_workflow(project_id, Some(&revision.workflow_id), None)
         .await?
     {
-        references.workflow = Some(Reference {
-            id: Some(workflow.id),
-            slug: Some(workflow.slug),
-            version: None,
-            extra: JsonObject::new(),
-        });
+        references.workflow = Some(reference(workflow.id, workflow.slug, None));
     }
     if let Some(variant) = store
         .find_variant(project_id, Some(&revision.variant_id), None, None)
         .await?
     {
-        references.workflow_variant = Some(Reference {
-            id: Some(variant.id),
-            slug: Some(variant.slug),
-            version: None,
-            extra: JsonObject::new(),
-        });
+        references.workflow_variant = Some(reference(variant.id, variant.slug, None));
     }
-    references.workflow_revision = Some(revision_reference(revision));
+    references.workflow_revision = Some(reference(
+        revision.id.clone(),
+        revision.slug.clone(),
+        Some(revision.version.to_string()),
+    ));
     Ok(())
 }
 

@@ -93,12 +93,7 @@ async fn process(state: &AppState, job: &ClaimedJob) {
         Ok(FailOutcome::GaveUp { resolved }) => {
             tracing::warn!(interaction_id = %job.interaction_id, %reason, attempts = job.attempts, "resume failed for the last time; the row says so");
             if let Some(row) = resolved {
-                state.events.interaction(
-                    &row.project_id,
-                    &row.session_id,
-                    &row.id,
-                    InteractionStatus::Resolved,
-                );
+                state.events.row_changed(&row, InteractionStatus::Resolved);
             }
         }
         Ok(FailOutcome::LeaseLost) => {

@@ -7,6 +7,8 @@
 use gatehouse_wire::interaction::{InteractionStatus, LifecycleState, WatchEvent};
 use tokio::sync::broadcast;
 
+use super::store::InteractionRecord;
+
 /// One published event, scoped to its project.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BusEvent {
@@ -76,6 +78,11 @@ impl EventBus {
                 interaction_id: Some(interaction_id.to_string()),
             },
         );
+    }
+
+    /// `row` changed status to `status` (told to its session's watchers).
+    pub fn row_changed(&self, row: &InteractionRecord, status: InteractionStatus) {
+        self.interaction(&row.project_id, &row.session_id, &row.id, status);
     }
 
     /// The session's records (turns, transcript) changed.

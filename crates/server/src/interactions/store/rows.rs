@@ -79,6 +79,13 @@ impl InteractionRecord {
         }
     }
 
+    /// Its resolution with `extra`'s keys set over it (the stored answer is kept).
+    pub(crate) fn resolution_with(&self, extra: JsonObject) -> JsonObject {
+        let mut merged = self.resolution.clone().unwrap_or_default();
+        merged.extend(extra);
+        merged
+    }
+
     /// The status as the wire enum.
     pub fn status(&self) -> InteractionStatus {
         InteractionStatus::from_wire(&self.status)
@@ -876,12 +883,7 @@ impl Store {
             if !from.contains(&current.status.as_str()) {
                 return Ok(TransitionOutcome::Conflict);
             }
-            let mut merged = current.resolution.clone().unwrap_or_default();
-            if let Some(extra) = resolution {
-                for (k, v) in extra {
-                    merged.insert(k.clone(), v.clone());
-                }
-            }
+            let merged = current.resolution_with(resolution.cloned().unwrap_or_default());
             let merged_text = if merged.is_empty() { None } else { Some(to_json_text(&merged)) };
             let update = format!(
                 "UPDATE interactions SET status = $1, resolution = $2, updated_at = $3, \

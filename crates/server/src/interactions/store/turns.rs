@@ -228,22 +228,6 @@ impl Store {
             rows.iter().map(turn_from_row).collect()
         })
     }
-
-    /// The latest turn of a session (its transcript continues the conversation).
-    pub async fn last_turn(
-        &self,
-        project_id: &str,
-        session_id: &str,
-    ) -> Result<Option<TurnRecord>, StoreError> {
-        let sql = format!(
-            "SELECT {TURN_COLUMNS} FROM turns WHERE project_id = $1 AND session_id = $2 \
-             ORDER BY id DESC LIMIT 1"
-        );
-        with_pool!(self, pool => {
-            let row = sqlx::query(&sql).bind(project_id).bind(session_id).fetch_optional(pool).await?;
-            row.as_ref().map(turn_from_row).transpose()
-        })
-    }
 }
 
 /// The marker every parked state this version writes carries (its config is redacted).
