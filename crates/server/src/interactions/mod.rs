@@ -1,7 +1,8 @@
 //! Interactions (CONTRACT.md A2, A4-A6, C1, C4) and the turns that open and resume
 //! them: a turn runs the harness under its resolved config and parks at a gate (an
 //! interaction row); an answer flips the row once; a resume worker continues the parked
-//! turn under the config that raised the gate.
+//! turn under the config that raised the gate. Everything only this area uses lives in
+//! this folder, as everything of execution sessions lives in `execution/`.
 //!
 //! | module | role |
 //! |---|---|
@@ -15,6 +16,11 @@
 //! | [`admission`] | a new answer waits while the resume backlog is at its limit |
 //! | [`events`] | the in-process bus that feeds the watch streams |
 //! | [`store`] | the SQL: rows and idempotency keys, the resume queue, turns, the tool-run ledger, the workflow registry |
+//!
+//! Inside, imports go one way: [`invoke`] and [`dispatch`] use [`turn`]; [`turn`] uses
+//! [`config`], [`guard`] and [`parked`]; [`config`] uses [`parked`]; all of them, the
+//! gate routes of [`api`] and the [`events`] bus use [`store`], which uses only the
+//! crate's shared plumbing.
 
 pub mod admission;
 pub mod api;
