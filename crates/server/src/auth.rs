@@ -146,7 +146,7 @@ pub fn parse_authorization(value: &str) -> Option<&str> {
 /// as the extractors read it) and the `X-Agentplat-Tenant-Id` header (every value).
 pub fn requested_projects(parts: &Parts) -> Vec<String> {
     let mut projects = Vec::new();
-    if let Some(project) = crate::api::extract::query_map(parts).remove("project_id") {
+    if let Some(project) = crate::uri::query_map(parts).remove("project_id") {
         projects.push(project);
     }
     for value in parts.headers.get_all(TENANT_HEADER) {

@@ -4,111 +4,104 @@
 //! approval loop of CONTRACT.md on one machine. Start one with [`start`]; tests use
 //! [`testing::spawn`].
 //!
-//! Read this page first: the rule, the map, every route, and where each kind of change
+//! Read this page first: the rule, the map, the routes, and where each kind of change
 //! goes. Then the module you need; each one's docs say what it owns.
 //!
 //! ## The rule
 //!
-//! **Interactions are layered across the crate; execution is one folder.**
+//! **Each area is one folder with the same layers inside; what several parts share, and
+//! the wiring, stay at the top.**
 //!
-//! - Interactions (A4-A6, C1) and the turns that open and resume them: HTTP in
-//!   [`api`], SQL in [`store`], the turn itself in [`service`] (which runs the harness
-//!   of [`runner`]), the resume of an answered gate in [`dispatch`].
-//! - Execution sessions and interventions (B1-B3) live in [`execution`], with the same
-//!   layers inside: routes ([`execution::api`]), SQL ([`execution::store`]), pure rules
+//! - Interactions (A2, A4-A6, C1, C4) and the turns that open and resume them:
+//!   [`interactions`], with its routes ([`interactions::api`], [`interactions::invoke`]),
+//!   its SQL ([`interactions::store`]), the turn in named steps ([`interactions::turn`],
+//!   its config in [`interactions::config`]), and the workers that resume answered gates
+//!   ([`interactions::dispatch`]).
+//! - Execution sessions and interventions (B1-B3): [`execution`], with its routes
+//!   ([`execution::api`]), its SQL ([`execution::store`]), pure rules
 //!   ([`execution::rules`]), and the intervention dispatcher that claims, applies and
 //!   resolves at a turn's checkpoints ([`execution::hooks`]).
 //!
-//! Dependencies go one way: `api` uses `service`, `runner` and `store`; `dispatch` uses
-//! `service` and `store`; `service` uses `runner` and `store`; `runner` and `store` use
-//! neither each other nor anything above them. `execution` uses the shared plumbing
-//! (`store`, `runner`'s hook traits, `api::extract`, `auth`, `error`); the rest of the
-//! crate reaches it in two places only: [`start`] (its hook provider and its
-//! reconciler) and [`api::router`] (which mounts its routes when
-//! [`ServerConfig::execution`] is on). `runner`'s hook trait names one thing of
-//! `store`: [`store::JoinedWrite`], the hook's share of a turn's commit.
+//! Imports go one way, top to bottom (`grep -rn "use crate::" src` draws them; every
+//! layer may take the root's [`AppState`]):
+//!
+//! ```text
+//! lib.rs, testing    start, AppState: wire the rest; a server for tests
+//! api                the router: mounts both areas; capabilities, openapi, runs
+//! interactions       execution    never each other: they meet only through runner's
+//!                                 hook traits (execution's hooks steer interactions'
+//!                                 turns) and the database
+//! api::extract       api::reply   runner   http
+//! auth
+//! error              config       uri
+//! store
+//! ```
+//!
+//! The rest of the crate reaches execution in two places only: [`start`] (its hook
+//! provider and its reconciler) and [`api::router`] (which mounts its routes when
+//! [`ServerConfig::execution`] is on). `runner`'s hook trait names one thing of `store`:
+//! [`store::JoinedWrite`], the hook's share of a turn's commit.
 //!
 //! ## The map
 //!
 //! | module | what it owns |
 //! |---|---|
-//! | [`api`] | the HTTP surface: [`api::router`] assembles every route, the auth layer, the 404/405 fallbacks, panic catching and the request log; one file per area of Agenta-shaped routes |
-//! | [`api::interactions`] | the interaction endpoints (A5) and the SSE watch stream |
-//! | [`api::invoke`] | invoke (runs a turn), a session's turns, workflow revision commits |
-//! | [`api::capabilities`] | `GET /api/capabilities` (C5) |
-//! | [`api::runs`] | the runner tier's stateless `POST /run` |
-//! | [`api::extract`] | request extractors (project id, actor, JSON bodies) whose rejections name the field |
-//! | [`service`] | the service tier: config resolution (A6), the `/run` request with its stamp (A2), what a turn leaves behind (turn row, gate row, parked state), and the watch-stream bracket of a turn ([`service::begin_turn`], [`service::end_turn`]) |
-//! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
-//! | [`dispatch`] | the resume worker: claims answered gates' resume jobs under a lease and resumes their parked turns, exactly once |
-//! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`) |
+//! | `lib.rs` | [`start`], [`RunningServer`], [`AppState`]: wiring and lifecycle only |
+//! | [`api`] | the HTTP surface: [`api::router`] mounts each area's routes with the auth layer, the 404/405 fallbacks, panic catching and the request log; the routes of no area: [`api::capabilities`] (C5), [`api::openapi`], [`api::runs`] (the runner tier's stateless `POST /run`), `/health` |
+//! | [`api::extract`], [`api::reply`] | request extractors (project id, actor, JSON bodies) whose rejections name the field, and the JSON answers; every area's routes use them |
+//! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::events`] (the watch-stream bus), [`interactions::store`] (rows and idempotency keys, the resume queue, turns, tool runs, the workflow registry) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
-//! | [`admission`] | admission control: a new answer waits while the resume backlog is at its limit, so the backlog stays bounded under load |
-//! | [`guard`] | a running turn's hold on its work: the heartbeat that renews its leases, and the tool-run ledger that lets an approved tool run once |
-//! | [`events`] | the in-process bus that feeds the watch streams |
+//! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
+//! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`http`] | serving connections: the accept loop, HTTP/1.1, the header-read timeout, the per-client connection cap, JSON for hyper's own parse-error answers |
 //! | [`error`] | [`error::ApiError`]: every failure as a JSON body with a machine code, in Agenta's or AgentPlat's envelope |
 //! | [`config`] | [`ServerConfig`] and its defaults |
+//! | [`uri`] | percent-decoding and the query string, below the auth layer and the extractors |
 //! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests |
-//! | `lib.rs` | [`start`], [`RunningServer`], [`AppState`]: wiring and lifecycle only |
 //!
 //! ## Routes
+//!
+//! The route registry in gatehouse_wire (`routes::OPERATIONS`) lists every route with its
+//! parameters, bodies and every error, and generates the OpenAPI document
+//! (`schema/openapi.json`, served at `GET /api/openapi.json`); `tests/openapi.rs` checks
+//! it against the router both ways. Where each family is served: the interaction routes
+//! under `/api/sessions/...`, `POST /api/invoke`, a session's turns and workflow commits
+//! in [`interactions`] (one `routes()`, mounted by [`api::router`]); the execution routes
+//! under `/api/rooms/...` and at AgentPlat's root paths `/rooms/...` in [`execution::api`];
+//! capabilities, the OpenAPI document, `/health` and the runner tier's `POST /run` in
+//! [`api`].
 //!
 //! Every route but `GET /api/capabilities`, `GET /api/openapi.json` and `GET /health`
 //! needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
 //! capabilities and the OpenAPI document needs `?project_id=<uuid>`; AgentPlat's root
 //! paths take the project from `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). The key
 //! must be bound to that project ([`auth::authorize_project`]: 404 for an id in another
-//! project, 403 for the project itself). The route registry
-//! `gatehouse_wire::openapi::OPERATIONS` describes each route (parameters, bodies, every
-//! error) and generates the OpenAPI document; `tests/openapi.rs` checks it against the
-//! router both ways. Each handler is the named function of the named module.
-//!
-//! | method | path | handler | what |
-//! |---|---|---|---|
-//! | `POST` | `/api/sessions/interactions/query` | [`api::interactions`] `query` | filter + window rows (A5) |
-//! | `GET` | `/api/sessions/interactions/{id}` | [`api::interactions`] `get_one` | one row |
-//! | `POST` | `/api/sessions/interactions/{id}/respond` | [`api::interactions`] `respond` | compare-and-set answer (C1); `Idempotency-Key` replays |
-//! | `POST` | `/api/sessions/interactions/` (and without the slash) | [`api::interactions`] `create` | a runner opens a gate (idempotent on session + token) |
-//! | `POST` | `/api/sessions/interactions/transition` | [`api::interactions`] `transition` | a runner resolves/cancels by token |
-//! | `POST` | `/api/sessions/interactions/cancel-stale` | [`api::interactions`] `cancel_stale` | cancel other turns' pending gates |
-//! | `GET` | `/api/sessions/streams/watch?session_id=` | [`api::interactions`] `watch` | SSE: `ready`, `interaction`, `records-changed`, `lifecycle`, heartbeats |
-//! | `POST` | `/api/invoke` | [`api::invoke`] `invoke` | run a turn (service tier) |
-//! | `GET` | `/api/sessions/{session_id}/turns` | [`api::invoke`] `turns` | a session's turns, oldest first |
-//! | `POST` | `/api/workflows/revisions/commit` | [`api::invoke`] `commit` | commit a revision, move the variant's HEAD |
-//! | `GET` | `/api/capabilities` | [`api::capabilities`] `capabilities` | what this host serves (C5), no auth |
-//! | `GET` | `/api/openapi.json` | [`api::openapi`] `openapi` | the OpenAPI 3.1 document of every route, no auth |
-//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}` | [`execution::api`] `get_session` | one execution session (B2) |
-//! | `POST` | `/api/rooms/{room_id}/execution-sessions/{session_id}/interventions` | [`execution::api`] `request_intervention` | request an intervention: 202, replay-first on `operationId` (B3) |
-//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events?after=` | [`execution::api`] `list_events` | the session's events after a sequence |
-//! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream` | [`execution::api`] `stream_events` | the same as SSE in AgentPlat's versioned envelope (`Last-Event-ID` wins over `?after=`), ends once the session is terminal |
-//! | any of the four | `/rooms/{room_id}/execution-sessions/{session_id}[...]` | the same handlers ([`execution::api::root_router`]) | AgentPlat's own paths: the tenant is `X-Agentplat-Tenant-Id`, answers are AgentPlat's (statuses, codes, messages) |
-//! | `GET` | `/health` | `api::health` | AgentPlat's liveness answer `{"status":"ok"}`, no auth |
-//! | `POST` | `/run` | [`api::runs`] `run` | runner tier: `RunRequest` -> `RunResult` (JSON) or NDJSON records |
+//! project, 403 for the project itself).
 //!
 //! The `/api/rooms/...` and `/rooms/...` routes exist only when [`ServerConfig::execution`]
-//! is on (the default; `gatehouse serve --no-execution` turns it off). They answer in AgentPlat's
-//! envelope `{"data": ...}`, errors `{"error": {"code", "message", "gatehouseCode"}}`.
-//! Every other route's errors answer `{"detail": ..., "code": GatehouseCode}`;
-//! validation errors carry FastAPI's `[{loc, msg, type}]` list. Unknown routes answer
-//! 404 `ROUTE_NOT_FOUND` (in AgentPlat's envelope under `/rooms/`, also when execution
-//! is off), a wrong method 405.
+//! is on (the default; `gatehouse serve --no-execution` turns it off). They answer in
+//! AgentPlat's envelope `{"data": ...}`, errors `{"error": {"code", "message",
+//! "gatehouseCode"}}`. Every other route's errors answer `{"detail": ..., "code":
+//! GatehouseCode}`; validation errors carry FastAPI's `[{loc, msg, type}]` list. Unknown
+//! routes answer 404 `ROUTE_NOT_FOUND` (in AgentPlat's envelope under `/rooms/`, also when
+//! execution is off), a wrong method 405.
 //!
 //! ## Where each kind of change goes
 //!
 //! | change | where |
 //! |---|---|
-//! | an interaction endpoint (new or changed) | the handler and its `routes()` entry in [`api::interactions`]; its SQL in `store/interactions.rs`; its entry in `gatehouse_wire::openapi::OPERATIONS` (then `cargo xtask schema`); a line in the route table above |
-//! | any other route (new or changed) | beside its handler, ALSO its entry in `gatehouse_wire::openapi::OPERATIONS` and `cargo xtask schema` (the router/registry test and the staleness checks fail otherwise) |
-//! | a new area of Agenta-shaped routes | a new `api/<area>.rs` with a `routes()` merged in [`api::router`] (behind the auth `route_layer` unless public); its [`Capability`] in [`api::capabilities_for`] |
-//! | how a turn resolves its config, what its `/run` request carries, what it leaves behind, what the watch stream hears of it | [`service`] |
+//! | an interaction endpoint (new or changed) | the handler and its `routes()` entry in [`interactions::api`]; its SQL in `interactions/store/rows.rs`; its entry in the route registry in gatehouse_wire (`routes::OPERATIONS`), then `cargo xtask schema` |
+//! | any other route (new or changed) | beside its handler, ALSO its entry in the route registry and `cargo xtask schema` (the router/registry test and the staleness checks fail otherwise) |
+//! | a new area | a folder of its own (routes, SQL, logic, workers, as [`interactions`] and [`execution`]), its routes mounted in [`api::router`] (behind the auth `route_layer` unless public); its [`Capability`] in [`api::capabilities_for`]; a route of no area goes in `api/<name>.rs` |
+//! | how a turn resolves its config | [`interactions::config`] |
+//! | what a turn's `/run` request carries, what it leaves behind, what the watch stream hears of it | [`interactions::turn`] (its steps are the methods of `TurnRun`); the parked state in [`interactions::parked`] |
 //! | what the harness does (script steps, permissions, checkpoints) | [`runner`] (`runner/script.rs` for the script format, `runner/hooks.rs` for the hook traits) |
-//! | resuming answered gates (lease, retry, completion) | [`dispatch`]; the queue's SQL in `store/jobs.rs` |
+//! | resuming answered gates (lease, retry, completion) | [`interactions::dispatch`]; the queue's SQL in `interactions/store/jobs.rs` |
 //! | execution sessions or interventions, anything of B1-B3 | [`execution`]: a rule in `rules.rs` (pure, unit-tested there), its persistence in `store.rs`, what a turn does at a checkpoint (binding, claim, apply, resolve, reconcile) in `hooks.rs`, a B2 route in `api.rs` |
-//! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); the queries in the `store/` file of that table, or `execution/store.rs` for `execution_sessions` |
+//! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); the queries in the `interactions/store/` file of that table, or `execution/store.rs` for `execution_sessions` |
 //! | an error code or message | the code in `gatehouse_wire::error::GatehouseCode` (wire crate; it decides the HTTP status), the text in `gatehouse_wire::error::messages`; the server builds it with [`error::ApiError`] (Agenta routes) or [`execution::ExecError`] (execution) |
-//! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`events`]; published after the write commits, by the handler or [`service::end_turn`] |
+//! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`interactions::events`]; published after the write commits, by the handler or [`interactions::turn::end_turn`] |
 //! | API keys, authentication, which project a key may act in | [`auth`]; a new route that takes its project from somewhere else (a header, the body) calls [`auth::authorize_project`] on it |
 //! | how connections are served, limits before the router (timeouts, per-client cap, hyper's own errors) | [`http`] |
 //! | identifier and body limits | [`api::extract`] |
@@ -122,25 +115,23 @@
 //! nothing committed (an OS crash may lose the last transactions). Set a `postgres://`
 //! URL for a shared database and run as many instances on it as you like: work is owned
 //! through leases (resume jobs, running sessions' holds), renewed by heartbeats while it
-//! runs ([`guard`]), fenced by tokens, and taken over after expiry by any instance
-//! ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A turn's
-//! effects are written in one transaction with the turn (its interventions applied, its
-//! session's end), and a tool call runs at most once per approval (the tool-run ledger).
+//! runs ([`interactions::guard`]), fenced by tokens, and taken over after expiry by any
+//! instance ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A
+//! turn's effects are written in one transaction with the turn (its interventions
+//! applied, its session's end), and a tool call runs at most once per approval (the
+//! tool-run ledger).
 
-pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod config;
-pub mod dispatch;
 pub mod error;
-pub mod events;
 pub mod execution;
-pub mod guard;
 pub mod http;
+pub mod interactions;
 pub mod runner;
-pub mod service;
 pub mod store;
 pub mod testing;
+pub mod uri;
 
 use std::net::SocketAddr;
 use std::ops::Deref;
@@ -154,7 +145,8 @@ pub use config::{ApiKey, ServerConfig, DEV_API_KEY};
 pub use store::{Store, StoreError};
 
 use auth::KeyRing;
-use events::EventBus;
+use interactions::admission::{self, Backlog};
+use interactions::events::EventBus;
 use runner::{HookProvider, NoopHookProvider};
 
 /// Why a server could not start.
@@ -194,7 +186,7 @@ pub struct AppInner {
     /// Flips to true when the server shuts down (ends SSE streams and workers).
     pub shutdown: watch::Receiver<bool>,
     /// The resume backlog answers are admitted against ([`admission`]).
-    pub backlog: admission::Backlog,
+    pub backlog: Backlog,
     keys: KeyRing,
 }
 
@@ -225,7 +217,7 @@ impl AppState {
         shutdown: watch::Receiver<bool>,
     ) -> Self {
         let keys = KeyRing::new(&config.effective_keys());
-        let backlog = admission::Backlog::new(config.max_resume_backlog, config.backlog_wait);
+        let backlog = Backlog::new(config.max_resume_backlog, config.backlog_wait);
         Self(Arc::new(AppInner {
             config,
             store,
@@ -306,7 +298,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     }
     auth::warn_about_unbound_keys(&config);
     let store = Store::connect(&config.database_url).await?;
-    let scrubbed = service::scrub_parked_configs(
+    let scrubbed = interactions::parked::scrub_parked_configs(
         &store,
         gatehouse_wire::effective::StampPolicy::default().redaction,
     )
@@ -344,7 +336,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let dispatcher = state
         .config
         .run_dispatcher
-        .then(|| dispatch::spawn(state.clone()));
+        .then(|| interactions::dispatch::spawn(state.clone()));
     let reconciler = state
         .config
         .execution

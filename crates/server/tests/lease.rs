@@ -1,7 +1,9 @@
 //! The resume queue's lease: an expired claim is reclaimed, and a stale worker's
 //! completion is refused (never lost, never applied twice).
 
-use gatehouse_server::store::{CompleteOutcome, JobCompletion, NewInteraction, RespondOutcome};
+use gatehouse_server::interactions::store::{
+    CompleteOutcome, JobCompletion, NewInteraction, RespondOutcome,
+};
 use gatehouse_server::Store;
 
 mod common;
@@ -99,7 +101,7 @@ async fn expired_lease_is_reclaimed_and_stale_completion_refused() {
 async fn failed_attempts_retry_then_give_up() {
     let (_dir, store) = store().await;
     let id = responded(&store, "p", "tok-fail").await;
-    for attempt in 1..=gatehouse_server::store::MAX_ATTEMPTS {
+    for attempt in 1..=gatehouse_server::interactions::store::MAX_ATTEMPTS {
         let job = store
             .claim_job(-1)
             .await

@@ -94,6 +94,6 @@ async fn crashed_claim_is_retried_once() {
         .unwrap();
     assert!(matches!(
         late,
-        gatehouse_server::store::CompleteOutcome::LeaseLost
+        gatehouse_server::interactions::store::CompleteOutcome::LeaseLost
     ));
 }

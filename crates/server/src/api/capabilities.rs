@@ -7,7 +7,7 @@ use axum::Router;
 use gatehouse_wire::capabilities::CapabilitiesResponse;
 use gatehouse_wire::JsonObject;
 
-use super::json;
+use super::reply::json;
 use crate::AppState;
 
 /// The capabilities route (relative to `/api`).

@@ -2,8 +2,6 @@
 //! the request limits they enforce: bodies within `max_body_bytes` (413), identifiers
 //! within [`MAX_ID_CHARS`] (422, wherever they appear: body, path, query).
 
-use std::collections::HashMap;
-
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use futures::StreamExt;
@@ -11,6 +9,7 @@ use gatehouse_wire::error::GatehouseCode;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::uri::{form_pairs, percent_decode, query_map};
 use crate::AppState;
 
 /// Longest accepted identifier, in characters: ids, tokens, slugs, kinds, versions and
@@ -24,16 +23,6 @@ pub const MAX_ID_CHARS: usize = 256;
 /// ([`crate::auth::authorize_project`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectId(pub String);
-
-/// The query string as a map (last value wins; invalid UTF-8 decodes lossily, so a bad
-/// value is refused by its own check instead of vanishing).
-pub fn query_map(parts: &Parts) -> HashMap<String, String> {
-    parts
-        .uri
-        .query()
-        .map(|query| form_pairs(query).into_iter().collect())
-        .unwrap_or_default()
-}
 
 /// Parse `value` as a UUID, or a 422 naming `loc`.
 pub fn parse_uuid(value: &str, loc: &[&str]) -> Result<String, ApiError> {
@@ -314,44 +303,10 @@ pub fn check_uri_identifiers(uri: &axum::http::Uri) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Percent-decode `text` (a `%` not followed by two hex digits is kept as is).
-fn percent_decode(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-            if let Some(byte) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                decoded.push(byte);
-                i += 3;
-                continue;
-            }
-        }
-        decoded.push(bytes[i]);
-        i += 1;
-    }
-    decoded
-}
-
 /// The character count of a percent-encoded segment once decoded (bytes that do not
 /// decode to UTF-8 count one each; their rejection is the route's).
 fn percent_decoded_chars(segment: &str) -> usize {
     String::from_utf8_lossy(&percent_decode(segment))
         .chars()
         .count()
-}
-
-/// `application/x-www-form-urlencoded` pairs of a query string (lossy on bad UTF-8).
-fn form_pairs(query: &str) -> Vec<(String, String)> {
-    let decode =
-        |text: &str| String::from_utf8_lossy(&percent_decode(&text.replace('+', " "))).into_owned();
-    query
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            (decode(key), decode(value))
-        })
-        .collect()
 }

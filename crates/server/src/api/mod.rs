@@ -1,20 +1,22 @@
-//! The HTTP surface: one router per area, assembled by [`router`] with the auth layer,
-//! the 404/405 fallbacks, panic catching and the request log. The crate docs list
-//! every route with its handler.
+//! The HTTP surface: [`router`] mounts each area's routes and the routes of no area,
+//! with the auth layer, the 404/405 fallbacks, panic catching and the request log. The
+//! route registry in gatehouse_wire (`routes::OPERATIONS`) lists every route.
 //!
-//! | area | routes |
+//! | routes | where |
 //! |---|---|
-//! | [`interactions`] | A5 under `/api/sessions/interactions/...` and the SSE watch stream |
-//! | [`invoke`] | `POST /api/invoke`, `GET /api/sessions/{session_id}/turns`, `POST /api/workflows/revisions/commit` |
-//! | [`capabilities`] | `GET /api/capabilities` (no auth) |
-//! | [`openapi`] | `GET /api/openapi.json` (no auth): the OpenAPI 3.1 document of every route |
-//! | [`runs`] | the runner tier's `POST /run` (outside `/api`) |
-//! | [`crate::execution::api`] | B2 at AgentPlat's root paths `/rooms/...` and under `/api/rooms/...`: not here but in the execution folder; [`router`] mounts it when the execution service is on |
+//! | A5 under `/api/sessions/interactions/...`, the SSE watch stream, `POST /api/invoke`, a session's turns, workflow commits | the interactions folder: [`crate::interactions::routes`] |
+//! | B2 at AgentPlat's root paths `/rooms/...` and under `/api/rooms/...` | the execution folder: [`crate::execution::api`], mounted when the execution service is on |
+//! | `GET /api/capabilities` (no auth) | [`capabilities`] |
+//! | `GET /api/openapi.json` (no auth): the OpenAPI 3.1 document of every route | [`openapi`] |
+//! | the runner tier's `POST /run` (outside `/api`) | [`runs`] |
+//! | `GET /health` (no auth) | here |
 //!
-//! [`extract`] holds the request extractors every area shares (the execution routes
-//! too). Every route but capabilities needs an API key; every `/api` route but
-//! capabilities needs `?project_id=<uuid>`, which the key must be bound to
-//! ([`crate::auth::authorize_project`]). Unknown routes answer 404 `ROUTE_NOT_FOUND`.
+//! [`extract`] holds the request extractors every area's routes share, [`reply`] the
+//! JSON answers; neither names anything above it, so the areas use them without
+//! depending on this router. Every route but capabilities, the OpenAPI document and
+//! health needs an API key; every `/api` route but those two needs `?project_id=<uuid>`,
+//! which the key must be bound to ([`crate::auth::authorize_project`]). Unknown routes
+//! answer 404 `ROUTE_NOT_FOUND`.
 //!
 //! Every error answer is JSON in the route's envelope: the handlers' and extractors'
 //! own ([`crate::error::ApiError`]), and, re-wrapped by [`router`]'s outer layer with
@@ -25,9 +27,8 @@
 
 pub mod capabilities;
 pub mod extract;
-pub mod interactions;
-pub mod invoke;
 pub mod openapi;
+pub mod reply;
 pub mod runs;
 
 use std::time::Instant;
@@ -43,6 +44,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::AppState;
+use reply::json_text;
 
 pub use extract::{JsonBody, ProjectId};
 
@@ -60,23 +62,6 @@ pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
         capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);
     }
     capabilities
-}
-
-/// A 200 response with a JSON text body.
-pub(crate) fn json_text(body: String) -> Response {
-    (
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
-}
-
-/// A 200 response with `value` as JSON.
-pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response {
-    match serde_json::to_string(value) {
-        Ok(body) => json_text(body),
-        Err(err) => ApiError::internal("encoding the response", &err).into_response(),
-    }
 }
 
 /// `GET /health`: AgentPlat's liveness answer (no auth), for its clients and probes.
@@ -198,9 +183,7 @@ fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// The whole application router over `state`.
 pub fn router(state: AppState) -> Router {
     let auth = middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
-    let protected = interactions::routes()
-        .merge(invoke::routes())
-        .route_layer(auth.clone());
+    let protected = crate::interactions::routes().route_layer(auth.clone());
     let mut api = protected
         .merge(capabilities::routes())
         .merge(openapi::routes());

@@ -11,7 +11,7 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 
-use super::json_text;
+use super::reply::json_text;
 use crate::AppState;
 
 /// The document route (relative to `/api`).

@@ -17,10 +17,11 @@ use axum::Router;
 use gatehouse_wire::run::{MessageContent, RunEvent, RunRequest, RunResult, RunStreamRecord};
 
 use super::extract::JsonBody;
-use super::json;
+use super::reply::json;
 use crate::error::{ApiError, ApiResult};
-use crate::runner::{self, default_script, parse_script, HarnessEnd, StartAt, TurnContext};
-use crate::service::last_user_text;
+use crate::runner::{
+    self, default_script, last_user_text, parse_script, HarnessEnd, StartAt, TurnContext,
+};
 use crate::AppState;
 
 /// NDJSON media type.

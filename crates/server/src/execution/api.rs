@@ -41,8 +41,9 @@ use serde_json::Value;
 
 use super::rules::ExecError;
 use super::store::ExecutionStore;
-use crate::api::extract::{parse_uuid, query_map, read_body, ActorName};
+use crate::api::extract::{parse_uuid, read_body, ActorName};
 use crate::error::ApiError;
+use crate::uri::query_map;
 use crate::AppState;
 
 /// How often an open event stream looks for new events in the store (the store is the

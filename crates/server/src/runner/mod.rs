@@ -14,7 +14,7 @@ pub use hooks::{
     ActionPermit, CheckpointDecision, CheckpointHook, HookProvider, NoopHookProvider, NoopHooks,
     TurnContext, TurnEnd,
 };
-pub use script::{default_script, parse_script, Step, MAX_WAIT_MS};
+pub use script::{default_script, last_user_text, parse_script, Step, MAX_WAIT_MS};
 
 use gatehouse_wire::resume::parse_approval_envelope;
 use gatehouse_wire::run::{

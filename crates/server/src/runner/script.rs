@@ -1,5 +1,6 @@
 //! The harness script: `agent.script`, a list of steps.
 
+use gatehouse_wire::run::{ChatMessage, MessageContent};
 use serde_json::Value;
 
 /// One step of a script.
@@ -48,6 +49,18 @@ pub fn default_script(prompt: Option<&str>) -> Vec<Step> {
             text: "Done.".to_string(),
         },
     ]
+}
+
+/// The text of the last user message (the default script mentions it).
+pub fn last_user_text(messages: &[ChatMessage]) -> Option<String> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .and_then(|m| match m.content.as_ref()? {
+            MessageContent::Text(text) => Some(text.clone()),
+            MessageContent::Blocks(blocks) => blocks.iter().find_map(|b| b.text.clone()),
+        })
 }
 
 /// Parse `agent.script` (a JSON array of step objects). The error names the step.

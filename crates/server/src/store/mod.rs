@@ -1,30 +1,15 @@
-//! Durable state: interactions, idempotency keys, resume jobs, turns and the workflow
-//! registry, behind one [`Store`] over SQLite (default, a WAL file) or Postgres.
-//! Execution sessions share this store, its transactions and its migrations, but their
-//! queries live with the rest of execution, in `execution/store.rs`.
+//! The database every area writes through: one [`Store`] over SQLite (default, a WAL
+//! file) or Postgres, its transactions, typed row access, and the one time and id
+//! format. It knows no table: each area keeps its queries with the rest of it
+//! (`interactions/store/`, `execution/store.rs`), as `impl Store` blocks or a store of
+//! its own over this one.
 //!
 //! The SQL is written once and portable (`$N` parameters, `ON CONFLICT`, `RETURNING`);
 //! each backend has its own migration folder embedded in the binary (`migrations/sqlite`,
 //! `migrations/postgres`: the same schema in two dialects, changed together). Every
 //! write that must be atomic (respond + enqueue, resume + resolve) runs in one
-//! transaction (`in_tx!`). Times are stored as text in one format (`format_time`).
-
-mod interactions;
-mod jobs;
-mod tool_runs;
-mod turns;
-mod workflows;
-
-pub use interactions::{
-    BatchRespondItem, CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction,
-    RespondOutcome, TransitionOutcome,
-};
-pub use jobs::{
-    ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, MAX_ATTEMPTS, RESUME_FAILED_CODE,
-};
-pub use tool_runs::{ToolRun, ToolRunFence, ToolRunPermit, ToolRunRecord};
-pub use turns::{turn_status_text, NewTurn, TurnRecord};
-pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
+//! transaction (`in_tx!`); another area's share of it is a [`JoinedWrite`]. Times are
+//! stored as text in one format (`format_time`).
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -159,7 +144,7 @@ pub(crate) use with_pool;
 
 /// A connection inside an open transaction, of either backend: what a [`JoinedWrite`]
 /// writes through, so that its rows commit or roll back with the transaction that holds
-/// it (`Tx::from(&mut *tx)` inside an [`in_tx`] body).
+/// it (`Tx::from(&mut *tx)` inside an `in_tx!` body).
 pub enum Tx<'a> {
     /// A SQLite transaction's connection.
     Sqlite(&'a mut sqlx::SqliteConnection),

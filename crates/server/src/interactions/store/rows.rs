@@ -8,7 +8,7 @@ use gatehouse_wire::interaction::{
 };
 use gatehouse_wire::JsonObject;
 
-use super::{
+use crate::store::{
     from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError,
 };
 
@@ -77,6 +77,13 @@ impl InteractionRecord {
             meta: self.meta.clone(),
             extra: JsonObject::new(),
         }
+    }
+
+    /// Its resolution with `extra`'s keys set over it (the stored answer is kept).
+    pub(crate) fn resolution_with(&self, extra: JsonObject) -> JsonObject {
+        let mut merged = self.resolution.clone().unwrap_or_default();
+        merged.extend(extra);
+        merged
     }
 
     /// The status as the wire enum.
@@ -280,7 +287,7 @@ impl InsertArgs {
 macro_rules! insert_interaction {
     ($exec:expr, $args:expr) => {{
         let a = $args;
-        let inserted = sqlx::query($crate::store::interactions::INSERT_SQL)
+        let inserted = sqlx::query($crate::interactions::store::rows::INSERT_SQL)
             .bind(&a.id)
             .bind(&a.project_id)
             .bind(&a.session_id)
@@ -301,7 +308,7 @@ macro_rules! insert_interaction {
             == 1;
         let sql = format!(
             "SELECT {} FROM interactions WHERE project_id = $1 AND session_id = $2 AND token = $3",
-            $crate::store::interactions::SELECT_COLUMNS
+            $crate::interactions::store::rows::SELECT_COLUMNS
         );
         let row = sqlx::query(&sql)
             .bind(&a.project_id)
@@ -309,8 +316,8 @@ macro_rules! insert_interaction {
             .bind(&a.token)
             .fetch_one(&mut *$exec)
             .await?;
-        Ok::<_, $crate::store::StoreError>($crate::store::interactions::CreateOutcome {
-            record: $crate::store::interactions::interaction_from_row(&row)?,
+        Ok::<_, $crate::store::StoreError>($crate::interactions::store::rows::CreateOutcome {
+            record: $crate::interactions::store::rows::interaction_from_row(&row)?,
             created: inserted,
         })
     }};
@@ -876,12 +883,7 @@ impl Store {
             if !from.contains(&current.status.as_str()) {
                 return Ok(TransitionOutcome::Conflict);
             }
-            let mut merged = current.resolution.clone().unwrap_or_default();
-            if let Some(extra) = resolution {
-                for (k, v) in extra {
-                    merged.insert(k.clone(), v.clone());
-                }
-            }
+            let merged = current.resolution_with(resolution.cloned().unwrap_or_default());
             let merged_text = if merged.is_empty() { None } else { Some(to_json_text(&merged)) };
             let update = format!(
                 "UPDATE interactions SET status = $1, resolution = $2, updated_at = $3, \

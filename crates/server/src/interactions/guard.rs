@@ -16,9 +16,10 @@ use gatehouse_wire::execution::ExecutionRef;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
+use super::store::{ClaimedJob, ToolRun, ToolRunFence, ToolRunPermit};
 use crate::error::ApiError;
 use crate::runner::{ActionPermit, CheckpointDecision, CheckpointHook, TurnEnd};
-use crate::store::{ClaimedJob, JoinedWrite, Store, ToolRun, ToolRunFence, ToolRunPermit};
+use crate::store::{JoinedWrite, Store};
 
 /// Why a turn that lost its hold stopped.
 #[derive(Debug, Default)]

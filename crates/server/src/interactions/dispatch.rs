@@ -9,7 +9,7 @@
 //! lease to expire and another claim retries; a stale worker's commit is refused, so a
 //! resume is never lost and never applied twice.
 //!
-//! While a resume runs, its heartbeat renews the job's lease ([`crate::guard`]), so a
+//! While a resume runs, its heartbeat renews the job's lease ([`guard`](super::guard)), so a
 //! long resume keeps its job; an instance that dies or stalls loses it within one lease
 //! and any instance takes it over. The stalled one, if it wakes, finds its lease gone:
 //! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing.
@@ -24,8 +24,9 @@ use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
 use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
-use crate::service::{begin_turn, end_turn, ParkedState, ResumePoint, TurnInput, TurnWrite};
-use crate::store::{ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion};
+use super::parked::ParkedState;
+use super::store::{ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion};
+use super::turn::{begin_turn, end_turn, ResumePoint, TurnInput, TurnWrite};
 use crate::AppState;
 
 /// The actor recorded for resumes.
@@ -92,12 +93,7 @@ async fn process(state: &AppState, job: &ClaimedJob) {
         Ok(FailOutcome::GaveUp { resolved }) => {
             tracing::warn!(interaction_id = %job.interaction_id, %reason, attempts = job.attempts, "resume failed for the last time; the row says so");
             if let Some(row) = resolved {
-                state.events.interaction(
-                    &row.project_id,
-                    &row.session_id,
-                    &row.id,
-                    InteractionStatus::Resolved,
-                );
+                state.events.row_changed(&row, InteractionStatus::Resolved);
             }
         }
         Ok(FailOutcome::LeaseLost) => {

@@ -4,7 +4,7 @@
 //! its tool call here and does not run it again; a worker that lost its lease cannot
 //! write the row, so it does not run the tool at all. One approval, one run.
 
-use super::{in_tx, now_millis, now_text, RowExt, Store, StoreError};
+use crate::store::{in_tx, now_millis, now_text, with_pool, RowExt, Store, StoreError};
 
 /// A tool call about to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +151,7 @@ impl Store {
         project_id: &str,
         session_id: &str,
     ) -> Result<Vec<ToolRunRecord>, StoreError> {
-        super::with_pool!(self, pool => {
+        with_pool!(self, pool => {
             let rows = sqlx::query(
                 "SELECT tool_call_id, tool, turn_id, interaction_id, created_at FROM tool_runs \
                  WHERE project_id = $1 AND session_id = $2 ORDER BY created_at, tool_call_id",

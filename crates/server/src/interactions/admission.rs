@@ -82,7 +82,7 @@ pub enum Admission {
     WaitedTooLong(Duration),
 }
 
-/// Read the queue every [`REFRESH`] until the server shuts down (when admission control
+/// Read the queue every `REFRESH` until the server shuts down (when admission control
 /// is on).
 pub fn spawn_gauge(state: AppState) -> Option<JoinHandle<()>> {
     if state.config.max_resume_backlog == 0 {

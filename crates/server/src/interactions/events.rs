@@ -1,10 +1,13 @@
-//! The in-process event bus that feeds the SSE watch streams. The code that wrote
-//! (an interaction handler in `api::interactions`, or `service::end_turn` for a turn)
-//! publishes once the store's transaction committed; a lagging subscriber is told to
-//! revalidate. Execution sessions have no bus: their event stream polls the store.
+//! The in-process event bus that feeds the SSE watch streams. The code that wrote (an
+//! interaction handler in [`api`](super::api), or [`end_turn`](super::turn::end_turn)
+//! for a turn) publishes once the store's transaction committed; a lagging subscriber is
+//! told to revalidate. Execution sessions have no bus: their event stream polls the
+//! store.
 
 use gatehouse_wire::interaction::{InteractionStatus, LifecycleState, WatchEvent};
 use tokio::sync::broadcast;
+
+use super::store::InteractionRecord;
 
 /// One published event, scoped to its project.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +78,11 @@ impl EventBus {
                 interaction_id: Some(interaction_id.to_string()),
             },
         );
+    }
+
+    /// `row` changed status to `status` (told to its session's watchers).
+    pub fn row_changed(&self, row: &InteractionRecord, status: InteractionStatus) {
+        self.interaction(&row.project_id, &row.session_id, &row.id, status);
     }
 
     /// The session's records (turns, transcript) changed.

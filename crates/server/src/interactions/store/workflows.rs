@@ -4,7 +4,7 @@
 use gatehouse_wire::JsonObject;
 use sha2::{Digest, Sha256};
 
-use super::{
+use crate::store::{
     from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError,
 };
 

@@ -12,11 +12,13 @@ use gatehouse_wire::invoke::{
 };
 use gatehouse_wire::JsonObject;
 
-use super::extract::{ActorName, JsonBody, ProjectId};
-use super::json;
+use super::config::redact_for_storage;
+use super::store::TurnRecord;
+use super::turn::{begin_turn, end_turn, TurnInput, TurnWrite};
+use crate::api::extract::{ActorName, JsonBody, ProjectId};
+use crate::api::reply::json;
 use crate::error::{ApiError, ApiResult};
-use crate::service::{begin_turn, end_turn, TurnInput, TurnWrite};
-use crate::store::{StoreError, TurnRecord};
+use crate::store::StoreError;
 use crate::AppState;
 
 /// The service-tier routes (relative to `/api`).
@@ -173,7 +175,7 @@ async fn commit(
         }
     }
     // Stored redacted: no secret the redaction strips is kept at rest.
-    let parameters = crate::service::redact_for_storage(body.parameters, "workflow revision");
+    let parameters = redact_for_storage(body.parameters, "workflow revision");
     let (workflow, variant, revision) = state
         .store
         .commit_revision(

@@ -21,12 +21,13 @@ use sha2::{Digest, Sha256};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::StreamExt as _;
 
-use super::extract::{parse_uuid, query_map, ActorName, JsonBody, OptionalJsonBody, ProjectId};
-use super::{json, json_text};
-use crate::error::{ApiError, ApiResult};
-use crate::store::{
+use super::store::{
     BatchRespondItem, InteractionFilter, NewInteraction, RespondOutcome, TransitionOutcome,
 };
+use crate::api::extract::{parse_uuid, ActorName, JsonBody, OptionalJsonBody, ProjectId};
+use crate::api::reply::{json, json_text};
+use crate::error::{ApiError, ApiResult};
+use crate::uri::query_map;
 use crate::AppState;
 use gatehouse_wire::batch::{
     BatchError, BatchOutcome, BatchRespondRequest, BatchRespondResponse, BatchResult,
@@ -176,6 +177,12 @@ async fn get_one(
     }
 }
 
+/// A runner names its gate by session and token (create, transition): both non-blank.
+fn check_gate_key(session_id: &str, token: &str) -> ApiResult<()> {
+    non_blank(session_id, &["body", "session_id"])?;
+    non_blank(token, &["body", "token"])
+}
+
 fn non_blank(value: &str, loc: &[&str]) -> ApiResult<()> {
     if value.trim().is_empty() {
         Err(ApiError::validation(
@@ -195,8 +202,7 @@ async fn create(
     body: JsonBody<CreateInteractionRequest>,
 ) -> ApiResult<Response> {
     let body = body.value;
-    non_blank(&body.session_id, &["body", "session_id"])?;
-    non_blank(&body.token, &["body", "token"])?;
+    check_gate_key(&body.session_id, &body.token)?;
     known_or_422(
         &["body", "kind"],
         body.kind.is_known(),
@@ -219,12 +225,9 @@ async fn create(
     };
     let outcome = state.store.create_interaction(&new).await?;
     if outcome.created {
-        state.events.interaction(
-            &project_id,
-            &outcome.record.session_id,
-            &outcome.record.id,
-            InteractionStatus::Pending,
-        );
+        state
+            .events
+            .row_changed(&outcome.record, InteractionStatus::Pending);
     }
     Ok(json_text(outcome.record.response_body()))
 }
@@ -272,16 +275,9 @@ async fn respond(
         .store
         .respond(&project_id, &id, &answer, &actor, idempotency)
         .await?;
-    match outcome {
+    match settle_answer(&state, &project_id, &id, idempotency, outcome).await? {
         RespondOutcome::Won { record } => {
-            state.backlog.answered(1);
             state.dispatch_wakeup.notify_one();
-            state.events.interaction(
-                &project_id,
-                &record.session_id,
-                &record.id,
-                InteractionStatus::Responded,
-            );
             Ok(json_text(record.response_body()))
         }
         RespondOutcome::Replayed { response } => Ok(json_text(response)),
@@ -289,25 +285,45 @@ async fn respond(
             GatehouseCode::IdempotencyKeyReused,
             "Idempotency-Key was already used for a different request",
         )),
-        RespondOutcome::NotPending => {
-            // A concurrent request with the same key may have won after our check.
-            if let Some((key, hash)) = idempotency {
-                if let Some(response) = state
-                    .store
-                    .idempotent_replay(&project_id, key, &id, hash)
-                    .await?
-                {
-                    return response.map(json_text).map_err(|()| {
-                        ApiError::new(
-                            GatehouseCode::IdempotencyKeyReused,
-                            "Idempotency-Key was already used for a different request",
-                        )
-                    });
-                }
-            }
-            Err(ApiError::not_pending())
-        }
+        RespondOutcome::NotPending => Err(ApiError::not_pending()),
         RespondOutcome::NotFound => Err(ApiError::interaction_not_found()),
+    }
+}
+
+/// What one answer came to, settled alike for a single respond and a batch item: a won
+/// answer counts toward the resume backlog and is announced on the watch stream; a
+/// `NotPending` under an `Idempotency-Key` is looked up once more, since a concurrent
+/// request with the same key may have won after our check (its replay, or "key reused").
+async fn settle_answer(
+    state: &AppState,
+    project_id: &str,
+    id: &str,
+    idempotency: Option<(&str, &str)>,
+    outcome: RespondOutcome,
+) -> ApiResult<RespondOutcome> {
+    match outcome {
+        RespondOutcome::Won { record } => {
+            state.backlog.answered(1);
+            state
+                .events
+                .row_changed(&record, InteractionStatus::Responded);
+            Ok(RespondOutcome::Won { record })
+        }
+        RespondOutcome::NotPending => {
+            let Some((key, hash)) = idempotency else {
+                return Ok(RespondOutcome::NotPending);
+            };
+            let replay = state
+                .store
+                .idempotent_replay(project_id, key, id, hash)
+                .await?;
+            Ok(match replay {
+                Some(Ok(response)) => RespondOutcome::Replayed { response },
+                Some(Err(())) => RespondOutcome::KeyReused,
+                None => RespondOutcome::NotPending,
+            })
+        }
+        other => Ok(other),
     }
 }
 
@@ -432,16 +448,11 @@ async fn respond_batch(
     let mut answered_any = false;
     for (item, outcome) in valid.iter().zip(outcomes) {
         let sent_id = &answers[item.index].id;
-        let result = match outcome {
+        let idempotency = item.key.as_ref().map(|(k, h)| (k.as_str(), h.as_str()));
+        let settled = settle_answer(&state, &project_id, &item.id, idempotency, outcome).await?;
+        let result = match settled {
             RespondOutcome::Won { record } => {
                 answered_any = true;
-                state.backlog.answered(1);
-                state.events.interaction(
-                    &project_id,
-                    &record.session_id,
-                    &record.id,
-                    InteractionStatus::Responded,
-                );
                 batch_result(
                     sent_id,
                     BatchOutcome::Answered,
@@ -459,39 +470,15 @@ async fn respond_batch(
                     "idempotency_key was already used for a different request",
                 ),
             ),
-            RespondOutcome::NotPending => {
-                // A concurrent request with the same key may have won after our check.
-                let replay = match &item.key {
-                    Some((key, hash)) => {
-                        state
-                            .store
-                            .idempotent_replay(&project_id, key, &item.id, hash)
-                            .await?
-                    }
-                    None => None,
-                };
-                match replay {
-                    Some(Ok(response)) => replayed(sent_id, &response),
-                    Some(Err(())) => batch_result(
-                        sent_id,
-                        BatchOutcome::Invalid,
-                        None,
-                        batch_error(
-                            GatehouseCode::IdempotencyKeyReused,
-                            "idempotency_key was already used for a different request",
-                        ),
-                    ),
-                    None => batch_result(
-                        sent_id,
-                        BatchOutcome::AlreadyAnswered,
-                        None,
-                        batch_error(
-                            GatehouseCode::AlreadyAnswered,
-                            gatehouse_wire::error::messages::INTERACTION_NOT_PENDING,
-                        ),
-                    ),
-                }
-            }
+            RespondOutcome::NotPending => batch_result(
+                sent_id,
+                BatchOutcome::AlreadyAnswered,
+                None,
+                batch_error(
+                    GatehouseCode::AlreadyAnswered,
+                    gatehouse_wire::error::messages::INTERACTION_NOT_PENDING,
+                ),
+            ),
             RespondOutcome::NotFound => batch_result(
                 sent_id,
                 BatchOutcome::NotFound,
@@ -530,8 +517,7 @@ async fn transition(
     body: JsonBody<TransitionRequest>,
 ) -> ApiResult<Response> {
     let body = body.value;
-    non_blank(&body.session_id, &["body", "session_id"])?;
-    non_blank(&body.token, &["body", "token"])?;
+    check_gate_key(&body.session_id, &body.token)?;
     known_or_422(
         &["body", "status"],
         body.status.is_known(),
@@ -592,9 +578,7 @@ async fn transition(
         .await?;
     match outcome {
         TransitionOutcome::Moved(record) => {
-            state
-                .events
-                .interaction(&project_id, &record.session_id, &record.id, record.status());
+            state.events.row_changed(&record, record.status());
             Ok(json_text(record.response_body()))
         }
         TransitionOutcome::Conflict => Err(ApiError::not_pending()),
@@ -625,12 +609,9 @@ async fn cancel_stale(
         )
         .await?;
     for record in &cancelled {
-        state.events.interaction(
-            &project_id,
-            &record.session_id,
-            &record.id,
-            InteractionStatus::Cancelled,
-        );
+        state
+            .events
+            .row_changed(record, InteractionStatus::Cancelled);
     }
     Ok(json(&CancelStaleResponse {
         cancelled: cancelled.len() as u64,

@@ -4,8 +4,11 @@
 use gatehouse_wire::invoke::TurnStatus;
 use gatehouse_wire::run::ChatMessage;
 
-use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
-use super::{
+use super::rows::{
+    insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
+    SELECT_COLUMNS,
+};
+use crate::store::{
     from_json_text, in_tx, now_text, to_json_text, with_pool, JoinedWrite, RowExt, Store,
     StoreError, Tx,
 };
@@ -171,7 +174,7 @@ impl Store {
             "UPDATE interactions SET status = 'cancelled', updated_at = $1, updated_by_id = $2 \
              WHERE project_id = $3 AND session_id = $4 AND status = 'pending' \
              AND (turn_id IS NULL OR turn_id <> $5) RETURNING {}",
-            super::interactions::SELECT_COLUMNS
+            SELECT_COLUMNS
         );
         in_tx!(self, tx => {
             let rows = sqlx::query(&cancel)
@@ -184,7 +187,7 @@ impl Store {
                 .await?;
             let cancelled = rows
                 .iter()
-                .map(super::interactions::interaction_from_row)
+                .map(interaction_from_row)
                 .collect::<Result<Vec<_>, _>>()?;
             insert_turn!(tx, turn, &now);
             let gate = match &gate_args {
@@ -223,22 +226,6 @@ impl Store {
         with_pool!(self, pool => {
             let rows = sqlx::query(&sql).bind(project_id).bind(session_id).fetch_all(pool).await?;
             rows.iter().map(turn_from_row).collect()
-        })
-    }
-
-    /// The latest turn of a session (its transcript continues the conversation).
-    pub async fn last_turn(
-        &self,
-        project_id: &str,
-        session_id: &str,
-    ) -> Result<Option<TurnRecord>, StoreError> {
-        let sql = format!(
-            "SELECT {TURN_COLUMNS} FROM turns WHERE project_id = $1 AND session_id = $2 \
-             ORDER BY id DESC LIMIT 1"
-        );
-        with_pool!(self, pool => {
-            let row = sqlx::query(&sql).bind(project_id).bind(session_id).fetch_optional(pool).await?;
-            row.as_ref().map(turn_from_row).transpose()
         })
     }
 }

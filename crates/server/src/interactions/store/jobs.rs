@@ -8,11 +8,14 @@
 
 use gatehouse_wire::JsonObject;
 
-use super::interactions::{insert_interaction, InsertArgs, InteractionRecord, NewInteraction};
+use super::rows::{
+    insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
+    SELECT_COLUMNS,
+};
 use super::turns::{insert_turn, NewTurn};
-use super::{
-    in_tx, now_millis, now_text, to_json_text, with_pool, JoinedWrite, RowExt, Store, StoreError,
-    Tx,
+use crate::store::{
+    in_tx, now_millis, now_text, to_json_text, with_pool, with_tx, Backend, JoinedWrite, RowExt,
+    Store, StoreError, Tx,
 };
 
 /// A job this worker holds the lease of.
@@ -89,8 +92,8 @@ impl Store {
             // On Postgres the candidate row is locked and rows other workers hold are
             // skipped; SQLite serializes writers (BEGIN IMMEDIATE), so no lock clause.
             let lock = match self.backend {
-                super::Backend::Postgres(_) => " FOR UPDATE SKIP LOCKED",
-                super::Backend::Sqlite(_) => "",
+                Backend::Postgres(_) => " FOR UPDATE SKIP LOCKED",
+                Backend::Sqlite(_) => "",
             };
             let sql = format!(
                 "UPDATE resume_jobs SET lease_owner = $1, lease_expires_ms = $2, \
@@ -180,24 +183,17 @@ impl Store {
         let now = now_text();
         let gate_args = completion.gate.as_ref().map(InsertArgs::new);
         let resume_turn_id = completion.turn.as_ref().map(|t| t.id.clone());
-        let select = format!(
-            "SELECT {} FROM interactions WHERE id = $1",
-            super::interactions::SELECT_COLUMNS
-        );
         let outcome = in_tx!(self, tx => {
-            let done = sqlx::query(
-                "UPDATE resume_jobs SET state = 'done', resume_turn_id = $1, last_error = $2, \
-                 updated_at = $3 WHERE interaction_id = $4 AND state = 'queued' AND lease_owner = $5",
+            let ended = end_attempt(
+                &mut Tx::from(&mut *tx),
+                job,
+                "done",
+                resume_turn_id.as_deref(),
+                completion.note.as_deref(),
+                &now,
             )
-            .bind(&resume_turn_id)
-            .bind(&completion.note)
-            .bind(&now)
-            .bind(&job.interaction_id)
-            .bind(&job.owner)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if done != 1 {
+            .await?;
+            if !ended {
                 return Ok(CompleteOutcome::LeaseLost);
             }
             if let Some(turn) = &completion.turn {
@@ -217,31 +213,14 @@ impl Store {
             };
             let mut resolved = None;
             if let Some(extra) = &completion.resolution {
-                let row = sqlx::query(&select)
-                    .bind(&job.interaction_id)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                let current = super::interactions::interaction_from_row(&row)?;
-                let mut merged = current.resolution.clone().unwrap_or_default();
-                for (k, v) in extra {
-                    merged.insert(k.clone(), v.clone());
-                }
-                let update = format!(
-                    "UPDATE interactions SET status = 'resolved', resolution = $1, updated_at = $2 \
-                     WHERE id = $3 AND status = 'responded' RETURNING {}",
-                    super::interactions::SELECT_COLUMNS
-                );
-                let row = sqlx::query(&update)
-                    .bind(to_json_text(&merged))
-                    .bind(&now)
-                    .bind(&job.interaction_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                resolved = row
-                    .as_ref()
-                    .map(super::interactions::interaction_from_row)
-                    .transpose()?
-                    .map(Box::new);
+                // The job was claimed for this row: it exists (else the completion fails).
+                let current = row_in_tx(&mut Tx::from(&mut *tx), &job.interaction_id)
+                    .await?
+                    .ok_or(sqlx::Error::RowNotFound)?;
+                let resolution = current.resolution_with(extra.clone());
+                resolved =
+                    resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
+                        .await?;
             }
             if let Some(joined) = joined {
                 joined.write(Tx::from(&mut *tx)).await?;
@@ -267,44 +246,20 @@ impl Store {
         let now = now_text();
         let give_up = job.attempts >= MAX_ATTEMPTS;
         let state = if give_up { "failed" } else { "queued" };
-        let select = format!(
-            "SELECT {} FROM interactions WHERE id = $1",
-            super::interactions::SELECT_COLUMNS
-        );
-        let update = format!(
-            "UPDATE interactions SET status = 'resolved', resolution = $1, updated_at = $2 \
-             WHERE id = $3 AND status = 'responded' RETURNING {}",
-            super::interactions::SELECT_COLUMNS
-        );
         in_tx!(self, tx => {
-            let n = sqlx::query(
-                "UPDATE resume_jobs SET state = $1, last_error = $2, updated_at = $3 \
-                 WHERE interaction_id = $4 AND lease_owner = $5 AND state = 'queued'",
-            )
-            .bind(state)
-            .bind(error)
-            .bind(&now)
-            .bind(&job.interaction_id)
-            .bind(&job.owner)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if n != 1 {
+            let ended =
+                end_attempt(&mut Tx::from(&mut *tx), job, state, None, Some(error), &now).await?;
+            if !ended {
                 return Ok(FailOutcome::LeaseLost);
             }
             if !give_up {
                 return Ok(FailOutcome::Retrying);
             }
-            let row = sqlx::query(&select)
-                .bind(&job.interaction_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let Some(row) = row else {
+            let Some(current) = row_in_tx(&mut Tx::from(&mut *tx), &job.interaction_id).await? else {
                 return Ok(FailOutcome::GaveUp { resolved: None });
             };
-            let current = super::interactions::interaction_from_row(&row)?;
-            let mut resolution = current.resolution.clone().unwrap_or_default();
-            resolution.insert(
+            let mut failure = JsonObject::new();
+            failure.insert(
                 "error".to_string(),
                 serde_json::json!({
                     "code": RESUME_FAILED_CODE,
@@ -314,17 +269,10 @@ impl Store {
                     ),
                 }),
             );
-            let row = sqlx::query(&update)
-                .bind(to_json_text(&resolution))
-                .bind(&now)
-                .bind(&job.interaction_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let resolved = row
-                .as_ref()
-                .map(super::interactions::interaction_from_row)
-                .transpose()?
-                .map(Box::new);
+            let resolution = current.resolution_with(failure);
+            let resolved =
+                resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
+                    .await?;
             Ok(FailOutcome::GaveUp { resolved })
         })
     }
@@ -357,4 +305,68 @@ impl Store {
             }
         })
     }
+}
+
+/// End this worker's attempt on its job row, inside the caller's transaction: the job's
+/// new `state` (`done`, `failed`, or `queued` again for a retry), the resume turn, and the
+/// note or error it leaves. Fenced by the lease: `false`, and nothing written, when the job
+/// is no longer this worker's (another claimed it, or it ended). A queued job has no
+/// resume turn yet, so an attempt that leaves none writes none.
+async fn end_attempt(
+    tx: &mut Tx<'_>,
+    job: &ClaimedJob,
+    state: &str,
+    resume_turn_id: Option<&str>,
+    last_error: Option<&str>,
+    now: &str,
+) -> Result<bool, StoreError> {
+    with_tx!(tx, conn => {
+        let ended = sqlx::query(
+            "UPDATE resume_jobs SET state = $1, resume_turn_id = $2, last_error = $3, \
+             updated_at = $4 WHERE interaction_id = $5 AND lease_owner = $6 AND state = 'queued'",
+        )
+        .bind(state)
+        .bind(resume_turn_id)
+        .bind(last_error)
+        .bind(now)
+        .bind(&job.interaction_id)
+        .bind(&job.owner)
+        .execute(&mut **conn)
+        .await?
+        .rows_affected();
+        Ok(ended == 1)
+    })
+}
+
+/// The row `id`, read inside the caller's transaction.
+async fn row_in_tx(tx: &mut Tx<'_>, id: &str) -> Result<Option<InteractionRecord>, StoreError> {
+    let sql = format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE id = $1");
+    with_tx!(tx, conn => {
+        let row = sqlx::query(&sql).bind(id).fetch_optional(&mut **conn).await?;
+        row.as_ref().map(interaction_from_row).transpose()
+    })
+}
+
+/// Move the `responded` row `id` to `resolved` with `resolution` (the whole of it),
+/// inside the caller's transaction: the row after, or `None` when it was no longer
+/// `responded` (a runner resolved or cancelled it meanwhile).
+async fn resolve_responded(
+    tx: &mut Tx<'_>,
+    id: &str,
+    resolution: &JsonObject,
+    now: &str,
+) -> Result<Option<Box<InteractionRecord>>, StoreError> {
+    let sql = format!(
+        "UPDATE interactions SET status = 'resolved', resolution = $1, updated_at = $2 \
+         WHERE id = $3 AND status = 'responded' RETURNING {SELECT_COLUMNS}"
+    );
+    with_tx!(tx, conn => {
+        let row = sqlx::query(&sql)
+            .bind(to_json_text(resolution))
+            .bind(now)
+            .bind(id)
+            .fetch_optional(&mut **conn)
+            .await?;
+        Ok(row.as_ref().map(interaction_from_row).transpose()?.map(Box::new))
+    })
 }

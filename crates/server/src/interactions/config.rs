@@ -1,0 +1,354 @@
+//! A turn's config. A fresh turn resolves it by the A6 hydration rule
+//! ([`resolve_config`]): the caller's inline config, else the revision its references
+//! name, else the registered default. A resume fails closed: it runs under the config
+//! that raised its gate and nothing more permissive ([`resume_config`]). Also here: what
+//! a turn reads from a config (model, permissions, script), and the redaction a config
+//! gets before it is kept at rest ([`redact_for_storage`]).
+
+use gatehouse_wire::effective::{redact_effective_parameters, Redaction, StampPolicy};
+use gatehouse_wire::interaction::{Reference, References};
+use gatehouse_wire::invoke::InvokeRequest;
+use gatehouse_wire::run::Permissions;
+use gatehouse_wire::JsonObject;
+use serde_json::Value;
+
+use super::parked::ParkedState;
+use super::store::{RevisionRecord, VariantRecord};
+use crate::error::ApiError;
+use crate::runner::{default_script, parse_script, Step};
+use crate::store::Store;
+
+/// The model of the service's registered default config.
+pub const DEFAULT_MODEL: &str = "gatehouse/echo-1";
+
+/// The service's registered default config: used only when a fresh turn sent no inline
+/// config and hydration from references came back empty (A6); never for a resume. It is
+/// deny-by-default: a turn nobody configured runs no tool.
+pub fn default_parameters() -> JsonObject {
+    match serde_json::json!({
+        "agent": {
+            "llm": { "model": DEFAULT_MODEL },
+            "runner": { "permissions": { "default": "deny" } }
+        }
+    }) {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Where a turn's config came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// The caller's inline `data.parameters` (a draft, or a resume's stamp).
+    Inline,
+    /// The caller's inline `data.revision`.
+    InlineRevision,
+    /// Hydrated from a pinned `workflow_revision` reference.
+    PinnedRevision,
+    /// Hydrated from the variant's HEAD at call time.
+    VariantHead,
+    /// The service's registered default.
+    Default,
+}
+
+impl ConfigSource {
+    /// A short name for logs and the parked state.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Inline => "inline",
+            Self::InlineRevision => "inline_revision",
+            Self::PinnedRevision => "pinned_revision",
+            Self::VariantHead => "variant_head",
+            Self::Default => "default",
+        }
+    }
+
+    /// The source named by [`ConfigSource::as_str`] (unknown names read as inline).
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "inline_revision" => Self::InlineRevision,
+            "pinned_revision" => Self::PinnedRevision,
+            "variant_head" => Self::VariantHead,
+            "default" => Self::Default,
+            _ => Self::Inline,
+        }
+    }
+}
+
+/// A resolved config and the references the turn runs with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedConfig {
+    /// The config.
+    pub parameters: JsonObject,
+    /// Where it came from.
+    pub source: ConfigSource,
+    /// The references (as sent, completed from the registry when hydrated). Holds a
+    /// `workflow_revision` only when the run used a saved revision (or the caller named one).
+    pub references: References,
+}
+
+fn non_empty(obj: Option<&JsonObject>) -> Option<&JsonObject> {
+    obj.filter(|o| !o.is_empty())
+}
+
+/// A reference to a registry entity by id and slug (and version, for a revision).
+fn reference(id: String, slug: String, version: Option<String>) -> Reference {
+    Reference {
+        id: Some(id),
+        slug: Some(slug),
+        version,
+        extra: JsonObject::new(),
+    }
+}
+
+/// Resolve a turn's config by the A6 hydration rule.
+///
+/// Hydrate from references iff references were sent and the caller sent neither a
+/// non-empty `data.parameters` nor a non-empty `data.revision`
+/// (`gatehouse_wire::resume::should_hydrate_from_references`); a pinned
+/// `workflow_revision` wins over the variant's HEAD. The registered default fills in only
+/// after hydration came back empty (or when there was nothing to hydrate from).
+pub async fn resolve_config(
+    store: &Store,
+    project_id: &str,
+    request: &InvokeRequest,
+) -> Result<ResolvedConfig, ApiError> {
+    let mut references = request.references.clone().unwrap_or_default();
+    if gatehouse_wire::resume::should_hydrate_from_references(request) {
+        if let Some(revision) = hydrate(store, project_id, &references).await? {
+            let pinned = references.workflow_revision.is_some();
+            fill_references(store, project_id, &mut references, &revision).await?;
+            return Ok(ResolvedConfig {
+                parameters: revision.parameters,
+                source: if pinned {
+                    ConfigSource::PinnedRevision
+                } else {
+                    ConfigSource::VariantHead
+                },
+                references,
+            });
+        }
+        tracing::warn!(
+            project_id,
+            "references resolved to no revision; using the registered default config"
+        );
+    } else if let Some(parameters) = non_empty(request.data.parameters.as_ref()) {
+        return Ok(ResolvedConfig {
+            parameters: parameters.clone(),
+            source: ConfigSource::Inline,
+            references,
+        });
+    } else if let Some(revision) = non_empty(request.data.revision.as_ref()) {
+        // Agenta's inline revision: `{"data": {"parameters": {...}}}` or `{"parameters": ...}`.
+        let parameters = revision
+            .get("data")
+            .and_then(|d| d.get("parameters"))
+            .or_else(|| revision.get("parameters"))
+            .and_then(Value::as_object)
+            .filter(|p| !p.is_empty());
+        if let Some(parameters) = parameters {
+            return Ok(ResolvedConfig {
+                parameters: parameters.clone(),
+                source: ConfigSource::InlineRevision,
+                references,
+            });
+        }
+    }
+    Ok(ResolvedConfig {
+        parameters: default_parameters(),
+        source: ConfigSource::Default,
+        references,
+    })
+}
+
+/// The revision the references point at: the pinned revision, else the variant's HEAD.
+async fn hydrate(
+    store: &Store,
+    project_id: &str,
+    references: &References,
+) -> Result<Option<RevisionRecord>, ApiError> {
+    if let Some(pinned) = &references.workflow_revision {
+        if let Some(id) = pinned.id.as_deref() {
+            return Ok(store.get_revision(project_id, id).await?);
+        }
+        let variant = find_variant(store, project_id, references).await?;
+        let version = pinned
+            .version
+            .as_deref()
+            .and_then(|v| v.parse::<i64>().ok());
+        return Ok(store
+            .find_revision(
+                project_id,
+                pinned.slug.as_deref(),
+                variant.as_ref().map(|v| v.id.as_str()),
+                version,
+            )
+            .await?);
+    }
+    let Some(variant) = find_variant(store, project_id, references).await? else {
+        return Ok(None);
+    };
+    match variant.head_revision_id.as_deref() {
+        Some(head) => Ok(store.get_revision(project_id, head).await?),
+        None => Ok(None),
+    }
+}
+
+async fn find_variant(
+    store: &Store,
+    project_id: &str,
+    references: &References,
+) -> Result<Option<VariantRecord>, ApiError> {
+    let workflow = match &references.workflow {
+        Some(r) => {
+            store
+                .find_workflow(project_id, r.id.as_deref(), r.slug.as_deref())
+                .await?
+        }
+        None => None,
+    };
+    let workflow_id = workflow.as_ref().map(|w| w.id.as_str());
+    match &references.workflow_variant {
+        Some(r) => Ok(store
+            .find_variant(project_id, r.id.as_deref(), r.slug.as_deref(), workflow_id)
+            .await?),
+        None if workflow_id.is_some() => Ok(store
+            .find_variant(project_id, None, None, workflow_id)
+            .await?),
+        None => Ok(None),
+    }
+}
+
+/// Complete the references from the registry once a revision was found.
+async fn fill_references(
+    store: &Store,
+    project_id: &str,
+    references: &mut References,
+    revision: &RevisionRecord,
+) -> Result<(), ApiError> {
+    if let Some(workflow) = store
+        .find_workflow(project_id, Some(&revision.workflow_id), None)
+        .await?
+    {
+        references.workflow = Some(reference(workflow.id, workflow.slug, None));
+    }
+    if let Some(variant) = store
+        .find_variant(project_id, Some(&revision.variant_id), None, None)
+        .await?
+    {
+        references.workflow_variant = Some(reference(variant.id, variant.slug, None));
+    }
+    references.workflow_revision = Some(reference(
+        revision.id.clone(),
+        revision.slug.clone(),
+        Some(revision.version.to_string()),
+    ));
+    Ok(())
+}
+
+/// The config a resume runs under: the config that raised the gate, never a more
+/// permissive one (fail closed). In order: the parked turn's redacted config; the row's
+/// stamp (the resume body's inline `data.parameters`, the same redacted config); the
+/// revision the turn pinned (`references.workflow_revision` by id, present only when the
+/// turn ran that saved revision). Never the variant's HEAD nor the registered default.
+/// `Err` says why none is left; the turn then does not run its tool.
+pub async fn resume_config(
+    store: &Store,
+    project_id: &str,
+    parked: &ParkedState,
+    invoke: &InvokeRequest,
+    redaction: Redaction,
+) -> Result<ResolvedConfig, String> {
+    let references = invoke
+        .references
+        .clone()
+        .or_else(|| parked.references.clone())
+        .unwrap_or_default();
+    let source = ConfigSource::from_name(&parked.config_source);
+    if let Some(config) = non_empty(parked.config.as_ref()) {
+        let parameters = if parked.config_redacted {
+            config.clone()
+        } else {
+            redact_effective_parameters(config.clone(), redaction).0
+        };
+        return Ok(ResolvedConfig {
+            parameters,
+            source,
+            references,
+        });
+    }
+    if let Some(stamp) = non_empty(invoke.data.parameters.as_ref()) {
+        return Ok(ResolvedConfig {
+            parameters: stamp.clone(),
+            source: ConfigSource::Inline,
+            references,
+        });
+    }
+    let pinned = references
+        .workflow_revision
+        .as_ref()
+        .and_then(|r| r.id.as_deref());
+    let Some(revision_id) = pinned else {
+        return Err(
+            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run"
+                .to_string(),
+        );
+    };
+    match store.get_revision(project_id, revision_id).await {
+        Ok(Some(revision)) => Ok(ResolvedConfig {
+            parameters: redact_effective_parameters(revision.parameters, redaction).0,
+            source: ConfigSource::PinnedRevision,
+            references,
+        }),
+        Ok(None) => Err(format!(
+            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run"
+        )),
+        Err(err) => Err(format!(
+            "the config this turn was gated under could not be read ({err}); the approved              tool did not run"
+        )),
+    }
+}
+
+/// `agent.llm.model` of a config.
+pub fn config_model(parameters: &JsonObject) -> Option<String> {
+    parameters
+        .get("agent")?
+        .get("llm")?
+        .get("model")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// `agent.runner.permissions` of a config (Agenta's default `allow_reads` when absent).
+pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, String> {
+    let Some(value) = parameters
+        .get("agent")
+        .and_then(|a| a.get("runner"))
+        .and_then(|r| r.get("permissions"))
+    else {
+        return Ok(Permissions::default());
+    };
+    gatehouse_wire::from_json_value::<Permissions>(value.clone())
+        .map_err(|e| format!("agent.runner.permissions.{}: {}", e.path, e.reason))
+}
+
+/// The script of a config: `agent.script`, or the default script for `prompt`.
+pub fn config_script(parameters: &JsonObject, prompt: Option<&str>) -> Result<Vec<Step>, String> {
+    match parameters.get("agent").and_then(|a| a.get("script")) {
+        Some(value) => parse_script(value),
+        None => Ok(default_script(prompt)),
+    }
+}
+
+/// `parameters` as the server may keep them at rest: redacted by the stamp's rule (the
+/// labels of what was stripped are logged, never a value). A workflow revision is stored
+/// so: a turn needs nothing the redaction strips (secret references, such as a
+/// `credentials` block of vault key names, are kept).
+pub fn redact_for_storage(parameters: JsonObject, what: &str) -> JsonObject {
+    let (redacted, stripped) =
+        redact_effective_parameters(parameters, StampPolicy::default().redaction);
+    for label in &stripped {
+        tracing::info!(%what, field = %label, "stripped a secret field before storing");
+    }
+    redacted
+}

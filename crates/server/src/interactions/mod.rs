@@ -1,0 +1,43 @@
+//! Interactions (CONTRACT.md A2, A4-A6, C1, C4) and the turns that open and resume
+//! them: a turn runs the harness under its resolved config and parks at a gate (an
+//! interaction row); an answer flips the row once; a resume worker continues the parked
+//! turn under the config that raised the gate. Everything only this area uses lives in
+//! this folder, as everything of execution sessions lives in `execution/`.
+//!
+//! | module | role |
+//! |---|---|
+//! | [`api`] | the interaction routes of A5, the batch respond (C4) and the SSE watch stream |
+//! | [`invoke`] | `POST /api/invoke` (runs a turn), a session's turns, workflow revision commits |
+//! | [`turn`] | one turn, in named steps: its config, the stamped `/run` request, its execution session, the harness, the gate and parked state it leaves behind; the watch-stream bracket ([`turn::begin_turn`], [`turn::end_turn`]) |
+//! | [`config`] | a turn's config: the A6 hydration rule, the resume's fail-closed config, the registered default, what a turn reads from a config |
+//! | [`parked`] | the durable state of a parked turn (its config redacted), and the startup scrub of older ones |
+//! | [`dispatch`] | the resume workers: claim an answered gate's job under a lease, resume its parked turn, exactly once |
+//! | [`guard`] | a running turn's hold on its work: the heartbeat renewing its leases, the tool-run ledger that lets an approved tool run once |
+//! | [`admission`] | a new answer waits while the resume backlog is at its limit |
+//! | [`events`] | the in-process bus that feeds the watch streams |
+//! | [`store`] | the SQL: rows and idempotency keys, the resume queue, turns, the tool-run ledger, the workflow registry |
+//!
+//! Inside, imports go one way: [`invoke`] and [`dispatch`] use [`turn`]; [`turn`] uses
+//! [`config`], [`guard`] and [`parked`]; [`config`] uses [`parked`]; all of them, the
+//! gate routes of [`api`] and the [`events`] bus use [`store`], which uses only the
+//! crate's shared plumbing.
+
+pub mod admission;
+pub mod api;
+pub mod config;
+pub mod dispatch;
+pub mod events;
+pub mod guard;
+pub mod invoke;
+pub mod parked;
+pub mod store;
+pub mod turn;
+
+use axum::Router;
+
+use crate::AppState;
+
+/// Every route of interactions (relative to `/api`, behind the auth layer).
+pub fn routes() -> Router<AppState> {
+    api::routes().merge(invoke::routes())
+}

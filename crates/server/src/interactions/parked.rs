@@ -1,0 +1,86 @@
+//! The durable state of a parked turn ([`ParkedState`]): everything its resume needs,
+//! the config kept REDACTED, so nothing the redaction strips is at rest; and the startup
+//! scrub of states an older version wrote unredacted ([`scrub_parked_configs`]).
+
+use gatehouse_wire::effective::{redact_effective_parameters, Redaction};
+use gatehouse_wire::interaction::References;
+use gatehouse_wire::JsonObject;
+use serde_json::Value;
+
+use crate::runner::{GateRequest, Step};
+use crate::store::Store;
+
+/// The durable state of a parked turn: everything a resume needs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ParkedState {
+    /// The whole script of the turn.
+    pub script: Vec<Step>,
+    /// The gated tool step.
+    pub gate: GateRequest,
+    /// The gate row's token.
+    pub token: String,
+    /// The config the turn ran under, REDACTED by the stamp's rule (exact and secret-free,
+    /// whatever its size: the stamp cap is for the wire and the row, not for this). A
+    /// resume runs under it. Absent only in a state written by an older version.
+    #[serde(default)]
+    pub config: Option<JsonObject>,
+    /// True when `config` is redacted (every state this version writes; an older state's
+    /// config is redacted when read, and at startup by [`scrub_parked_configs`]).
+    #[serde(default)]
+    pub config_redacted: bool,
+    /// Where that config came from.
+    pub config_source: String,
+    /// The model it ran under.
+    pub model: Option<String>,
+    /// The references it ran with.
+    pub references: Option<References>,
+    /// The stamped `effectiveParameters` (absent when not stamped).
+    pub stamped: Option<JsonObject>,
+    /// The execution session the turn ran in: its resume (and every retry of it)
+    /// continues there. Absent in a state written by an older version, or without the
+    /// execution service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_session_id: Option<String>,
+}
+
+/// Redact the config of every parked state an older version wrote unredacted (no
+/// `config_redacted` marker), in place, so no stripped secret stays at rest. Run once at
+/// startup; a failure is logged and retried at the next start (a resume redacts such a
+/// config before use anyway). Returns how many states were rewritten.
+pub async fn scrub_parked_configs(store: &Store, redaction: Redaction) -> usize {
+    let mut rewritten = 0;
+    loop {
+        let batch = match store.unredacted_parked_states(100).await {
+            Ok(batch) => batch,
+            Err(err) => {
+                tracing::warn!(error = %err, "reading older parked states failed; scrub retried at next start");
+                return rewritten;
+            }
+        };
+        if batch.is_empty() {
+            return rewritten;
+        }
+        for (turn_id, mut state) in batch {
+            if !state.is_object() {
+                // Not a parked state at all (a resume could not read it either): keep only
+                // the marker, so nothing unknown stays and the scrub moves on.
+                state = serde_json::json!({ "config_redacted": true });
+            }
+            if let Some(object) = state.as_object_mut() {
+                if let Some(Value::Object(config)) = object.remove("config") {
+                    let (redacted, stripped) = redact_effective_parameters(config, redaction);
+                    if !stripped.is_empty() {
+                        tracing::info!(%turn_id, fields = ?stripped, "redacted an older parked state's config");
+                    }
+                    object.insert("config".to_string(), Value::Object(redacted));
+                }
+                object.insert("config_redacted".to_string(), Value::Bool(true));
+            }
+            if let Err(err) = store.replace_parked_state(&turn_id, &state).await {
+                tracing::warn!(%turn_id, error = %err, "scrubbing an older parked state failed; retried at next start");
+                return rewritten;
+            }
+            rewritten += 1;
+        }
+    }
+}
