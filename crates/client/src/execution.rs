@@ -24,11 +24,11 @@ use gatehouse_wire::execution::{
 use reqwest::Method;
 
 use crate::client::Client;
-use crate::config::Upstream;
 use crate::error::{Error, Operation, Result};
 use crate::retry::RetryPolicy;
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
 use crate::transport::{Call, Replay};
+use crate::upstream::Upstream;
 
 /// First poll interval of [`InterventionHandle::wait_applied`].
 const WAIT_POLL_INITIAL: Duration = Duration::from_millis(20);
@@ -232,6 +232,20 @@ impl InterventionOutcome {
     /// ```
     pub fn is_applied(&self) -> bool {
         matches!(self, Self::Applied { .. })
+    }
+}
+
+impl Client {
+    /// Execution sessions and run interventions (B2, C6): read a run's session and
+    /// events, watch them, request an intervention and wait for the persisted evidence.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let session = client.execution().get_session("room-1", "es-1").await?;
+    /// # let _ = session; Ok(()) }
+    /// ```
+    pub fn execution(&self) -> Execution {
+        Execution::new(self.clone())
     }
 }
 

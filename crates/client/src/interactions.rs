@@ -231,6 +231,19 @@ impl ApproveAllReport {
     }
 }
 
+impl Client {
+    /// The session-interaction endpoints (A5): query, get, respond, approve-all, watch.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let row = client.interactions().get("019fac94-0000-7000-8000-000000000001").await?;
+    /// # let _ = row; Ok(()) }
+    /// ```
+    pub fn interactions(&self) -> Interactions {
+        Interactions::new(self.clone())
+    }
+}
+
 /// The interaction endpoints. Obtain with [`Client::interactions`]; cheap to create.
 ///
 /// ```no_run

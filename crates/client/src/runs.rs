@@ -26,6 +26,20 @@ use crate::transport::{AnswerBody, Call, Target};
 /// ```
 pub const NDJSON: &str = "application/x-ndjson";
 
+impl Client {
+    /// The runner's `/run` endpoint (A1): post a typed request, read the NDJSON
+    /// stream of records ending in the result.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client, request: gatehouse_wire::run::RunRequest) -> Result<(), gatehouse_client::Error> {
+    /// let result = client.runs().run(&request).await?;
+    /// # let _ = result; Ok(()) }
+    /// ```
+    pub fn runs(&self) -> Runs {
+        Runs::new(self.clone())
+    }
+}
+
 /// The `/run` endpoint. Obtain with [`Client::runs`].
 ///
 /// ```no_run

@@ -11,6 +11,20 @@ use crate::client::Client;
 use crate::error::{Operation, Result};
 use crate::transport::Call;
 
+impl Client {
+    /// The service tier (the reference control plane's own routes): invoke a turn, list
+    /// a session's turns, commit a workflow revision.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let turns = client.service().turns("48268312-0000-7000-8000-000000000000").await?;
+    /// # let _ = turns; Ok(()) }
+    /// ```
+    pub fn service(&self) -> Service {
+        Service::new(self.clone())
+    }
+}
+
 /// The service-tier endpoints. Obtain with [`Client::service`]; cheap to create.
 ///
 /// ```no_run

@@ -18,9 +18,9 @@ use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
 use crate::classify;
-use crate::config::Upstream;
 use crate::error::{Error, Operation, Result};
 use crate::retry::{with_retries, Failed, RetryPolicy};
+use crate::upstream::Upstream;
 
 /// Largest error body the client reads before classifying it.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
