@@ -5,7 +5,6 @@
 //! retry. [`Capabilities`] is the public sub-client that reads and refreshes discovery.
 
 use gatehouse_wire::capabilities::{CapabilitiesResponse, Capability};
-use reqwest::Method;
 
 use crate::client::Client;
 use crate::error::{Error, Operation, Result};
@@ -72,11 +71,7 @@ impl Capabilities {
     /// # let _ = fresh; Ok(()) }
     /// ```
     pub async fn refresh(&self) -> Result<CapabilitiesResponse> {
-        let call = Call::new(
-            Operation::GetCapabilities,
-            Method::GET,
-            &["api", "capabilities"],
-        );
+        let call = Call::new(Operation::GetCapabilities, &[]);
         let response: CapabilitiesResponse = self.client.call_json(&call).await?;
         self.client.capability_cache().learn_discovery(&response);
         Ok(response)

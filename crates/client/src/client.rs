@@ -147,10 +147,17 @@ impl Client {
     /// transport send and retry it, and remember a route-not-found. Traced in one
     /// `gatehouse_call` span (operation, method, status, attempts, duration, outcome).
     pub(crate) async fn send(&self, call: &Call) -> Result<Answered> {
+        // An operation without a route fails in the transport, before anything is sent.
+        let method = self
+            .inner
+            .transport
+            .route(call.operation)
+            .map(|route| route.method.as_str())
+            .unwrap_or_default();
         let span = tracing::info_span!(
             "gatehouse_call",
             operation = %call.operation,
-            method = %call.method,
+            method = %method,
             status = field::Empty,
             attempts = field::Empty,
             duration_ms = field::Empty,

@@ -50,14 +50,15 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s and hands them to its `Client`; each module also holds the `Client` method that hands its sub-client out ([`Client::interactions`], ...) |
+//! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s (an [`Operation`] and its path values) and hands them to its `Client`; each module also holds the `Client` method that hands its sub-client out ([`Client::interactions`], ...) |
 //! | `watch.rs` | the interaction watch (the execution event stream, which reads AgentPlat's versioned SSE envelope, is in `execution.rs`) |
 //! | `capabilities.rs` | the [`Capabilities`] sub-client: discovery, read once and kept in the capability cache |
 //! | `config.rs` | [`ClientBuilder`] (and [`Client::builder`]), the `DEFAULT_*` settings |
 //! | `sse.rs` | the SSE parser and the reconnect loop the watch and the execution event stream share |
 //! | `client.rs` | [`Client`], the handle every sub-client holds: `send` opens the `gatehouse_call` span, asks the capability cache, lets the transport send, and teaches the cache |
 //! | `capability_cache.rs` | what the client learned of the host's capabilities, checked before every call is sent |
-//! | `transport.rs` | the transport: a `Call` in, an answer or an [`Error`] out (URLs, credentials, attempts, bounded reads, `Retry-After`) |
+//! | `transport.rs` | the transport: a `Call` in, an answer or an [`Error`] out (its route's method and path, URLs, credentials, attempts, bounded reads, `Retry-After`) |
+//! | `routes.rs` | the registered route (`gatehouse_wire::routes`) every [`Operation`] takes on each [`Upstream`]: the one place the client names a route |
 //! | `retry.rs` | [`RetryPolicy`] and `with_retries`, the one retry loop (the transport's and the respond path's) |
 //! | `classify.rs` | classification: HTTP status + upstream error bodies (FastAPI, AgentPlat, Gatehouse codes) to [`Error`]; reqwest failures; decode errors |
 //! | `redact.rs` | bounds and secret scrubbing of every text an [`Error`] keeps |
@@ -69,8 +70,11 @@
 //! remembers it), and no module below `config.rs` knows how a client is built.
 //!
 //! Where a change goes:
-//! - a new endpoint: an [`Operation`] (its name, whether it is a read, its capability)
-//!   in `error.rs`, and a method on its sub-client;
+//! - a new endpoint: its route in the registry (`gatehouse_wire::routes`, beside its
+//!   server handler); an [`Operation`] (its name, whether it is a read, its capability,
+//!   its place in `Operation::ALL`) in `error.rs`; its route in `routes.rs`; a method on
+//!   its sub-client; and a call of it in `tests/routes.rs`, which checks every request
+//!   the client sends against the registry;
 //! - a new failure: an [`Error`] variant and its [`ErrorKind`] (with its place in
 //!   [`ErrorKind::ALL`]) in `error.rs`, how answers map to it in `classify.rs`; then
 //!   its row in the FFI's kind table (`From<ErrorKind> for GatehouseErrorKind`) and the
@@ -88,6 +92,7 @@ mod execution;
 mod interactions;
 mod redact;
 mod retry;
+mod routes;
 mod runs;
 mod service;
 mod sse;
@@ -133,6 +138,7 @@ mod layering {
         ("client", include_str!("client.rs")),
         ("capability_cache", include_str!("capability_cache.rs")),
         ("transport", include_str!("transport.rs")),
+        ("routes", include_str!("routes.rs")),
         ("retry", include_str!("retry.rs")),
         ("classify", include_str!("classify.rs")),
         ("redact", include_str!("redact.rs")),

@@ -13,7 +13,6 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use gatehouse_wire::run::{RunRequest, RunResult, RunStreamRecord};
 use reqwest::header::CONTENT_TYPE;
-use reqwest::Method;
 
 use crate::client::Client;
 use crate::error::{Error, Operation, Result};
@@ -273,7 +272,7 @@ enum Started {
 }
 
 async fn start(client: &Client, operation: Operation, body: Result<Bytes>) -> Result<Started> {
-    let mut call = Call::new(operation, Method::POST, &["run"]);
+    let mut call = Call::new(operation, &[]);
     call.target = Target::Runner;
     call.body = Some(body?);
     call.accept = NDJSON;

@@ -5,7 +5,6 @@
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
 };
-use reqwest::Method;
 
 use crate::client::Client;
 use crate::error::{Operation, Result};
@@ -64,8 +63,7 @@ impl Service {
     /// # Ok(()) }
     /// ```
     pub async fn invoke(&self, request: &InvokeRequest) -> Result<InvokeResponse> {
-        let call =
-            Call::new(Operation::Invoke, Method::POST, &["api", "invoke"]).json_body(request)?;
+        let call = Call::new(Operation::Invoke, &[]).json_body(request)?;
         self.client.call_json(&call).await
     }
 
@@ -80,11 +78,7 @@ impl Service {
     /// # Ok(()) }
     /// ```
     pub async fn turns(&self, session_id: &str) -> Result<TurnsResponse> {
-        let call = Call::new(
-            Operation::ListTurns,
-            Method::GET,
-            &["api", "sessions", session_id, "turns"],
-        );
+        let call = Call::new(Operation::ListTurns, &[session_id]);
         self.client.call_json(&call).await
     }
 
@@ -108,12 +102,7 @@ impl Service {
         &self,
         request: &CommitRevisionRequest,
     ) -> Result<CommitRevisionResponse> {
-        let call = Call::new(
-            Operation::CommitRevision,
-            Method::POST,
-            &["api", "workflows", "revisions", "commit"],
-        )
-        .json_body(request)?;
+        let call = Call::new(Operation::CommitRevision, &[]).json_body(request)?;
         self.client.call_json(&call).await
     }
 }
