@@ -1170,7 +1170,7 @@ fn the_resume_body_carries_the_stamp_inline_or_is_references_only() {
 fn committed_schema_files_are_fresh() {
     let dir = schema_dir();
     let mut stale = Vec::new();
-    let expected = schema::files();
+    let expected = gatehouse_wire::schema_dir::files();
     for (name, contents) in &expected {
         match std::fs::read_to_string(dir.join(name)) {
             Ok(existing) if &existing == contents => {}

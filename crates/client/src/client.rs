@@ -1,8 +1,12 @@
 //! [`Client`]: the cheap, cloneable handle every sub-client holds. It owns the
-//! [`Transport`] and the [`CapabilityCache`], hands out the sub-clients, and is the one
-//! place a call is made: [`Client::send`] opens the `gatehouse_call` span, asks the
-//! capability cache, lets the transport send (and retry), and teaches the cache what a
-//! route-not-found answer revealed.
+//! [`Transport`] and the [`CapabilityCache`], and is the one place a call is made:
+//! [`Client::send`] opens the `gatehouse_call` span, asks the capability cache, lets the
+//! transport send (and retry), and teaches the cache what a route-not-found answer
+//! revealed.
+//!
+//! It knows nothing above it: [`Client::builder`] is in `config.rs`, and each sub-client's
+//! module adds the method that hands it out ([`Client::interactions`] in
+//! `interactions.rs`, and so on).
 
 use std::fmt;
 use std::sync::Arc;
@@ -11,14 +15,10 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use tracing::{field, Instrument};
 
-use crate::capabilities::{Capabilities, CapabilityCache};
-use crate::config::{ClientBuilder, Upstream};
+use crate::capability_cache::CapabilityCache;
 use crate::error::{Error, Result};
-use crate::execution::Execution;
-use crate::interactions::Interactions;
-use crate::runs::Runs;
-use crate::service::Service;
 use crate::transport::{Answered, Call, Transport};
+use crate::upstream::Upstream;
 
 /// A Gatehouse (or Agenta/AgentPlat-compatible) control-plane client.
 ///
@@ -64,77 +64,6 @@ impl fmt::Debug for Client {
 }
 
 impl Client {
-    /// Start configuring a client for the host at `base_url` (e.g.
-    /// `http://127.0.0.1:8080`; for Gatehouse and Agenta the API lives under
-    /// `{base_url}/api`, for AgentPlat at `{base_url}` itself: see [`Upstream`]).
-    ///
-    /// ```no_run
-    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").build()?;
-    /// # Ok::<(), gatehouse_client::Error>(())
-    /// ```
-    pub fn builder(base_url: impl Into<String>) -> ClientBuilder {
-        ClientBuilder::new(base_url)
-    }
-
-    /// The session-interaction endpoints (A5): query, get, respond, approve-all, watch.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
-    /// let row = client.interactions().get("019fac94-0000-7000-8000-000000000001").await?;
-    /// # let _ = row; Ok(()) }
-    /// ```
-    pub fn interactions(&self) -> Interactions {
-        Interactions::new(self.clone())
-    }
-
-    /// The runner's `/run` endpoint (A1): post a typed request, read the NDJSON
-    /// stream of records ending in the result.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: gatehouse_client::Client, request: gatehouse_wire::run::RunRequest) -> Result<(), gatehouse_client::Error> {
-    /// let result = client.runs().run(&request).await?;
-    /// # let _ = result; Ok(()) }
-    /// ```
-    pub fn runs(&self) -> Runs {
-        Runs::new(self.clone())
-    }
-
-    /// The service tier (the reference control plane's own routes): invoke a turn, list
-    /// a session's turns, commit a workflow revision.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
-    /// let turns = client.service().turns("48268312-0000-7000-8000-000000000000").await?;
-    /// # let _ = turns; Ok(()) }
-    /// ```
-    pub fn service(&self) -> Service {
-        Service::new(self.clone())
-    }
-
-    /// Capability discovery (C5).
-    ///
-    /// ```no_run
-    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
-    /// use gatehouse_wire::capabilities::Capability;
-    /// client.capabilities().require(Capability::Interactions).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn capabilities(&self) -> Capabilities {
-        Capabilities::new(self.clone())
-    }
-
-    /// Execution sessions and run interventions (B2, C6): read a run's session and
-    /// events, watch them, request an intervention and wait for the persisted evidence.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
-    /// let session = client.execution().get_session("room-1", "es-1").await?;
-    /// # let _ = session; Ok(()) }
-    /// ```
-    pub fn execution(&self) -> Execution {
-        Execution::new(self.clone())
-    }
-
     /// The base URL the client talks to.
     ///
     /// ```
@@ -218,10 +147,17 @@ impl Client {
     /// transport send and retry it, and remember a route-not-found. Traced in one
     /// `gatehouse_call` span (operation, method, status, attempts, duration, outcome).
     pub(crate) async fn send(&self, call: &Call) -> Result<Answered> {
+        // An operation without a route fails in the transport, before anything is sent.
+        let method = self
+            .inner
+            .transport
+            .route(call.operation)
+            .map(|route| route.method.as_str())
+            .unwrap_or_default();
         let span = tracing::info_span!(
             "gatehouse_call",
             operation = %call.operation,
-            method = %call.method,
+            method = %method,
             status = field::Empty,
             attempts = field::Empty,
             duration_ms = field::Empty,

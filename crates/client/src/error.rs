@@ -10,7 +10,8 @@ use gatehouse_wire::capabilities::Capability;
 use gatehouse_wire::error::GatehouseCode;
 
 /// The client call that failed. Its [`Display`](fmt::Display) is the snake_case name
-/// used in tracing spans and error messages.
+/// used in tracing spans and error messages. Each call takes the route of the registry
+/// ([`gatehouse_wire::routes`]) named below: its method and path come from there.
 ///
 /// ```
 /// use gatehouse_client::Operation;
@@ -21,47 +22,73 @@ use gatehouse_wire::error::GatehouseCode;
 pub enum Operation {
     /// Building a [`Client`](crate::Client) (bad base URL, unusable API key).
     BuildClient,
-    /// `POST /api/sessions/interactions/query`.
+    /// One page of interaction rows: [`QUERY_INTERACTIONS`](gatehouse_wire::routes::QUERY_INTERACTIONS).
     QueryInteractions,
-    /// `GET /api/sessions/interactions/{id}`.
+    /// One interaction row: [`GET_INTERACTION`](gatehouse_wire::routes::GET_INTERACTION).
     GetInteraction,
-    /// `POST /api/sessions/interactions/{id}/respond`.
+    /// Answer one gate: [`RESPOND_TO_INTERACTION`](gatehouse_wire::routes::RESPOND_TO_INTERACTION).
     RespondInteraction,
-    /// `POST /api/sessions/interactions/respond-batch` (Gatehouse): many gates at once.
+    /// Answer many gates at once (Gatehouse): [`RESPOND_TO_INTERACTIONS`](gatehouse_wire::routes::RESPOND_TO_INTERACTIONS).
     RespondInteractions,
-    /// `POST /api/sessions/interactions/`.
+    /// Open a gate: [`CREATE_INTERACTION`](gatehouse_wire::routes::CREATE_INTERACTION).
     CreateInteraction,
-    /// `POST /api/sessions/interactions/transition`.
+    /// Move a gate by its token: [`TRANSITION_INTERACTION`](gatehouse_wire::routes::TRANSITION_INTERACTION).
     TransitionInteraction,
-    /// `POST /api/sessions/interactions/cancel-stale`.
+    /// Cancel the gates of stale turns: [`CANCEL_STALE_INTERACTIONS`](gatehouse_wire::routes::CANCEL_STALE_INTERACTIONS).
     CancelStaleInteractions,
-    /// `GET /api/sessions/streams/watch` (SSE).
+    /// Watch a session's gates (SSE): [`WATCH_SESSION`](gatehouse_wire::routes::WATCH_SESSION).
     WatchInteractions,
-    /// `GET /api/capabilities`.
+    /// Capability discovery: [`GET_CAPABILITIES`](gatehouse_wire::routes::GET_CAPABILITIES).
     GetCapabilities,
-    /// `POST /run`, read to its result.
+    /// [`RUN`](gatehouse_wire::routes::RUN), read to its result.
     Run,
-    /// `POST /run`, read as an NDJSON stream.
+    /// [`RUN`](gatehouse_wire::routes::RUN), read as an NDJSON stream.
     StreamRun,
-    /// `GET /rooms/{room}/execution-sessions/{session}`.
+    /// One execution session: [`GET_EXECUTION_SESSION`](gatehouse_wire::routes::GET_EXECUTION_SESSION) ([`GET_EXECUTION_SESSION_AT_ROOT`](gatehouse_wire::routes::GET_EXECUTION_SESSION_AT_ROOT) on AgentPlat).
     GetExecutionSession,
-    /// `POST /rooms/{room}/execution-sessions/{session}/interventions`.
+    /// Request an intervention: [`REQUEST_INTERVENTION`](gatehouse_wire::routes::REQUEST_INTERVENTION) ([`REQUEST_INTERVENTION_AT_ROOT`](gatehouse_wire::routes::REQUEST_INTERVENTION_AT_ROOT) on AgentPlat).
     RequestIntervention,
-    /// `GET /rooms/{room}/execution-sessions/{session}/events`.
+    /// A session's events: [`LIST_EXECUTION_EVENTS`](gatehouse_wire::routes::LIST_EXECUTION_EVENTS) ([`LIST_EXECUTION_EVENTS_AT_ROOT`](gatehouse_wire::routes::LIST_EXECUTION_EVENTS_AT_ROOT) on AgentPlat).
     ListExecutionEvents,
-    /// `POST /api/rooms/{room}/execution-sessions/{session}/authority` (Gatehouse).
+    /// Move a session's authority (Gatehouse; AgentPlat has no such route): [`CHANGE_EXECUTION_AUTHORITY`](gatehouse_wire::routes::CHANGE_EXECUTION_AUTHORITY).
     ChangeExecutionAuthority,
-    /// `GET /rooms/{room}/execution-sessions/{session}/events/stream` (SSE).
+    /// A session's events as SSE: [`STREAM_EXECUTION_EVENTS`](gatehouse_wire::routes::STREAM_EXECUTION_EVENTS) ([`STREAM_EXECUTION_EVENTS_AT_ROOT`](gatehouse_wire::routes::STREAM_EXECUTION_EVENTS_AT_ROOT) on AgentPlat).
     WatchExecutionEvents,
-    /// `POST /api/invoke` (the service tier).
+    /// Run a turn (the service tier): [`INVOKE`](gatehouse_wire::routes::INVOKE).
     Invoke,
-    /// `GET /api/sessions/{session_id}/turns`.
+    /// A session's turns: [`LIST_TURNS`](gatehouse_wire::routes::LIST_TURNS).
     ListTurns,
-    /// `POST /api/workflows/revisions/commit`.
+    /// Commit a workflow revision: [`COMMIT_REVISION`](gatehouse_wire::routes::COMMIT_REVISION).
     CommitRevision,
 }
 
 impl Operation {
+    /// Every operation, in declaration order (for the tests of the tables that map each
+    /// operation elsewhere: its route in `routes.rs`).
+    #[cfg(test)]
+    pub(crate) const ALL: &'static [Operation] = &[
+        Self::BuildClient,
+        Self::QueryInteractions,
+        Self::GetInteraction,
+        Self::RespondInteraction,
+        Self::RespondInteractions,
+        Self::CreateInteraction,
+        Self::TransitionInteraction,
+        Self::CancelStaleInteractions,
+        Self::WatchInteractions,
+        Self::GetCapabilities,
+        Self::Run,
+        Self::StreamRun,
+        Self::GetExecutionSession,
+        Self::RequestIntervention,
+        Self::ListExecutionEvents,
+        Self::ChangeExecutionAuthority,
+        Self::WatchExecutionEvents,
+        Self::Invoke,
+        Self::ListTurns,
+        Self::CommitRevision,
+    ];
+
     /// The snake_case name, e.g. `"get_interaction"`.
     ///
     /// ```

@@ -4,10 +4,11 @@
 //! only on the server's persisted evidence (status `applied` AND the
 //! `intervention_applied` event).
 //!
-//! The paths follow the client's [`Upstream`]: `/api/rooms/...` on Gatehouse,
-//! `/rooms/...` at the root of an AgentPlat host. The event stream reads AgentPlat's
-//! versioned SSE envelope (`{"version":1,"sequence":n,"type":...,"payload":{...}}`, the
-//! session event in `payload`) and, from older Gatehouse servers, bare events.
+//! The paths follow the client's [`Upstream`](crate::Upstream) (its routes are in
+//! `routes.rs`): `/api/rooms/...` on Gatehouse, `/rooms/...` at the root of an AgentPlat
+//! host. The event stream reads AgentPlat's versioned SSE envelope
+//! (`{"version":1,"sequence":n,"type":...,"payload":{...}}`, the session event in
+//! `payload`) and, from older Gatehouse servers, bare events.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -21,10 +22,8 @@ use gatehouse_wire::execution::{
     ExecutionSessionStatus, InterventionStatus, RequestInterventionBody, StreamEnvelope,
     EVENT_STREAM_EVENT_NAME, FAILED_TYPE, SESSION_EVENT_TYPE, STREAM_ENVELOPE_VERSION,
 };
-use reqwest::Method;
 
 use crate::client::Client;
-use crate::config::Upstream;
 use crate::error::{Error, Operation, Result};
 use crate::retry::RetryPolicy;
 use crate::sse::{FailuresReset, ReconnectingSse, SseEvent, SsePolicy};
@@ -235,6 +234,20 @@ impl InterventionOutcome {
     }
 }
 
+impl Client {
+    /// Execution sessions and run interventions (B2, C6): read a run's session and
+    /// events, watch them, request an intervention and wait for the persisted evidence.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let session = client.execution().get_session("room-1", "es-1").await?;
+    /// # let _ = session; Ok(()) }
+    /// ```
+    pub fn execution(&self) -> Execution {
+        Execution::new(self.clone())
+    }
+}
+
 /// Execution sessions (B2). Obtain with [`Client::execution`](crate::Client::execution).
 ///
 /// On a host without the execution service, the first call learns it from the
@@ -262,23 +275,9 @@ pub struct Execution {
     client: Client,
 }
 
-/// The path of a session: at the root of an AgentPlat host, under `/api` elsewhere.
-fn session_segments<'a>(upstream: Upstream, room_id: &'a str, session_id: &'a str) -> Vec<&'a str> {
-    let mut segments = match upstream {
-        Upstream::AgentPlat => Vec::new(),
-        _ => vec!["api"],
-    };
-    segments.extend(["rooms", room_id, "execution-sessions", session_id]);
-    segments
-}
-
 impl Execution {
     pub(crate) fn new(client: Client) -> Self {
         Self { client }
-    }
-
-    fn segments<'a>(&self, room_id: &'a str, session_id: &'a str) -> Vec<&'a str> {
-        session_segments(self.client.upstream(), room_id, session_id)
     }
 
     /// `GET [/api]/rooms/{room}/execution-sessions/{session}`.
@@ -290,11 +289,7 @@ impl Execution {
     /// # Ok(()) }
     /// ```
     pub async fn get_session(&self, room_id: &str, session_id: &str) -> Result<ExecutionSession> {
-        let call = Call::new(
-            Operation::GetExecutionSession,
-            Method::GET,
-            &self.segments(room_id, session_id),
-        );
+        let call = Call::new(Operation::GetExecutionSession, &[room_id, session_id]);
         let envelope: DataEnvelope<ExecutionSession> = self.client.call_json(&call).await?;
         Ok(envelope.data)
     }
@@ -302,7 +297,9 @@ impl Execution {
     /// `POST .../authority` (a Gatehouse route, not AgentPlat's): the room's authority or
     /// role revision moved on. Interventions requested before the change are rejected at
     /// their checkpoint, with that reason, instead of applied under the new authority.
-    /// A stale `expected_revision` is [`Error::RevisionConflict`].
+    /// A stale `expected_revision` is [`Error::RevisionConflict`]. On
+    /// [`Upstream::AgentPlat`](crate::Upstream::AgentPlat), which has no such route, it
+    /// fails at once with [`Error::Config`] and sends nothing.
     ///
     /// ```no_run
     /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
@@ -326,9 +323,7 @@ impl Execution {
             authority_revision,
             role_revision,
         };
-        let mut segments = self.segments(room_id, session_id);
-        segments.push("authority");
-        let call = Call::new(Operation::ChangeExecutionAuthority, Method::POST, &segments)
+        let call = Call::new(Operation::ChangeExecutionAuthority, &[room_id, session_id])
             .json_body(&body)?;
         let envelope: DataEnvelope<ExecutionSession> = self.client.call_json(&call).await?;
         Ok(envelope.data)
@@ -349,9 +344,7 @@ impl Execution {
         session_id: &str,
         after: Option<u64>,
     ) -> Result<Vec<ExecutionEvent>> {
-        let mut segments = self.segments(room_id, session_id);
-        segments.push("events");
-        let mut call = Call::new(Operation::ListExecutionEvents, Method::GET, &segments);
+        let mut call = Call::new(Operation::ListExecutionEvents, &[room_id, session_id]);
         if let Some(after) = after {
             call.query.push(("after", after.to_string()));
         }
@@ -375,9 +368,7 @@ impl Execution {
         session_id: &str,
         after: &str,
     ) -> Result<Vec<ExecutionEvent>> {
-        let mut segments = self.segments(room_id, session_id);
-        segments.push("events");
-        let mut call = Call::new(Operation::ListExecutionEvents, Method::GET, &segments);
+        let mut call = Call::new(Operation::ListExecutionEvents, &[room_id, session_id]);
         call.query.push(("after", after.to_string()));
         let envelope: DataEnvelope<Vec<ExecutionEvent>> = self.client.call_json(&call).await?;
         Ok(envelope.data)
@@ -453,10 +444,8 @@ impl Execution {
             instruction: request.instruction.clone(),
             checkpoint: request.checkpoint.clone(),
         };
-        let mut segments = self.segments(room_id, session_id);
-        segments.push("interventions");
         let mut call =
-            Call::new(Operation::RequestIntervention, Method::POST, &segments).json_body(&body)?;
+            Call::new(Operation::RequestIntervention, &[room_id, session_id]).json_body(&body)?;
         // Safe to re-send: the same operation id replays on the server.
         call.replay = Replay::Safe;
         let answered = self.client.send(&call).await?;
@@ -686,7 +675,6 @@ impl Stream for ExecutionEventStream {
 impl ExecutionEventStream {
     fn new(client: Client, room_id: String, session_id: String, after: Option<u64>) -> Self {
         let events = EventLog {
-            upstream: client.upstream(),
             room_id,
             session_id,
             send_after: after.is_some(),
@@ -703,7 +691,6 @@ impl ExecutionEventStream {
 /// last session-event sequence seen, drop overlaps, end after `session_reconciled`, and
 /// give up after the retry policy's `max_attempts` consecutive failures.
 struct EventLog {
-    upstream: Upstream,
     room_id: String,
     session_id: String,
     /// Whether `?after=` is sent while nothing was delivered (the caller gave one).
@@ -815,9 +802,7 @@ impl SsePolicy for EventLog {
     const CLOSED_SOURCE: &'static str = "event stream closed by the server";
 
     fn request(&self) -> Call {
-        let mut segments = session_segments(self.upstream, &self.room_id, &self.session_id);
-        segments.extend(["events", "stream"]);
-        let mut call = Call::new(Self::OPERATION, Method::GET, &segments);
+        let mut call = Call::new(Self::OPERATION, &[&self.room_id, &self.session_id]);
         // Absent `after` means from the first event (on AgentPlat and Gatehouse alike).
         if self.send_after || self.after > 0 {
             call.query.push(("after", self.after.to_string()));

@@ -14,7 +14,6 @@ use gatehouse_wire::interaction::{
     RespondRequest, SessionInteraction, TransitionRequest, Windowing,
 };
 use gatehouse_wire::JsonObject;
-use reqwest::Method;
 use std::collections::HashSet;
 use tracing::Instrument;
 
@@ -231,6 +230,19 @@ impl ApproveAllReport {
     }
 }
 
+impl Client {
+    /// The session-interaction endpoints (A5): query, get, respond, approve-all, watch.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let row = client.interactions().get("019fac94-0000-7000-8000-000000000001").await?;
+    /// # let _ = row; Ok(()) }
+    /// ```
+    pub fn interactions(&self) -> Interactions {
+        Interactions::new(self.clone())
+    }
+}
+
 /// The interaction endpoints. Obtain with [`Client::interactions`]; cheap to create.
 ///
 /// ```no_run
@@ -273,12 +285,7 @@ impl Interactions {
             query: Some(query.clone()),
             windowing: windowing.cloned(),
         };
-        let call = Call::new(
-            Operation::QueryInteractions,
-            Method::POST,
-            &["api", "sessions", "interactions", "query"],
-        )
-        .json_body(&body)?;
+        let call = Call::new(Operation::QueryInteractions, &[]).json_body(&body)?;
         self.client.call_json(&call).await
     }
 
@@ -382,8 +389,7 @@ impl Interactions {
     /// # Ok(()) }
     /// ```
     pub async fn get(&self, id: &str) -> Result<SessionInteraction> {
-        let segments = ["api", "sessions", "interactions", id];
-        let call = Call::new(Operation::GetInteraction, Method::GET, &segments);
+        let call = Call::new(Operation::GetInteraction, &[id]);
         let response: InteractionResponse = self.client.call_json(&call).await?;
         row_of(Operation::GetInteraction, response)
     }
@@ -442,11 +448,10 @@ impl Interactions {
         idempotency_key: &str,
     ) -> Result<SessionInteraction> {
         let op = Operation::RespondInteraction;
-        let segments = ["api", "sessions", "interactions", id, "respond"];
         let body = RespondRequest {
             answer: Some(answer.to_object()),
         };
-        let mut call = Call::new(op, Method::POST, &segments).json_body(&body)?;
+        let mut call = Call::new(op, &[id]).json_body(&body)?;
         call.idempotency_key = Some(idempotency_key.to_string());
         call.replay = Replay::Never; // re-sends are decided here, not blindly
         let policy = self.client.transport().retry_policy();
@@ -663,12 +668,7 @@ impl Interactions {
                 .collect(),
         };
         let answered: Result<BatchRespondResponse> = async {
-            let mut call = Call::new(
-                op,
-                Method::POST,
-                &["api", "sessions", "interactions", "respond-batch"],
-            )
-            .json_body(&body)?;
+            let mut call = Call::new(op, &[]).json_body(&body)?;
             // Safe to re-send: every item carries its idempotency key.
             call.replay = Replay::Safe;
             self.client.call_json(&call).await
@@ -756,12 +756,7 @@ impl Interactions {
     /// # let _ = row; Ok(()) }
     /// ```
     pub async fn create(&self, request: &CreateInteractionRequest) -> Result<SessionInteraction> {
-        let mut call = Call::new(
-            Operation::CreateInteraction,
-            Method::POST,
-            &["api", "sessions", "interactions", ""],
-        )
-        .json_body(request)?;
+        let mut call = Call::new(Operation::CreateInteraction, &[]).json_body(request)?;
         call.replay = Replay::Safe;
         let response: InteractionResponse = self.client.call_json(&call).await?;
         row_of(Operation::CreateInteraction, response)
@@ -780,12 +775,7 @@ impl Interactions {
     /// # let _ = row; Ok(()) }
     /// ```
     pub async fn transition(&self, request: &TransitionRequest) -> Result<SessionInteraction> {
-        let call = Call::new(
-            Operation::TransitionInteraction,
-            Method::POST,
-            &["api", "sessions", "interactions", "transition"],
-        )
-        .json_body(request)?;
+        let call = Call::new(Operation::TransitionInteraction, &[]).json_body(request)?;
         let response: InteractionResponse = self.client.call_json(&call).await?;
         row_of(Operation::TransitionInteraction, response)
     }
@@ -803,12 +793,7 @@ impl Interactions {
     /// # Ok(()) }
     /// ```
     pub async fn cancel_stale(&self, request: &CancelStaleRequest) -> Result<u64> {
-        let call = Call::new(
-            Operation::CancelStaleInteractions,
-            Method::POST,
-            &["api", "sessions", "interactions", "cancel-stale"],
-        )
-        .json_body(request)?;
+        let call = Call::new(Operation::CancelStaleInteractions, &[]).json_body(request)?;
         let response: CancelStaleResponse = self.client.call_json(&call).await?;
         Ok(response.cancelled)
     }

@@ -45,26 +45,36 @@
 //!
 //! ## Where things are (`src/`)
 //!
+//! Top to bottom: each module uses only modules below it (a unit test reads the
+//! `crate::` paths of every module and fails otherwise).
+//!
 //! | module | holds |
 //! |---|---|
-//! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s and hands them to its `Client` |
-//! | `watch.rs`, `sse.rs` | the interaction watch; the SSE parser and the reconnect loop it shares with the execution event stream (which reads AgentPlat's versioned SSE envelope, in `execution.rs`) |
-//! | `capabilities.rs` | the [`Capabilities`] sub-client, and the capability cache every call is checked against before it is sent |
+//! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s (an [`Operation`] and its path values) and hands them to its `Client`; each module also holds the `Client` method that hands its sub-client out ([`Client::interactions`], ...) |
+//! | `watch.rs` | the interaction watch (the execution event stream, which reads AgentPlat's versioned SSE envelope, is in `execution.rs`) |
+//! | `capabilities.rs` | the [`Capabilities`] sub-client: discovery, read once and kept in the capability cache |
+//! | `config.rs` | [`ClientBuilder`] (and [`Client::builder`]), the `DEFAULT_*` settings |
+//! | `sse.rs` | the SSE parser and the reconnect loop the watch and the execution event stream share |
 //! | `client.rs` | [`Client`], the handle every sub-client holds: `send` opens the `gatehouse_call` span, asks the capability cache, lets the transport send, and teaches the cache |
-//! | `config.rs` | [`ClientBuilder`], [`Upstream`], [`AuthScheme`], the `DEFAULT_*` settings |
-//! | `transport.rs` | the transport: a `Call` in, an answer or an [`Error`] out (URLs, credentials, attempts, bounded reads, `Retry-After`) |
+//! | `capability_cache.rs` | what the client learned of the host's capabilities, checked before every call is sent |
+//! | `transport.rs` | the transport: a `Call` in, an answer or an [`Error`] out (its route's method and path, URLs, credentials, attempts, bounded reads, `Retry-After`) |
+//! | `routes.rs` | the registered route (`gatehouse_wire::routes`) every [`Operation`] takes on each [`Upstream`]: the one place the client names a route |
 //! | `retry.rs` | [`RetryPolicy`] and `with_retries`, the one retry loop (the transport's and the respond path's) |
 //! | `classify.rs` | classification: HTTP status + upstream error bodies (FastAPI, AgentPlat, Gatehouse codes) to [`Error`]; reqwest failures; decode errors |
 //! | `redact.rs` | bounds and secret scrubbing of every text an [`Error`] keeps |
+//! | `upstream.rs` | [`Upstream`] and [`AuthScheme`]: which kind of host, and how the key is spelled |
 //! | `error.rs` | [`Error`], [`Operation`] and [`ErrorKind`], the kind table |
 //!
-//! The last five know nothing of the modules above them: the transport does not know
-//! the sub-clients nor the capability cache (a route-not-found 404 comes back as
-//! [`Error::CapabilityUnavailable`] and `Client::send` remembers it).
+//! So the transport knows neither the sub-clients nor the capability cache (a
+//! route-not-found 404 comes back as [`Error::CapabilityUnavailable`] and `Client::send`
+//! remembers it), and no module below `config.rs` knows how a client is built.
 //!
 //! Where a change goes:
-//! - a new endpoint: an [`Operation`] (its name, whether it is a read, its capability)
-//!   in `error.rs`, and a method on its sub-client;
+//! - a new endpoint: its route in the registry (`gatehouse_wire::routes`, beside its
+//!   server handler); an [`Operation`] (its name, whether it is a read, its capability,
+//!   its place in `Operation::ALL`) in `error.rs`; its route in `routes.rs`; a method on
+//!   its sub-client; and a call of it in `tests/routes.rs`, which checks every request
+//!   the client sends against the registry;
 //! - a new failure: an [`Error`] variant and its [`ErrorKind`] (with its place in
 //!   [`ErrorKind::ALL`]) in `error.rs`, how answers map to it in `classify.rs`; then
 //!   its row in the FFI's kind table (`From<ErrorKind> for GatehouseErrorKind`) and the
@@ -73,6 +83,7 @@
 //! - how calls are sent, timed out or retried: `transport.rs`, `retry.rs`, `config.rs`.
 
 mod capabilities;
+mod capability_cache;
 mod classify;
 mod client;
 mod config;
@@ -81,16 +92,18 @@ mod execution;
 mod interactions;
 mod redact;
 mod retry;
+mod routes;
 mod runs;
 mod service;
 mod sse;
 mod transport;
+mod upstream;
 mod watch;
 
 pub use capabilities::Capabilities;
 pub use client::Client;
 pub use config::{
-    AuthScheme, ClientBuilder, Upstream, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
+    ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_STREAM_EVENT_BYTES, DEFAULT_STREAM_IDLE_TIMEOUT, DEFAULT_TIMEOUT,
 };
 pub use error::{Error, ErrorKind, Operation, Result, TransportSource};
@@ -104,7 +117,72 @@ pub use interactions::{
 pub use retry::RetryPolicy;
 pub use runs::{RunStream, Runs, NDJSON};
 pub use service::Service;
+pub use upstream::{AuthScheme, Upstream};
 pub use watch::{WatchStream, WatchUpdate, MAX_WATCH_RECONNECT_DELAY};
 
 /// The wire types this client speaks, re-exported for convenience.
 pub use gatehouse_wire as wire;
+
+#[cfg(test)]
+mod layering {
+    /// Every module, top to bottom, with its source: the crate docs' table.
+    const MODULES: &[(&str, &str)] = &[
+        ("interactions", include_str!("interactions.rs")),
+        ("runs", include_str!("runs.rs")),
+        ("execution", include_str!("execution.rs")),
+        ("service", include_str!("service.rs")),
+        ("watch", include_str!("watch.rs")),
+        ("capabilities", include_str!("capabilities.rs")),
+        ("config", include_str!("config.rs")),
+        ("sse", include_str!("sse.rs")),
+        ("client", include_str!("client.rs")),
+        ("capability_cache", include_str!("capability_cache.rs")),
+        ("transport", include_str!("transport.rs")),
+        ("routes", include_str!("routes.rs")),
+        ("retry", include_str!("retry.rs")),
+        ("classify", include_str!("classify.rs")),
+        ("redact", include_str!("redact.rs")),
+        ("upstream", include_str!("upstream.rs")),
+        ("error", include_str!("error.rs")),
+    ];
+
+    /// The modules named as `crate::<module>` in the code of `source` (not its comments,
+    /// whose links may point anywhere, nor its test module).
+    fn modules_used(source: &str) -> Vec<&str> {
+        let code = source.split("#[cfg(test)]\nmod ").next().unwrap_or(source);
+        code.lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .flat_map(|line| line.split("crate::").skip(1))
+            .map(|rest| {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+                    .unwrap_or(rest.len());
+                &rest[..end]
+            })
+            .filter(|name| MODULES.iter().any(|(module, _)| module == name))
+            .collect()
+    }
+
+    #[test]
+    fn every_module_uses_only_modules_below_it() {
+        let position = |name: &str| MODULES.iter().position(|(module, _)| *module == name);
+        for (index, (module, source)) in MODULES.iter().enumerate() {
+            for used in modules_used(source) {
+                assert!(
+                    position(used) > Some(index),
+                    "{module}.rs uses crate::{used}, which is not below it in the crate docs' table"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_module_is_in_the_table() {
+        let declared = include_str!("lib.rs")
+            .lines()
+            .filter_map(|line| line.strip_prefix("mod "))
+            .filter_map(|rest| rest.strip_suffix(';'))
+            .count();
+        assert_eq!(declared, MODULES.len());
+    }
+}

@@ -13,7 +13,6 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use gatehouse_wire::run::{RunRequest, RunResult, RunStreamRecord};
 use reqwest::header::CONTENT_TYPE;
-use reqwest::Method;
 
 use crate::client::Client;
 use crate::error::{Error, Operation, Result};
@@ -25,6 +24,20 @@ use crate::transport::{AnswerBody, Call, Target};
 /// assert_eq!(gatehouse_client::NDJSON, "application/x-ndjson");
 /// ```
 pub const NDJSON: &str = "application/x-ndjson";
+
+impl Client {
+    /// The runner's `/run` endpoint (A1): post a typed request, read the NDJSON
+    /// stream of records ending in the result.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client, request: gatehouse_wire::run::RunRequest) -> Result<(), gatehouse_client::Error> {
+    /// let result = client.runs().run(&request).await?;
+    /// # let _ = result; Ok(()) }
+    /// ```
+    pub fn runs(&self) -> Runs {
+        Runs::new(self.clone())
+    }
+}
 
 /// The `/run` endpoint. Obtain with [`Client::runs`].
 ///
@@ -259,7 +272,7 @@ enum Started {
 }
 
 async fn start(client: &Client, operation: Operation, body: Result<Bytes>) -> Result<Started> {
-    let mut call = Call::new(operation, Method::POST, &["run"]);
+    let mut call = Call::new(operation, &[]);
     call.target = Target::Runner;
     call.body = Some(body?);
     call.accept = NDJSON;

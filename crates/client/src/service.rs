@@ -5,11 +5,24 @@
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
 };
-use reqwest::Method;
 
 use crate::client::Client;
 use crate::error::{Operation, Result};
 use crate::transport::Call;
+
+impl Client {
+    /// The service tier (the reference control plane's own routes): invoke a turn, list
+    /// a session's turns, commit a workflow revision.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// let turns = client.service().turns("48268312-0000-7000-8000-000000000000").await?;
+    /// # let _ = turns; Ok(()) }
+    /// ```
+    pub fn service(&self) -> Service {
+        Service::new(self.clone())
+    }
+}
 
 /// The service-tier endpoints. Obtain with [`Client::service`]; cheap to create.
 ///
@@ -50,8 +63,7 @@ impl Service {
     /// # Ok(()) }
     /// ```
     pub async fn invoke(&self, request: &InvokeRequest) -> Result<InvokeResponse> {
-        let call =
-            Call::new(Operation::Invoke, Method::POST, &["api", "invoke"]).json_body(request)?;
+        let call = Call::new(Operation::Invoke, &[]).json_body(request)?;
         self.client.call_json(&call).await
     }
 
@@ -66,11 +78,7 @@ impl Service {
     /// # Ok(()) }
     /// ```
     pub async fn turns(&self, session_id: &str) -> Result<TurnsResponse> {
-        let call = Call::new(
-            Operation::ListTurns,
-            Method::GET,
-            &["api", "sessions", session_id, "turns"],
-        );
+        let call = Call::new(Operation::ListTurns, &[session_id]);
         self.client.call_json(&call).await
     }
 
@@ -94,12 +102,7 @@ impl Service {
         &self,
         request: &CommitRevisionRequest,
     ) -> Result<CommitRevisionResponse> {
-        let call = Call::new(
-            Operation::CommitRevision,
-            Method::POST,
-            &["api", "workflows", "revisions", "commit"],
-        )
-        .json_body(request)?;
+        let call = Call::new(Operation::CommitRevision, &[]).json_body(request)?;
         self.client.call_json(&call).await
     }
 }

@@ -56,12 +56,6 @@ pub(crate) struct SseParser {
     retry_ms: Option<u64>,
 }
 
-impl Default for SseParser {
-    fn default() -> Self {
-        Self::new(crate::config::DEFAULT_MAX_STREAM_EVENT_BYTES)
-    }
-}
-
 impl SseParser {
     /// A parser whose events' data may hold at most `max_event_bytes`.
     pub fn new(max_event_bytes: usize) -> Self {
@@ -421,6 +415,14 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use crate::WatchUpdate;
+
+    /// A parser with the client's default event bound (the tests' default; a stream's
+    /// parser takes the configured bound).
+    impl Default for SseParser {
+        fn default() -> Self {
+            Self::new(crate::DEFAULT_MAX_STREAM_EVENT_BYTES)
+        }
+    }
 
     #[test]
     fn parses_events_split_across_chunks_and_line_ends() {

@@ -1,8 +1,8 @@
-//! The transport: one [`Call`] in, one [`Answered`] (or an [`Error`]) out. It builds
-//! the URL, sets the credentials of the call's [`Target`], sends, retries as the
-//! call's [`Replay`] allows (through [`crate::retry::with_retries`]), reads bodies
-//! within their limits, and turns failed answers into errors through
-//! [`crate::classify`].
+//! The transport: one [`Call`] in, one [`Answered`] (or an [`Error`]) out. It takes the
+//! call's method and path from its registered route ([`crate::routes`]), builds the URL,
+//! sets the credentials of the call's [`Target`], sends, retries as the call's
+//! [`Replay`] allows (through [`crate::retry::with_retries`]), reads bodies within their
+//! limits, and turns failed answers into errors through [`crate::classify`].
 //!
 //! It knows nothing of the sub-clients, nor of the capability cache: a route-not-found
 //! 404 comes back as [`Error::CapabilityUnavailable`], and [`Client::send`](crate::Client)
@@ -13,14 +13,16 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
+use gatehouse_wire::routes::{self as registry, Operation as Route, Segment};
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
 use crate::classify;
-use crate::config::Upstream;
 use crate::error::{Error, Operation, Result};
 use crate::retry::{with_retries, Failed, RetryPolicy};
+use crate::routes;
+use crate::upstream::Upstream;
 
 /// Largest error body the client reads before classifying it.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -45,13 +47,14 @@ pub(crate) enum Replay {
     Safe,
 }
 
-/// One HTTP call, before it is sent.
+/// One HTTP call, before it is sent. Its method and path are its operation's route
+/// ([`routes::route`]), on the client's upstream.
 pub(crate) struct Call {
     pub operation: Operation,
-    pub method: Method,
     pub target: Target,
-    /// Path segments after the base (`["api", "sessions", "interactions", id]`).
-    pub segments: Vec<String>,
+    /// The values of the route's `{name}` segments, in the order of its path (each
+    /// percent-encoded as one segment when the URL is built).
+    pub path_values: Vec<String>,
     /// Query pairs besides `project_id`.
     pub query: Vec<(&'static str, String)>,
     /// JSON body, already serialized.
@@ -64,12 +67,11 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    pub fn new(operation: Operation, method: Method, segments: &[&str]) -> Self {
+    pub fn new(operation: Operation, path_values: &[&str]) -> Self {
         Self {
             operation,
-            method,
             target: Target::Api,
-            segments: segments.iter().map(|s| s.to_string()).collect(),
+            path_values: path_values.iter().map(|s| s.to_string()).collect(),
             query: Vec::new(),
             body: None,
             accept: "application/json",
@@ -209,9 +211,20 @@ impl Transport {
         self.config.max_stream_event_bytes
     }
 
+    /// The registered route of `operation` on this host; [`Error::Config`] when the
+    /// upstream has none (nothing is sent).
+    pub(crate) fn route(&self, operation: Operation) -> Result<&'static Route> {
+        let upstream = self.config.upstream;
+        routes::route(operation, upstream).ok_or_else(|| Error::Config {
+            operation,
+            reason: format!("the {upstream} upstream has no route for {operation}"),
+        })
+    }
+
     /// Send `call`, retrying as its [`Replay`] allows, and return the success answer
     /// with its body unread when the call streams.
     pub(crate) async fn send(&self, call: &Call) -> Result<Answered> {
+        let method = http_method(self.route(call.operation)?.method);
         let url = self.url_for(call)?;
         let max_attempts = match call.replay {
             Replay::Never => 1,
@@ -223,7 +236,7 @@ impl Transport {
             "retrying",
             |attempt| {
                 tracing::Span::current().record("attempts", attempt);
-                self.attempt(call, &url)
+                self.attempt(call, &method, &url)
             },
             |_| {},
         )
@@ -295,22 +308,47 @@ impl Transport {
         classify::transport_error(operation, err, self.config.timeout)
     }
 
+    /// The URL of `call`: the base, its route's path with the `{name}` segments filled
+    /// from the call's path values, `project_id` where the upstream scopes by it, then
+    /// the call's query.
     fn url_for(&self, call: &Call) -> Result<Url> {
+        let route = self.route(call.operation)?;
+        let config_error = |reason: String| Error::Config {
+            operation: call.operation,
+            reason,
+        };
         let mut url = match call.target {
             Target::Api => self.config.base.clone(),
             Target::Runner => self.config.runner_base.clone(),
         };
         {
-            let mut segments = url.path_segments_mut().map_err(|_| Error::Config {
-                operation: call.operation,
-                reason: "base URL cannot take a path".to_string(),
-            })?;
+            let mut segments = url
+                .path_segments_mut()
+                .map_err(|_| config_error("base URL cannot take a path".to_string()))?;
             segments.pop_if_empty();
-            for segment in &call.segments {
-                segments.push(segment);
+            let mut values = call.path_values.iter();
+            // A last empty literal keeps Agenta's trailing slash (`/interactions/`).
+            for segment in route.segments() {
+                match segment {
+                    Segment::Literal(text) => segments.push(text),
+                    Segment::Param(name) => match values.next() {
+                        Some(value) => segments.push(value),
+                        None => {
+                            return Err(config_error(format!(
+                                "no value for `{{{name}}}` of {}",
+                                route.path
+                            )))
+                        }
+                    },
+                };
+            }
+            if values.next().is_some() {
+                return Err(config_error(format!(
+                    "more path values than {} takes",
+                    route.path
+                )));
             }
         }
-        // A trailing empty segment keeps Agenta's trailing slash (`/interactions/`).
         {
             let mut pairs = url.query_pairs_mut();
             // AgentPlat scopes by tenant (a header), never by `project_id`.
@@ -330,11 +368,16 @@ impl Transport {
     }
 
     /// One attempt: the answer, or the error with the server's `Retry-After`.
-    async fn attempt(&self, call: &Call, url: &Url) -> std::result::Result<Answered, Failed> {
+    async fn attempt(
+        &self,
+        call: &Call,
+        method: &Method,
+        url: &Url,
+    ) -> std::result::Result<Answered, Failed> {
         let config = &self.config;
         let mut request = config
             .http
-            .request(call.method.clone(), url.clone())
+            .request(method.clone(), url.clone())
             .header(ACCEPT, call.accept);
         let auth = match call.target {
             Target::Api => config.auth.as_ref(),
@@ -420,6 +463,14 @@ impl Transport {
     }
 }
 
+/// The HTTP method of a registered route.
+fn http_method(method: registry::Method) -> Method {
+    match method {
+        registry::Method::Get => Method::GET,
+        registry::Method::Post => Method::POST,
+    }
+}
+
 /// Read at most `limit` bytes of a body; the flag says whether more was left unread.
 async fn read_bounded(
     response: reqwest::Response,
@@ -459,21 +510,13 @@ mod tests {
             .build()
             .unwrap();
         let transport = client.transport();
-        let call = Call::new(
-            Operation::GetInteraction,
-            Method::GET,
-            &["api", "sessions", "interactions", "a/b c"],
-        );
+        let call = Call::new(Operation::GetInteraction, &["a/b c"]);
         let url = transport.url_for(&call).unwrap();
         assert_eq!(
             url.as_str(),
             "http://127.0.0.1:9/prefix/api/sessions/interactions/a%2Fb%20c?project_id=p+1"
         );
-        let call = Call::new(
-            Operation::CreateInteraction,
-            Method::POST,
-            &["api", "sessions", "interactions", ""],
-        );
+        let call = Call::new(Operation::CreateInteraction, &[]);
         assert!(transport
             .url_for(&call)
             .unwrap()
@@ -489,11 +532,7 @@ mod tests {
             .tenant("tenant-1")
             .build()
             .unwrap();
-        let call = Call::new(
-            Operation::ListExecutionEvents,
-            Method::GET,
-            &["rooms", "r 1", "execution-sessions", "exec-1", "events"],
-        );
+        let call = Call::new(Operation::ListExecutionEvents, &["r 1", "exec-1"]);
         let mut call = call;
         call.query.push(("after", "3".to_string()));
         assert_eq!(
@@ -501,5 +540,27 @@ mod tests {
             "http://127.0.0.1:9/agentplat/rooms/r%201/execution-sessions/exec-1/events?after=3"
         );
         assert_eq!(client.transport().tenant(), Some("tenant-1"));
+    }
+
+    #[test]
+    fn a_call_without_a_route_or_its_path_values_is_refused_before_sending() {
+        let agentplat = crate::Client::builder("http://127.0.0.1:9")
+            .upstream(Upstream::AgentPlat)
+            .build()
+            .unwrap();
+        let call = Call::new(Operation::ChangeExecutionAuthority, &["r", "s"]);
+        let err = agentplat.transport().url_for(&call).unwrap_err();
+        assert!(
+            err.to_string().contains("agentplat upstream has no route"),
+            "{err}"
+        );
+        let gatehouse = crate::Client::builder("http://127.0.0.1:9")
+            .build()
+            .unwrap();
+        for values in [&["r"][..], &["r", "s", "extra"]] {
+            let call = Call::new(Operation::GetExecutionSession, values);
+            let err = gatehouse.transport().url_for(&call).unwrap_err();
+            assert!(matches!(err, Error::Config { .. }), "{err:?}");
+        }
     }
 }

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use futures::Stream;
 use gatehouse_wire::interaction::WatchEvent;
-use reqwest::Method;
 
 use crate::client::Client;
 use crate::error::{Error, Operation, Result};
@@ -115,11 +114,7 @@ impl SsePolicy for Watch {
     const CLOSED_SOURCE: &'static str = "watch stream closed by the server";
 
     fn request(&self) -> Call {
-        let mut call = Call::new(
-            Self::OPERATION,
-            Method::GET,
-            &["api", "sessions", "streams", "watch"],
-        );
+        let mut call = Call::new(Self::OPERATION, &[]);
         call.query.push(("session_id", self.session_id.clone()));
         call
     }

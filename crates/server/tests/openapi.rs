@@ -1,4 +1,4 @@
-//! The route registry (`gatehouse_wire::openapi::OPERATIONS`) and the OpenAPI document
+//! The route registry (`gatehouse_wire::routes::OPERATIONS`) and the OpenAPI document
 //! generated from it, against the real router, both ways: every routed path and method
 //! is registered, every registered operation answers; the served document is the
 //! committed `schema/openapi.json`. Also the regression tests of what schemathesis
@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::Harness;
 use gatehouse_server::testing::TestServerOptions;
-use gatehouse_wire::openapi::{Family, Method, OPERATIONS};
+use gatehouse_wire::routes::{Family, Method, OPERATIONS};
 use serde_json::Value;
 
 /// `(path, methods)` of every route of `router`, read from its `Debug` rendering (axum
@@ -90,7 +90,7 @@ async fn the_router_routes_exactly_the_registered_operations() {
             .collect();
         assert!(
             missing.is_empty(),
-            "routed but not registered in gatehouse_wire::openapi::OPERATIONS (execution: {execution}): {missing:?}"
+            "routed but not registered in gatehouse_wire::routes::OPERATIONS (execution: {execution}): {missing:?}"
         );
         let absent: Vec<_> = registered
             .iter()
@@ -106,7 +106,7 @@ async fn the_router_routes_exactly_the_registered_operations() {
 
 /// True for an operation at AgentPlat's root paths: its tenant travels in a header, and a
 /// wrong method answers AgentPlat's unknown-route 404 (its host's behaviour), not 405.
-fn at_agentplat_root(op: &gatehouse_wire::openapi::Operation) -> bool {
+fn at_agentplat_root(op: &gatehouse_wire::routes::Operation) -> bool {
     op.params
         .iter()
         .any(|p| p.name == gatehouse_wire::execution::TENANT_HEADER)
@@ -115,7 +115,7 @@ fn at_agentplat_root(op: &gatehouse_wire::openapi::Operation) -> bool {
 /// `request` with the headers `op` needs beyond the key: the tenant on AgentPlat's root
 /// paths (the test server's project).
 fn with_tenant(
-    op: &gatehouse_wire::openapi::Operation,
+    op: &gatehouse_wire::routes::Operation,
     request: reqwest::RequestBuilder,
     project: &str,
 ) -> reqwest::RequestBuilder {

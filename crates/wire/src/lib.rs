@@ -15,9 +15,15 @@
 //! | both upstream error envelopes, Gatehouse error codes | [`error`] |
 //! | C5 capability discovery | [`capabilities`] |
 //! | generated JSON Schema registry | [`schema`] |
-//! | the server's HTTP API: route registry and OpenAPI 3.1 document | [`openapi`] |
+//! | the server's HTTP API as data: every route (method, path, parameters, bodies, errors) | [`routes`] |
+//! | the OpenAPI 3.1 document, generated from [`routes`] and [`schema`] | [`openapi`] |
+//! | the files of the committed `schema/` folder (schemas, index, OpenAPI document) | [`schema_dir`] |
 //! | numbers as Python and JavaScript write them | [`numbers`] |
 //! | Python's `json.loads` / `json.dumps` object model (the Agenta-compatible stamp) | [`pyjson`] |
+//!
+//! The route and schema modules depend one way: [`routes`] and [`schema`] know nothing
+//! of the document; [`openapi`] reads both; [`schema_dir`] lists what [`schema`] and
+//! [`openapi`] generate.
 //!
 //! Reading types keep unknown fields in an `extra` map and write them back, so a
 //! newer peer's fields survive a round trip; an enum value this version does not know is
@@ -53,8 +59,10 @@ pub mod numbers;
 pub mod openapi;
 pub mod pyjson;
 pub mod resume;
+pub mod routes;
 pub mod run;
 pub mod schema;
+pub mod schema_dir;
 
 pub use json::{from_json_slice, from_json_value, WireDecodeError};
 

@@ -1,9 +1,10 @@
 //! The JSON Schema registry: one draft 2020-12 schema per top-level wire type, generated
 //! from the Rust types (schemars), committed under `schema/` with an `index.json`.
 //!
-//! `cargo xtask schema` writes [`files`]; `cargo xtask schema --check` (and a contract
-//! test) fails when a committed file differs from what the types generate. This module
-//! does no I/O itself.
+//! The files of `schema/` are [`crate::schema_dir::files`]: these schemas, the
+//! [`index`], and the OpenAPI document built from them. `cargo xtask schema` writes
+//! them; `cargo xtask schema --check` (and a contract test) fails when a committed file
+//! differs from what the types generate. This module does no I/O itself.
 //!
 //! ```
 //! let entry = gatehouse_wire::schema::by_name("RunRequest").unwrap();
@@ -63,7 +64,8 @@ impl SchemaEntry {
     }
 }
 
-fn pretty(value: &Value) -> String {
+/// `value` as a committed file holds it: pretty-printed JSON with a trailing newline.
+pub(crate) fn pretty(value: &Value) -> String {
     // Serializing a Value cannot fail.
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
@@ -305,21 +307,4 @@ pub fn index(entries: &[SchemaEntry]) -> Value {
         index.insert(entry.name.into(), Value::Object(item));
     }
     Value::Object(index)
-}
-
-/// Every file `schema/` must hold, as `(file name, contents)`: one per entry, then
-/// `index.json`, then the server's OpenAPI document (`openapi.json`, built from the same
-/// entries by [`crate::openapi`]).
-pub fn files() -> Vec<(String, String)> {
-    let entries = all();
-    let mut files: Vec<(String, String)> = entries
-        .iter()
-        .map(|entry| (entry.file_name.to_string(), entry.to_file_contents()))
-        .collect();
-    files.push((INDEX_FILE_NAME.to_string(), pretty(&index(&entries))));
-    files.push((
-        crate::openapi::FILE_NAME.to_string(),
-        crate::openapi::document_text(),
-    ));
-    files
 }

@@ -2,7 +2,7 @@
 //! [`gatehouse_wire::openapi::document`] generates it from the route registry and the
 //! wire types (the same document `schema/openapi.json` commits). No auth needed.
 //!
-//! A new route is one entry in `gatehouse_wire::openapi::OPERATIONS`; the server test
+//! A new route is one entry in `gatehouse_wire::routes::OPERATIONS`; the server test
 //! `tests/openapi.rs` fails when the router and the registry disagree.
 
 use std::sync::OnceLock;

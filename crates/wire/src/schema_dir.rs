@@ -1,0 +1,31 @@
+//! What the committed `schema/` folder holds: one JSON Schema per registered wire type
+//! ([`crate::schema`]), their `index.json`, and the server's OpenAPI document
+//! ([`crate::openapi`], `openapi.json`).
+//!
+//! `cargo xtask schema` writes [`files`]; `cargo xtask schema --check` and a contract
+//! test fail when a committed file differs. It sits above both modules it lists, so that
+//! neither needs the other's name to say what the folder holds.
+//!
+//! ```
+//! let files = gatehouse_wire::schema_dir::files();
+//! assert!(files.iter().any(|(name, _)| name == "index.json"));
+//! assert_eq!(files.last().map(|(name, _)| name.as_str()), Some("openapi.json"));
+//! ```
+
+use crate::{openapi, schema};
+
+/// Every file `schema/` must hold, as `(file name, contents)`: one per entry of
+/// [`schema::all`], then `index.json`, then `openapi.json` (built from the same entries).
+pub fn files() -> Vec<(String, String)> {
+    let entries = schema::all();
+    let mut files: Vec<(String, String)> = entries
+        .iter()
+        .map(|entry| (entry.file_name.to_string(), entry.to_file_contents()))
+        .collect();
+    files.push((
+        schema::INDEX_FILE_NAME.to_string(),
+        schema::pretty(&schema::index(&entries)),
+    ));
+    files.push((openapi::FILE_NAME.to_string(), openapi::document_text()));
+    files
+}
