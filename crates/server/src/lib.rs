@@ -123,7 +123,10 @@
 //! URL for a shared database and run as many instances on it as you like: work is owned
 //! through leases (resume jobs, running sessions' holds), renewed by heartbeats while it
 //! runs ([`guard`]), fenced by tokens, and taken over after expiry by any instance
-//! ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A turn's
+//! ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). Expiry is
+//! judged by the database server's clock (lease statements compute "now" in SQL), so
+//! instances whose clocks disagree do not take each other's live work; SQLite uses this
+//! host's clock (one file on one host). A turn's
 //! effects are written in one transaction with the turn (its interventions applied, its
 //! session's end), and a tool call runs at most once per approval (the tool-run ledger).
 
