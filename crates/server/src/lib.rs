@@ -47,7 +47,8 @@
 //! | [`guard`] | a running turn's hold on its work: the heartbeat that renews its leases, and the tool-run ledger that lets an approved tool run once |
 //! | [`events`] | the in-process bus that feeds the watch streams |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
-//! | [`http`] | serving connections: the accept loop, HTTP/1.1, the header-read timeout, the per-client connection cap, JSON for hyper's own parse-error answers |
+//! | [`http`] | serving connections: the accept loop (it backs off on accept errors), HTTP/1.1, the header-read timeout, the connection caps, JSON for hyper's own parse-error answers |
+//! | [`limits`] | the caps derived from the open-file limit at start: connections in all and per client address, open event streams (a watcher over its cap: 503 with `Retry-After`) |
 //! | [`error`] | [`error::ApiError`]: every failure as a JSON body with a machine code, in Agenta's or AgentPlat's envelope |
 //! | [`config`] | [`ServerConfig`] and its defaults |
 //! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests |
@@ -140,6 +141,7 @@ pub mod events;
 pub mod execution;
 pub mod guard;
 pub mod http;
+pub mod limits;
 pub mod runner;
 pub mod service;
 pub mod store;
@@ -198,6 +200,10 @@ pub struct AppInner {
     pub shutdown: watch::Receiver<bool>,
     /// The resume backlog answers are admitted against ([`admission`]).
     pub backlog: admission::Backlog,
+    /// The caps derived from the open-file limit at start ([`limits`]).
+    pub budget: limits::FdBudget,
+    /// The open event streams, against [`limits::FdBudget::max_watchers`].
+    pub watchers: limits::StreamSlots,
     keys: KeyRing,
 }
 
@@ -229,6 +235,9 @@ impl AppState {
     ) -> Self {
         let keys = KeyRing::new(&config.effective_keys());
         let backlog = admission::Backlog::new(config.max_resume_backlog, config.backlog_wait);
+        let budget =
+            limits::FdBudget::derive(limits::open_file_limit(), store.max_connections(), &config);
+        let watchers = limits::StreamSlots::new(budget.max_watchers);
         Self(Arc::new(AppInner {
             config,
             store,
@@ -238,6 +247,8 @@ impl AppState {
             capabilities,
             shutdown,
             backlog,
+            budget,
+            watchers,
             keys,
         }))
     }
@@ -342,7 +353,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     };
     let state = AppState::new(config, store, hooks, capabilities, shutdown_rx.clone());
     let router = api::router(state.clone());
-    let limits = http::ConnectionLimits::from_config(&state.config);
+    let limits = http::ConnectionLimits::new(&state.config, &state.budget);
+    tracing::info!(
+        open_files = state.budget.open_files,
+        max_connections = state.budget.max_connections,
+        max_watchers = state.budget.max_watchers,
+        max_connections_per_client = state.budget.max_connections_per_client,
+        "connection caps from the open-file limit"
+    );
     let server = tokio::spawn(http::serve(listener, router, limits, shutdown_rx.clone()));
     let dispatcher = state
         .config

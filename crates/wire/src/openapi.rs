@@ -367,7 +367,15 @@ const LIST_EXECUTION_EVENTS: Operation = Operation {
             code: GatehouseCode::BadRequest,
             when: "`after` is not a non-negative integer",
         },
+        STREAMS_FULL,
     ],
+};
+
+/// An event stream over the server's cap of open streams (derived from its open-file
+/// limit): refused at once.
+const STREAMS_FULL: Failure = Failure {
+    code: GatehouseCode::Unavailable,
+    when: "the server's open event streams are at their cap (derived from its open-file limit); `Retry-After` says when to try again",
 };
 
 const CHANGE_AUTHORITY: Operation = Operation {
@@ -652,10 +660,13 @@ pub const OPERATIONS: &[Operation] = &[
             description: "an open event stream",
             bodies: &[Body::EventStream("WatchEvent")],
         }],
-        failures: &[Failure {
-            code: GatehouseCode::BadRequest,
-            when: "`session_id` is missing or blank",
-        }],
+        failures: &[
+            Failure {
+                code: GatehouseCode::BadRequest,
+                when: "`session_id` is missing or blank",
+            },
+            STREAMS_FULL,
+        ],
     },
     // ---- Gatehouse's service tier (A6) ----------------------------------------------
     Operation {

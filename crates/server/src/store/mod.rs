@@ -304,6 +304,12 @@ impl Store {
         }
     }
 
+    /// The most connections the pool opens (each holds a file descriptor or three).
+    pub fn max_connections(&self) -> usize {
+        let max = with_pool!(self, pool => pool.options().get_max_connections());
+        usize::try_from(max).unwrap_or(usize::MAX)
+    }
+
     /// Close every pooled connection (waits for checked-out ones to come back).
     pub async fn close(&self) {
         with_pool!(self, pool => pool.close().await)
