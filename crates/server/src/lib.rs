@@ -51,7 +51,7 @@
 //! | [`limits`] | the caps derived from the open-file limit at start: connections in all and per client address, open event streams (a watcher over its cap: 503 with `Retry-After`) |
 //! | [`error`] | [`error::ApiError`]: every failure as a JSON body with a machine code, in Agenta's or AgentPlat's envelope |
 //! | [`config`] | [`ServerConfig`] and its defaults |
-//! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests |
+//! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests, in the test's process or in a child process of its own ([`testing::ChildServer`], for a faked clock or a lowered open-file limit) |
 //! | `lib.rs` | [`start`], [`RunningServer`], [`AppState`]: wiring and lifecycle only |
 //!
 //! ## Routes

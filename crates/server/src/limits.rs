@@ -38,7 +38,7 @@ pub const RESERVED_FDS: usize = 64;
 pub const FDS_PER_DATABASE_CONNECTION: usize = 3;
 
 /// The open-file limit assumed where it cannot be read.
-const ASSUMED_OPEN_FILES: u64 = 1024;
+pub const ASSUMED_OPEN_FILES: u64 = 1024;
 
 /// The `Retry-After` of a refusal for load, in seconds.
 pub const RETRY_AFTER_SECS: u64 = 5;

@@ -239,7 +239,7 @@ impl ExecutionStore {
     /// same task (unknown or another task: 400; not failed: 409 `INVALID_STATE`).
     ///
     /// A new session starts `active`, held by `hold` (the run attempt that opened it)
-    /// for its lease from the store's now ([`Store::now_ms_sql`]).
+    /// for its lease from the store's now (`Store::now_ms_sql`).
     pub async fn open(
         &self,
         open: &OpenSession,
@@ -775,7 +775,7 @@ impl ExecutionStore {
 }
 
 /// Who holds a running session: the run attempt's token, the lease it renews (epoch
-/// milliseconds by the store's clock, [`Store::now_ms_sql`]), and the answered gate
+/// milliseconds by the store's clock, `Store::now_ms_sql`), and the answered gate
 /// whose resume runs it (for a resume).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunHold {
@@ -822,7 +822,7 @@ pub(crate) struct SessionRow {
     /// The turn the session belongs to now: the running turn, or the parked one.
     pub(crate) current_turn_id: Option<String>,
     /// The store's clock when the row was read (epoch milliseconds,
-    /// [`Store::now_ms_sql`]): what its leases are compared with and its events dated by,
+    /// `Store::now_ms_sql`): what its leases are compared with and its events dated by,
     /// so that every instance judges them by the same clock.
     store_now_ms: i64,
 }

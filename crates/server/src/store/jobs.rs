@@ -5,7 +5,7 @@
 //! transaction that records the resume turn and resolves the interaction, so a resume
 //! is never lost (the lease expires and another worker retries) and never applied twice
 //! (a stale owner's completion finds the owner changed and rolls back). Expiry is set and
-//! compared by the store's clock ([`Store::now_ms_sql`]), never an instance's.
+//! compared by the store's clock (`Store::now_ms_sql`), never an instance's.
 
 use gatehouse_wire::JsonObject;
 
@@ -83,7 +83,7 @@ pub enum FailOutcome {
 impl Store {
     /// Claim the oldest claimable job (queued, and unleased or with an expired lease)
     /// for `lease_ms` milliseconds. `None` when there is nothing to do. Expiry is
-    /// decided by the store's clock ([`Store::now_ms_sql`]), not this instance's.
+    /// decided by the store's clock (`Store::now_ms_sql`), not this instance's.
     pub async fn claim_job(&self, lease_ms: i64) -> Result<Option<ClaimedJob>, StoreError> {
         let now = self.now_ms_sql();
         let lease_ms = addable_lease_ms(lease_ms);
@@ -151,7 +151,7 @@ impl Store {
 
     /// Extend the lease of a job this worker holds (its heartbeat). `false`: the job is
     /// no longer this worker's (another claimed it after the lease expired, or it ended).
-    /// The new expiry is the store's now plus `lease_ms` ([`Store::now_ms_sql`]).
+    /// The new expiry is the store's now plus `lease_ms` (`Store::now_ms_sql`).
     pub async fn renew_job(&self, job: &ClaimedJob, lease_ms: i64) -> Result<bool, StoreError> {
         let sql = format!(
             "UPDATE resume_jobs SET lease_expires_ms = {} + $1 \

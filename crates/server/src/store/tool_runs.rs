@@ -72,7 +72,7 @@ pub struct ToolRunRecord {
 
 impl Store {
     /// Record `run` unless an earlier attempt did, in one statement fenced by `fence` (a
-    /// job lease counts as unexpired by the store's clock, [`Store::now_ms_sql`]).
+    /// job lease counts as unexpired by the store's clock, `Store::now_ms_sql`).
     pub async fn begin_tool_run(
         &self,
         run: &ToolRun,
