@@ -41,9 +41,19 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_read_timeout: u64,
     /// Most open connections one client address may hold at once; one more is answered
-    /// 503 and closed. 0: no limit.
+    /// 503 and closed. Never above --max-connections. 0: no per-address limit.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections_per_client: usize,
+    /// Most open connections in all; one more is answered 503 (with Retry-After) and
+    /// closed. Default: the open-file limit at start less 64 and 3 per database
+    /// connection; a higher value is lowered to that.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// Most open event streams (interaction watch and execution event streams); one more
+    /// is refused at once with 503 and Retry-After. Default and highest: half of
+    /// --max-connections, so idle watchers always leave room for requests.
+    #[arg(long, value_name = "N")]
+    max_watchers: Option<usize>,
     /// Answered gates this instance resumes at once.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
     resume_workers: u64,
@@ -77,6 +87,8 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.execution = !args.no_execution;
     config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout);
     config.max_connections_per_client = args.max_connections_per_client;
+    config.max_connections = args.max_connections;
+    config.max_watchers = args.max_watchers;
     config.resume_workers = usize::try_from(args.resume_workers).unwrap_or(8);
     config.max_resume_backlog = args.max_resume_backlog;
     config.lease = std::time::Duration::from_millis(args.lease_ms);

@@ -231,16 +231,28 @@ pub struct ServerConfig {
     /// 30 s); then the connection is closed.
     pub header_read_timeout: Duration,
     /// Most open connections one client address may hold at once (default 1024: room
-    /// for a busy proxy or a 1000-way burst, yet one address cannot take every file
-    /// descriptor); a connection over it is answered 503 (JSON) and closed. 0 means no
-    /// limit.
+    /// for a busy proxy or a 1000-way burst); a connection over it is answered 503
+    /// (JSON, `Retry-After`) and closed. Never above [`max_connections`](Self::max_connections)
+    /// as derived at start. 0 means no per-address cap.
     pub max_connections_per_client: usize,
+    /// Most open connections in all; one more is answered 503 (JSON, `Retry-After`) and
+    /// closed. `None` (the default): derived from the open-file limit at start (the
+    /// limit less 64 and 3 per database connection, [`crate::limits`]); a higher setting
+    /// is lowered to that.
+    pub max_connections: Option<usize>,
+    /// Most open event streams (interaction watch and execution event streams
+    /// together); one more is refused at once with 503 `UNAVAILABLE` and `Retry-After`.
+    /// `None` (the default): half of the connections in all, so idle watchers always
+    /// leave room for requests; a higher setting is lowered to that.
+    pub max_watchers: Option<usize>,
 }
 
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
-    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024 connections per client address.
+    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024
+    /// connections per client address, connections and event streams capped by the
+    /// open-file limit.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -260,6 +272,8 @@ impl ServerConfig {
             run_dispatcher: true,
             header_read_timeout: Duration::from_secs(30),
             max_connections_per_client: 1024,
+            max_connections: None,
+            max_watchers: None,
         }
     }
 

@@ -4,8 +4,13 @@
 //! - **Header-read timeout** ([`ServerConfig::header_read_timeout`]): a client must send a
 //!   request's head within it, and a kept-alive connection may sit idle between requests
 //!   no longer; then the connection is closed (a slow-header client holds nothing).
-//! - **Connections per client address** ([`ServerConfig::max_connections_per_client`]):
-//!   one more is answered `503 UNAVAILABLE` (JSON) and closed at once.
+//! - **Connections in all and per client address** ([`FdBudget`]: derived from the
+//!   open-file limit at start, [`crate::limits`]): one more is answered
+//!   `503 UNAVAILABLE` (JSON, `Retry-After`) and closed at once, so the process never
+//!   runs out of descriptors and a new connection is always answered.
+//! - **Accept errors back off.** An accept that fails (too many open files, a
+//!   connection reset before it was taken) is logged and retried after a pause that
+//!   doubles while the failures go on (up to 1 s): the loop neither ends nor spins.
 //! - **Parse errors are JSON too.** hyper answers a request it cannot parse (a garbage
 //!   request line, bytes that are not HTTP, a bad header, a URI or head over its limits)
 //!   by itself, with a bodiless 400/414/431, before any router sees it. [`JsonErrorIo`]
@@ -42,25 +47,34 @@ use tower::ServiceExt;
 use axum::response::IntoResponse;
 
 use crate::config::ServerConfig;
+use crate::limits::{FdBudget, RETRY_AFTER_SECS};
 
 /// The limits [`serve`] applies to connections.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     /// See [`ServerConfig::header_read_timeout`].
     pub header_read_timeout: Duration,
-    /// See [`ServerConfig::max_connections_per_client`] (0: no limit).
+    /// See [`ServerConfig::max_connections_per_client`] (0: no limit but the total).
     pub max_connections_per_client: usize,
+    /// Most open connections in all ([`FdBudget::max_connections`]).
+    pub max_connections: usize,
 }
 
 impl ConnectionLimits {
-    /// The limits of `config`.
-    pub fn from_config(config: &ServerConfig) -> Self {
+    /// The limits of `config`, with the caps of `budget`.
+    pub fn new(config: &ServerConfig, budget: &FdBudget) -> Self {
         Self {
             header_read_timeout: config.header_read_timeout,
-            max_connections_per_client: config.max_connections_per_client,
+            max_connections_per_client: budget.max_connections_per_client,
+            max_connections: budget.max_connections,
         }
     }
 }
+
+/// The first pause after a failed accept; it doubles while failures go on.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// The longest pause after failed accepts.
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Serve `router` on `listener` until `shutdown` turns true; then stop accepting and
 /// wait for every open connection to finish its request in flight (idle ones close).
@@ -72,29 +86,37 @@ pub async fn serve(
 ) {
     let graceful = GracefulShutdown::new();
     let counts = ClientCounts::default();
+    let mut backoff = ACCEPT_BACKOFF;
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = shutdown.wait_for(|stop| *stop) => break,
         };
         let (stream, peer) = match accepted {
-            Ok(accepted) => accepted,
+            Ok(accepted) => {
+                backoff = ACCEPT_BACKOFF;
+                accepted
+            }
             Err(err) => {
                 // Per-connection failures (reset before accept) and resource exhaustion
-                // (too many open files) alike: log, breathe, go on.
-                tracing::warn!(error = %err, "accepting a connection failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                // (too many open files) alike: log, wait (longer while it goes on, so
+                // the loop never spins), go on.
+                tracing::warn!(error = %err, pause_ms = backoff.as_millis() as u64, "accepting a connection failed");
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shutdown.wait_for(|stop| *stop) => break,
+                }
+                backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
                 continue;
             }
         };
         let _ = stream.set_nodelay(true);
-        let Some(slot) = counts.acquire(peer.ip(), limits.max_connections_per_client) else {
-            tokio::spawn(refuse_over_limit(
-                stream,
-                peer,
-                limits.max_connections_per_client,
-            ));
-            continue;
+        let slot = match counts.acquire(peer.ip(), &limits) {
+            Ok(slot) => slot,
+            Err(refusal) => {
+                tokio::spawn(refuse_over_limit(stream, peer, refusal));
+                continue;
+            }
         };
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
@@ -154,9 +176,25 @@ fn detached_service(
     })
 }
 
-/// Open connections per client address.
+/// Open connections, in all and per client address.
 #[derive(Debug, Clone, Default)]
-struct ClientCounts(Arc<Mutex<HashMap<IpAddr, usize>>>);
+struct ClientCounts(Arc<Mutex<OpenConnections>>);
+
+/// The counts behind [`ClientCounts`].
+#[derive(Debug, Default)]
+struct OpenConnections {
+    total: usize,
+    per_client: HashMap<IpAddr, usize>,
+}
+
+/// Why a connection was refused: which cap it met, and the cap.
+#[derive(Debug, Clone, Copy)]
+enum Refusal {
+    /// The connections of one client address.
+    PerClient(usize),
+    /// The connections in all.
+    Total(usize),
+}
 
 /// One open connection of a client address; dropping it frees the slot.
 struct ClientSlot {
@@ -165,21 +203,26 @@ struct ClientSlot {
 }
 
 impl ClientCounts {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, OpenConnections> {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// A slot for `ip`, unless it already holds `max` (0: no limit).
-    fn acquire(&self, ip: IpAddr, max: usize) -> Option<ClientSlot> {
+    /// A slot for `ip`, unless the connections in all or `ip`'s are at their cap.
+    fn acquire(&self, ip: IpAddr, limits: &ConnectionLimits) -> Result<ClientSlot, Refusal> {
         let mut counts = self.lock();
-        let open = counts.entry(ip).or_insert(0);
+        if counts.total >= limits.max_connections {
+            return Err(Refusal::Total(limits.max_connections));
+        }
+        let max = limits.max_connections_per_client;
+        let open = counts.per_client.entry(ip).or_insert(0);
         if max > 0 && *open >= max {
-            return None;
+            return Err(Refusal::PerClient(max));
         }
         *open += 1;
-        Some(ClientSlot {
+        counts.total += 1;
+        Ok(ClientSlot {
             counts: self.clone(),
             ip,
         })
@@ -189,25 +232,32 @@ impl ClientCounts {
 impl Drop for ClientSlot {
     fn drop(&mut self) {
         let mut counts = self.counts.lock();
-        if let Some(open) = counts.get_mut(&self.ip) {
+        counts.total = counts.total.saturating_sub(1);
+        if let Some(open) = counts.per_client.get_mut(&self.ip) {
             *open = open.saturating_sub(1);
             if *open == 0 {
-                counts.remove(&self.ip);
+                counts.per_client.remove(&self.ip);
             }
         }
     }
 }
 
-/// Answer a connection over the per-client limit with a JSON 503 and close it.
-async fn refuse_over_limit(mut stream: TcpStream, peer: SocketAddr, max: usize) {
-    tracing::warn!(%peer, max, "refused a connection: too many open connections from this address");
-    let response = json_error_response(
-        503,
-        GatehouseCode::Unavailable,
-        &format!(
-            "Too many open connections from this address (the limit is {max}); close some and retry"
-        ),
-    );
+/// Answer a connection over a connection cap with a JSON 503 (and `Retry-After`) and
+/// close it.
+async fn refuse_over_limit(mut stream: TcpStream, peer: SocketAddr, refusal: Refusal) {
+    let message = match refusal {
+        Refusal::PerClient(max) => {
+            tracing::warn!(%peer, max, "refused a connection: too many open connections from this address");
+            format!("Too many open connections from this address (the limit is {max}); close some and retry")
+        }
+        Refusal::Total(max) => {
+            tracing::warn!(%peer, max, "refused a connection: the server's open connections are at their cap");
+            format!("Too many open connections (the server's cap is {max}); retry in {RETRY_AFTER_SECS} s")
+        }
+    };
+    let retry_after = format!("retry-after: {RETRY_AFTER_SECS}\r\n");
+    let response =
+        json_error_response_with_headers(503, GatehouseCode::Unavailable, &message, &retry_after);
     let write = async {
         stream.write_all(&response).await?;
         stream.shutdown().await
@@ -217,6 +267,17 @@ async fn refuse_over_limit(mut stream: TcpStream, peer: SocketAddr, max: usize) 
 
 /// A complete HTTP/1.1 response carrying the JSON error envelope, closing the connection.
 pub fn json_error_response(status: u16, code: GatehouseCode, message: &str) -> Vec<u8> {
+    json_error_response_with_headers(status, code, message, "")
+}
+
+/// [`json_error_response`] with `extra_headers` (whole header lines, each ending in
+/// CRLF) among its headers.
+fn json_error_response_with_headers(
+    status: u16,
+    code: GatehouseCode,
+    message: &str,
+    extra_headers: &str,
+) -> Vec<u8> {
     let body = serde_json::to_vec(&FastApiErrorBody {
         detail: serde_json::Value::String(message.to_string()),
         code: Some(code),
@@ -229,7 +290,7 @@ pub fn json_error_response(status: u16, code: GatehouseCode, message: &str) -> V
         .unwrap_or("Error");
     let mut response = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n",
+         content-length: {}\r\n{extra_headers}connection: close\r\n\r\n",
         body.len()
     )
     .into_bytes();

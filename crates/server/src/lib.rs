@@ -54,11 +54,12 @@
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
-//! | [`http`] | serving connections: the accept loop, HTTP/1.1, the header-read timeout, the per-client connection cap, JSON for hyper's own parse-error answers |
+//! | [`http`] | serving connections: the accept loop (it backs off on accept errors), HTTP/1.1, the header-read timeout, the connection caps, JSON for hyper's own parse-error answers |
+//! | [`limits`] | the caps derived from the open-file limit at start: connections in all and per client address, open event streams (a watcher over its cap: 503 with `Retry-After`) |
 //! | [`error`] | [`error::ApiError`]: every failure as a JSON body with a machine code, in Agenta's or AgentPlat's envelope |
 //! | [`config`] | [`ServerConfig`] and its defaults |
 //! | [`uri`] | percent-decoding and the query string, below the auth layer and the extractors |
-//! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests |
+//! | [`testing`] | a real server on an ephemeral port over a temporary SQLite file, for tests, in the test's process or in a child process of its own ([`testing::ChildServer`], for a faked clock or a lowered open-file limit) |
 //!
 //! ## Routes
 //!
@@ -116,10 +117,12 @@
 //! URL for a shared database and run as many instances on it as you like: work is owned
 //! through leases (resume jobs, running sessions' holds), renewed by heartbeats while it
 //! runs ([`interactions::guard`]), fenced by tokens, and taken over after expiry by any
-//! instance ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A
-//! turn's effects are written in one transaction with the turn (its interventions
-//! applied, its session's end), and a tool call runs at most once per approval (the
-//! tool-run ledger).
+//! instance ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). Expiry
+//! is judged by the database server's clock (lease statements compute "now" in SQL), so
+//! instances whose clocks disagree do not take each other's live work; SQLite uses this
+//! host's clock (one file on one host). A turn's effects are written in one transaction
+//! with the turn (its interventions applied, its session's end), and a tool call runs at
+//! most once per approval (the tool-run ledger).
 
 pub mod api;
 pub mod auth;
@@ -128,6 +131,7 @@ pub mod error;
 pub mod execution;
 pub mod http;
 pub mod interactions;
+pub mod limits;
 pub mod runner;
 pub mod store;
 pub mod testing;
@@ -187,6 +191,10 @@ pub struct AppInner {
     pub shutdown: watch::Receiver<bool>,
     /// The resume backlog answers are admitted against ([`admission`]).
     pub backlog: Backlog,
+    /// The caps derived from the open-file limit at start ([`limits`]).
+    pub budget: limits::FdBudget,
+    /// The open event streams, against [`limits::FdBudget::max_watchers`].
+    pub watchers: limits::StreamSlots,
     keys: KeyRing,
 }
 
@@ -218,6 +226,9 @@ impl AppState {
     ) -> Self {
         let keys = KeyRing::new(&config.effective_keys());
         let backlog = Backlog::new(config.max_resume_backlog, config.backlog_wait);
+        let budget =
+            limits::FdBudget::derive(limits::open_file_limit(), store.max_connections(), &config);
+        let watchers = limits::StreamSlots::new(budget.max_watchers);
         Self(Arc::new(AppInner {
             config,
             store,
@@ -227,6 +238,8 @@ impl AppState {
             capabilities,
             shutdown,
             backlog,
+            budget,
+            watchers,
             keys,
         }))
     }
@@ -331,7 +344,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     };
     let state = AppState::new(config, store, hooks, capabilities, shutdown_rx.clone());
     let router = api::router(state.clone());
-    let limits = http::ConnectionLimits::from_config(&state.config);
+    let limits = http::ConnectionLimits::new(&state.config, &state.budget);
+    tracing::info!(
+        open_files = state.budget.open_files,
+        max_connections = state.budget.max_connections,
+        max_watchers = state.budget.max_watchers,
+        max_connections_per_client = state.budget.max_connections_per_client,
+        "connection caps from the open-file limit"
+    );
     let server = tokio::spawn(http::serve(listener, router, limits, shutdown_rx.clone()));
     let dispatcher = state
         .config

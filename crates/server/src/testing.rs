@@ -1,4 +1,6 @@
-//! Test support: start a real server on an ephemeral port over a temporary SQLite file.
+//! Test support: start a real server on an ephemeral port over a temporary SQLite file,
+//! in this process ([`spawn`]) or in a child process of its own ([`ChildServer`]: for
+//! what holds a whole process, a faked clock or a lowered open-file limit).
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -105,11 +107,7 @@ pub struct TestServer {
 impl TestServer {
     /// `base_url + path`, with `project_id=` appended to the query string.
     pub fn url(&self, path: &str) -> String {
-        let separator = if path.contains('?') { '&' } else { '?' };
-        format!(
-            "{}{path}{separator}project_id={}",
-            self.base_url, self.project_id
-        )
+        project_url(&self.base_url, &self.project_id, path)
     }
 
     /// The `Authorization` header value.
@@ -138,6 +136,12 @@ impl TestServer {
         next.dir = dir;
         next
     }
+}
+
+/// `base_url + path` with `project_id=` appended to its query string.
+fn project_url(base_url: &str, project_id: &str, path: &str) -> String {
+    let separator = if path.contains('?') { '&' } else { '?' };
+    format!("{base_url}{path}{separator}project_id={project_id}")
 }
 
 /// Start a test server.
@@ -247,4 +251,181 @@ pub async fn fresh_postgres_database(url: &str) -> Result<String, sqlx::Error> {
     admin.close().await;
     created?;
     Ok(format!("{base}/{name}"))
+}
+
+/// The environment variable that tells a test binary run as a [`ChildServer`] which
+/// entry test is to serve (its value), and the ones that carry the settings.
+const CHILD_ENTRY_VAR: &str = "GATEHOUSE_CHILD_SERVER";
+const CHILD_DATABASE_VAR: &str = "GATEHOUSE_CHILD_DATABASE_URL";
+const CHILD_KEY_VAR: &str = "GATEHOUSE_CHILD_API_KEY";
+const CHILD_PROJECT_VAR: &str = "GATEHOUSE_CHILD_PROJECT_ID";
+const CHILD_LEASE_VAR: &str = "GATEHOUSE_CHILD_LEASE_MS";
+/// What a child server prints on stdout once it listens: this, then its base URL.
+const CHILD_LISTENING: &str = "gatehouse child server listening on ";
+
+/// How to start a [`ChildServer`].
+#[derive(Debug, Clone, Default)]
+pub struct ChildServerOptions {
+    /// The name of the `#[test]` (ignored) in the calling test binary that calls
+    /// [`serve_child_if_asked`]: the child runs the binary again with it as the filter,
+    /// so it must be unique in the binary.
+    pub entry: String,
+    /// A command the child runs under, with its arguments (`["faketime", "-f", "+8s"]`,
+    /// `["prlimit", "--nofile=512:512"]`); empty: none.
+    pub wrapper: Vec<String>,
+    /// The database; `None`: a SQLite file in a temporary folder of the child's own.
+    pub database_url: Option<String>,
+    /// The project id requests use; default: a random UUID.
+    pub project_id: Option<String>,
+    /// Lease of resume jobs and of running sessions' holds; default 10 s.
+    pub lease: Option<Duration>,
+    /// More environment variables for the child (`FAKETIME_DONT_FAKE_MONOTONIC=1`).
+    pub env: Vec<(String, String)>,
+}
+
+/// A real server in a child process: the calling test binary, run again on one entry
+/// test that serves ([`serve_child_if_asked`]) until its standard input closes. Killed
+/// when dropped.
+#[derive(Debug)]
+pub struct ChildServer {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// A valid API key (actor `tester`).
+    pub api_key: String,
+    /// The project id to put in `?project_id=`.
+    pub project_id: String,
+}
+
+impl ChildServer {
+    /// Start the child and wait (up to 60 s) for its listening line.
+    pub fn spawn(opts: &ChildServerOptions) -> std::io::Result<ChildServer> {
+        use std::io::BufRead;
+        let api_key = format!("test-key-{}", uuid::Uuid::new_v4().simple());
+        let project_id = opts
+            .project_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let exe = std::env::current_exe()?;
+        let mut command = match opts.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = std::process::Command::new(program);
+                command.args(args).arg(exe);
+                command
+            }
+            None => std::process::Command::new(exe),
+        };
+        command
+            .args([
+                opts.entry.as_str(),
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_ENTRY_VAR, &opts.entry)
+            .env(CHILD_KEY_VAR, &api_key)
+            .env(CHILD_PROJECT_VAR, &project_id)
+            .envs(opts.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        if let Some(url) = &opts.database_url {
+            command.env(CHILD_DATABASE_VAR, url);
+        }
+        if let Some(lease) = opts.lease {
+            command.env(CHILD_LEASE_VAR, lease.as_millis().to_string());
+        }
+        let mut child = command.spawn()?;
+        let stdout = child.stdout.take().ok_or_else(|| {
+            std::io::Error::other("the child server's standard output is not piped")
+        })?;
+        // The listening line, read on a thread of its own so that a child that never
+        // prints it costs the deadline, not forever.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                // The harness may have printed the test's name first on the same line.
+                if let Some((_, url)) = line.split_once(CHILD_LISTENING) {
+                    let _ = sender.send(url.trim().to_string());
+                }
+            }
+        });
+        match receiver.recv_timeout(Duration::from_secs(60)) {
+            Ok(base_url) => Ok(ChildServer {
+                child,
+                base_url,
+                api_key,
+                project_id,
+            }),
+            Err(_) => {
+                let _ = child.kill();
+                let status = child.wait()?;
+                Err(std::io::Error::other(format!(
+                    "the child server printed no listening line (it ended: {status})"
+                )))
+            }
+        }
+    }
+
+    /// `base_url + path`, with `project_id=` appended to the query string.
+    pub fn url(&self, path: &str) -> String {
+        project_url(&self.base_url, &self.project_id, path)
+    }
+
+    /// The `Authorization` header value.
+    pub fn authorization(&self) -> String {
+        format!("ApiKey {}", self.api_key)
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The child side of [`ChildServer`]: when this process was started as the child of
+/// entry test `entry`, start the server, print its listening line, and serve until
+/// standard input closes (the parent ended or dropped its [`ChildServer`]). Otherwise
+/// return at once.
+///
+/// # Panics
+/// When the server cannot start: the parent sees the child end without its line.
+pub fn serve_child_if_asked(entry: &str) {
+    if std::env::var(CHILD_ENTRY_VAR).ok().as_deref() != Some(entry) {
+        return;
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => panic!("the child server has no runtime: {err}"),
+    };
+    runtime.block_on(async {
+        let mut opts = TestServerOptions {
+            database_url: std::env::var(CHILD_DATABASE_VAR).ok(),
+            api_key: std::env::var(CHILD_KEY_VAR).ok(),
+            project_id: std::env::var(CHILD_PROJECT_VAR).ok(),
+            ..TestServerOptions::default()
+        };
+        if let Some(ms) = std::env::var(CHILD_LEASE_VAR)
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+        {
+            opts.lease = Some(Duration::from_millis(ms));
+        }
+        let server = spawn(opts).await;
+        println!("{CHILD_LISTENING}{}", server.base_url);
+        // Until the parent closes our standard input (or dies): then stop.
+        let _ = tokio::task::spawn_blocking(|| {
+            let mut sink = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+        })
+        .await;
+        server.shutdown().await;
+    });
 }

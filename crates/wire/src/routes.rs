@@ -520,10 +520,13 @@ pub const WATCH_SESSION: Operation = Operation {
         description: "an open event stream",
         bodies: &[Body::EventStream("WatchEvent")],
     }],
-    failures: &[Failure {
-        code: GatehouseCode::BadRequest,
-        when: "`session_id` is missing or blank",
-    }],
+    failures: &[
+        Failure {
+            code: GatehouseCode::BadRequest,
+            when: "`session_id` is missing or blank",
+        },
+        STREAMS_FULL,
+    ],
 };
 
 // ---- Gatehouse's service tier (A6) ----------------------------------------------
@@ -764,7 +767,15 @@ pub const STREAM_EXECUTION_EVENTS: Operation = Operation {
             code: GatehouseCode::BadRequest,
             when: "`after` is not a non-negative integer",
         },
+        STREAMS_FULL,
     ],
+};
+
+/// An event stream over the server's cap of open streams (derived from its open-file
+/// limit): refused at once.
+const STREAMS_FULL: Failure = Failure {
+    code: GatehouseCode::Unavailable,
+    when: "the server's open event streams are at their cap (derived from its open-file limit); `Retry-After` says when to try again",
 };
 
 /// `POST /api/rooms/{room_id}/execution-sessions/{session_id}/authority` (`changeExecutionAuthority`).

@@ -619,6 +619,10 @@ async fn stream_events(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
+    // One of the open-stream slots (crate::limits) for as long as the stream is open.
+    let Some(slot) = state.watchers.acquire() else {
+        return crate::limits::streams_full(&state.watchers, crate::error::ErrorShape::AgentPlat);
+    };
     let retry = Bytes::from(format!("retry: {}\n\n", state.config.sse_retry.as_millis()));
     let mut st = StreamState {
         exec: ExecutionStore::new(state.store.clone()),
@@ -639,7 +643,7 @@ async fn stream_events(
         Ok(after) => st.after = after,
         Err(err) => st.push_failed(err.code),
     }
-    let stream = futures::stream::unfold(st, next_frame);
+    let stream = slot.hold(futures::stream::unfold(st, next_frame));
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();
     headers.insert(

@@ -46,7 +46,8 @@
 //!   the retried attempt takes over ([`rules::release_run_claims`]) and applies again at
 //!   the same checkpoint. Nothing is reported applied that the run's record lacks.
 //! - **One holder.** A running session is held by its run attempt ([`store::RunHold`]:
-//!   a token and a lease the turn's heartbeat renews). Every write of the attempt (its
+//!   a token and a lease the turn's heartbeat renews, expiring by the store's clock: the
+//!   database server's on Postgres, whatever the instances' clocks say). Every write of the attempt (its
 //!   claims, its tool runs, its commit) is fenced by the token; an attempt that lost its
 //!   hold stops at its next step and writes nothing.
 //! - **Every end reconciles**, on every backend and with any number of instances: the

@@ -4,7 +4,6 @@
 //! ends the paused sessions whose gate nothing will resume. Each session is re-checked
 //! under its row lock, so two instances reconciling at once do it once.
 
-use chrono::Utc;
 use tokio::task::JoinHandle;
 
 use super::store::ExecutionStore;
@@ -25,10 +24,7 @@ pub struct Pass {
 /// One pass over `exec`.
 pub async fn reconcile_once(exec: &ExecutionStore) -> Pass {
     let mut pass = Pass::default();
-    match exec
-        .expired_runs(Utc::now().timestamp_millis(), BATCH)
-        .await
-    {
+    match exec.expired_runs(BATCH).await {
         Ok(ids) => {
             for id in ids {
                 match exec.reconcile_expired_run(&id).await {

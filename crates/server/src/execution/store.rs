@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::rules::{self, Applied, Claim, ExecError, Resolution};
 use crate::store::{
-    format_time, from_json_text, in_tx, new_id, now_millis, to_json_text, with_pool, with_tx,
+    addable_lease_ms, format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, with_tx,
     JoinedWrite, RowExt, Store, StoreError, Tx,
 };
 
@@ -238,7 +238,8 @@ impl ExecutionStore {
     /// run is 409 `BINDING_CONFLICT`; a predecessor must be a `failed` session of the
     /// same task (unknown or another task: 400; not failed: 409 `INVALID_STATE`).
     ///
-    /// A new session starts `active`, held by `hold` (the run attempt that opened it).
+    /// A new session starts `active`, held by `hold` (the run attempt that opened it)
+    /// for its lease from the store's now (`Store::now_ms_sql`).
     pub async fn open(
         &self,
         open: &OpenSession,
@@ -248,6 +249,13 @@ impl ExecutionStore {
         let fresh = open.new_session(session_id.clone());
         let doc = to_json_text(&fresh);
         let now = format_time(Utc::now());
+        let insert = format!(
+            "INSERT INTO execution_sessions (session_id, tenant_id, room_id, run_id, task_id, \
+             current_turn_id, status, revision, protected, doc, created_at, updated_at, \
+             run_token, run_lease_expires_ms, resume_interaction_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, {} + $14, $15)",
+            self.store.now_ms_sql()
+        );
         let outcome: Result<ExecutionSession, ExecError> = in_tx!(self.store, tx => {
             let existing = sqlx::query(
                 "SELECT doc FROM execution_sessions WHERE tenant_id = $1 AND run_id = $2",
@@ -304,12 +312,7 @@ impl ExecutionStore {
                     )));
                 }
             }
-            sqlx::query(
-                "INSERT INTO execution_sessions (session_id, tenant_id, room_id, run_id, task_id, \
-                 current_turn_id, status, revision, protected, doc, created_at, updated_at, \
-                 run_token, run_lease_expires_ms, resume_interaction_id) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-            )
+            sqlx::query(&insert)
             .bind(&session_id)
             .bind(&open.tenant_id)
             .bind(&open.room_id)
@@ -323,7 +326,7 @@ impl ExecutionStore {
             .bind(&now)
             .bind(&now)
             .bind(&hold.token)
-            .bind(hold.lease_expires_ms)
+            .bind(lease_ms(hold.lease))
             .bind(&hold.resume_interaction_id)
             .execute(&mut *tx)
             .await?;
@@ -382,9 +385,9 @@ impl ExecutionStore {
     ) -> Result<ExecutionSession, ExecError> {
         // Scope check first: a session of another tenant or room does not exist here.
         self.get(tenant_id, room_id, session_id).await?;
-        let now = Utc::now();
         let ((), session) = self
             .mutate(session_id, |row| {
+                let now = row.now();
                 rules::request_intervention(
                     &mut row.session,
                     body.expected_revision,
@@ -434,7 +437,8 @@ impl ExecutionStore {
         let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
         let (claim, _) = self
             .mutate_retrying(session_id, |row| {
-                rules::claim(&mut row.session, checkpoint.clone(), lease_ms, Utc::now())
+                let now = row.now();
+                rules::claim(&mut row.session, checkpoint.clone(), lease_ms, now)
             })
             .await?;
         Ok(claim)
@@ -450,12 +454,13 @@ impl ExecutionStore {
     ) -> Result<ExecutionSession, ExecError> {
         let ((), session) = self
             .mutate_retrying(session_id, |row| {
+                let now = row.now();
                 rules::resolve(
                     &mut row.session,
                     operation_id,
                     dispatch_token,
                     resolution,
-                    Utc::now(),
+                    now,
                 )
             })
             .await?;
@@ -465,8 +470,9 @@ impl ExecutionStore {
     /// Re-attach a run attempt (a resume, or its retry) to the session its parked turn
     /// ran in: `active` again, held by `hold`; the claims earlier attempts of the run
     /// made and never resolved are released, so this attempt meets those interventions
-    /// again at their checkpoints. A session that already ended is refused (409
-    /// `SESSION_NOT_ACTIVE`): a run is never resumed outside its session.
+    /// again at their checkpoints. The hold lasts its lease from the store's now. A
+    /// session that already ended is refused (409 `SESSION_NOT_ACTIVE`): a run is never
+    /// resumed outside its session.
     pub async fn attach(
         &self,
         session_id: &str,
@@ -485,11 +491,13 @@ impl ExecutionStore {
                         ),
                     ));
                 }
+                let now = row.now();
                 row.session.status = ExecutionSessionStatus::Active;
                 if let Some(prefix) = &prefix {
-                    rules::release_run_claims(&mut row.session, prefix, Utc::now());
+                    rules::release_run_claims(&mut row.session, prefix, now);
                 }
                 row.hold = hold.clone();
+                row.hold.lease_expires_ms = row.store_now_ms.saturating_add(lease_ms(hold.lease));
                 Ok(Applied::Write(()))
             })
             .await?;
@@ -512,7 +520,7 @@ impl ExecutionStore {
             return Ok(None);
         };
         if row.hold.token.as_deref() != Some(run_token)
-            || !rules::has_claimable(&row.session, &checkpoint, Utc::now(), skip)
+            || !rules::has_claimable(&row.session, &checkpoint, row.now(), skip)
         {
             return Ok(None);
         }
@@ -523,11 +531,12 @@ impl ExecutionStore {
                 if row.hold.token.as_deref() != Some(run_token) {
                     return Ok(Applied::NoWrite(None));
                 }
+                let now = row.now();
                 rules::claim_with_prefix(
                     &mut row.session,
                     checkpoint.clone(),
                     lease_ms,
-                    Utc::now(),
+                    now,
                     Some(&prefix),
                     skip,
                 )
@@ -536,21 +545,22 @@ impl ExecutionStore {
         Ok(claim)
     }
 
-    /// Extend the hold of `run_token` on an active session by `lease` (the run's
-    /// heartbeat). `false` when the session is no longer held by it.
+    /// Extend the hold of `run_token` on an active session to `lease` from the store's
+    /// now (the run's heartbeat). `false` when the session is no longer held by it.
     pub async fn renew_run(
         &self,
         session_id: &str,
         run_token: &str,
         lease: Duration,
     ) -> Result<bool, ExecError> {
-        let expires = lease_deadline(lease);
+        let sql = format!(
+            "UPDATE execution_sessions SET run_lease_expires_ms = {} + $1 \
+             WHERE session_id = $2 AND run_token = $3 AND status = 'active'",
+            self.store.now_ms_sql()
+        );
         let renewed: bool = in_tx!(self.store, tx => {
-            let n = sqlx::query(
-                "UPDATE execution_sessions SET run_lease_expires_ms = $1 \
-                 WHERE session_id = $2 AND run_token = $3 AND status = 'active'",
-            )
-            .bind(expires)
+            let n = sqlx::query(&sql)
+            .bind(lease_ms(lease))
             .bind(session_id)
             .bind(run_token)
             .execute(&mut *tx)
@@ -580,7 +590,10 @@ impl ExecutionStore {
 
     async fn read_row(&self, session_id: &str) -> Result<Option<SessionRow>, ExecError> {
         let row = with_pool!(self.store, pool => {
-            let row = sqlx::query(&format!("SELECT {ROW_COLUMNS} FROM execution_sessions WHERE session_id = $1"))
+            let row = sqlx::query(&format!(
+                "SELECT {ROW_COLUMNS}, {} AS store_now_ms FROM execution_sessions WHERE session_id = $1",
+                self.store.now_ms_sql()
+            ))
                 .bind(session_id)
                 .fetch_optional(pool)
                 .await?;
@@ -589,15 +602,16 @@ impl ExecutionStore {
         Ok(row)
     }
 
-    /// Sessions `active` whose run hold expired before `now_ms` (their attempt died or
-    /// stalled), at most `limit`.
-    pub async fn expired_runs(&self, now_ms: i64, limit: i64) -> Result<Vec<String>, ExecError> {
+    /// Sessions `active` whose run hold expired by the store's clock (their attempt died
+    /// or stalled), at most `limit`.
+    pub async fn expired_runs(&self, limit: i64) -> Result<Vec<String>, ExecError> {
+        let sql = format!(
+            "SELECT session_id FROM execution_sessions WHERE status = 'active' \
+             AND run_lease_expires_ms < {} ORDER BY run_lease_expires_ms LIMIT $1",
+            self.store.now_ms_sql()
+        );
         let ids: Vec<String> = with_pool!(self.store, pool => {
-            let rows = sqlx::query(
-                "SELECT session_id FROM execution_sessions WHERE status = 'active' \
-                 AND run_lease_expires_ms < $1 ORDER BY run_lease_expires_ms LIMIT $2",
-            )
-            .bind(now_ms)
+            let rows = sqlx::query(&sql)
             .bind(limit)
             .fetch_all(pool)
             .await?;
@@ -621,7 +635,7 @@ impl ExecutionStore {
                 return Ok(Ok(None));
             };
             if row.session.status != ExecutionSessionStatus::Active
-                || row.hold.lease_expires_ms >= now_millis()
+                || row.hold.lease_expires_ms >= row.store_now_ms
             {
                 return Ok(Ok(None));
             }
@@ -630,6 +644,7 @@ impl ExecutionStore {
                 None => None,
             };
             let mut row = row;
+            let now = row.now();
             let status = match job {
                 Some((state, _)) if state == "queued" => {
                     row.session.status = ExecutionSessionStatus::Paused;
@@ -645,7 +660,7 @@ impl ExecutionStore {
                         ExecutionSessionStatus::Failed,
                         Some(&reason),
                         Some(serde_json::json!({ "orphaned": true })),
-                        Utc::now(),
+                        now,
                     );
                     ExecutionSessionStatus::Failed
                 }
@@ -655,7 +670,7 @@ impl ExecutionStore {
                         ExecutionSessionStatus::Failed,
                         Some(super::ORPHAN_REASON),
                         Some(serde_json::json!({ "orphaned": true })),
-                        Utc::now(),
+                        now,
                     );
                     ExecutionSessionStatus::Failed
                 }
@@ -726,7 +741,8 @@ impl ExecutionStore {
                     "the parked turn's gate is gone; nothing will resume the run".to_string(),
                 ),
             };
-            rules::reconcile(&mut row.session, status.clone(), Some(&reason), None, Utc::now());
+            let now = row.now();
+            rules::reconcile(&mut row.session, status.clone(), Some(&reason), None, now);
             row.hold = RunHold::default();
             write_row(&mut tx, &mut row).await?;
             Ok(Ok(Some(status)))
@@ -744,12 +760,13 @@ impl ExecutionStore {
     ) -> Result<ExecutionSession, ExecError> {
         let ((), session) = self
             .mutate_retrying(session_id, |row| {
+                let now = row.now();
                 Ok(rules::reconcile(
                     &mut row.session,
                     status.clone(),
                     reason,
                     details.clone(),
-                    Utc::now(),
+                    now,
                 ))
             })
             .await?;
@@ -758,30 +775,39 @@ impl ExecutionStore {
 }
 
 /// Who holds a running session: the run attempt's token, the lease it renews (epoch
-/// milliseconds), and the answered gate whose resume runs it (for a resume).
+/// milliseconds by the store's clock, `Store::now_ms_sql`), and the answered gate
+/// whose resume runs it (for a resume).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunHold {
     /// The attempt's token (`None`: nobody holds the session).
     pub token: Option<String>,
-    /// When the hold ends unless renewed.
+    /// How long the hold lasts from when the store takes it ([`ExecutionStore::open`],
+    /// [`ExecutionStore::attach`]). Zero on a hold read back from its row, which keeps
+    /// only the expiry.
+    pub lease: Duration,
+    /// When the hold ends unless renewed: the store's now plus `lease` when the store
+    /// took it (0 before).
     pub lease_expires_ms: i64,
     /// The gate whose resume job runs the attempt.
     pub resume_interaction_id: Option<String>,
 }
 
 impl RunHold {
-    /// A fresh hold for `lease`, with a new token.
+    /// A fresh hold for `lease`, with a new token (its expiry is set when the store
+    /// takes it, by the store's clock).
     pub fn new(lease: Duration, resume_interaction_id: Option<String>) -> Self {
         Self {
             token: Some(uuid::Uuid::new_v4().to_string()),
-            lease_expires_ms: lease_deadline(lease),
+            lease,
+            lease_expires_ms: 0,
             resume_interaction_id,
         }
     }
 }
 
-fn lease_deadline(lease: Duration) -> i64 {
-    now_millis().saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX))
+/// `lease` in milliseconds, as a statement adds it to the store's now.
+fn lease_ms(lease: Duration) -> i64 {
+    addable_lease_ms(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// A session row: the document and what the row keeps beside it.
@@ -795,6 +821,17 @@ pub(crate) struct SessionRow {
     pub(crate) hold: RunHold,
     /// The turn the session belongs to now: the running turn, or the parked one.
     pub(crate) current_turn_id: Option<String>,
+    /// The store's clock when the row was read (epoch milliseconds,
+    /// `Store::now_ms_sql`): what its leases are compared with and its events dated by,
+    /// so that every instance judges them by the same clock.
+    store_now_ms: i64,
+}
+
+impl SessionRow {
+    /// [`SessionRow::store_now_ms`] as a time.
+    fn now(&self) -> chrono::DateTime<Utc> {
+        chrono::DateTime::from_timestamp_millis(self.store_now_ms).unwrap_or_else(Utc::now)
+    }
 }
 
 const ROW_COLUMNS: &str =
@@ -814,17 +851,21 @@ fn session_row(row: &impl RowExt) -> Result<SessionRow, StoreError> {
         stored_revision,
         hold: RunHold {
             token: row.opt_text("run_token")?,
+            lease: Duration::ZERO,
             lease_expires_ms: row.int("run_lease_expires_ms")?,
             resume_interaction_id: row.opt_text("resume_interaction_id")?,
         },
         current_turn_id: row.opt_text("current_turn_id")?,
+        store_now_ms: row.int("store_now_ms")?,
     })
 }
 
 /// Read a session row inside a transaction, locking it until the transaction ends.
 async fn lock_row(tx: &mut Tx<'_>, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
     let sql = format!(
-        "SELECT {ROW_COLUMNS} FROM execution_sessions WHERE session_id = $1{}",
+        "SELECT {ROW_COLUMNS}, {} AS store_now_ms FROM execution_sessions \
+         WHERE session_id = $1{}",
+        tx.now_ms_sql(),
         tx.lock_clause()
     );
     with_tx!(tx, conn => {
@@ -837,7 +878,7 @@ async fn lock_row(tx: &mut Tx<'_>, session_id: &str) -> Result<Option<SessionRow
 /// `Err(Fenced)` when another writer moved the revision (never under [`lock_row`]).
 async fn write_row(tx: &mut Tx<'_>, row: &mut SessionRow) -> Result<(), StoreError> {
     row.session.revision = u64::try_from(row.stored_revision).unwrap_or(0) + 1;
-    let now = format_time(Utc::now());
+    let now = format_time(row.now());
     row.session.updated_at = Some(now.clone());
     let doc = to_json_text(&row.session);
     let revision = i64::try_from(row.session.revision).unwrap_or(i64::MAX);
@@ -997,7 +1038,7 @@ impl TurnSessionWrite {
                 row.session.status.as_str()
             )));
         }
-        let now = Utc::now();
+        let now = row.now();
         for checkpoint in &self.progress {
             rules::record_progress(&mut row.session, checkpoint.clone());
         }

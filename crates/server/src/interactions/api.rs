@@ -639,7 +639,14 @@ async fn watch(
             ))
         }
     };
-    let stream = watch_stream(state.clone(), project_id, session_id);
+    // One of the open-stream slots (crate::limits) for as long as the stream is open.
+    let Some(slot) = state.watchers.acquire() else {
+        return Ok(crate::limits::streams_full(
+            &state.watchers,
+            crate::error::ErrorShape::Agenta,
+        ));
+    };
+    let stream = slot.hold(watch_stream(state.clone(), project_id, session_id));
     let keep_alive = KeepAlive::new()
         .interval(state.config.heartbeat)
         .text("heartbeat");

@@ -175,22 +175,41 @@ async fn heartbeat(
 ) {
     let every = (lease / 3).max(Duration::from_millis(10));
     let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    // The job's lease was last set when it was claimed, before the resume's setup (its
+    // parked state read, its session attached): renew it at once, not a third of a lease
+    // later. (The session's hold was set just now, as the turn started.)
+    if let Some(job) = &job {
+        if !renew_job_lease(&store, job, lease_ms, &lost).await {
+            return;
+        }
+    }
     loop {
         tokio::time::sleep(every).await;
         if let Some(job) = &job {
-            match store.renew_job(job, lease_ms).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    lost.set("another worker took this resume over (its lease expired)");
-                    return;
-                }
-                // Unknown: keep trying; the fences decide at the next write.
-                Err(err) => tracing::warn!(error = %err, "renewing a resume lease failed"),
+            if !renew_job_lease(&store, job, lease_ms, &lost).await {
+                return;
             }
         }
         if !inner.renew_run(lease).await {
             lost.set("the run's execution session was taken over or ended");
             return;
+        }
+    }
+}
+
+/// Renew `job`'s lease by `lease_ms`; `false` (and `lost` set) when another worker took
+/// the job over.
+async fn renew_job_lease(store: &Store, job: &ClaimedJob, lease_ms: i64, lost: &Lost) -> bool {
+    match store.renew_job(job, lease_ms).await {
+        Ok(true) => true,
+        Ok(false) => {
+            lost.set("another worker took this resume over (its lease expired)");
+            false
+        }
+        // Unknown: keep trying; the fences decide at the next write.
+        Err(err) => {
+            tracing::warn!(error = %err, "renewing a resume lease failed");
+            true
         }
     }
 }

@@ -173,6 +173,14 @@ impl Tx<'_> {
             Self::Postgres(_) => " FOR UPDATE",
         }
     }
+
+    /// [`Store::now_ms_sql`] of this transaction's backend.
+    pub(crate) fn now_ms_sql(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => SQLITE_NOW_MS,
+            Self::Postgres(_) => POSTGRES_NOW_MS,
+        }
+    }
 }
 
 /// Run `$body` with `$conn` bound to the connection of a [`Tx`] (compiled once per
@@ -270,6 +278,23 @@ impl Store {
         }
     }
 
+    /// "Now" in epoch milliseconds, as SQL, by the clock every lease is compared with
+    /// ([`POSTGRES_NOW_MS`], [`SQLITE_NOW_MS`]). Lease statements compute expiry with it
+    /// instead of binding this instance's time, so a skewed instance clock neither
+    /// expires another instance's work early nor keeps its own alive too long.
+    pub(crate) fn now_ms_sql(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => SQLITE_NOW_MS,
+            Backend::Postgres(_) => POSTGRES_NOW_MS,
+        }
+    }
+
+    /// The most connections the pool opens (each holds a file descriptor or three).
+    pub fn max_connections(&self) -> usize {
+        let max = with_pool!(self, pool => pool.options().get_max_connections());
+        usize::try_from(max).unwrap_or(usize::MAX)
+    }
+
     /// Close every pooled connection (waits for checked-out ones to come back).
     pub async fn close(&self) {
         with_pool!(self, pool => pool.close().await)
@@ -288,9 +313,18 @@ pub(crate) fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
     time.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-/// Now as epoch milliseconds (lease clocks).
-pub(crate) fn now_millis() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+/// "Now" in epoch milliseconds as Postgres computes it: the database server's clock,
+/// one clock for every instance on the database whatever their own clocks say.
+const POSTGRES_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/// "Now" in epoch milliseconds as SQLite computes it: this host's clock (one file on one
+/// host, so one clock already).
+const SQLITE_NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+
+/// A lease length a statement adds to its "now" (`now + $lease`): bounded so that the
+/// sum cannot overflow a 64-bit column.
+pub(crate) fn addable_lease_ms(lease_ms: i64) -> i64 {
+    lease_ms.min(i64::MAX / 2)
 }
 
 /// A new time-ordered id (UUIDv7): id order is creation order.

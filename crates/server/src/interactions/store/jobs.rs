@@ -4,7 +4,8 @@
 //! lease is reclaimable. Completion is another compare-and-set on the owner, in the same
 //! transaction that records the resume turn and resolves the interaction, so a resume
 //! is never lost (the lease expires and another worker retries) and never applied twice
-//! (a stale owner's completion finds the owner changed and rolls back).
+//! (a stale owner's completion finds the owner changed and rolls back). Expiry is set and
+//! compared by the store's clock (`Store::now_ms_sql`), never an instance's.
 
 use gatehouse_wire::JsonObject;
 
@@ -14,8 +15,8 @@ use super::rows::{
 };
 use super::turns::{insert_turn, NewTurn};
 use crate::store::{
-    in_tx, now_millis, now_text, to_json_text, with_pool, with_tx, Backend, JoinedWrite, RowExt,
-    Store, StoreError, Tx,
+    addable_lease_ms, in_tx, now_text, to_json_text, with_pool, with_tx, Backend,
+    JoinedWrite, RowExt, Store, StoreError, Tx,
 };
 
 /// A job this worker holds the lease of.
@@ -84,11 +85,13 @@ pub enum FailOutcome {
 
 impl Store {
     /// Claim the oldest claimable job (queued, and unleased or with an expired lease)
-    /// for `lease_ms` milliseconds. `None` when there is nothing to do.
+    /// for `lease_ms` milliseconds. `None` when there is nothing to do. Expiry is
+    /// decided by the store's clock (`Store::now_ms_sql`), not this instance's.
     pub async fn claim_job(&self, lease_ms: i64) -> Result<Option<ClaimedJob>, StoreError> {
+        let now = self.now_ms_sql();
+        let lease_ms = addable_lease_ms(lease_ms);
         loop {
             let owner = uuid::Uuid::new_v4().to_string();
-            let now = now_millis();
             // On Postgres the candidate row is locked and rows other workers hold are
             // skipped; SQLite serializes writers (BEGIN IMMEDIATE), so no lock clause.
             let lock = match self.backend {
@@ -96,22 +99,20 @@ impl Store {
                 Backend::Sqlite(_) => "",
             };
             let sql = format!(
-                "UPDATE resume_jobs SET lease_owner = $1, lease_expires_ms = $2, \
+                "UPDATE resume_jobs SET lease_owner = $1, lease_expires_ms = {now} + $2, \
                  attempts = attempts + 1, updated_at = $3 \
                  WHERE interaction_id = (SELECT interaction_id FROM resume_jobs \
-                     WHERE state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < $4) \
+                     WHERE state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < {now}) \
                      ORDER BY created_at, interaction_id LIMIT 1{lock}) \
-                 AND state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < $4) \
+                 AND state = 'queued' AND (lease_owner IS NULL OR lease_expires_ms < {now}) \
                  RETURNING interaction_id, project_id, attempts"
             );
-            let expires = now.saturating_add(lease_ms);
             let text_now = now_text();
             let claimed: Option<ClaimedJob> = in_tx!(self, tx => {
                 let row = sqlx::query(&sql)
                     .bind(&owner)
-                    .bind(expires)
+                    .bind(lease_ms)
                     .bind(&text_now)
-                    .bind(now)
                     .fetch_optional(&mut *tx)
                     .await?;
                 match row {
@@ -129,7 +130,7 @@ impl Store {
                 None => {
                     // Nothing claimable, or another worker took the candidate between the
                     // sub-select and the update: look once more before giving up.
-                    if !self.has_claimable_job(now).await? {
+                    if !self.has_claimable_job().await? {
                         return Ok(None);
                     }
                 }
@@ -137,13 +138,14 @@ impl Store {
         }
     }
 
-    async fn has_claimable_job(&self, now: i64) -> Result<bool, StoreError> {
+    async fn has_claimable_job(&self) -> Result<bool, StoreError> {
+        let sql = format!(
+            "SELECT interaction_id FROM resume_jobs WHERE state = 'queued' \
+             AND (lease_owner IS NULL OR lease_expires_ms < {}) LIMIT 1",
+            self.now_ms_sql()
+        );
         with_pool!(self, pool => {
-            let row = sqlx::query(
-                "SELECT interaction_id FROM resume_jobs WHERE state = 'queued' \
-                 AND (lease_owner IS NULL OR lease_expires_ms < $1) LIMIT 1",
-            )
-            .bind(now)
+            let row = sqlx::query(&sql)
             .fetch_optional(pool)
             .await?;
             Ok(row.is_some())
@@ -152,13 +154,16 @@ impl Store {
 
     /// Extend the lease of a job this worker holds (its heartbeat). `false`: the job is
     /// no longer this worker's (another claimed it after the lease expired, or it ended).
+    /// The new expiry is the store's now plus `lease_ms` (`Store::now_ms_sql`).
     pub async fn renew_job(&self, job: &ClaimedJob, lease_ms: i64) -> Result<bool, StoreError> {
-        let expires = now_millis().saturating_add(lease_ms);
+        let sql = format!(
+            "UPDATE resume_jobs SET lease_expires_ms = {} + $1 \
+             WHERE interaction_id = $2 AND lease_owner = $3 AND state = 'queued'",
+            self.now_ms_sql()
+        );
         let renewed = in_tx!(self, tx => {
-            let n = sqlx::query(
-                "UPDATE resume_jobs SET lease_expires_ms = $1 WHERE interaction_id = $2 AND lease_owner = $3 AND state = 'queued'",
-            )
-            .bind(expires)
+            let n = sqlx::query(&sql)
+            .bind(addable_lease_ms(lease_ms))
             .bind(&job.interaction_id)
             .bind(&job.owner)
             .execute(&mut *tx)

@@ -4,7 +4,7 @@
 //! its tool call here and does not run it again; a worker that lost its lease cannot
 //! write the row, so it does not run the tool at all. One approval, one run.
 
-use crate::store::{in_tx, now_millis, now_text, with_pool, RowExt, Store, StoreError};
+use crate::store::{in_tx, now_text, with_pool, RowExt, Store, StoreError};
 
 /// A tool call about to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,8 @@ pub struct ToolRunRecord {
 }
 
 impl Store {
-    /// Record `run` unless an earlier attempt did, in one statement fenced by `fence`.
+    /// Record `run` unless an earlier attempt did, in one statement fenced by `fence` (a
+    /// job lease counts as unexpired by the store's clock, `Store::now_ms_sql`).
     pub async fn begin_tool_run(
         &self,
         run: &ToolRun,
@@ -85,12 +86,12 @@ impl Store {
         if fence.job.is_some() {
             sql.push_str(&format!(
                 " AND EXISTS (SELECT 1 FROM resume_jobs WHERE interaction_id = ${} \
-                 AND lease_owner = ${} AND state = 'queued' AND lease_expires_ms > ${})",
+                 AND lease_owner = ${} AND state = 'queued' AND lease_expires_ms > {})",
                 next,
                 next + 1,
-                next + 2
+                self.now_ms_sql()
             ));
-            next += 3;
+            next += 2;
         }
         if fence.execution.is_some() {
             sql.push_str(&format!(
@@ -102,7 +103,6 @@ impl Store {
         }
         sql.push_str(" ON CONFLICT (project_id, session_id, tool_call_id) DO NOTHING");
         let now = now_text();
-        let now_ms = now_millis();
         in_tx!(self, tx => {
             let mut query = sqlx::query(&sql)
                 .bind(&run.project_id)
@@ -113,7 +113,7 @@ impl Store {
                 .bind(&run.interaction_id)
                 .bind(&now);
             if let Some((interaction_id, owner)) = &fence.job {
-                query = query.bind(interaction_id).bind(owner).bind(now_ms);
+                query = query.bind(interaction_id).bind(owner);
             }
             if let Some((session_id, token)) = &fence.execution {
                 query = query.bind(session_id).bind(token);
