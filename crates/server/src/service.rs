@@ -17,14 +17,13 @@
 
 use std::sync::Arc;
 
-use gatehouse_wire::effective::{
-    redact_effective_parameters, Redaction, StampOutcome, StampPolicy,
-};
+use gatehouse_wire::effective::{StampOutcome, StampPolicy};
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
 };
 use gatehouse_wire::invoke::{InvokeRequest, TurnStatus};
+use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::run::{
     ChatMessage, Harness, MessageContent, Permissions, RunContext, RunContextReference,
     RunContextRun, RunContextWorkflow, RunRequest, Sandbox,
