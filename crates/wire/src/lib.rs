@@ -25,9 +25,10 @@
 //!
 //! Reading types keep unknown fields in an `extra` map and write them back, so a
 //! newer peer's fields survive a round trip; an enum value this version does not know is
-//! kept (`Other`). Optional fields accept both `null` and an absent key. Numbers keep
-//! their literal text (serde_json's `arbitrary_precision`, on for the whole workspace):
-//! an integer of any size survives a round trip digit for digit.
+//! kept as `Unknown(text)` and written back as read. Optional fields accept both `null`
+//! and an absent key. Numbers keep their literal text (serde_json's `arbitrary_precision`,
+//! on for the whole workspace): an integer of any size survives a round trip digit for
+//! digit.
 //!
 //! Main entry points:
 //!
