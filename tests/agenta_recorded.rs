@@ -13,9 +13,10 @@
 use std::path::PathBuf;
 
 use gatehouse_wire::effective::{
-    python_json_dumps, stamp_effective_parameters, stamp_python_text, NotStamped, PythonStampError,
-    Redaction, StampPolicy,
+    stamp_effective_parameters, stamp_python_text, NotStamped, PythonStampError, StampPolicy,
 };
+use gatehouse_wire::pyjson::python_json_dumps;
+use gatehouse_wire::redact::Redaction;
 use serde_json::Value;
 
 /// The recorded corpus folder, or `None` (skip) when Agenta's fixtures are not laid out.
@@ -213,8 +214,8 @@ fn has_c2_trigger(input: &gatehouse_wire::pyjson::PyValue) -> bool {
 /// non-null key naming a credential or an `env` block anywhere, an inline `value`, a URL
 /// with a secret query parameter (an over-approximation: schemas are not set apart).
 fn has_credential_shaped_field(value: &gatehouse_wire::pyjson::PyValue) -> bool {
-    use gatehouse_wire::effective::{is_credential_shaped_key, strip_url_secrets};
     use gatehouse_wire::pyjson::PyValue;
+    use gatehouse_wire::redact::{is_credential_shaped_key, strip_url_secrets};
     match value {
         PyValue::Dict(map) => map.iter().any(|(key, inner)| {
             let strippable = inner != &PyValue::Null

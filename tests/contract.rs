@@ -12,11 +12,12 @@ use gatehouse_tests::{
     agenta_fixture, agenta_fixture_text, committed_schema, documents_in, sample, schema_dir,
 };
 use gatehouse_wire::effective::{
-    python_json_dumps_len, stamp_effective_parameters, NotStamped, Redaction, StampOutcome,
-    StampPolicy,
+    stamp_effective_parameters, NotStamped, StampOutcome, StampPolicy,
 };
 use gatehouse_wire::fingerprint::config_fingerprint;
 use gatehouse_wire::interaction::{ApprovalAnswer, SessionInteraction};
+use gatehouse_wire::pyjson::python_json_dumps_len;
+use gatehouse_wire::redact::Redaction;
 use gatehouse_wire::resume::{build_resume_request, should_hydrate_from_references};
 use gatehouse_wire::run::{
     ChatMessage, HarnessMode, RunRequest, RunResult, RunStreamRecord, ToolCallback,

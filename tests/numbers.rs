@@ -4,12 +4,13 @@
 //! CPython's `json` and Node's `JSON`); no upstream fixture needed.
 
 use gatehouse_wire::effective::{
-    python_json_dumps, python_json_dumps_len, stamp_effective_parameters, stamp_python_text,
-    NotStamped, PythonStampError, Redaction, StampPolicy,
+    stamp_effective_parameters, stamp_python_text, NotStamped, PythonStampError, StampPolicy,
 };
 use gatehouse_wire::fingerprint::canonical_json;
 use gatehouse_wire::interaction::SessionInteraction;
 use gatehouse_wire::numbers::{js_literal_text, python_literal_text, python_number_len};
+use gatehouse_wire::pyjson::{python_json_dumps, python_json_dumps_len};
+use gatehouse_wire::redact::Redaction;
 use gatehouse_wire::run::{RunRequest, RunResult, RunStreamRecord};
 use gatehouse_wire::{from_json_slice, from_json_value};
 use serde_json::Value;

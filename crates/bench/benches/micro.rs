@@ -29,10 +29,9 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 use gatehouse_bench::inputs::{
     config_64k, golden_blob, read_fixture, run_body_base, RUN_REQUEST_GOLDENS,
 };
-use gatehouse_wire::effective::{
-    python_json_dumps_len, redact_effective_parameters, stamp_borrowed, stamp_effective_parameters,
-    Redaction, StampPolicy,
-};
+use gatehouse_wire::effective::{stamp_borrowed, stamp_effective_parameters, StampPolicy};
+use gatehouse_wire::pyjson::python_json_dumps_len;
+use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::run::RunRequest;
 
 /// How many owned copies of `input` criterion prepares (untimed) before timing them.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use gatehouse_wire::effective::python_json_dumps_len;
+use gatehouse_wire::pyjson::python_json_dumps_len;
 
 use crate::BenchError;
 
@@ -250,9 +250,9 @@ pub fn config_64k() -> Value {
     });
     let measured = |config: &Value| {
         // Redaction consumes its input; the candidate config is kept, so measure a copy.
-        let redacted = gatehouse_wire::effective::redact_effective_parameters(
+        let redacted = gatehouse_wire::redact::redact_effective_parameters(
             config.as_object().cloned().unwrap_or_default(),
-            gatehouse_wire::effective::Redaction::Gatehouse,
+            gatehouse_wire::redact::Redaction::Gatehouse,
         )
         .0;
         python_json_dumps_len(&Value::Object(redacted))

@@ -21,7 +21,8 @@ pub mod stats;
 
 use serde_json::{json, Value};
 
-use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, Redaction, StampPolicy};
+use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, StampPolicy};
+use gatehouse_wire::redact::Redaction;
 
 use crate::inputs::NamedInput;
 

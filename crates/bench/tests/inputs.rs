@@ -12,7 +12,8 @@ use gatehouse_bench::inputs::{
 };
 use gatehouse_bench::stamp_outputs;
 use gatehouse_fixtures::{require, Upstream};
-use gatehouse_wire::effective::{python_json_dumps_len, stamp_effective_parameters, StampPolicy};
+use gatehouse_wire::effective::{stamp_effective_parameters, StampPolicy};
+use gatehouse_wire::pyjson::python_json_dumps_len;
 
 /// The upstream conformance suite of this file.
 const SUITE: &str = "Agenta stamp vectors as benchmark inputs (crates/bench/tests/inputs.rs)";
@@ -156,7 +157,7 @@ fn the_vector_outputs_match_the_fixture() {
 /// over-approximation: a key naming a credential, an `env` block, an inline `value`, a
 /// URL with a secret query parameter).
 fn has_credential_shaped_field(value: &serde_json::Value) -> bool {
-    use gatehouse_wire::effective::{is_credential_shaped_key, strip_url_secrets};
+    use gatehouse_wire::redact::{is_credential_shaped_key, strip_url_secrets};
     match value {
         serde_json::Value::Object(map) => map.iter().any(|(key, inner)| {
             (!inner.is_null()

@@ -104,11 +104,11 @@ fn parse_checkpoint(text: &str) -> Result<Checkpoint, String> {
     if name.is_empty() {
         return Err("the checkpoint is blank (pre-step, post-output or pre-action)".to_string());
     }
-    let known = Checkpoint::parse(&name.replace('-', "_"));
+    let known = Checkpoint::from_wire(&name.replace('-', "_"));
     Ok(if known.is_known() {
         known
     } else {
-        Checkpoint::parse(name)
+        Checkpoint::from_wire(name)
     })
 }
 

@@ -4,10 +4,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use gatehouse_wire::effective::{
-    stamp_python_text, NotStamped, PythonStampError, Redaction, StampPolicy,
-};
+use gatehouse_wire::effective::{stamp_python_text, NotStamped, PythonStampError, StampPolicy};
 use gatehouse_wire::fingerprint::FingerprintVariant;
+use gatehouse_wire::redact::Redaction;
 use serde_json::Value;
 
 use crate::exit::{CliError, CliResult, Exit};

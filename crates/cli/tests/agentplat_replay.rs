@@ -247,7 +247,7 @@ fn intervention_request(x: &Exchange) -> InterventionRequest {
         .as_ref()
         .and_then(|b| b["expectedRevision"].as_u64())
         .unwrap_or(0);
-    let checkpoint = Checkpoint::parse(x.body_str("checkpoint").unwrap_or("pre_step"));
+    let checkpoint = Checkpoint::from_wire(x.body_str("checkpoint").unwrap_or("pre_step"));
     let mut request = InterventionRequest::new(
         expected_revision,
         x.body_str("instruction").unwrap_or("x"),

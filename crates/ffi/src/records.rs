@@ -302,7 +302,7 @@ impl From<Checkpoint> for wexec::Checkpoint {
             Checkpoint::PreStep => Self::PreStep,
             Checkpoint::PostOutput => Self::PostOutput,
             Checkpoint::PreAction => Self::PreAction,
-            Checkpoint::Unknown { value } => Self::parse(&value),
+            Checkpoint::Unknown { value } => Self::from_wire(&value),
         }
     }
 }

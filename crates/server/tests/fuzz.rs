@@ -16,11 +16,10 @@ use gatehouse_server::api::extract::{check_identifiers, check_uri_identifiers, d
 use gatehouse_server::error::ApiError;
 use gatehouse_server::http::{auto_error_head_start, json_error_response};
 use gatehouse_server::ApiKey;
-use gatehouse_wire::effective::{
-    python_json_dumps_len, redact_effective_parameters, stamp_effective_parameters, NotStamped,
-    Redaction, StampPolicy,
-};
+use gatehouse_wire::effective::{stamp_effective_parameters, NotStamped, StampPolicy};
 use gatehouse_wire::error::GatehouseCode;
+use gatehouse_wire::pyjson::python_json_dumps_len;
+use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use serde_json::Value;

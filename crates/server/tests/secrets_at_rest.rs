@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use common::db::Db;
 use common::{user, Harness};
 use gatehouse_server::testing::TestServerOptions;
-use gatehouse_wire::effective::{redact_effective_parameters, Redaction};
+use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use serde_json::{json, Value};
 
 /// A gated config carrying credential-shaped values everywhere the issue found them.

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::GatehouseCode;
 use crate::interaction::SessionInteraction;
-use crate::json::wire_enum;
+use crate::json::open_enum;
 use crate::JsonObject;
 
 /// The most answers one batch may carry; a larger set is split by the client.
@@ -67,7 +67,7 @@ impl BatchAnswer {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// What happened to one gate of a batch.
     pub enum BatchOutcome {
         /// This answer won (or a retried batch replayed it): `interaction` is the row.

@@ -7,11 +7,10 @@
 //! decode failure; what AgentPlat may omit (`agentRevisionId` and
 //! `agentRevisionDigest` on a host without an agent registry) is optional.
 
-use std::borrow::Cow;
-
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
+use crate::json::open_enum;
 use crate::JsonObject;
 
 /// The most interventions one session may hold (B3).
@@ -32,101 +31,8 @@ pub struct DataEnvelope<T> {
     pub data: T,
 }
 
-/// Declares a string enum that reads tolerantly: each known spelling is a variant, any
-/// other string is kept as `Unknown(text)`; it is written back exactly as held. Its JSON
-/// Schema lists the known spellings (what a conforming writer sends). Every variant and
-/// the enum carry doc lines (they become the schema's descriptions; one line per variant).
-macro_rules! open_enum {
-    (
-        $( #[doc = $doc:literal] )+
-        pub enum $name:ident {
-            $( #[doc = $vdoc:literal] $variant:ident = $text:literal, )+
-        }
-    ) => {
-        $( #[doc = $doc] )+
-        ///
-        /// Unknown spellings are kept in `Unknown` (a newer peer's value), never an error.
-        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
-        pub enum $name {
-            $( #[doc = $vdoc] $variant, )+
-            /// A value this version does not know, kept as it was sent.
-            Unknown(String),
-        }
-
-        impl $name {
-            /// Every known value, in declaration order.
-            pub const KNOWN: &'static [$name] = &[$($name::$variant),+];
-
-            /// The wire spelling (an unknown value's own text).
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $( Self::$variant => $text, )+
-                    Self::Unknown(text) => text.as_str(),
-                }
-            }
-
-            /// The value of a wire spelling; `Unknown` when this version does not know it.
-            pub fn parse(text: &str) -> Self {
-                match text {
-                    $( $text => Self::$variant, )+
-                    other => Self::Unknown(other.to_string()),
-                }
-            }
-
-            /// True unless this is an `Unknown` value.
-            pub fn is_known(&self) -> bool {
-                !matches!(self, Self::Unknown(_))
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let text = Cow::<'de, str>::deserialize(deserializer)?;
-                Ok(Self::parse(&text))
-            }
-        }
-
-        impl JsonSchema for $name {
-            fn schema_name() -> Cow<'static, str> {
-                Cow::Borrowed(stringify!($name))
-            }
-
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                let variants = vec![$(
-                    serde_json::json!({
-                        "type": "string",
-                        "const": $text,
-                        "description": $vdoc.trim(),
-                    }),
-                )+];
-                let mut map = JsonObject::new();
-                map.insert("oneOf".to_string(), serde_json::Value::Array(variants));
-                let description = [$($doc),+]
-                    .iter()
-                    .map(|line| line.trim())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                map.insert("description".to_string(), serde_json::Value::String(description));
-                schemars::Schema::from(map)
-            }
-        }
-    };
-}
-
 open_enum! {
+    schema: one_of;
     /// Status of an execution session.
     pub enum ExecutionSessionStatus {
         /// The run is going.
@@ -151,6 +57,7 @@ impl ExecutionSessionStatus {
 }
 
 open_enum! {
+    schema: one_of;
     /// Where in a run an intervention may be applied.
     pub enum Checkpoint {
         /// Before the next inference step.
@@ -163,6 +70,7 @@ open_enum! {
 }
 
 open_enum! {
+    schema: one_of;
     /// Status of an intervention. `pending` means REQUESTED, nothing more: it is not
     /// evidence that anything stopped or changed.
     pub enum InterventionStatus {
@@ -185,6 +93,7 @@ impl InterventionStatus {
 }
 
 open_enum! {
+    schema: one_of;
     /// Kinds of execution-session event (append-only log).
     pub enum ExecutionEventType {
         /// The session was opened for a run.
@@ -571,16 +480,18 @@ mod tests {
         assert_eq!(back["checkpoint"], "mid_flight");
         assert_eq!(back["level"], 2);
         assert_eq!(
-            ExecutionSessionStatus::parse("archived"),
+            ExecutionSessionStatus::from_wire("archived"),
             ExecutionSessionStatus::Unknown("archived".into())
         );
-        assert!(!ExecutionSessionStatus::parse("archived").is_terminal());
+        assert!(!ExecutionSessionStatus::from_wire("archived").is_terminal());
         assert_eq!(
-            InterventionStatus::parse("applied"),
+            InterventionStatus::from_wire("applied"),
             InterventionStatus::Applied
         );
         for known in Checkpoint::KNOWN {
-            assert_eq!(&Checkpoint::parse(known.as_str()), known);
+            let checkpoint = Checkpoint::from_wire(known);
+            assert!(checkpoint.is_known(), "{known}");
+            assert_eq!(checkpoint.as_str(), *known);
         }
     }
 

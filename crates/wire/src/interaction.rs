@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::json::{present_or_null, wire_enum, Nullable};
+use crate::json::{open_enum, present_or_null, Nullable};
 use crate::JsonObject;
 
 /// The JSON Schema `pattern` of a UUID as Agenta's API writes one (hyphenated hex).
@@ -47,7 +47,7 @@ impl JsonSchema for NullableUuid {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// What kind of gate an interaction is.
     pub enum InteractionKind {
         /// "May I run this tool?" Answered with `{"approved": bool, ...}`.
@@ -59,7 +59,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// The lifecycle of an interaction row (NOT the verdict).
     ///
     /// `pending -> responded` (answered through the API) `-> resolved` (the runner consumed
@@ -638,7 +638,7 @@ pub struct CreateInteractionRequest {
     pub meta: Option<JsonObject>,
 }
 
-wire_enum! {
+open_enum! {
     /// A resolution's verdict.
     pub enum Verdict {
         /// The tool call ran.
@@ -789,7 +789,7 @@ pub struct CancelStaleResponse {
     pub cancelled: u64,
 }
 
-wire_enum! {
+open_enum! {
     /// Lifecycle state in a watch `lifecycle` event.
     pub enum LifecycleState {
         /// A turn is running.

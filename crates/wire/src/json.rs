@@ -6,8 +6,8 @@
 //!   but may be `null` (`required_nullable`, with the schema marker `Nullable`), a key that
 //!   may be absent, `null` or set (`present_or_null`), an optional object that must not be
 //!   empty (`non_empty_object`);
-//! - `wire_enum!`: a string enum whose unknown values are kept (`Other`), written back as
-//!   read, and listed closed in the schema.
+//! - `open_enum!`: a string enum whose unknown values are kept (`Unknown`), written back as
+//!   read, and listed closed in the schema (every open enum of the contract, A and B).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -140,49 +140,120 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
     }
 }
 
-/// A wire enum whose values are strings: the known values as variants, and
-/// `Other(String)` keeping a value this version does not know, as it was sent (a tolerant
-/// reader). It is written back exactly as read. Its JSON Schema lists the known values only
-/// (the contract is closed: an exact writer sends nothing else).
-macro_rules! wire_enum {
+/// A string enum that reads tolerantly: each known spelling is a variant, any other string
+/// is kept as `Unknown(text)` (a newer peer's value), never a decode failure, and is
+/// written back exactly as read. It gets `KNOWN` (the known spellings, in declaration
+/// order), `as_str`, `from_wire`, `is_known`, `Display`, `Serialize`, `Deserialize` and
+/// `JsonSchema`.
+///
+/// The schema lists the known spellings only (the contract is closed: an exact writer
+/// sends nothing else), in one of two forms, kept as each contract writes its own:
+///
+/// - by default `{"type": "string", "enum": [...]}` (Agenta's shapes);
+/// - after a leading `schema: one_of;`, a `oneOf` of `const`s, each with its variant's
+///   one-line doc as its description, and the enum's doc as the schema's description
+///   (AgentPlat's shapes, B1). That form takes doc lines only: one or more on the enum,
+///   exactly one on each variant.
+macro_rules! open_enum {
     (
-        $(#[$meta:meta])*
+        schema: one_of;
+        $( #[doc = $doc:literal] )+
         pub enum $name:ident {
-            $( $(#[$variant_meta:meta])* $variant:ident = $text:literal, )+
+            $( #[doc = $variant_doc:literal] $variant:ident = $text:literal, )+
         }
     ) => {
-        $(#[$meta])*
+        $crate::json::open_enum! {
+            @enum [$( #[doc = $doc] )+] $name { $( [#[doc = $variant_doc]] $variant = $text, )+ }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let variants = vec![$(
+                    serde_json::json!({
+                        "type": "string",
+                        "const": $text,
+                        "description": $variant_doc.trim(),
+                    }),
+                )+];
+                let mut map = $crate::JsonObject::new();
+                map.insert("oneOf".to_string(), serde_json::Value::Array(variants));
+                let description = [$($doc),+]
+                    .iter()
+                    .map(|line| line.trim())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                map.insert("description".to_string(), serde_json::Value::String(description));
+                schemars::Schema::from(map)
+            }
+        }
+    };
+    (
+        $( #[$meta:meta] )*
+        pub enum $name:ident {
+            $( $( #[$variant_meta:meta] )* $variant:ident = $text:literal, )+
+        }
+    ) => {
+        $crate::json::open_enum! {
+            @enum [$( #[$meta] )*] $name { $( [$( #[$variant_meta] )*] $variant = $text, )+ }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "string",
+                    "enum": [$($text),+]
+                })
+            }
+        }
+    };
+    // Everything but the schema: the type, its methods, Display and serde.
+    (
+        @enum [$( #[$meta:meta] )*] $name:ident {
+            $( [$( #[$variant_meta:meta] )*] $variant:ident = $text:literal, )+
+        }
+    ) => {
+        $( #[$meta] )*
+        ///
+        /// Unknown spellings are kept in `Unknown` (a newer peer's value), never an error.
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum $name {
-            $( $(#[$variant_meta])* $variant, )+
+            $( $( #[$variant_meta] )* $variant, )+
             /// A value this version does not know, kept as it was sent.
-            Other(String),
+            Unknown(String),
         }
 
         impl $name {
-            /// Every value this version knows, in the contract's order.
+            /// The spelling of every value this version knows, in the contract's order.
             pub const KNOWN: &'static [&'static str] = &[$($text),+];
 
-            /// The wire spelling.
+            /// The wire spelling (an unknown value's own text).
             pub fn as_str(&self) -> &str {
                 match self {
                     $( Self::$variant => $text, )+
-                    Self::Other(value) => value,
+                    Self::Unknown(text) => text,
                 }
             }
 
-            /// The variant for a wire spelling; an unknown one is kept as `Other`.
-            pub fn from_wire(value: &str) -> Self {
-                match value {
+            /// The value of a wire spelling; `Unknown` when this version does not know it.
+            pub fn from_wire(text: &str) -> Self {
+                match text {
                     $( $text => Self::$variant, )+
-                    other => Self::Other(other.to_string()),
+                    other => Self::Unknown(other.to_string()),
                 }
             }
 
-            /// True for a value this version knows.
+            /// True unless this is an `Unknown` value.
             pub fn is_known(&self) -> bool {
-                !matches!(self, Self::Other(_))
+                !matches!(self, Self::Unknown(_))
             }
         }
 
@@ -200,33 +271,21 @@ macro_rules! wire_enum {
 
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                // A visitor, not a `String`: a known value is read without an allocation.
                 struct Visitor;
                 impl serde::de::Visitor<'_> for Visitor {
                     type Value = $name;
                     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                         f.write_str("a string")
                     }
-                    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<$name, E> {
-                        Ok($name::from_wire(value))
+                    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<$name, E> {
+                        Ok($name::from_wire(text))
                     }
                 }
                 deserializer.deserialize_str(Visitor)
             }
         }
-
-        impl schemars::JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({
-                    "type": "string",
-                    "enum": [$($text),+]
-                })
-            }
-        }
     };
 }
 
-pub(crate) use wire_enum;
+pub(crate) use open_enum;

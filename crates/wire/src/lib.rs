@@ -8,6 +8,7 @@
 //! |---|---|
 //! | A1 `/run` request, result, NDJSON stream records | [`run`] |
 //! | A2 `effectiveParameters` stamping | [`effective`] |
+//! | A2/C2 the redaction rule (what a stamp strips) | [`redact`] |
 //! | A3 `configFingerprint` | [`fingerprint`] |
 //! | A4/A5 session-interaction rows and endpoint bodies, watch events | [`interaction`] |
 //! | A6 the resume (invoke) body | [`resume`], [`invoke`] |
@@ -19,7 +20,10 @@
 //! | the OpenAPI 3.1 document, generated from [`routes`] and [`schema`] | [`openapi`] |
 //! | the files of the committed `schema/` folder (schemas, index, OpenAPI document) | [`schema_dir`] |
 //! | numbers as Python and JavaScript write them | [`numbers`] |
-//! | Python's `json.loads` / `json.dumps` object model (the Agenta-compatible stamp) | [`pyjson`] |
+//! | Python's `json.loads` / `json.dumps`: the stamp's size measure, the Agenta-compatible stamp | [`pyjson`] |
+//!
+//! The stamp's modules depend one way: [`numbers`] <- [`pyjson`] <- [`redact`] <-
+//! [`effective`] <- [`run`].
 //!
 //! The route and schema modules depend one way: [`routes`] and [`schema`] know nothing
 //! of the document; [`openapi`] reads both; [`schema_dir`] lists what [`schema`] and
@@ -27,9 +31,10 @@
 //!
 //! Reading types keep unknown fields in an `extra` map and write them back, so a
 //! newer peer's fields survive a round trip; an enum value this version does not know is
-//! kept (`Other`). Optional fields accept both `null` and an absent key. Numbers keep
-//! their literal text (serde_json's `arbitrary_precision`, on for the whole workspace):
-//! an integer of any size survives a round trip digit for digit.
+//! kept as `Unknown(text)` and written back as read. Optional fields accept both `null`
+//! and an absent key. Numbers keep their literal text (serde_json's `arbitrary_precision`,
+//! on for the whole workspace): an integer of any size survives a round trip digit for
+//! digit.
 //!
 //! Main entry points:
 //!
@@ -37,7 +42,7 @@
 //!   [`run::RunRequest::for_session`] (or [`run::RunRequest::with_effective_parameters`])
 //!   stamps `effectiveParameters` on a session run and never on a non-session run;
 //! - [`effective::stamp_effective_parameters`] redacts and measures a config
-//!   ([`effective::python_json_dumps_len`] is the size measure);
+//!   ([`redact`] is the rule, [`pyjson::python_json_dumps_len`] the size measure);
 //! - [`effective::stamp_python_text`] stamps a JSON text exactly as Agenta's Python does;
 //! - [`fingerprint::config_fingerprint`] hashes the config-bearing part of a request as
 //!   Agenta's runner does ([`fingerprint::FingerprintVariant`]: PR head or main);
@@ -58,6 +63,7 @@ pub mod json;
 pub mod numbers;
 pub mod openapi;
 pub mod pyjson;
+pub mod redact;
 pub mod resume;
 pub mod routes;
 pub mod run;

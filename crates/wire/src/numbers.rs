@@ -4,7 +4,8 @@
 //! whole workspace): an integer of any size is kept digit for digit, and a float is never
 //! rounded on its way through Gatehouse. Two readings of that text matter to Agenta:
 //!
-//! - **Python** (the SDK: `json.loads` then `json.dumps`, what [`crate::effective`] measures):
+//! - **Python** (the SDK: `json.loads` then `json.dumps`, what [`crate::pyjson`] writes and
+//!   measures):
 //!   an integer literal is an `int` of any size (`-0` reads as `0`); any literal with a
 //!   fraction or an exponent is a `float`, written as `repr` writes it (`1e+16`, `1e-05`,
 //!   `100.0`, `Infinity` for an overflow). [`python_number_text`], [`python_float_repr`].

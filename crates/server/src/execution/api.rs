@@ -398,7 +398,7 @@ fn parse_intervention(bytes: &[u8]) -> Result<RequestInterventionBody, ApiError>
         MAX_INSTRUCTION_CHARS,
     )?;
     let checkpoint = match body.get("checkpoint").and_then(Value::as_str) {
-        Some(name) => Checkpoint::parse(name),
+        Some(name) => Checkpoint::from_wire(name),
         None => Checkpoint::Unknown(String::new()),
     };
     if !checkpoint.is_known() {

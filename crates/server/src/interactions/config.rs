@@ -5,7 +5,8 @@
 //! a turn reads from a config (model, permissions, script), and the redaction a config
 //! gets before it is kept at rest ([`redact_for_storage`]).
 
-use gatehouse_wire::effective::{redact_effective_parameters, Redaction, StampPolicy};
+use gatehouse_wire::effective::StampPolicy;
+use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::interaction::{Reference, References};
 use gatehouse_wire::invoke::InvokeRequest;
 use gatehouse_wire::run::Permissions;

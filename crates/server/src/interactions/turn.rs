@@ -17,7 +17,8 @@
 
 use std::sync::Arc;
 
-use gatehouse_wire::effective::{redact_effective_parameters, StampOutcome, StampPolicy};
+use gatehouse_wire::effective::{StampOutcome, StampPolicy};
+use gatehouse_wire::redact::redact_effective_parameters;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,

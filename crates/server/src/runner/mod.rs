@@ -120,7 +120,7 @@ pub fn permission_for(request: &RunRequest, tool: &str) -> RulePermission {
         let name = pattern.split('(').next().unwrap_or(pattern);
         if pattern == tool || name == tool || pattern == "*" {
             return match &rule.permission {
-                RulePermission::Other(_) => RulePermission::Ask,
+                RulePermission::Unknown(_) => RulePermission::Ask,
                 known => known.clone(),
             };
         }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::json::wire_enum;
+use crate::json::open_enum;
 use crate::JsonObject;
 
 /// The content of a chat message: plain text or a list of blocks.
@@ -42,7 +42,7 @@ impl ChatMessage {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// The kinds of content block (Agenta's `type` is a free string; another kind is kept).
     pub enum ContentBlockType {
         /// Text.

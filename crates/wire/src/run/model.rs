@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::StringMap;
-use crate::json::wire_enum;
+use crate::json::open_enum;
 use crate::JsonObject;
 
-wire_enum! {
+open_enum! {
     /// Which connection the author chose (Agenta's default is `agenta`).
     #[derive(Default)]
     pub enum ConnectionMode {
@@ -56,7 +56,7 @@ pub struct ModelCapabilities {
     pub extra: JsonObject,
 }
 
-wire_enum! {
+open_enum! {
     /// How the model's credentials are supplied.
     pub enum CredentialMode {
         /// Through environment variables (`credentials[].binding.kind = environment`).
@@ -68,7 +68,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// How a model client consumes a credential.
     pub enum CredentialUsage {
         /// Passed as-is over HTTP.
@@ -78,7 +78,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// The only model credential binding kind: `environment`.
     pub enum EnvironmentBindingKind {
         /// An environment variable.

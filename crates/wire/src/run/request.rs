@@ -11,10 +11,10 @@ use super::{
     Permissions, RequestContext, ResolvedToolSpec, RunContext, SandboxCredential, Telemetry,
     ToolCallback, WireSkill,
 };
-use crate::json::{non_empty_object, present_or_null, required_nullable, wire_enum, Nullable};
+use crate::json::{non_empty_object, open_enum, present_or_null, required_nullable, Nullable};
 use crate::JsonObject;
 
-wire_enum! {
+open_enum! {
     /// Which agent harness the runner starts (`harness`). `pi_agenta` is Agenta main's Pi
     /// build; `mock` (0.125.1) runs no real agent and omits the tool fields.
     pub enum Harness {
@@ -31,7 +31,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// Where the harness runs (`sandbox`).
     pub enum Sandbox {
         /// On the runner host.
@@ -41,7 +41,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// Codex's approval/sandbox mode (`harnessMode`; codex only). Absent means the runner's
     /// default, `agent-full-access`.
     pub enum HarnessMode {
@@ -54,7 +54,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// Outbound network mode of the sandbox.
     pub enum NetworkMode {
         /// Open network.
@@ -66,7 +66,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// Filesystem access of the sandbox.
     pub enum FilesystemMode {
         /// Read-write.
@@ -78,7 +78,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// How hard the sandbox boundary is enforced.
     pub enum Enforcement {
         /// Fail the run when the boundary cannot be enforced.

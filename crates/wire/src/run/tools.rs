@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::StringMap;
-use crate::json::{present_or_null, wire_enum, Nullable};
+use crate::json::{open_enum, present_or_null, Nullable};
 use crate::JsonObject;
 
-wire_enum! {
+open_enum! {
     /// The default tool permission policy (`permissions.default`; Agenta's default is
     /// `allow_reads`).
     #[derive(Default)]
@@ -26,7 +26,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// A permission a rule or a tool spec assigns: `allow`, `ask` or `deny`.
     pub enum RulePermission {
         /// Run without asking.
@@ -38,7 +38,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// The executor axis of a resolved tool (`kind`).
     pub enum ToolKind {
         /// Called back through the tool gateway (`callRef`) or directly (`call`).
@@ -52,7 +52,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// HTTP method of a direct tool call.
     pub enum HttpMethod {
         /// GET.
@@ -403,7 +403,7 @@ pub struct McpCredentialBinding {
     pub extra: JsonObject,
 }
 
-wire_enum! {
+open_enum! {
     /// The only MCP credential binding kind: `header`.
     pub enum HeaderBindingKind {
         /// An HTTP header.
@@ -411,7 +411,7 @@ wire_enum! {
     }
 }
 
-wire_enum! {
+open_enum! {
     /// The only MCP credential usage: `opaque_http`.
     pub enum McpCredentialUsage {
         /// Sent as-is over HTTP.

@@ -1,48 +1,8 @@
-//! Python's `json` object model: what `json.loads` makes of a text and what `json.dumps`
-//! (default arguments) writes back, for the one place where Gatehouse must reproduce
-//! Agenta's Python byte for byte: the Agenta-compatible stamp
-//! ([`crate::effective::stamp_python_text`], `gatehouse wire stamp`).
-//!
-//! `json.loads` accepts more than JSON, and Agenta's stamp receives whatever it returns:
-//! `NaN`, `Infinity` and `-Infinity`; integers of any size (up to CPython's 4300-digit
-//! conversion limit); a lone surrogate escape such as `"\ud800"`; and duplicate keys (the
-//! last value wins, at the first key's position, as in a `dict`). A Rust `String` cannot hold
-//! a lone surrogate and serde_json refuses the rest, so a [`PyValue`] keeps every scalar as
-//! the exact text `json.dumps` writes for it: strings and keys escaped (`ensure_ascii`,
-//! without the quotes), numbers as Python writes the parsed `int` or `float`. Two keys are the
-//! same Python string exactly when their escaped texts are equal, so a plain ordered map
-//! gives `dict` semantics.
-//!
-//! ```
-//! use gatehouse_wire::pyjson::{dumps, loads};
-//! let value = loads(r#"{"a": 1E+16, "b": -0, "a": NaN, "s": "\ud800é"}"#).unwrap();
-//! assert_eq!(dumps(&value), r#"{"a": NaN, "b": 0, "s": "\ud800\u00e9"}"#);
-//! ```
+//! Python's `json.loads`: CPython's scanner, its error messages and offsets, its limits.
 
-use indexmap::IndexMap;
-
-use crate::effective::{push_python_char, Tree};
+use super::value::{PyDict, PyValue};
+use super::write::push_python_char;
 use crate::numbers::python_literal_text;
-
-/// A dict of Python's `json` model: keys are their `json.dumps` text without the quotes.
-pub type PyDict = IndexMap<String, PyValue>;
-
-/// One value of Python's `json` object model, scalars kept as `json.dumps` writes them.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PyValue {
-    /// `None`.
-    Null,
-    /// `True` / `False`.
-    Bool(bool),
-    /// An `int` or a `float`, as `json.dumps` writes it (`12`, `1e+16`, `NaN`, `-Infinity`).
-    Number(String),
-    /// A `str`, as `json.dumps` writes it without the quotes (`a\"b`, `\u00e9`, `\ud800`).
-    Str(String),
-    /// A `list`.
-    List(Vec<PyValue>),
-    /// A `dict`.
-    Dict(PyDict),
-}
 
 /// `json.loads` refused the text (the message and the character offset, as Python reports
 /// them).
@@ -75,51 +35,6 @@ pub fn loads(text: &str) -> Result<PyValue, PyJsonError> {
         return Err(parser.error("Extra data"));
     }
     Ok(value)
-}
-
-/// Python's `json.dumps(value)` with its defaults (separators `", "` and `": "`,
-/// `ensure_ascii=True`, `allow_nan=True`).
-pub fn dumps(value: &PyValue) -> String {
-    let mut out = String::new();
-    write(value, &mut out);
-    out
-}
-
-fn write(value: &PyValue, out: &mut String) {
-    match value {
-        PyValue::Null => out.push_str("null"),
-        PyValue::Bool(true) => out.push_str("true"),
-        PyValue::Bool(false) => out.push_str("false"),
-        PyValue::Number(text) => out.push_str(text),
-        PyValue::Str(text) => {
-            out.push('"');
-            out.push_str(text);
-            out.push('"');
-        }
-        PyValue::List(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                write(item, out);
-            }
-            out.push(']');
-        }
-        PyValue::Dict(map) => {
-            out.push('{');
-            for (index, (key, item)) in map.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                out.push('"');
-                out.push_str(key);
-                out.push_str("\": ");
-                write(item, out);
-            }
-            out.push('}');
-        }
-    }
 }
 
 struct Parser {
@@ -388,64 +303,10 @@ impl Parser {
     }
 }
 
-impl Tree for PyValue {
-    type Object = PyDict;
-    fn as_object(&self) -> Option<&PyDict> {
-        match self {
-            PyValue::Dict(map) => Some(map),
-            _ => None,
-        }
-    }
-    fn as_object_mut(&mut self) -> Option<&mut PyDict> {
-        match self {
-            PyValue::Dict(map) => Some(map),
-            _ => None,
-        }
-    }
-    fn as_array(&self) -> Option<&[PyValue]> {
-        match self {
-            PyValue::List(items) => Some(items),
-            _ => None,
-        }
-    }
-    fn as_array_mut(&mut self) -> Option<&mut [PyValue]> {
-        match self {
-            PyValue::List(items) => Some(items),
-            _ => None,
-        }
-    }
-    fn is_null(&self) -> bool {
-        matches!(self, PyValue::Null)
-    }
-    // Every key redaction asks for is plain printable ASCII, whose escaped text is itself.
-    fn get<'a>(object: &'a PyDict, key: &str) -> Option<&'a PyValue> {
-        object.get(key)
-    }
-    fn any_entry(object: &PyDict, mut test: impl FnMut(&str, &PyValue) -> bool) -> bool {
-        object.iter().any(|(key, value)| test(key, value))
-    }
-    fn for_each_mut(object: &mut PyDict, mut visit: impl FnMut(&str, &mut PyValue)) {
-        for (key, value) in object.iter_mut() {
-            visit(key, value);
-        }
-    }
-    fn as_text(&self) -> Option<&str> {
-        match self {
-            PyValue::Str(text) => Some(text),
-            _ => None,
-        }
-    }
-    fn set_text(&mut self, text: String) {
-        *self = PyValue::Str(text);
-    }
-    fn retain(object: &mut PyDict, mut keep: impl FnMut(&str, &PyValue) -> bool) {
-        object.retain(|key, value| keep(key, value));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pyjson::dumps;
 
     fn round(text: &str) -> String {
         dumps(&loads(text).unwrap_or_else(|e| panic!("{text}: {e}")))

@@ -1,0 +1,41 @@
+//! Python's `json` module, reproduced for the places where Gatehouse must match Agenta's
+//! Python byte for byte: the size of a stamp (CONTRACT.md A2: [`python_json_dumps_len`])
+//! and the Agenta-compatible stamp ([`crate::effective::stamp_python_text`],
+//! `gatehouse wire stamp`).
+//!
+//! Two models of a value, one writer:
+//!
+//! - a `serde_json::Value`, what the library stamps: [`python_json_dumps`] writes it as
+//!   `json.dumps` (default arguments) does, and [`python_json_dumps_len`] measures that text
+//!   without writing it;
+//! - a [`PyValue`], what `json.loads` makes of a text ([`loads`]), written back by
+//!   [`dumps`].
+//!
+//! `json.loads` accepts more than JSON, and Agenta's stamp receives whatever it returns:
+//! `NaN`, `Infinity` and `-Infinity`; integers of any size (up to CPython's 4300-digit
+//! conversion limit); a lone surrogate escape such as `"\ud800"`; and duplicate keys (the
+//! last value wins, at the first key's position, as in a `dict`). A Rust `String` cannot hold
+//! a lone surrogate and serde_json refuses the rest, so a [`PyValue`] keeps every scalar as
+//! the exact text `json.dumps` writes for it: strings and keys escaped (`ensure_ascii`,
+//! without the quotes), numbers as Python writes the parsed `int` or `float`. Two keys are the
+//! same Python string exactly when their escaped texts are equal, so a plain ordered map
+//! gives `dict` semantics.
+//!
+//! ```
+//! use gatehouse_wire::pyjson::{dumps, loads};
+//! let value = loads(r#"{"a": 1E+16, "b": -0, "a": NaN, "s": "\ud800é"}"#).unwrap();
+//! assert_eq!(dumps(&value), r#"{"a": NaN, "b": 0, "s": "\ud800\u00e9"}"#);
+//! ```
+//!
+//! Inside: `value` (the [`PyValue`] model), `parse` (`json.loads`, which escapes what it
+//! reads as `write` does), `write` (`json.dumps` of either model, and the length measure);
+//! numbers are spelled by [`crate::numbers`].
+
+mod parse;
+mod value;
+mod write;
+
+pub use parse::{loads, PyJsonError, MAX_DEPTH, MAX_INT_DIGITS};
+pub use value::{PyDict, PyValue};
+pub(crate) use write::python_string_len;
+pub use write::{dumps, python_json_dumps, python_json_dumps_len};
