@@ -235,12 +235,20 @@ pub struct ServerConfig {
     /// descriptor); a connection over it is answered 503 (JSON) and closed. 0 means no
     /// limit.
     pub max_connections_per_client: usize,
+    /// The longest a request (or a worker) waits for the database before it is answered
+    /// 503 `UNAVAILABLE` with `Retry-After` (default 5 s): for a pooled connection (a
+    /// PostgreSQL that is down or restarting is retried until then), and on SQLite for
+    /// this process's turn to write and then for another process's write lock (the busy
+    /// timeout), so a SQLite write waits at most twice it. See
+    /// [`Store::acquire_timeout`](crate::Store::acquire_timeout).
+    pub db_acquire_timeout: Duration,
 }
 
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
-    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024 connections per client address.
+    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024
+    /// connections per client address, 5 s waits for the database.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -260,6 +268,7 @@ impl ServerConfig {
             run_dispatcher: true,
             header_read_timeout: Duration::from_secs(30),
             max_connections_per_client: 1024,
+            db_acquire_timeout: crate::store::DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
 

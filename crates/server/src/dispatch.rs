@@ -82,7 +82,9 @@ pub async fn drain(state: &AppState, lease_ms: i64) {
 
 async fn process(state: &AppState, job: &ClaimedJob) {
     tracing::info!(interaction_id = %job.interaction_id, attempt = job.attempts, "resuming");
-    let Err(reason) = resume(state, job).await else {
+    // One attempt waits out an unavailable database at most once; recording its
+    // failure (below) waits afresh.
+    let Err(reason) = crate::store::waiting_at_most_once(resume(state, job)).await else {
         return;
     };
     match state.store.fail_job(job, &reason).await {

@@ -5,7 +5,7 @@
 //!   request's head within it, and a kept-alive connection may sit idle between requests
 //!   no longer; then the connection is closed (a slow-header client holds nothing).
 //! - **Connections per client address** ([`ServerConfig::max_connections_per_client`]):
-//!   one more is answered `503 UNAVAILABLE` (JSON) and closed at once.
+//!   one more is answered `503 UNAVAILABLE` (JSON, with `Retry-After`) and closed at once.
 //! - **Parse errors are JSON too.** hyper answers a request it cannot parse (a garbage
 //!   request line, bytes that are not HTTP, a bad header, a URI or head over its limits)
 //!   by itself, with a bodiless 400/414/431, before any router sees it. [`JsonErrorIo`]
@@ -19,6 +19,8 @@
 //!   database transaction (a cancelled transaction left its pooled connection unusable
 //!   for the next request). A client may half-close its side after sending a request
 //!   and still read the answer.
+//! - **A request waits out an unavailable database once**
+//!   ([`crate::store::waiting_at_most_once`]): then it answers 503 `UNAVAILABLE`.
 //!
 //! Only HTTP/1.1 (and 1.0) is served: nothing here speaks cleartext HTTP/2.
 
@@ -137,7 +139,9 @@ fn detached_service(
         let router = router.clone();
         async move {
             let request = request.map(axum::body::Body::new);
-            let handled = tokio::spawn(router.oneshot(request)).await;
+            // One request waits out an unavailable database at most once.
+            let handled =
+                tokio::spawn(crate::store::waiting_at_most_once(router.oneshot(request))).await;
             Ok(match handled {
                 Ok(Ok(response)) => response,
                 Ok(Err(never)) => match never {},
@@ -227,8 +231,14 @@ pub fn json_error_response(status: u16, code: GatehouseCode, message: &str) -> V
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("Error");
+    // A 503 says when to come back, as every `UNAVAILABLE` answer does.
+    let retry_after = if status == 503 {
+        format!("retry-after: {}\r\n", crate::error::RETRY_AFTER_SECS)
+    } else {
+        String::new()
+    };
     let mut response = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n\
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n{retry_after}\
          content-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     )

@@ -305,7 +305,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         );
     }
     auth::warn_about_unbound_keys(&config);
-    let store = Store::connect(&config.database_url).await?;
+    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout).await?;
     let scrubbed = service::scrub_parked_configs(
         &store,
         gatehouse_wire::effective::StampPolicy::default().redaction,
