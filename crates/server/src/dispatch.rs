@@ -24,6 +24,7 @@ use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
 use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
+use crate::readiness::{PulseGuard, Task};
 use crate::service::{begin_turn, end_turn, ParkedState, ResumePoint, TurnInput, TurnWrite};
 use crate::store::{ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion};
 use crate::AppState;
@@ -35,9 +36,18 @@ pub const DISPATCHER_ACTOR: &str = "dispatcher";
 /// at least one); the handle ends when they all have, at shutdown.
 pub fn spawn(state: AppState) -> JoinHandle<()> {
     let workers = state.config.resume_workers.max(1);
+    // Registered before the workers start: readiness counts them from its first answer.
+    let pulses: Vec<PulseGuard> = (0..workers)
+        .map(|_| {
+            state
+                .readiness
+                .register(Task::ResumeWorker, state.config.dispatch_poll)
+        })
+        .collect();
     tokio::spawn(async move {
-        let handles: Vec<JoinHandle<()>> = (0..workers)
-            .map(|_| tokio::spawn(run(state.clone())))
+        let handles: Vec<JoinHandle<()>> = pulses
+            .into_iter()
+            .map(|pulse| tokio::spawn(run(state.clone(), pulse)))
             .collect();
         for handle in handles {
             if let Err(err) = handle.await {
@@ -47,14 +57,17 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
     })
 }
 
-async fn run(state: AppState) {
+async fn run(state: AppState, pulse: PulseGuard) {
     let mut shutdown = state.shutdown.clone();
     let lease_ms = i64::try_from(state.config.lease.as_millis()).unwrap_or(i64::MAX);
     loop {
         if *shutdown.borrow() {
             return;
         }
-        drain(&state, lease_ms).await;
+        {
+            let _busy = pulse.busy();
+            drain(&state, lease_ms).await;
+        }
         tokio::select! {
             _ = state.dispatch_wakeup.notified() => {}
             _ = tokio::time::sleep(state.config.dispatch_poll) => {}

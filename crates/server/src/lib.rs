@@ -41,10 +41,11 @@
 //! | [`service`] | the service tier: config resolution (A6), the `/run` request with its stamp (A2), what a turn leaves behind (turn row, gate row, parked state), and the watch-stream bracket of a turn ([`service::begin_turn`], [`service::end_turn`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`dispatch`] | the resume worker: claims answered gates' resume jobs under a lease and resumes their parked turns, exactly once |
-//! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`) |
+//! | [`store`] | sqlx storage over SQLite or Postgres: interactions and idempotency keys, the resume queue, turns, the workflow registry; transactions (`in_tx!`), the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); the bounded waits for the database and the one classification of its failures ([`StoreError::is_unavailable`]) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
 //! | [`admission`] | admission control: a new answer waits while the resume backlog is at its limit, so the backlog stays bounded under load |
 //! | [`guard`] | a running turn's hold on its work: the heartbeat that renews its leases, and the tool-run ledger that lets an approved tool run once |
+//! | [`readiness`] | `GET /health/ready`: the database takes a write, the migrations are applied, the resume workers and the reconciler are alive (their [`readiness::Pulse`]s) |
 //! | [`events`] | the in-process bus that feeds the watch streams |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`http`] | serving connections: the accept loop, HTTP/1.1, the header-read timeout, the per-client connection cap, JSON for hyper's own parse-error answers |
@@ -55,8 +56,8 @@
 //!
 //! ## Routes
 //!
-//! Every route but `GET /api/capabilities`, `GET /api/openapi.json` and `GET /health`
-//! needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
+//! Every route but `GET /api/capabilities`, `GET /api/openapi.json`, `GET /health` and
+//! `GET /health/ready` needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
 //! capabilities and the OpenAPI document needs `?project_id=<uuid>`; AgentPlat's root
 //! paths take the project from `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). The key
 //! must be bound to that project ([`auth::authorize_project`]: 404 for an id in another
@@ -85,6 +86,7 @@
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream` | [`execution::api`] `stream_events` | the same as SSE in AgentPlat's versioned envelope (`Last-Event-ID` wins over `?after=`), ends once the session is terminal |
 //! | any of the four | `/rooms/{room_id}/execution-sessions/{session_id}[...]` | the same handlers ([`execution::api::root_router`]) | AgentPlat's own paths: the tenant is `X-Agentplat-Tenant-Id`, answers are AgentPlat's (statuses, codes, messages) |
 //! | `GET` | `/health` | `api::health` | AgentPlat's liveness answer `{"status":"ok"}`, no auth |
+//! | `GET` | `/health/ready` | [`readiness`] `ready` | readiness: 200, or 503 (with `Retry-After`) naming each failing check; no auth |
 //! | `POST` | `/run` | [`api::runs`] `run` | runner tier: `RunRequest` -> `RunResult` (JSON) or NDJSON records |
 //!
 //! The `/api/rooms/...` and `/rooms/...` routes exist only when [`ServerConfig::execution`]
@@ -113,7 +115,8 @@
 //! | how connections are served, limits before the router (timeouts, per-client cap, hyper's own errors) | [`http`] |
 //! | identifier and body limits | [`api::extract`] |
 //! | a server setting | [`ServerConfig`] in [`config`], [`testing::TestServerOptions`] for tests; the `gatehouse serve` flags live in `crates/cli` |
-//! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]) |
+//! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]); a new background task registers a [`readiness::Pulse`] |
+//! | what readiness checks | [`readiness`]; its SQL in `store/readiness.rs` |
 //! | a test | `tests/<area>.rs` over real HTTP with `tests/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
 //!
 //! ## Durability
@@ -137,6 +140,7 @@ pub mod events;
 pub mod execution;
 pub mod guard;
 pub mod http;
+pub mod readiness;
 pub mod runner;
 pub mod service;
 pub mod store;
@@ -195,6 +199,8 @@ pub struct AppInner {
     pub shutdown: watch::Receiver<bool>,
     /// The resume backlog answers are admitted against ([`admission`]).
     pub backlog: admission::Backlog,
+    /// What `GET /health/ready` checks: the background tasks' pulses, the database probe.
+    pub readiness: readiness::Readiness,
     keys: KeyRing,
 }
 
@@ -235,6 +241,7 @@ impl AppState {
             capabilities,
             shutdown,
             backlog,
+            readiness: readiness::Readiness::default(),
             keys,
         }))
     }

@@ -14,6 +14,7 @@
 //! | B1/B2 execution sessions, interventions, events | [`execution`] |
 //! | both upstream error envelopes, Gatehouse error codes | [`error`] |
 //! | C5 capability discovery | [`capabilities`] |
+//! | readiness (`GET /health/ready`) | [`health`] |
 //! | generated JSON Schema registry | [`schema`] |
 //! | the server's HTTP API: route registry and OpenAPI 3.1 document | [`openapi`] |
 //! | numbers as Python and JavaScript write them | [`numbers`] |
@@ -46,6 +47,7 @@ pub mod effective;
 pub mod error;
 pub mod execution;
 pub mod fingerprint;
+pub mod health;
 pub mod interaction;
 pub mod invoke;
 pub mod json;

@@ -12,7 +12,8 @@
 //! **Adding a route is one entry in [`OPERATIONS`]** (beside its handler in the server):
 //! method, path, parameters, request and response bodies (by registered type name),
 //! the errors it can answer, and whether it needs the API key. The errors every route
-//! shares (401 without a key, 400/413/422 for a bad body, 500) follow from the entry's
+//! shares (401 without a key, 400/413/422 for a bad body, 500, and 503 for an
+//! unavailable database on the routes that name a project) follow from the entry's
 //! flags; list only what is particular to the route.
 //!
 //! ```
@@ -815,6 +816,27 @@ pub const OPERATIONS: &[Operation] = &[
         }],
         failures: &[],
     },
+    Operation {
+        id: "readiness",
+        method: Method::Get,
+        path: crate::health::READY_PATH,
+        family: Family::Gatehouse,
+        summary: "Readiness",
+        description: "Whether this instance can do its work now (`/health` stays a pure liveness answer): the database takes a real write within 2 s and no write was refused for an unavailable database in the last 5 s, every embedded migration is applied, the resume workers and the reconciler are alive. 200 when every check passes, else 503; the body names each check either way. No key needed.",
+        auth: false,
+        project: false,
+        params: &[],
+        request: None,
+        replies: &[Reply {
+            status: 200,
+            description: "every check passed (`status: ok`)",
+            bodies: &[Body::Json("ReadinessResponse")],
+        }],
+        failures: &[Failure {
+            code: GatehouseCode::Unavailable,
+            when: "a check failed, with `Retry-After`: the body is also a `ReadinessResponse` (`status: unavailable`, every check named) beside `detail` (the failing checks) and `code`",
+        }],
+    },
     // ---- The runner tier (A1), outside /api -----------------------------------------
     Operation {
         id: "run",
@@ -1079,6 +1101,13 @@ fn errors_of(op: &Operation) -> Vec<ErrorStatus> {
         500,
         "`INTERNAL_ERROR`: the server failed (storage); the body never leaks SQL".to_string(),
     );
+    if op.project || op.params.iter().any(|p| p.name == TENANT.name) {
+        add_error(
+            &mut errors,
+            503,
+            "`UNAVAILABLE`: the database is unavailable (unreachable, out of space, or its write lock held past the server's `--db-acquire-timeout`); the answer carries `Retry-After`, and a retry can succeed once the database is back".to_string(),
+        );
+    }
     errors.sort_by_key(|e| e.status);
     errors
 }

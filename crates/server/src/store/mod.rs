@@ -20,6 +20,7 @@
 
 mod interactions;
 mod jobs;
+mod readiness;
 mod tool_runs;
 mod turns;
 mod workflows;
