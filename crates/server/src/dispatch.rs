@@ -12,7 +12,12 @@
 //! While a resume runs, its heartbeat renews the job's lease ([`crate::guard`]), so a
 //! long resume keeps its job; an instance that dies or stalls loses it within one lease
 //! and any instance takes it over. The stalled one, if it wakes, finds its lease gone:
-//! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing.
+//! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing. An
+//! attempt whose approved tool could not be recorded in the ledger (the database failed
+//! mid-resume) does not run it and writes nothing either: the job is retried, and after
+//! [`MAX_ATTEMPTS`](crate::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
+//!
+//! Each worker reports that it is alive to readiness ([`crate::readiness`]).
 //!
 //! [`ServerConfig::resume_workers`](crate::ServerConfig::resume_workers) workers run per
 //! instance, each claiming jobs in turn (`FOR UPDATE SKIP LOCKED` on Postgres). They wake
@@ -214,6 +219,14 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
     )
     .await
     .map_err(|err| err.to_string())?;
+    // The attempt stopped because it could not go on safely (its lease moved on, or the
+    // tool-run ledger could not record the approved tool, which therefore did not run):
+    // nothing of it is written, and the job is retried after its lease. An approval is
+    // never recorded as a resume that ran nothing.
+    if let Some(reason) = executed.attempt_lost.clone() {
+        end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
+        return Err(reason);
+    }
     let mut resolution = JsonObject::new();
     let verdict = if answer.approved {
         Verdict::Approved

@@ -604,6 +604,10 @@ pub struct ExecutedTurn {
     /// The hook's share of the turn's commit (the execution session's interventions,
     /// checkpoints and end): write it in the same transaction as the turn.
     pub session_write: Option<Box<dyn JoinedWrite>>,
+    /// Set when the turn's guard stopped this attempt ([`TurnGuard::lost_reason`]: a
+    /// lease moved on, or a tool run could not be recorded): a resume must not write it,
+    /// but retry (an invoke records the failed turn with the reason).
+    pub attempt_lost: Option<String>,
 }
 
 impl ExecutedTurn {
@@ -797,7 +801,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         },
         state.config.lease,
     );
-    let hook: Arc<dyn CheckpointHook> = guard;
+    let hook: Arc<dyn CheckpointHook> = guard.clone();
     // Tool call ids: a fresh turn's own; every attempt of one resume names its calls
     // after the answered gate, so the tool-run ledger knows them again.
     let call_seed = resume
@@ -894,6 +898,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         parked_state,
     };
     let session_write = hook.durable_end(&end.turn_end());
+    let attempt_lost = guard.lost_reason();
     Ok(ExecutedTurn {
         turn,
         gate,
@@ -905,6 +910,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         end,
         resume_refused,
         session_write,
+        attempt_lost,
     })
 }
 
