@@ -129,6 +129,15 @@
 //! ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A turn's
 //! effects are written in one transaction with the turn (its interventions applied, its
 //! session's end), and a tool call runs at most once per approval (the tool-run ledger).
+//!
+//! A database that cannot take the work (PostgreSQL down or restarting, a terminated
+//! connection, a SQLite file on a full disk or locked by another process) is answered
+//! 503 `UNAVAILABLE` with `Retry-After` within a bounded wait
+//! ([`ServerConfig::db_acquire_timeout`], once per request: [`store::waiting_at_most_once`]),
+//! never 500; readiness says so; and the server recovers by itself once it is back: a
+//! connection whose transaction did not end cleanly is closed, never pooled again. A
+//! resume whose approved tool could not be recorded in the ledger does not run it and is
+//! retried.
 
 pub mod admission;
 pub mod api;
