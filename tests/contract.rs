@@ -88,6 +88,7 @@ fn decode(name: &str, document: &Value) -> Result<Value, WireDecodeError> {
         "CommitRevisionRequest" => via!(invoke::CommitRevisionRequest),
         "CommitRevisionResponse" => via!(invoke::CommitRevisionResponse),
         "CapabilitiesResponse" => via!(capabilities::CapabilitiesResponse),
+        "ReadinessResponse" => via!(gatehouse_wire::health::ReadinessResponse),
         other => panic!("no decoder for {other}: add it here and a sample below"),
     }
 }

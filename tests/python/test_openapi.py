@@ -66,7 +66,12 @@ def test_every_operation_is_secured_or_public_and_documents_its_errors():
                 if status[0] in "45":
                     ref = response["content"]["application/json"]["schema"]["$ref"]
                     assert ref == f"#/components/schemas/{envelope}", f"{method} {path} {status}"
-    assert public == {"GET /api/capabilities", "GET /api/openapi.json", "GET /health"}
+    assert public == {
+        "GET /api/capabilities",
+        "GET /api/openapi.json",
+        "GET /health",
+        "GET /health/ready",
+    }
 
 
 def test_agenta_agentplat_and_gatehouse_routes_are_all_described():

@@ -54,6 +54,11 @@ pub struct ServeArgs {
     /// --max-connections, so idle watchers always leave room for requests.
     #[arg(long, value_name = "N")]
     max_watchers: Option<usize>,
+    /// Seconds a request waits for the database (a pooled connection; on SQLite also its
+    /// turn to write, then another process's write lock) before it is answered 503
+    /// UNAVAILABLE with Retry-After; a request waits it out once, not at every call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=600))]
+    db_acquire_timeout: u64,
     /// Answered gates this instance resumes at once.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
     resume_workers: u64,
@@ -89,6 +94,7 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.max_connections_per_client = args.max_connections_per_client;
     config.max_connections = args.max_connections;
     config.max_watchers = args.max_watchers;
+    config.db_acquire_timeout = std::time::Duration::from_secs(args.db_acquire_timeout);
     config.resume_workers = usize::try_from(args.resume_workers).unwrap_or(8);
     config.max_resume_backlog = args.max_resume_backlog;
     config.lease = std::time::Duration::from_millis(args.lease_ms);

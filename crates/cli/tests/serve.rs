@@ -214,7 +214,8 @@ fn serve_reports_an_address_in_use() {
 
 /// Keys bound to projects (`ACTOR=SECRET@P1+P2`, `@*` for every project): a key acts
 /// only in its projects (403 elsewhere); unbound keys still work, with a startup warning
-/// naming their actor (never the secret). The connection limits are flags.
+/// naming their actor (never the secret). The connection limits and the database wait
+/// are flags.
 #[cfg(unix)]
 #[tokio::test]
 async fn serve_binds_keys_to_projects() {
@@ -234,6 +235,8 @@ async fn serve_binds_keys_to_projects() {
             "5",
             "--max-connections-per-client",
             "32",
+            "--db-acquire-timeout",
+            "3",
         ])
         .env(
             "GATEHOUSE_API_KEYS",
@@ -306,6 +309,7 @@ fn serve_refuses_a_bad_key_binding_or_limit() {
         vec!["--api-key", "alice=s3cret@"],
         vec!["--header-read-timeout", "0"],
         vec!["--max-connections-per-client", "-1"],
+        vec!["--db-acquire-timeout", "0"],
     ] {
         let out = Command::new(BIN)
             .args(["serve", "--bind", "127.0.0.1:0"])

@@ -245,6 +245,13 @@ pub struct ServerConfig {
     /// `None` (the default): half of the connections in all, so idle watchers always
     /// leave room for requests; a higher setting is lowered to that.
     pub max_watchers: Option<usize>,
+    /// The longest a request (or a worker) waits for the database before it is answered
+    /// 503 `UNAVAILABLE` with `Retry-After` (default 5 s): for a pooled connection (a
+    /// PostgreSQL that is down or restarting is retried until then), and on SQLite for
+    /// this process's turn to write and then for another process's write lock (the busy
+    /// timeout), so a SQLite write waits at most twice it. See
+    /// [`Store::acquire_timeout`](crate::Store::acquire_timeout).
+    pub db_acquire_timeout: Duration,
 }
 
 impl ServerConfig {
@@ -252,7 +259,7 @@ impl ServerConfig {
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
     /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024
     /// connections per client address, connections and event streams capped by the
-    /// open-file limit.
+    /// open-file limit, 5 s waits for the database.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -274,6 +281,7 @@ impl ServerConfig {
             max_connections_per_client: 1024,
             max_connections: None,
             max_watchers: None,
+            db_acquire_timeout: crate::store::DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
 

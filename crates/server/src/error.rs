@@ -3,6 +3,9 @@
 //! Agenta-shaped routes answer `{"detail": ..., "code": ...}` ([`FastApiErrorBody`]);
 //! AgentPlat-shaped routes (execution sessions) answer
 //! `{"error": {"code", "message", "gatehouseCode"}}` ([`AgentPlatErrorEnvelope`]).
+//! Every `UNAVAILABLE` answer carries `Retry-After` ([`RETRY_AFTER_SECS`]); a storage
+//! failure is classified once ([`StoreError::is_unavailable`]): 503 when the database
+//! cannot do the work now, else 500.
 
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -10,6 +13,14 @@ use gatehouse_wire::error::{AgentPlatErrorEnvelope, FastApiErrorBody, GatehouseC
 use gatehouse_wire::WireDecodeError;
 
 use crate::store::StoreError;
+
+/// Seconds a client is told to wait (`Retry-After`) before it retries a request refused
+/// with `UNAVAILABLE`.
+pub const RETRY_AFTER_SECS: u64 = 2;
+
+/// The message of a request refused because the database is unavailable.
+pub const DATABASE_UNAVAILABLE: &str =
+    "The database is unavailable (unreachable, out of space, or locked); retry after the Retry-After delay";
 
 /// Which error envelope a route speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +121,13 @@ impl ApiError {
         Self::validation_at(loc, format!("{} (at {path})", err.reason), "value_error")
     }
 
+    /// 503 `UNAVAILABLE` for a database that cannot do the work now (logged; answered
+    /// with `Retry-After`).
+    pub fn database_unavailable(err: &StoreError) -> Self {
+        tracing::warn!(error = %err, "the database is unavailable; answering 503");
+        Self::new(GatehouseCode::Unavailable, DATABASE_UNAVAILABLE)
+    }
+
     /// 500 for a storage failure (logged; the body does not leak SQL).
     pub fn internal(context: &str, err: &dyn std::fmt::Display) -> Self {
         tracing::error!(%context, error = %err, "internal error");
@@ -153,8 +171,11 @@ impl ApiError {
 
 impl From<StoreError> for ApiError {
     /// A write that lost a race to a concurrent one (a unique key taken meanwhile, a
-    /// serialization failure or deadlock on Postgres, a busy SQLite file) is a typed 409
-    /// `CONFLICT` the caller may retry; anything else is a 500 (logged, never the SQL).
+    /// serialization failure or deadlock on Postgres) is a typed 409 `CONFLICT` the
+    /// caller may retry; a database that cannot do the work now
+    /// ([`StoreError::is_unavailable`]: unreachable, out of space, locked past the wait
+    /// bound) is a 503 `UNAVAILABLE` with `Retry-After`; anything else is a 500 (logged,
+    /// never the SQL).
     fn from(err: StoreError) -> Self {
         if err.is_concurrent_conflict() {
             tracing::warn!(error = %err, "a write lost a race to a concurrent request");
@@ -162,6 +183,9 @@ impl From<StoreError> for ApiError {
                 GatehouseCode::Conflict,
                 "A concurrent request changed the same record; retry the request",
             );
+        }
+        if err.is_unavailable() {
+            return Self::database_unavailable(&err);
         }
         Self::internal("storage", &err)
     }
@@ -198,6 +222,12 @@ impl IntoResponse for ApiError {
             axum::http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
+        if self.code == GatehouseCode::Unavailable {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                HeaderValue::from(RETRY_AFTER_SECS),
+            );
+        }
         response
     }
 }

@@ -24,6 +24,8 @@
 //!   database transaction (a cancelled transaction left its pooled connection unusable
 //!   for the next request). A client may half-close its side after sending a request
 //!   and still read the answer.
+//! - **A request waits out an unavailable database once**
+//!   ([`crate::store::waiting_at_most_once`]): then it answers 503 `UNAVAILABLE`.
 //!
 //! Only HTTP/1.1 (and 1.0) is served: nothing here speaks cleartext HTTP/2.
 
@@ -159,7 +161,9 @@ fn detached_service(
         let router = router.clone();
         async move {
             let request = request.map(axum::body::Body::new);
-            let handled = tokio::spawn(router.oneshot(request)).await;
+            // One request waits out an unavailable database at most once.
+            let handled =
+                tokio::spawn(crate::store::waiting_at_most_once(router.oneshot(request))).await;
             Ok(match handled {
                 Ok(Ok(response)) => response,
                 Ok(Err(never)) => match never {},
@@ -288,8 +292,14 @@ fn json_error_response_with_headers(
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("Error");
+    // A 503 says when to come back, as every `UNAVAILABLE` answer does.
+    let retry_after = if status == 503 && !extra_headers.to_ascii_lowercase().contains("retry-after") {
+        format!("retry-after: {}\r\n", crate::error::RETRY_AFTER_SECS)
+    } else {
+        String::new()
+    };
     let mut response = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n\
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n{retry_after}\
          content-length: {}\r\n{extra_headers}connection: close\r\n\r\n",
         body.len()
     )

@@ -53,6 +53,7 @@
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
+//! | [`readiness`] | `GET /health/ready`: the database takes a write, the migrations are applied, the resume workers and the reconciler are alive (their [`readiness::Pulse`]s) |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`http`] | serving connections: the accept loop (it backs off on accept errors), HTTP/1.1, the header-read timeout, the connection caps, JSON for hyper's own parse-error answers |
 //! | [`limits`] | the caps derived from the open-file limit at start: connections in all and per client address, open event streams (a watcher over its cap: 503 with `Retry-After`) |
@@ -70,11 +71,11 @@
 //! under `/api/sessions/...`, `POST /api/invoke`, a session's turns and workflow commits
 //! in [`interactions`] (one `routes()`, mounted by [`api::router`]); the execution routes
 //! under `/api/rooms/...` and at AgentPlat's root paths `/rooms/...` in [`execution::api`];
-//! capabilities, the OpenAPI document, `/health` and the runner tier's `POST /run` in
+//! capabilities, the OpenAPI document, `/health`, `/health/ready` ([`readiness`]) and the runner tier's `POST /run` in
 //! [`api`].
 //!
-//! Every route but `GET /api/capabilities`, `GET /api/openapi.json` and `GET /health`
-//! needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
+//! Every route but `GET /api/capabilities`, `GET /api/openapi.json`, `GET /health` and
+//! `GET /health/ready` needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
 //! capabilities and the OpenAPI document needs `?project_id=<uuid>`; AgentPlat's root
 //! paths take the project from `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). The key
 //! must be bound to that project ([`auth::authorize_project`]: 404 for an id in another
@@ -107,7 +108,8 @@
 //! | how connections are served, limits before the router (timeouts, per-client cap, hyper's own errors) | [`http`] |
 //! | identifier and body limits | [`api::extract`] |
 //! | a server setting | [`ServerConfig`] in [`config`], [`testing::TestServerOptions`] for tests; the `gatehouse serve` flags live in `crates/cli` |
-//! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]) |
+//! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]); a new background task registers a [`readiness::Pulse`] |
+//! | what readiness checks | [`readiness`]; its SQL in `store/readiness.rs` |
 //! | a test | `tests/<area>.rs` over real HTTP with `tests/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
 //!
 //! ## Durability
@@ -123,6 +125,15 @@
 //! host's clock (one file on one host). A turn's effects are written in one transaction
 //! with the turn (its interventions applied, its session's end), and a tool call runs at
 //! most once per approval (the tool-run ledger).
+//!
+//! A database that cannot take the work (PostgreSQL down or restarting, a terminated
+//! connection, a SQLite file on a full disk or locked by another process) is answered
+//! 503 `UNAVAILABLE` with `Retry-After` within a bounded wait
+//! ([`ServerConfig::db_acquire_timeout`], once per request: [`store::waiting_at_most_once`]),
+//! never 500; readiness says so; and the server recovers by itself once it is back: a
+//! connection whose transaction did not end cleanly is closed, never pooled again. A
+//! resume whose approved tool could not be recorded in the ledger does not run it and is
+//! retried.
 
 pub mod api;
 pub mod auth;
@@ -132,6 +143,7 @@ pub mod execution;
 pub mod http;
 pub mod interactions;
 pub mod limits;
+pub mod readiness;
 pub mod runner;
 pub mod store;
 pub mod testing;
@@ -195,6 +207,8 @@ pub struct AppInner {
     pub budget: limits::FdBudget,
     /// The open event streams, against [`limits::FdBudget::max_watchers`].
     pub watchers: limits::StreamSlots,
+    /// What `GET /health/ready` checks: the background tasks' pulses, the database probe.
+    pub readiness: readiness::Readiness,
     keys: KeyRing,
 }
 
@@ -240,6 +254,7 @@ impl AppState {
             backlog,
             budget,
             watchers,
+            readiness: readiness::Readiness::default(),
             keys,
         }))
     }
@@ -310,7 +325,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         );
     }
     auth::warn_about_unbound_keys(&config);
-    let store = Store::connect(&config.database_url).await?;
+    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout).await?;
     let scrubbed = interactions::parked::scrub_parked_configs(
         &store,
         gatehouse_wire::effective::StampPolicy::default().redaction,

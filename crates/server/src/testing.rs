@@ -59,6 +59,8 @@ pub struct TestServerOptions {
     pub header_read_timeout: Option<Duration>,
     /// Connections per client address; default 1024.
     pub max_connections_per_client: Option<usize>,
+    /// The longest wait for the database before a 503; default 5 s.
+    pub db_acquire_timeout: Option<Duration>,
 }
 
 impl Default for TestServerOptions {
@@ -82,6 +84,7 @@ impl Default for TestServerOptions {
             extra_api_keys: Vec::new(),
             header_read_timeout: None,
             max_connections_per_client: None,
+            db_acquire_timeout: None,
         }
     }
 }
@@ -220,6 +223,9 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     }
     if let Some(v) = opts.max_connections_per_client {
         config.max_connections_per_client = v;
+    }
+    if let Some(v) = opts.db_acquire_timeout {
+        config.db_acquire_timeout = v;
     }
     let server = start(config).await?;
     opts.database_path = Some(database_path.clone());

@@ -63,7 +63,9 @@ pub enum GatehouseCode {
     AdapterError,
     /// 500: the server failed.
     InternalError,
-    /// 503: the server is shutting down or overloaded; try again.
+    /// 503: the server is shutting down or overloaded, or its database is unavailable
+    /// (unreachable, out of space, or locked past the server's wait bound: that answer
+    /// carries `Retry-After`). Try again.
     Unavailable,
 }
 
@@ -164,7 +166,7 @@ impl GatehouseCode {
 /// A machine code read tolerantly: a code this version does not know (a newer server's)
 /// is `None`, never a failed read of the whole error body. A value that is not a string
 /// is still refused (as the schema refuses it).
-fn known_code<'de, D>(deserializer: D) -> Result<Option<GatehouseCode>, D::Error>
+pub(crate) fn known_code<'de, D>(deserializer: D) -> Result<Option<GatehouseCode>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {

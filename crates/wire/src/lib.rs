@@ -15,6 +15,7 @@
 //! | B1/B2 execution sessions, interventions, events | [`execution`] |
 //! | both upstream error envelopes, Gatehouse error codes | [`error`] |
 //! | C5 capability discovery | [`capabilities`] |
+//! | readiness (`GET /health/ready`) | [`health`] |
 //! | generated JSON Schema registry | [`schema`] |
 //! | the server's HTTP API as data: every route (method, path, parameters, bodies, errors) | [`routes`] |
 //! | the OpenAPI 3.1 document, generated from [`routes`] and [`schema`] | [`openapi`] |
@@ -57,6 +58,7 @@ pub mod effective;
 pub mod error;
 pub mod execution;
 pub mod fingerprint;
+pub mod health;
 pub mod interaction;
 pub mod invoke;
 pub mod json;

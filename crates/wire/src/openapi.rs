@@ -167,6 +167,13 @@ fn errors_of(op: &Operation) -> Vec<ErrorStatus> {
         500,
         "`INTERNAL_ERROR`: the server failed (storage); the body never leaks SQL".to_string(),
     );
+    if op.project || op.params.iter().any(|p| p.name == routes::TENANT.name) {
+        add_error(
+            &mut errors,
+            503,
+            "`UNAVAILABLE`: the database is unavailable (unreachable, out of space, or its write lock held past the server's `--db-acquire-timeout`); the answer carries `Retry-After`, and a retry can succeed once the database is back".to_string(),
+        );
+    }
     errors.sort_by_key(|e| e.status);
     errors
 }

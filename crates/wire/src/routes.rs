@@ -12,7 +12,8 @@
 //! constant in [`OPERATIONS`] with its method, path, parameters, request and response
 //! bodies (by registered type name), the errors it can answer, and whether it needs the
 //! API key. The errors every route shares (401 without a key, 400/413/422 for a bad
-//! body, 500) follow from the entry's flags; list only what is particular to the route.
+//! body, 500, and 503 for an unavailable database on the routes that name a project)
+//! follow from the entry's flags; list only what is particular to the route.
 //! Then `cargo xtask schema` (the committed `schema/openapi.json` is generated from it).
 //!
 //! ```
@@ -862,6 +863,29 @@ pub const HEALTH: Operation = Operation {
     failures: &[],
 };
 
+/// `GET /health/ready` (`readiness`).
+pub const READINESS: Operation = Operation {
+    id: "readiness",
+    method: Method::Get,
+    path: crate::health::READY_PATH,
+    family: Family::Gatehouse,
+    summary: "Readiness",
+    description: "Whether this instance can do its work now (`/health` stays a pure liveness answer): the database takes a real write within 2 s and no write was refused for an unavailable database in the last 5 s, every embedded migration is applied, the resume workers and the reconciler are alive. 200 when every check passes, else 503; the body names each check either way. No key needed.",
+    auth: false,
+    project: false,
+    params: &[],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "every check passed (`status: ok`)",
+        bodies: &[Body::Json("ReadinessResponse")],
+    }],
+    failures: &[Failure {
+        code: GatehouseCode::Unavailable,
+        when: "a check failed, with `Retry-After`: the body is also a `ReadinessResponse` (`status: unavailable`, every check named) beside `detail` (the failing checks) and `code`",
+    }],
+};
+
 // ---- The runner tier (A1), outside /api -----------------------------------------
 
 /// `POST /run` (`run`).
@@ -917,6 +941,7 @@ pub const OPERATIONS: &[Operation] = &[
     LIST_EXECUTION_EVENTS_AT_ROOT,
     STREAM_EXECUTION_EVENTS_AT_ROOT,
     HEALTH,
+    READINESS,
     // ---- The runner tier (A1), outside /api -----------------------------------------
     RUN,
 ];

@@ -24,6 +24,7 @@ use crate::execution::{
     ChangeAuthorityBody, DataEnvelope, ExecutionEvent, ExecutionSession, Intervention,
     RequestInterventionBody, StreamEnvelope,
 };
+use crate::health::ReadinessResponse;
 use crate::interaction::{
     ApprovalAnswer, CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest,
     InteractionQueryRequest, InteractionResponse, InteractionsResponse, RespondRequest,
@@ -285,6 +286,11 @@ pub fn all() -> Vec<SchemaEntry> {
             "CapabilitiesResponse",
             "capabilities_response.schema.json",
             "C5: GET /api/capabilities.",
+        ),
+        generate::<ReadinessResponse>(
+            "ReadinessResponse",
+            "readiness_response.schema.json",
+            "GET /health/ready: 200 when every check passes, else 503; each check named.",
         ),
     ]
 }

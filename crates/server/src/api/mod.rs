@@ -187,7 +187,12 @@ pub fn router(state: AppState) -> Router {
     let mut api = protected
         .merge(capabilities::routes())
         .merge(openapi::routes());
-    let mut root = Router::new().route("/health", axum::routing::get(health));
+    let mut root = Router::new()
+        .route("/health", axum::routing::get(health))
+        .route(
+            gatehouse_wire::health::READY_PATH,
+            axum::routing::get(crate::readiness::ready),
+        );
     if state.config.execution {
         // B2: present only when the execution service is enabled (own auth, AgentPlat
         // error envelope), at AgentPlat's root paths and under /api; otherwise the

@@ -7,6 +7,7 @@
 use tokio::task::JoinHandle;
 
 use super::store::ExecutionStore;
+use crate::readiness::Task;
 use crate::AppState;
 
 /// Sessions looked at per kind and pass.
@@ -67,6 +68,10 @@ pub async fn reconcile_once(exec: &ExecutionStore) -> Pass {
 
 /// Run a pass now and then every `reconcile_interval` until the server shuts down.
 pub fn spawn(state: AppState) -> JoinHandle<()> {
+    // Registered before the task starts: readiness counts it from its first answer.
+    let pulse = state
+        .readiness
+        .register(Task::Reconciler, state.config.reconcile_interval);
     tokio::spawn(async move {
         let exec = ExecutionStore::new(state.store.clone());
         let mut shutdown = state.shutdown.clone();
@@ -74,7 +79,10 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
             if *shutdown.borrow() {
                 return;
             }
-            reconcile_once(&exec).await;
+            {
+                let _busy = pulse.busy();
+                reconcile_once(&exec).await;
+            }
             tokio::select! {
                 _ = tokio::time::sleep(state.config.reconcile_interval) => {}
                 _ = shutdown.wait_for(|stop| *stop) => return,

@@ -32,7 +32,16 @@ use crate::store::{
 const INTERNAL_RETRIES: usize = 16;
 
 impl From<StoreError> for ExecError {
+    /// 503 `UNAVAILABLE` for a database that cannot do the work now
+    /// ([`StoreError::is_unavailable`]), else 500 (logged, never the SQL).
     fn from(err: StoreError) -> Self {
+        if err.is_unavailable() {
+            tracing::warn!(error = %err, "the database is unavailable; answering 503");
+            return ExecError::new(
+                GatehouseCode::Unavailable,
+                crate::error::DATABASE_UNAVAILABLE,
+            );
+        }
         tracing::error!(error = %err, "execution store failed");
         ExecError::new(
             GatehouseCode::InternalError,
@@ -43,7 +52,7 @@ impl From<StoreError> for ExecError {
 
 impl From<sqlx::Error> for ExecError {
     fn from(err: sqlx::Error) -> Self {
-        StoreError::Database(err).into()
+        StoreError::from(err).into()
     }
 }
 

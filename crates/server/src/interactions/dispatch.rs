@@ -12,7 +12,12 @@
 //! While a resume runs, its heartbeat renews the job's lease ([`guard`](super::guard)), so a
 //! long resume keeps its job; an instance that dies or stalls loses it within one lease
 //! and any instance takes it over. The stalled one, if it wakes, finds its lease gone:
-//! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing.
+//! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing. An
+//! attempt whose approved tool could not be recorded in the ledger (the database failed
+//! mid-resume) does not run it and writes nothing either: the job is retried, and after
+//! [`MAX_ATTEMPTS`](crate::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
+//!
+//! Each worker reports that it is alive to readiness ([`crate::readiness`]).
 //!
 //! [`ServerConfig::resume_workers`](crate::ServerConfig::resume_workers) workers run per
 //! instance, each claiming jobs in turn (`FOR UPDATE SKIP LOCKED` on Postgres). They wake
@@ -27,6 +32,7 @@ use tokio::task::JoinHandle;
 use super::parked::ParkedState;
 use super::store::{ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion};
 use super::turn::{begin_turn, end_turn, ResumePoint, TurnInput, TurnWrite};
+use crate::readiness::{PulseGuard, Task};
 use crate::AppState;
 
 /// The actor recorded for resumes.
@@ -36,9 +42,18 @@ pub const DISPATCHER_ACTOR: &str = "dispatcher";
 /// at least one); the handle ends when they all have, at shutdown.
 pub fn spawn(state: AppState) -> JoinHandle<()> {
     let workers = state.config.resume_workers.max(1);
+    // Registered before the workers start: readiness counts them from its first answer.
+    let pulses: Vec<PulseGuard> = (0..workers)
+        .map(|_| {
+            state
+                .readiness
+                .register(Task::ResumeWorker, state.config.dispatch_poll)
+        })
+        .collect();
     tokio::spawn(async move {
-        let handles: Vec<JoinHandle<()>> = (0..workers)
-            .map(|_| tokio::spawn(run(state.clone())))
+        let handles: Vec<JoinHandle<()>> = pulses
+            .into_iter()
+            .map(|pulse| tokio::spawn(run(state.clone(), pulse)))
             .collect();
         for handle in handles {
             if let Err(err) = handle.await {
@@ -48,14 +63,17 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
     })
 }
 
-async fn run(state: AppState) {
+async fn run(state: AppState, pulse: PulseGuard) {
     let mut shutdown = state.shutdown.clone();
     let lease_ms = i64::try_from(state.config.lease.as_millis()).unwrap_or(i64::MAX);
     loop {
         if *shutdown.borrow() {
             return;
         }
-        drain(&state, lease_ms).await;
+        {
+            let _busy = pulse.busy();
+            drain(&state, lease_ms).await;
+        }
         tokio::select! {
             _ = state.dispatch_wakeup.notified() => {}
             _ = tokio::time::sleep(state.config.dispatch_poll) => {}
@@ -83,7 +101,9 @@ pub async fn drain(state: &AppState, lease_ms: i64) {
 
 async fn process(state: &AppState, job: &ClaimedJob) {
     tracing::info!(interaction_id = %job.interaction_id, attempt = job.attempts, "resuming");
-    let Err(reason) = resume(state, job).await else {
+    // One attempt waits out an unavailable database at most once; recording its
+    // failure (below) waits afresh.
+    let Err(reason) = crate::store::waiting_at_most_once(resume(state, job)).await else {
         return;
     };
     match state.store.fail_job(job, &reason).await {
@@ -195,6 +215,14 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
     )
     .await
     .map_err(|err| err.to_string())?;
+    // The attempt stopped because it could not go on safely (its lease moved on, or the
+    // tool-run ledger could not record the approved tool, which therefore did not run):
+    // nothing of it is written, and the job is retried after its lease. An approval is
+    // never recorded as a resume that ran nothing.
+    if let Some(reason) = executed.attempt_lost.clone() {
+        end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
+        return Err(reason);
+    }
     let mut resolution = JsonObject::new();
     let verdict = if answer.approved {
         Verdict::Approved

@@ -2,7 +2,10 @@
 //! leases the turn runs under (its resume job's, its execution session's) every third of
 //! a lease, and the tool-run ledger that decides, right before each tool call, whether
 //! this attempt may run it. A turn that lost a lease stops at its next step, runs no
-//! tool, and its commit is refused; the instance that took the work over runs it.
+//! tool, and its commit is refused; the instance that took the work over runs it. A
+//! tool run the ledger cannot record (the database failed) is not run either, and the
+//! attempt stops the same way ([`TurnGuard::lost_reason`]): the dispatcher retries the
+//! resume rather than record it as one that ran nothing.
 //!
 //! The guard wraps the turn's [`CheckpointHook`] (the execution service's, or none), so
 //! the harness sees one hook.
@@ -112,6 +115,13 @@ impl TurnGuard {
         }
     }
 
+    /// Why this attempt stopped before its work was done, if it did: it lost a lease (its
+    /// resume job's, its execution session's), or a tool run could not be recorded. Such
+    /// an attempt must not be written as the resume's outcome: its resume is retried.
+    pub fn lost_reason(&self) -> Option<String> {
+        self.lost.reason()
+    }
+
     fn halt_if_lost(&self) -> Option<CheckpointDecision> {
         self.lost
             .reason()
@@ -150,10 +160,13 @@ impl TurnGuard {
                 ActionPermit::Refused { reason }
             }
             Err(err) => {
-                // Fail closed: without its ledger row a tool does not run.
+                // Fail closed: without its ledger row a tool does not run, and this
+                // attempt stops here (a resume is retried; see `lost_reason`).
                 tracing::warn!(tool, tool_call_id, error = %err, "recording a tool run failed; not running it");
+                let reason = "the tool run could not be recorded (storage failed)";
+                self.lost.set(reason);
                 ActionPermit::Refused {
-                    reason: "the tool run could not be recorded (storage failed)".to_string(),
+                    reason: reason.to_string(),
                 }
             }
         }

@@ -178,6 +178,10 @@ pub struct ExecutedTurn {
     /// The hook's share of the turn's commit (the execution session's interventions,
     /// checkpoints and end): write it in the same transaction as the turn.
     pub session_write: Option<Box<dyn JoinedWrite>>,
+    /// Set when the turn's guard stopped this attempt ([`TurnGuard::lost_reason`]: a
+    /// lease moved on, or a tool run could not be recorded): a resume must not write it,
+    /// but retry (an invoke records the failed turn with the reason).
+    pub attempt_lost: Option<String>,
 }
 
 impl ExecutedTurn {
@@ -224,7 +228,8 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
     );
     let mut request = run.run_request(&resolved, model.as_deref());
 
-    let (hook, session_refused) = run.start_hook(&resolved, model.clone()).await?;
+    let (guard, session_refused) = run.start_hook(&resolved, model.clone()).await?;
+    let hook: Arc<dyn CheckpointHook> = guard.clone();
     // The config's refusal, when there is one, is the reason the row gives.
     let resume_refused = config_refused.or(session_refused);
 
@@ -263,6 +268,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         parked_state,
     };
     let session_write = hook.durable_end(&ran.end.turn_end());
+    let attempt_lost = guard.lost_reason();
     Ok(ExecutedTurn {
         turn,
         gate,
@@ -274,6 +280,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         end: ran.end,
         resume_refused,
         session_write,
+        attempt_lost,
     })
 }
 
@@ -470,7 +477,7 @@ impl<'a> TurnRun<'a> {
         &self,
         resolved: &ResolvedConfig,
         model: Option<String>,
-    ) -> Result<(Arc<dyn CheckpointHook>, Option<RefusedResume>), ApiError> {
+    ) -> Result<(Arc<TurnGuard>, Option<RefusedResume>), ApiError> {
         let inner = self
             .state
             .hooks
