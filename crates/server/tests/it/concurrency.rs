@@ -1,8 +1,6 @@
 //! Exactly-once respond (C1) and Idempotency-Key replay.
 
-mod common;
-
-use common::Harness;
+use crate::common::Harness;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

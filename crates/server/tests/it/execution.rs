@@ -3,12 +3,10 @@
 //! Runs park at an approval gate so that an intervention can be requested while the run
 //! waits; answering the gate resumes the run, which reaches its checkpoints for real.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{config, user, Harness};
+use crate::common::{config, user, Harness};
 use gatehouse_server::execution::{ExecutionStore, Resolution};
 use gatehouse_server::testing::TestServerOptions;
 use gatehouse_wire::error::GatehouseCode;

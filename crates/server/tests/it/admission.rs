@@ -2,11 +2,9 @@
 //! its limit an answer waits, at most `backlog_wait`, and is then taken anyway; an
 //! answer is never refused for load, and answers flow again as the workers drain.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::Harness;
+use crate::common::Harness;
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::json;
 

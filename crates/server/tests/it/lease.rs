@@ -4,8 +4,7 @@
 use gatehouse_server::store::{CompleteOutcome, JobCompletion, NewInteraction, RespondOutcome};
 use gatehouse_server::Store;
 
-mod common;
-use common::fresh_postgres_database;
+use crate::common::fresh_postgres_database;
 use gatehouse_wire::interaction::{InteractionData, InteractionFlags, InteractionKind};
 
 async fn store() -> (tempfile::TempDir, Store) {

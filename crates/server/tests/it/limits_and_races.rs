@@ -3,9 +3,7 @@
 //! (processed in chunks), and the same `Idempotency-Key` racing on different gates (a
 //! typed 409, on SQLite and Postgres alike).
 
-mod common;
-
-use common::{config, user, Harness};
+use crate::common::{config, user, Harness};
 use serde_json::{json, Value};
 
 const MAX_ID: usize = gatehouse_server::api::extract::MAX_ID_CHARS;

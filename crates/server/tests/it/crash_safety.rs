@@ -1,14 +1,12 @@
 //! Crash safety over real HTTP: applied means in effect, every end reconciles, a resume
 //! that outlives its lease keeps it, a taken-over attempt runs no tool and writes
 //! nothing, an approved tool runs once, recovery successors behave as first runs. The
-//! kill -9 and two-process scenarios are in `crates/cli/tests/crash.rs` (real processes).
-
-mod common;
+//! kill -9 and two-process scenarios are in `crates/cli/tests/it/crash.rs` (real processes).
 
 use std::time::{Duration, Instant};
 
-use common::db::Db;
-use common::{user, Harness};
+use crate::common::db::Db;
+use crate::common::{user, Harness};
 use gatehouse_server::testing::{self, TestServerOptions};
 use serde_json::{json, Value};
 
@@ -153,7 +151,7 @@ async fn a_gate_cancelled_by_a_newer_turn_ends_its_session_with_the_reason() {
     assert_eq!(status, 202);
     // A newer turn of the same agent session makes the parked gate stale.
     let answer = h
-        .invoke(json!({"session_id": "task-newer", "data": {"inputs": {"messages": user("other")}, "parameters": common::config("m", "allow")}}))
+        .invoke(json!({"session_id": "task-newer", "data": {"inputs": {"messages": user("other")}, "parameters": crate::common::config("m", "allow")}}))
         .await;
     assert_eq!(answer["status"], "completed", "{answer}");
     let doc = wait_session(&h, &room, &session, &["canceled"]).await;
@@ -313,7 +311,7 @@ async fn a_taken_over_attempt_runs_no_tool_and_the_approved_one_runs_once() {
     let db = Db::open(&h.server).await;
     // Wait for the first attempt to run the approved Read.
     assert!(
-        common::wait_until(Duration::from_secs(10), || async {
+        crate::common::wait_until(Duration::from_secs(10), || async {
             db.text(
                 "SELECT tool FROM tool_runs WHERE interaction_id = $1",
                 &[&gate],

@@ -1,8 +1,6 @@
 //! Durability: a server restarted between gate and answer still answers and resumes once.
 
-mod common;
-
-use common::Harness;
+use crate::common::Harness;
 use gatehouse_server::testing::TestServerOptions;
 
 #[tokio::test]

@@ -1,8 +1,6 @@
 //! The upstream story and the resume paths of A6, over real HTTP.
 
-mod common;
-
-use common::{config, user, Harness};
+use crate::common::{config, user, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::{json, Value};
 

@@ -3,10 +3,8 @@
 //! reason (turn, run, row) and the approved tool does not run. The default config is
 //! deny-by-default.
 
-mod common;
-
-use common::db::Db;
-use common::{user, Harness};
+use crate::common::db::Db;
+use crate::common::{user, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::{json, Value};
 

@@ -7,8 +7,6 @@
 //! `GATEHOUSE_FUZZ_CASES=N` runs more cases, `GATEHOUSE_FUZZ_SEED=S` another seed (a
 //! failure prints the minimal input; rerun with the same seed to reproduce).
 
-mod common;
-
 use std::time::Duration;
 
 use axum::response::IntoResponse;
@@ -327,7 +325,7 @@ fn first_answer(received: &[u8]) -> Option<(u16, String, Vec<u8>)> {
 #[test]
 fn the_server_answers_mutated_requests_with_json() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let h = runtime.block_on(common::Harness::start());
+    let h = runtime.block_on(crate::common::Harness::start());
     let addr = h.server.server.local_addr();
     let templates = templates(&h.server.project_id, &h.server.api_key);
     let mut runner = proptest::test_runner::TestRunner::new(config(96));

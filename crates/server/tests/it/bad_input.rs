@@ -1,8 +1,6 @@
 //! Every bad input answers a JSON error with a machine code; nothing panics.
 
-mod common;
-
-use common::{user, Harness};
+use crate::common::{user, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::{json, Value};
 
@@ -22,7 +20,7 @@ async fn raw(
             .header("Content-Type", "application/json")
             .body(body);
     }
-    common::decode(request.send().await.unwrap()).await
+    crate::common::decode(request.send().await.unwrap()).await
 }
 
 #[tokio::test]
@@ -203,7 +201,7 @@ async fn malformed_json_and_wrong_types_name_the_field() {
     assert_eq!(body["code"], "VALIDATION_ERROR");
     assert_eq!(body["detail"][0]["loc"], json!(["body", "answer"]));
 
-    // Any object is an answer, as in Agenta (tests/agenta.rs): no 422 for its content.
+    // Any object is an answer, as in Agenta (tests/it/agenta.rs): no 422 for its content.
 
     let (status, body) = h
         .post(

@@ -15,12 +15,10 @@
 //! the test: room participants (this server's requester is the API key's actor), a host
 //! without the event stream, and room-state routes.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{config, Harness};
+use crate::common::{config, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::{json, Value};
 
@@ -258,7 +256,7 @@ async fn park(h: &Harness, task: &str) -> (String, String, u64, String) {
     let answer = h
         .invoke(json!({
             "session_id": task,
-            "data": {"inputs": {"messages": common::user("go")}, "parameters": config("m-dropin", "ask")}
+            "data": {"inputs": {"messages": crate::common::user("go")}, "parameters": config("m-dropin", "ask")}
         }))
         .await;
     assert_eq!(answer["status"], "parked", "{answer}");
@@ -280,7 +278,7 @@ async fn run_to_the_end(h: &Harness, mapping: &Mapping) {
         "/api/rooms/{}/execution-sessions/{}",
         mapping.room.1, mapping.session.1
     );
-    let ended = common::wait_until(Duration::from_secs(10), || async {
+    let ended = crate::common::wait_until(Duration::from_secs(10), || async {
         let (_, doc) = h.get(&path).await;
         matches!(
             doc["data"]["status"].as_str(),

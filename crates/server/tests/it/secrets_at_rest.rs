@@ -3,12 +3,10 @@
 //! committed revision, idempotent answer, resumed turn), and a parked state an older
 //! version stored unredacted is scrubbed at startup.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::db::Db;
-use common::{user, Harness};
+use crate::common::db::Db;
+use crate::common::{user, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use gatehouse_wire::effective::{redact_effective_parameters, Redaction};
 use serde_json::{json, Value};

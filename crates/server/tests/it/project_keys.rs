@@ -2,9 +2,7 @@
 //! gets 404 for anything addressed by id (as if it did not exist) and 403 for the
 //! project itself, on every route, whichever way the request names the project.
 
-mod common;
-
-use common::{config, user, Harness};
+use crate::common::{config, user, Harness};
 use gatehouse_server::testing::TestServerOptions;
 use gatehouse_server::ApiKey;
 use serde_json::{json, Value};
@@ -52,7 +50,7 @@ async fn call(
     if let Some(body) = body {
         request = request.json(&body);
     }
-    common::decode(request.send().await.unwrap()).await
+    crate::common::decode(request.send().await.unwrap()).await
 }
 
 #[tokio::test]

@@ -2,11 +2,9 @@
 //! one request, each exactly once with its own outcome, idempotent per gate under a
 //! retried batch, racing batches with exactly one winner per gate, the size limit.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::Harness;
+use crate::common::Harness;
 use serde_json::{json, Value};
 
 const BATCH: &str = "/api/sessions/interactions/respond-batch";

@@ -1,10 +1,8 @@
 //! The SSE watch stream: ready first, then interaction, records-changed, lifecycle events.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{config, user, Harness};
+use crate::common::{config, user, Harness};
 use futures::StreamExt;
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::{json, Value};

@@ -8,9 +8,7 @@
 //! - request bodies are checked as leniently (respond) and as strictly (transition,
 //!   windowing, enums) as Agenta's router and models check them.
 
-mod common;
-
-use common::Harness;
+use crate::common::Harness;
 use serde_json::{json, Value};
 
 fn committed_schema(file: &str) -> jsonschema::Validator {
@@ -43,7 +41,7 @@ async fn post_run(h: &Harness, text: &str) -> (u16, Value) {
         .send()
         .await
         .unwrap();
-    common::decode(response).await
+    crate::common::decode(response).await
 }
 
 #[tokio::test]

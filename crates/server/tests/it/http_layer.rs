@@ -3,11 +3,9 @@
 //! answer JSON, a slow client is cut off at the header-read timeout, and one address
 //! cannot hold more connections than its cap.
 
-mod common;
-
 use std::time::Duration;
 
-use common::Harness;
+use crate::common::Harness;
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -183,7 +181,7 @@ async fn bad_path_encodings_answer_json() {
         .send()
         .await
         .unwrap();
-    let (status, body) = common::decode(response).await;
+    let (status, body) = crate::common::decode(response).await;
     assert_eq!(status, 422, "{body}");
     assert_eq!(
         body["detail"][0]["loc"],
@@ -252,7 +250,7 @@ async fn one_address_cannot_hold_more_connections_than_its_cap() {
 
     // Closing one frees its slot (once the server sees the close).
     drop(held.pop());
-    let served = common::wait_until(SAFETY, || async {
+    let served = crate::common::wait_until(SAFETY, || async {
         let answers = exchange(
             &h,
             b"GET /api/capabilities HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
@@ -274,7 +272,7 @@ async fn a_request_runs_to_its_end_when_the_client_goes_away() {
     for i in 0..40 {
         let body = serde_json::json!({
             "session_id": format!("gone-{i}"),
-            "data": {"inputs": {"messages": common::user("go")}, "parameters": common::config("m", "ask")}
+            "data": {"inputs": {"messages": crate::common::user("go")}, "parameters": crate::common::config("m", "ask")}
         })
         .to_string();
         let request = format!(
@@ -293,7 +291,7 @@ async fn a_request_runs_to_its_end_when_the_client_goes_away() {
     }
     for i in 0..40 {
         let session = format!("gone-{i}");
-        let recorded = common::wait_until(SAFETY, || async {
+        let recorded = crate::common::wait_until(SAFETY, || async {
             h.get(&format!("/api/sessions/{session}/turns")).await.0 == 200
         })
         .await;

@@ -1,8 +1,6 @@
 //! The runner tier's `POST /run`: JSON `RunResult` and NDJSON `RunStreamRecord` lines.
 
-mod common;
-
-use common::Harness;
+use crate::common::Harness;
 use gatehouse_wire::run::{RunResult, RunStreamRecord};
 use serde_json::json;
 

@@ -1,8 +1,6 @@
 //! The A5 endpoints a runner and a client use: create, query, get, transition, cancel-stale.
 
-mod common;
-
-use common::Harness;
+use crate::common::Harness;
 use serde_json::{json, Value};
 
 fn gate(session: &str, token: &str, turn: &str) -> Value {

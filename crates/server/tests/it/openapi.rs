@@ -4,11 +4,9 @@
 //! committed `schema/openapi.json`. Also the regression tests of what schemathesis
 //! (`tests/schemathesis`) found.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::Harness;
+use crate::common::Harness;
 use gatehouse_server::testing::TestServerOptions;
 use gatehouse_wire::openapi::{Family, Method, OPERATIONS};
 use serde_json::Value;
@@ -23,7 +21,7 @@ fn routed(router: &axum::Router) -> BTreeMap<String, BTreeSet<String>> {
         .expect("a Router's Debug starts with its path router");
     let (routes, node) = main
         .split_once("node: Node { paths: {")
-        .expect("axum's Router Debug shape changed: update `routed` in tests/openapi.rs");
+        .expect("axum's Router Debug shape changed: update `routed` in tests/it/openapi.rs");
     // RouteId(N): "path"
     let mut paths = BTreeMap::new();
     for entry in node.split("RouteId(").skip(1) {
