@@ -1,12 +1,10 @@
 //! `gatehouse serve`: the listening line, a working API, one log line per request,
 //! a clean stop on SIGTERM, and bad flags.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 
-use common::BIN;
+use crate::common::BIN;
 
 struct Served {
     child: Child,

@@ -1,7 +1,5 @@
 //! Setup shared by the CLI tests: the binary, a command pointed at a test server, a
 //! client of that server, a turn parked at its gate, and the Agenta fixtures.
-// Each test file uses a part of this module.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -76,14 +74,12 @@ pub async fn invoke_parked(
 /// An Agenta fixture file for the upstream conformance suite `suite`, where the
 /// conformance suites find it (`gatehouse_fixtures`); `None` (the suite is skipped, one
 /// line says so) when the fixtures are absent outside CI.
-#[allow(dead_code)] // not every test binary of this folder reads Agenta's fixtures
 pub fn agenta_fixture(suite: &str, name: &str) -> Option<PathBuf> {
     gatehouse_fixtures::require_file(gatehouse_fixtures::Upstream::Agenta, suite, name)
 }
 
 /// One of the project's own sample documents (`tests/data/samples/<file>` at the
 /// workspace root; see its README).
-#[allow(dead_code)] // not every test binary of this folder reads samples
 pub fn own_sample(file: &str) -> PathBuf {
     gatehouse_fixtures::workspace_root()
         .join("tests/data/samples")

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
+use crate::common::BIN;
+
 const KEY: &str = "crash-test-key";
 const PROJECT: &str = "019fac94-0000-7000-8000-00000000c4a5";
 /// The lease of jobs and session holds in these tests: a dead or stopped instance's work

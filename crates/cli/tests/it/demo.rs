@@ -1,10 +1,8 @@
 //! `gatehouse demo` passes and narrates every step (its speed is a benchmark concern, not a test).
 
-mod common;
-
 use std::process::Command;
 
-use common::BIN;
+use crate::common::BIN;
 
 #[test]
 fn demo_passes_and_narrates_every_step() {

@@ -1,14 +1,12 @@
 //! `gatehouse interactions ...` against a real server (`gatehouse_server::testing::spawn`):
 //! output, `--json`, and exit codes (3 already answered, 4 not found, 1 server down, 2 usage).
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{client, gatehouse, invoke_parked, run, text, BIN};
+use crate::common::{client, gatehouse, invoke_parked, run, text, BIN};
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use gatehouse_wire::run::ChatMessage;
 use serde_json::{json, Value};

@@ -2,13 +2,11 @@
 //! wait reports applied only with evidence, and the exit codes (3 conflict, 4 not found,
 //! 5 capability unavailable, 1 rejected).
 
-mod common;
-
 use std::process::Stdio;
 
 use futures::StreamExt;
 
-use common::{client, gatehouse, invoke_parked, run, text};
+use crate::common::{client, gatehouse, invoke_parked, run, text};
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use gatehouse_wire::execution::ExecutionRef;
 use serde_json::{json, Value};

@@ -10,27 +10,25 @@
 //! file: values are compared with the recording they answer, statuses and codes with
 //! AgentPlat's meaning.
 
-mod replay;
-
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use crate::common::{text, BIN};
+use crate::replay::{frames, Exchange, Replay, Route, Scenario};
 use futures::StreamExt;
 use gatehouse_client::{
     Client, Error, ErrorKind, InterventionRequest, InterventionState, RetryPolicy, Upstream,
 };
 use gatehouse_wire::error::messages;
 use gatehouse_wire::execution::{Checkpoint, ExecutionEvent, ExecutionSession};
-use replay::{frames, Exchange, Replay, Route, Scenario};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
 const SUITE: &str = "AgentPlat recorded exchanges (client and CLI replay)";
 
 /// The recorded scenarios, or `None` (the suite is skipped, said once).
 fn scenarios() -> Option<Vec<Scenario>> {
     let dir = gatehouse_fixtures::require(gatehouse_fixtures::Upstream::AgentPlat, SUITE)?;
-    let scenarios = replay::scenarios(&dir);
+    let scenarios = crate::replay::scenarios(&dir);
     assert!(!scenarios.is_empty(), "no scenario in {}", dir.display());
     Some(scenarios)
 }
@@ -498,10 +496,6 @@ fn command(url: &str, x: &Exchange, args: &[String]) -> Command {
         cmd.args(["--participant", participant]);
     }
     cmd
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The arguments of the command making a recorded request.

@@ -1,11 +1,9 @@
 //! `gatehouse wire ...` and `gatehouse schema ...`: output and exit codes, bad input included.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use common::{agenta_fixture, own_sample, BIN};
+use crate::common::{agenta_fixture, own_sample, BIN};
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(BIN)
