@@ -1,11 +1,9 @@
 //! `/run` against scripted local runners: NDJSON streams, plain JSON results, broken
 //! streams; a run is never retried.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures::StreamExt;
 use gatehouse_client::{Client, Error, Operation};
 use gatehouse_wire::effective::StampPolicy;

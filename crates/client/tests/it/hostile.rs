@@ -1,11 +1,9 @@
 //! The client against deliberately hostile or broken local servers: every failure is
 //! a typed error, never a panic, and retries happen only where they are safe.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures::StreamExt;
 use gatehouse_client::{Answer, Client, Error, Operation, WatchUpdate};
 use gatehouse_wire::capabilities::Capability;

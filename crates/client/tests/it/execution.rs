@@ -1,11 +1,9 @@
 //! The execution sub-client against the reference server (and hostile hosts), over real
 //! HTTP: requested is not applied; applied only with the persisted evidence.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures::StreamExt;
 use gatehouse_client::{
     Answer, Client, Error, InterventionOutcome, InterventionRequest, InterventionState, Operation,
@@ -421,7 +419,7 @@ async fn without_execution_the_capability_is_unavailable_after_one_request() {
     assert_eq!(c.capabilities().known(Capability::Execution), Some(false));
 
     // With discovery read first, no execution request is sent at all.
-    let proxy2 = common::proxy(&server.base_url, |_| ProxyAction::Forward).await;
+    let proxy2 = crate::common::proxy(&server.base_url, |_| ProxyAction::Forward).await;
     let c2 = client_via(&server, &proxy2.url);
     assert!(!c2
         .capabilities()

@@ -1,12 +1,10 @@
 //! The client against the reference control plane (gatehouse-server), over real HTTP.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures::StreamExt;
 use gatehouse_client::{Answer, Client, Error, Operation, WatchStream, WatchUpdate};
 use gatehouse_server::testing::TestServerOptions;
@@ -448,7 +446,7 @@ async fn respond_re_send_that_gets_409_is_settled_by_reading_the_row() {
         .unwrap();
     let dropper = Arc::new(AtomicUsize::new(0));
     let d = dropper.clone();
-    let proxy2 = common::proxy(&server.base_url, move |req| {
+    let proxy2 = crate::common::proxy(&server.base_url, move |req| {
         if req.path().ends_with("/respond") && d.fetch_add(1, Ordering::SeqCst) == 0 {
             // Drop without the request landing being ours: the gate was already answered.
             ProxyAction::ForwardThenDrop
