@@ -15,7 +15,7 @@ use gatehouse_fixtures::{require, Upstream};
 use gatehouse_wire::effective::{python_json_dumps_len, stamp_effective_parameters, StampPolicy};
 
 /// The upstream conformance suite of this file.
-const SUITE: &str = "Agenta stamp vectors as benchmark inputs (crates/bench/tests/inputs.rs)";
+const SUITE: &str = "Agenta stamp vectors as benchmark inputs (crates/bench/tests/it/inputs.rs)";
 
 // upstream conformance: Agenta stamp vectors as benchmark inputs
 #[test]
