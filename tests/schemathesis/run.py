@@ -21,7 +21,7 @@ Checks left out, and why:
 Every operation is tested; Server-Sent Event streams are read up to their first event
 (schemathesis.toml, which also lists the one known, reported exception).
 
-What a run finds becomes a regression test in crates/server/tests/openapi.rs.
+What a run finds becomes a regression test in crates/server/tests/it/openapi.rs.
 """
 
 import argparse

@@ -3,8 +3,10 @@
 //! These tests live in their own test binary with one process-wide subscriber: a
 //! thread-local `set_default` subscriber races tracing's global per-callsite interest
 //! cache when other tests of the same binary run concurrently, which made them flaky.
-//! Both tests share the buffer; their assertions hold for the union of their logs.
+//! Both tests share the buffer; their assertions hold for the union of their logs. (The
+//! other tests are modules of `tests/it`, a binary without a global subscriber.)
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::sync::OnceLock;

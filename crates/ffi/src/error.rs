@@ -3,12 +3,18 @@
 //! It has one variant per `gatehouse_client::ErrorKind` (plus [`GatehouseError::Internal`]),
 //! so a Kotlin `when`, a Swift `catch` or a Python `except` can tell "someone else
 //! already answered" from "the network is down" without parsing strings. The variant
-//! of a client error follows from its kind through ONE table
-//! (`From<ErrorKind> for GatehouseErrorKind`); whether it is retryable follows from
-//! the client's rule (`ErrorKind::is_retryable`), never from a copy of it here. Every variant carries `msg` (one readable
-//! sentence naming the operation that failed) and `details` (the server's detail, the
-//! source chain, or a bounded body snippet, when there is one). The fields are never
-//! called `message`: that name clashes with `Throwable.message` in Kotlin.
+//! of a client error follows from its kind through ONE table (`variant_table!` below:
+//! one line per variant, from which `kind`, `msg`/`details`, the variant of a kind and
+//! `From<ErrorKind> for GatehouseErrorKind` are generated); whether it is retryable
+//! follows from the client's rule (`ErrorKind::is_retryable`), never from a copy of it
+//! here. Every variant carries `msg` (one readable sentence naming the operation that
+//! failed) and `details` (the server's detail, the source chain, or a bounded body
+//! snippet, when there is one). The fields are never called `message`: that name clashes
+//! with `Throwable.message` in Kotlin.
+//!
+//! Adding a variant: its definition (with its docs, which the bindings carry) in
+//! [`GatehouseError`] and [`GatehouseErrorKind`], and its line in the table; a variant
+//! missing from the table does not compile.
 
 use gatehouse_client::{Error as ClientError, ErrorKind};
 
@@ -286,44 +292,94 @@ pub enum GatehouseErrorKind {
     Internal,
 }
 
-impl GatehouseError {
-    /// Which kind of error this is.
-    ///
-    /// ```
-    /// use gatehouse_ffi::{GatehouseError, GatehouseErrorKind};
-    /// let e = GatehouseError::Timeout { msg: "slow".into(), details: None };
-    /// assert_eq!(e.kind(), GatehouseErrorKind::Timeout);
-    /// ```
-    pub fn kind(&self) -> GatehouseErrorKind {
-        match self {
-            Self::AlreadyAnswered { .. } => GatehouseErrorKind::AlreadyAnswered,
-            Self::NotFound { .. } => GatehouseErrorKind::NotFound,
-            Self::RevisionConflict { .. } => GatehouseErrorKind::RevisionConflict,
-            Self::OperationConflict { .. } => GatehouseErrorKind::OperationConflict,
-            Self::DispatchOwnershipLost { .. } => GatehouseErrorKind::DispatchOwnershipLost,
-            Self::ResolvedDifferently { .. } => GatehouseErrorKind::ResolvedDifferently,
-            Self::InterventionLimit { .. } => GatehouseErrorKind::InterventionLimit,
-            Self::SessionNotActive { .. } => GatehouseErrorKind::SessionNotActive,
-            Self::Conflict { .. } => GatehouseErrorKind::Conflict,
-            Self::CapabilityUnavailable { .. } => GatehouseErrorKind::CapabilityUnavailable,
-            Self::Unauthorized { .. } => GatehouseErrorKind::Unauthorized,
-            Self::Forbidden { .. } => GatehouseErrorKind::Forbidden,
-            Self::TenantRejected { .. } => GatehouseErrorKind::TenantRejected,
-            Self::Validation { .. } => GatehouseErrorKind::Validation,
-            Self::Invalid { .. } => GatehouseErrorKind::Invalid,
-            Self::PayloadTooLarge { .. } => GatehouseErrorKind::PayloadTooLarge,
-            Self::RateLimited { .. } => GatehouseErrorKind::RateLimited,
-            Self::Server { .. } => GatehouseErrorKind::Server,
-            Self::Transport { .. } => GatehouseErrorKind::Transport,
-            Self::Decode { .. } => GatehouseErrorKind::Decode,
-            Self::StreamFailed { .. } => GatehouseErrorKind::StreamFailed,
-            Self::AcceptedUnreadable { .. } => GatehouseErrorKind::AcceptedUnreadable,
-            Self::Timeout { .. } => GatehouseErrorKind::Timeout,
-            Self::Config { .. } => GatehouseErrorKind::Config,
-            Self::Internal { .. } => GatehouseErrorKind::Internal,
-        }
-    }
+/// THE table of variants: each line names a variant of both [`GatehouseError`] and
+/// [`GatehouseErrorKind`] and the client's `ErrorKind` it comes from (`Internal`: none).
+/// `{ status }` marks the one variant that also keeps the HTTP status. Every mapping
+/// between the three enums (the kind of an error, its texts, the variant of a kind, the
+/// kind of a client kind, and so the retry flag) is generated from it.
+macro_rules! variant_table {
+    ($($variant:ident $({ $status:ident })? $(<= $client_kind:ident)?,)*) => {
+        impl GatehouseError {
+            /// Which kind of error this is.
+            ///
+            /// ```
+            /// use gatehouse_ffi::{GatehouseError, GatehouseErrorKind};
+            /// let e = GatehouseError::Timeout { msg: "slow".into(), details: None };
+            /// assert_eq!(e.kind(), GatehouseErrorKind::Timeout);
+            /// ```
+            pub fn kind(&self) -> GatehouseErrorKind {
+                match self {
+                    $(Self::$variant { .. } => GatehouseErrorKind::$variant,)*
+                }
+            }
 
+            /// The `msg` and `details` of any variant.
+            fn parts(&self) -> (&str, Option<&str>) {
+                match self {
+                    $(Self::$variant { msg, details, .. } => (msg.as_str(), details.as_deref()),)*
+                }
+            }
+
+            /// The variant of `kind` with its texts; `status` is kept by
+            /// [`GatehouseError::Server`] only.
+            fn of_kind(
+                kind: GatehouseErrorKind,
+                msg: String,
+                details: Option<String>,
+                status: Option<u16>,
+            ) -> Self {
+                match kind {
+                    $(GatehouseErrorKind::$variant => Self::$variant {
+                        msg,
+                        details,
+                        $($status: status.unwrap_or_default(),)?
+                    },)*
+                }
+            }
+        }
+
+        impl From<ErrorKind> for GatehouseErrorKind {
+            fn from(kind: ErrorKind) -> Self {
+                match kind {
+                    $($(ErrorKind::$client_kind => Self::$variant,)?)*
+                    // A kind newer than this crate is a bug here, reported, never dropped
+                    // (the test every_client_kind_has_its_own_variant fails first).
+                    _ => Self::Internal,
+                }
+            }
+        }
+    };
+}
+
+variant_table! {
+    AlreadyAnswered <= AlreadyAnswered,
+    NotFound <= NotFound,
+    RevisionConflict <= RevisionConflict,
+    OperationConflict <= OperationConflict,
+    DispatchOwnershipLost <= DispatchOwnershipLost,
+    ResolvedDifferently <= ResolvedDifferently,
+    InterventionLimit <= InterventionLimit,
+    SessionNotActive <= SessionNotActive,
+    Conflict <= Conflict,
+    CapabilityUnavailable <= CapabilityUnavailable,
+    Unauthorized <= Unauthorized,
+    Forbidden <= Forbidden,
+    TenantRejected <= TenantRejected,
+    Validation <= Validation,
+    Invalid <= Invalid,
+    PayloadTooLarge <= PayloadTooLarge,
+    RateLimited <= RateLimited,
+    Server { status } <= Server,
+    Transport <= Transport,
+    Decode <= Decode,
+    StreamFailed <= StreamFailed,
+    AcceptedUnreadable <= AcceptedUnreadable,
+    Timeout <= Timeout,
+    Config <= Config,
+    Internal,
+}
+
+impl GatehouseError {
     /// The readable sentence of any variant.
     pub fn msg(&self) -> &str {
         self.parts().0
@@ -332,36 +388,6 @@ impl GatehouseError {
     /// The detail of any variant, when it has one.
     pub fn details(&self) -> Option<&str> {
         self.parts().1
-    }
-
-    fn parts(&self) -> (&str, Option<&str>) {
-        match self {
-            Self::AlreadyAnswered { msg, details }
-            | Self::NotFound { msg, details }
-            | Self::RevisionConflict { msg, details }
-            | Self::OperationConflict { msg, details }
-            | Self::DispatchOwnershipLost { msg, details }
-            | Self::ResolvedDifferently { msg, details }
-            | Self::InterventionLimit { msg, details }
-            | Self::SessionNotActive { msg, details }
-            | Self::Conflict { msg, details }
-            | Self::CapabilityUnavailable { msg, details }
-            | Self::Unauthorized { msg, details }
-            | Self::Forbidden { msg, details }
-            | Self::TenantRejected { msg, details }
-            | Self::Validation { msg, details }
-            | Self::Invalid { msg, details }
-            | Self::PayloadTooLarge { msg, details }
-            | Self::RateLimited { msg, details }
-            | Self::Server { msg, details, .. }
-            | Self::Transport { msg, details }
-            | Self::Decode { msg, details }
-            | Self::StreamFailed { msg, details }
-            | Self::AcceptedUnreadable { msg, details }
-            | Self::Timeout { msg, details }
-            | Self::Config { msg, details }
-            | Self::Internal { msg, details } => (msg.as_str(), details.as_deref()),
-        }
     }
 
     /// True when the same call may succeed if tried again later: transport failures,
@@ -393,48 +419,6 @@ impl GatehouseError {
             .iter()
             .copied()
             .find(|client_kind| GatehouseErrorKind::from(*client_kind) == kind)
-    }
-
-    /// The variant of `kind` with its texts; `status` is kept by
-    /// [`GatehouseError::Server`] only.
-    fn of_kind(
-        kind: GatehouseErrorKind,
-        msg: String,
-        details: Option<String>,
-        status: Option<u16>,
-    ) -> Self {
-        use GatehouseErrorKind as K;
-        match kind {
-            K::AlreadyAnswered => Self::AlreadyAnswered { msg, details },
-            K::NotFound => Self::NotFound { msg, details },
-            K::RevisionConflict => Self::RevisionConflict { msg, details },
-            K::OperationConflict => Self::OperationConflict { msg, details },
-            K::DispatchOwnershipLost => Self::DispatchOwnershipLost { msg, details },
-            K::ResolvedDifferently => Self::ResolvedDifferently { msg, details },
-            K::InterventionLimit => Self::InterventionLimit { msg, details },
-            K::SessionNotActive => Self::SessionNotActive { msg, details },
-            K::Conflict => Self::Conflict { msg, details },
-            K::CapabilityUnavailable => Self::CapabilityUnavailable { msg, details },
-            K::Unauthorized => Self::Unauthorized { msg, details },
-            K::Forbidden => Self::Forbidden { msg, details },
-            K::TenantRejected => Self::TenantRejected { msg, details },
-            K::Validation => Self::Validation { msg, details },
-            K::Invalid => Self::Invalid { msg, details },
-            K::PayloadTooLarge => Self::PayloadTooLarge { msg, details },
-            K::RateLimited => Self::RateLimited { msg, details },
-            K::Server => Self::Server {
-                msg,
-                details,
-                status: status.unwrap_or_default(),
-            },
-            K::Transport => Self::Transport { msg, details },
-            K::Decode => Self::Decode { msg, details },
-            K::StreamFailed => Self::StreamFailed { msg, details },
-            K::AcceptedUnreadable => Self::AcceptedUnreadable { msg, details },
-            K::Timeout => Self::Timeout { msg, details },
-            K::Config => Self::Config { msg, details },
-            K::Internal => Self::Internal { msg, details },
-        }
     }
 
     /// A [`GatehouseError::Internal`] for a value of the client (`what`) newer than this
@@ -475,42 +459,6 @@ impl GatehouseError {
     /// The kind of this error, without its text.
     pub fn error_kind(&self) -> Result<GatehouseErrorKind, GatehouseError> {
         Ok(self.kind())
-    }
-}
-
-/// THE table from the client's error kinds to this crate's: every other mapping
-/// (the variant of a converted error, its retry flag) is derived from it.
-impl From<ErrorKind> for GatehouseErrorKind {
-    fn from(kind: ErrorKind) -> Self {
-        match kind {
-            ErrorKind::AlreadyAnswered => Self::AlreadyAnswered,
-            ErrorKind::NotFound => Self::NotFound,
-            ErrorKind::RevisionConflict => Self::RevisionConflict,
-            ErrorKind::OperationConflict => Self::OperationConflict,
-            ErrorKind::DispatchOwnershipLost => Self::DispatchOwnershipLost,
-            ErrorKind::ResolvedDifferently => Self::ResolvedDifferently,
-            ErrorKind::InterventionLimit => Self::InterventionLimit,
-            ErrorKind::SessionNotActive => Self::SessionNotActive,
-            ErrorKind::Conflict => Self::Conflict,
-            ErrorKind::CapabilityUnavailable => Self::CapabilityUnavailable,
-            ErrorKind::Unauthorized => Self::Unauthorized,
-            ErrorKind::Forbidden => Self::Forbidden,
-            ErrorKind::TenantRejected => Self::TenantRejected,
-            ErrorKind::Validation => Self::Validation,
-            ErrorKind::Invalid => Self::Invalid,
-            ErrorKind::PayloadTooLarge => Self::PayloadTooLarge,
-            ErrorKind::RateLimited => Self::RateLimited,
-            ErrorKind::Server => Self::Server,
-            ErrorKind::Transport => Self::Transport,
-            ErrorKind::Decode => Self::Decode,
-            ErrorKind::StreamFailed => Self::StreamFailed,
-            ErrorKind::AcceptedUnreadable => Self::AcceptedUnreadable,
-            ErrorKind::Timeout => Self::Timeout,
-            ErrorKind::Config => Self::Config,
-            // A kind newer than this crate is a bug here, reported, never dropped (the
-            // test every_client_kind_has_its_own_variant fails first).
-            _ => Self::Internal,
-        }
     }
 }
 

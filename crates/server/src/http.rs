@@ -293,11 +293,12 @@ fn json_error_response_with_headers(
         .and_then(|s| s.canonical_reason())
         .unwrap_or("Error");
     // A 503 says when to come back, as every `UNAVAILABLE` answer does.
-    let retry_after = if status == 503 && !extra_headers.to_ascii_lowercase().contains("retry-after") {
-        format!("retry-after: {}\r\n", crate::error::RETRY_AFTER_SECS)
-    } else {
-        String::new()
-    };
+    let retry_after =
+        if status == 503 && !extra_headers.to_ascii_lowercase().contains("retry-after") {
+            format!("retry-after: {}\r\n", crate::error::RETRY_AFTER_SECS)
+        } else {
+            String::new()
+        };
     let mut response = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n{retry_after}\
          content-length: {}\r\n{extra_headers}connection: close\r\n\r\n",

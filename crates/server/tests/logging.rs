@@ -1,6 +1,11 @@
 //! One log line per request, never the API key, the parameters, or a stripped secret;
 //! the dev key is accepted when no key is configured.
+//!
+//! A test binary of its own, not a module of `tests/it`: it installs the process-wide
+//! tracing subscriber, and every other test's server would log into it (its count of
+//! `/api/invoke` request lines would then be wrong).
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::io::Write;

@@ -201,12 +201,21 @@ fn server_suite_on_postgres(root: &Path) -> Result<(), String> {
     )
     .and_then(|()| {
         // Two `gatehouse serve` processes on one PostgreSQL database, one stopped and
-        // one killed mid-resume (crates/cli/tests/crash.rs).
+        // one killed mid-resume (crates/cli/tests/it/crash.rs: the `crash` module of the
+        // CLI's one test binary).
         run_command(
             cargo()
                 .current_dir(root)
                 .env("GATEHOUSE_TEST_DATABASE_URL", cluster.url())
-                .args(["test", "-p", "gatehouse-cli", "--test", "crash"]),
+                .args([
+                    "test",
+                    "-p",
+                    "gatehouse-cli",
+                    "--test",
+                    "it",
+                    "--",
+                    "crash::",
+                ]),
         )
     });
     cluster.stop();

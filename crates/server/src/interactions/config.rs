@@ -6,9 +6,9 @@
 //! gets before it is kept at rest ([`redact_for_storage`]).
 
 use gatehouse_wire::effective::StampPolicy;
-use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::interaction::{Reference, References};
 use gatehouse_wire::invoke::InvokeRequest;
+use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::run::Permissions;
 use gatehouse_wire::JsonObject;
 use serde_json::Value;

@@ -2,8 +2,8 @@
 //! the config kept REDACTED, so nothing the redaction strips is at rest; and the startup
 //! scrub of states an older version wrote unredacted ([`scrub_parked_configs`]).
 
-use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::interaction::References;
+use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 

@@ -18,12 +18,12 @@
 use std::sync::Arc;
 
 use gatehouse_wire::effective::{StampOutcome, StampPolicy};
-use gatehouse_wire::redact::redact_effective_parameters;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
 };
 use gatehouse_wire::invoke::{InvokeRequest, TurnStatus};
+use gatehouse_wire::redact::redact_effective_parameters;
 use gatehouse_wire::run::{
     ChatMessage, Harness, RunContext, RunContextReference, RunContextRun, RunContextWorkflow,
     RunRequest, Sandbox,

@@ -20,7 +20,6 @@
 //! transaction did not end cleanly (a failed COMMIT, a failed ROLLBACK, a cancelled
 //! body) is closed when it is released, never pooled inside a transaction.
 
-
 mod readiness;
 
 use std::str::FromStr;

@@ -15,8 +15,8 @@ use super::rows::{
 };
 use super::turns::{insert_turn, NewTurn};
 use crate::store::{
-    addable_lease_ms, in_tx, now_text, to_json_text, with_pool, with_tx, Backend,
-    JoinedWrite, RowExt, Store, StoreError, Tx,
+    addable_lease_ms, in_tx, now_text, to_json_text, with_pool, with_tx, Backend, JoinedWrite,
+    RowExt, Store, StoreError, Tx,
 };
 
 /// A job this worker holds the lease of.

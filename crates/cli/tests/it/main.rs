@@ -1,0 +1,17 @@
+//! The CLI's integration tests, one module per area, in ONE test binary: the server and
+//! the client are linked once for all of them, not once per file. The tests run the
+//! built `gatehouse` binary (`common::BIN`) as child processes, so none of them needs a
+//! test process of its own.
+//!
+//! `cargo xtask test` runs `crash` again on PostgreSQL (`--test it crash::`).
+
+mod common;
+mod replay;
+
+mod agentplat_replay;
+mod crash;
+mod demo;
+mod interactions;
+mod interventions;
+mod serve;
+mod wire;

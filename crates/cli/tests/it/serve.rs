@@ -1,0 +1,321 @@
+//! `gatehouse serve`: the listening line, a working API, one log line per request,
+//! a clean stop on SIGTERM, and bad flags.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+
+use crate::common::BIN;
+
+struct Served {
+    child: Child,
+    base_url: String,
+    _dir: tempfile::TempDir,
+}
+
+fn serve(extra: &[&str]) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("serve.db").display());
+    let mut child = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
+        .args(extra)
+        .env_remove("GATEHOUSE_API_KEYS")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base_url = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .trim_end_matches('\n')
+        .to_string();
+    Served {
+        child,
+        base_url,
+        _dir: dir,
+    }
+}
+
+#[cfg(unix)]
+fn terminate(mut served: Served, signal: &str) -> (Option<i32>, String, String) {
+    let status = Command::new("kill")
+        .args([signal, &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = served.child.wait().unwrap();
+    let mut stdout = String::new();
+    served
+        .child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let mut stderr = String::new();
+    served
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (exit.code(), stdout, stderr)
+}
+
+fn client(url: &str, key: &str) -> gatehouse_client::Client {
+    gatehouse_client::Client::builder(url)
+        .api_key(key)
+        .project_id(uuid::Uuid::new_v4().to_string())
+        .build()
+        .unwrap()
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_prints_the_listening_line_answers_logs_and_stops_cleanly() {
+    let served = serve(&["--api-key", "alice=s3cret-alice"]);
+    let port_part = served.base_url.strip_prefix("http://127.0.0.1:").unwrap();
+    assert!(port_part.parse::<u16>().unwrap() > 0, "{}", served.base_url);
+
+    let alice = client(&served.base_url, "s3cret-alice");
+    let caps = alice.capabilities().get().await.unwrap();
+    assert_eq!(caps.service, "gatehouse");
+    assert!(caps
+        .capabilities
+        .contains(&gatehouse_wire::capabilities::Capability::Interactions));
+    let rows = alice.interactions().list_pending(None).await.unwrap();
+    assert!(rows.is_empty());
+
+    let stranger = client(&served.base_url, "wrong-key");
+    let err = stranger
+        .interactions()
+        .list_pending(None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, gatehouse_client::Error::Unauthorized { .. }),
+        "{err}"
+    );
+
+    let (code, stdout, stderr) = terminate(served, "-TERM");
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    // Exactly one line on stdout: the listening line (already read).
+    assert_eq!(stdout, "");
+    let request_lines: Vec<&str> = stderr.lines().filter(|l| l.contains("request")).collect();
+    assert!(
+        request_lines
+            .iter()
+            .any(|l| l.contains("/api/capabilities") && l.contains("200")),
+        "{stderr}"
+    );
+    assert!(
+        request_lines
+            .iter()
+            .any(|l| l.contains("/api/sessions/interactions/query") && l.contains("401")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("s3cret-alice"),
+        "the key leaked into the log"
+    );
+    assert!(stderr.contains("stopped"), "{stderr}");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_reads_keys_from_the_environment_and_can_leave_execution_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("env.db").display());
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            &db,
+            "--no-execution",
+        ])
+        .env("GATEHOUSE_API_KEYS", "bob=key-b, key-c")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let served = Served {
+        child,
+        base_url: url.clone(),
+        _dir: dir,
+    };
+    for key in ["key-b", "key-c"] {
+        client(&url, key)
+            .interactions()
+            .list_pending(None)
+            .await
+            .unwrap();
+    }
+    let caps = client(&url, "key-b").capabilities().get().await.unwrap();
+    assert!(!caps
+        .capabilities
+        .contains(&gatehouse_wire::capabilities::Capability::Execution));
+    // Ctrl-C (SIGINT) stops it cleanly too.
+    let (code, _, stderr) = terminate(served, "-INT");
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn serve_bad_flags() {
+    let empty_secret = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--api-key", "alice="])
+        .output()
+        .unwrap();
+    assert_eq!(empty_secret.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&empty_secret.stderr).contains("secret is empty"));
+
+    let bad_bind = Command::new(BIN)
+        .args(["serve", "--bind", "not-an-address"])
+        .output()
+        .unwrap();
+    assert_eq!(bad_bind.status.code(), Some(2));
+}
+
+#[test]
+fn serve_reports_an_address_in_use() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("busy.db").display());
+    let out = Command::new(BIN)
+        .args(["serve", "--bind", &addr, "--database-url", &db])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot start the server") && stderr.contains(&addr),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// Keys bound to projects (`ACTOR=SECRET@P1+P2`, `@*` for every project): a key acts
+/// only in its projects (403 elsewhere); unbound keys still work, with a startup warning
+/// naming their actor (never the secret). The connection limits and the database wait
+/// are flags.
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_binds_keys_to_projects() {
+    let p1 = uuid::Uuid::new_v4().to_string();
+    let p2 = uuid::Uuid::new_v4().to_string();
+    let p3 = uuid::Uuid::new_v4().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("bound.db").display());
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            &db,
+            "--header-read-timeout",
+            "5",
+            "--max-connections-per-client",
+            "32",
+            "--db-acquire-timeout",
+            "3",
+        ])
+        .env(
+            "GATEHOUSE_API_KEYS",
+            format!("phone=key-phone@{p1}+{p2}, root=key-root@*, legacy=key-legacy"),
+        )
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let served = Served {
+        child,
+        base_url: url.clone(),
+        _dir: dir,
+    };
+    let in_project = |key: &str, project: &str| {
+        gatehouse_client::Client::builder(&url)
+            .api_key(key)
+            .project_id(project)
+            .build()
+            .unwrap()
+    };
+    for project in [&p1, &p2] {
+        in_project("key-phone", project)
+            .interactions()
+            .list_pending(None)
+            .await
+            .unwrap();
+    }
+    let err = in_project("key-phone", &p3)
+        .interactions()
+        .list_pending(None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, gatehouse_client::Error::Forbidden { .. }),
+        "{err}"
+    );
+    for key in ["key-root", "key-legacy"] {
+        in_project(key, &p3)
+            .interactions()
+            .list_pending(None)
+            .await
+            .unwrap();
+    }
+    let (code, _, stderr) = terminate(served, "-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not bound to projects"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("legacy"), "{stderr}");
+    assert!(!stderr.contains("key-legacy") && !stderr.contains("key-phone"));
+}
+
+#[test]
+fn serve_refuses_a_bad_key_binding_or_limit() {
+    for args in [
+        vec!["--api-key", "alice=s3cret@not a project"],
+        vec!["--api-key", "alice=s3cret@"],
+        vec!["--header-read-timeout", "0"],
+        vec!["--max-connections-per-client", "-1"],
+        vec!["--db-acquire-timeout", "0"],
+    ] {
+        let out = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+    }
+}

@@ -1,0 +1,14 @@
+//! The client's integration tests, one module per area, in ONE test binary: the client
+//! and the reference server are linked once for all of them, not once per file. Shared
+//! helpers (scripted hostile servers, the reference server, a proxy) are in `common`.
+//!
+//! `tests/log_redaction.rs` stays a binary of its own: it installs the process-wide
+//! tracing subscriber, which would record (and slow down) every other test here.
+
+mod common;
+
+mod execution;
+mod hostile;
+mod routes;
+mod runs_hostile;
+mod server;

@@ -1,0 +1,34 @@
+//! The server's integration tests, one module per area, in ONE test binary: the whole
+//! server is linked once for all of them, not once per file. Shared helpers are in
+//! `common` (`Harness`, direct database access).
+//!
+//! `tests/logging.rs` stays a binary of its own: it installs the process-wide tracing
+//! subscriber and counts the request lines of its one server, which the other tests'
+//! servers would add to (and slow down) in a shared process.
+
+mod common;
+
+mod admission;
+mod agenta;
+mod agentplat_dropin;
+mod bad_input;
+mod batch;
+mod clock_skew;
+mod concurrency;
+mod crash_safety;
+mod database_faults;
+mod execution;
+mod fail_closed;
+mod fd_limit;
+mod fuzz;
+mod http_layer;
+mod interactions;
+mod lease;
+mod limits_and_races;
+mod openapi;
+mod project_keys;
+mod restart;
+mod run;
+mod secrets_at_rest;
+mod story;
+mod watch;
