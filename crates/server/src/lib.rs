@@ -66,7 +66,7 @@
 //!
 //! The route registry in gatehouse_wire (`routes::OPERATIONS`) lists every route with its
 //! parameters, bodies and every error, and generates the OpenAPI document
-//! (`schema/openapi.json`, served at `GET /api/openapi.json`); `tests/openapi.rs` checks
+//! (`schema/openapi.json`, served at `GET /api/openapi.json`); `tests/it/openapi.rs` checks
 //! it against the router both ways. Where each family is served: the interaction routes
 //! under `/api/sessions/...`, `POST /api/invoke`, a session's turns and workflow commits
 //! in [`interactions`] (one `routes()`, mounted by [`api::router`]); the execution routes
@@ -110,7 +110,7 @@
 //! | a server setting | [`ServerConfig`] in [`config`], [`testing::TestServerOptions`] for tests; the `gatehouse serve` flags live in `crates/cli` |
 //! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]); a new background task registers a [`readiness::Pulse`] |
 //! | what readiness checks | [`readiness`]; its SQL in `store/readiness.rs` |
-//! | a test | `tests/<area>.rs` over real HTTP with `tests/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
+//! | a test | `tests/it/<area>.rs` (a module of the one test binary) over real HTTP with `tests/it/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
 //!
 //! ## Durability
 //!

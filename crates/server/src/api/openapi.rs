@@ -3,7 +3,7 @@
 //! wire types (the same document `schema/openapi.json` commits). No auth needed.
 //!
 //! A new route is one entry in `gatehouse_wire::routes::OPERATIONS`; the server test
-//! `tests/openapi.rs` fails when the router and the registry disagree.
+//! `tests/it/openapi.rs` fails when the router and the registry disagree.
 
 use std::sync::OnceLock;
 
