@@ -56,7 +56,10 @@
 //! ## Routes
 //!
 //! Every route but `GET /api/capabilities`, `GET /api/openapi.json` and `GET /health`
-//! needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
+//! needs `Authorization: ApiKey <key>` (or `Bearer <key>`), except AgentPlat's root
+//! paths on a server run with [`ServerConfig::agentplat_header_auth`]
+//! ([`auth::require_key_or_tenant_header`]: the tenant header alone, for a trusted
+//! network only); every `/api` route but
 //! capabilities and the OpenAPI document needs `?project_id=<uuid>`; AgentPlat's root
 //! paths take the project from `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). The key
 //! must be bound to that project ([`auth::authorize_project`]: 404 for an id in another
@@ -83,7 +86,7 @@
 //! | `POST` | `/api/rooms/{room_id}/execution-sessions/{session_id}/interventions` | [`execution::api`] `request_intervention` | request an intervention: 202, replay-first on `operationId` (B3) |
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events?after=` | [`execution::api`] `list_events` | the session's events after a sequence |
 //! | `GET` | `/api/rooms/{room_id}/execution-sessions/{session_id}/events/stream` | [`execution::api`] `stream_events` | the same as SSE in AgentPlat's versioned envelope (`Last-Event-ID` wins over `?after=`), ends once the session is terminal |
-//! | any of the four | `/rooms/{room_id}/execution-sessions/{session_id}[...]` | the same handlers ([`execution::api::root_router`]) | AgentPlat's own paths: the tenant is `X-Agentplat-Tenant-Id`, answers are AgentPlat's (statuses, codes, messages) |
+//! | any of the four | `/rooms/{room_id}/execution-sessions/{session_id}[...]` | the same handlers ([`execution::api::root_router`]) | AgentPlat's own paths: the tenant is `X-Agentplat-Tenant-Id`, answers are AgentPlat's (statuses, codes, messages, its session and event JSON, its SSE framing; `Last-Event-ID` ignored) |
 //! | `GET` | `/health` | `api::health` | AgentPlat's liveness answer `{"status":"ok"}`, no auth |
 //! | `POST` | `/run` | [`api::runs`] `run` | runner tier: `RunRequest` -> `RunResult` (JSON) or NDJSON records |
 //!
