@@ -10,6 +10,7 @@
 //! file: values are compared with the recording they answer, statuses and codes with
 //! AgentPlat's meaning.
 
+mod common;
 mod replay;
 
 use std::process::{Command, Output, Stdio};
@@ -24,7 +25,6 @@ use gatehouse_wire::execution::{Checkpoint, ExecutionEvent, ExecutionSession};
 use replay::{frames, Exchange, Replay, Route, Scenario};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
 const SUITE: &str = "AgentPlat recorded exchanges (client and CLI replay)";
 
 /// The recorded scenarios, or `None` (the suite is skipped, said once).
@@ -474,17 +474,7 @@ async fn an_absent_execution_service_is_learned_from_the_first_answer() {
 /// `gatehouse interventions <args>` with the recorded request's settings as flags, and
 /// none from the environment.
 fn command(url: &str, x: &Exchange, args: &[String]) -> Command {
-    let mut cmd = Command::new(BIN);
-    for var in [
-        "GATEHOUSE_URL",
-        "GATEHOUSE_API_KEY",
-        "GATEHOUSE_PROJECT",
-        "GATEHOUSE_UPSTREAM",
-        "GATEHOUSE_TENANT",
-        "GATEHOUSE_PARTICIPANT",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = common::gatehouse_without_env();
     cmd.arg("interventions").args(args);
     cmd.args(["--room", x.room.as_str(), "--session", x.session.as_str()]);
     cmd.args(["--upstream", "agentplat", "--url", url, "--json"]);
