@@ -138,9 +138,6 @@ pub fn client_error(err: gatehouse_client::Error) -> CliError {
         ErrorKind::TenantRejected => {
             format!("{err} (set the tenant with --tenant or GATEHOUSE_TENANT)")
         }
-        ErrorKind::Forbidden => {
-            format!("{err} (an AgentPlat host takes the requester from --participant or GATEHOUSE_PARTICIPANT)")
-        }
         _ => err.to_string(),
     };
     CliError::new(exit_for(kind), message)

@@ -2,16 +2,19 @@
 //! adjust, and learn truthfully whether the run honoured it ("requested" is not
 //! "applied": applied is reported only on the server's persisted evidence).
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use futures::{Stream, StreamExt};
 use gatehouse_client::{
-    Error, InterventionHandle, InterventionOutcome, InterventionRequest, InterventionState,
+    Error, Execution, ExecutionEventStream, InterventionHandle, InterventionOutcome,
+    InterventionRequest, InterventionState,
 };
 use gatehouse_wire::execution::{Checkpoint, ExecutionEvent, ExecutionSession};
 
 use crate::connect::ConnectArgs;
-use crate::exit::{client_error, CliError, CliResult};
+use crate::exit::{client_error, CliError, CliResult, Exit};
 use crate::follow::follow_stream;
 use crate::output::{or_dash, print_fields, print_json, print_json_line, truncate, Spinner, Table};
 
@@ -80,7 +83,8 @@ enum InterventionsCommand {
         #[arg(long = "wait-timeout", default_value_t = 60, value_name = "SECONDS")]
         wait_timeout: u64,
     },
-    /// List a session's event log; `--follow` streams new events until the run is reconciled.
+    /// List a session's event log; `--follow` streams new events until the run is
+    /// reconciled (or, when the stream goes quiet, the session is found ended).
     Events {
         #[command(flatten)]
         target: SessionRef,
@@ -88,7 +92,9 @@ enum InterventionsCommand {
         /// integer is sent as given: the host refuses it).
         #[arg(long, value_name = "SEQUENCE", allow_hyphen_values = true)]
         after: Option<String>,
-        /// Keep streaming (SSE) until the session is reconciled or Ctrl-C.
+        /// Keep streaming (SSE) until the session is reconciled or Ctrl-C. A quiet stream
+        /// is checked against the session: one that already ended (AgentPlat keeps its
+        /// stream open after the last event) ends the follow with the events it holds.
         #[arg(long)]
         follow: bool,
         /// With `--follow`: stop after this many events.
@@ -241,7 +247,7 @@ async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestAr
         Err(err @ Error::AcceptedUnreadable { .. }) => {
             return accepted_unreadable(connect, &execution, target, args.wait, err).await
         }
-        Err(err) => return Err(client_error(err)),
+        Err(err) => return Err(request_refused(connect, err)),
     };
     if connect.json && args.wait.is_none() {
         let intervention = handle.session().intervention(handle.operation_id());
@@ -268,6 +274,25 @@ async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestAr
         None => Ok(()),
         Some(timeout) => wait_and_report(connect.json, &handle, timeout).await,
     }
+}
+
+/// A refused intervention request; a 403 says where the host took the requester from:
+/// the API key's identity when one is sent (AgentPlat takes the authenticated actor
+/// first, and Gatehouse's server the key's actor; `--participant` is not read), else
+/// `--participant` (AgentPlat's header-only auth reads the body's requester).
+fn request_refused(connect: &ConnectArgs, err: Error) -> CliError {
+    let mut refused = client_error(err);
+    if refused.exit == Exit::Forbidden {
+        let hint = if connect.api_key.is_some() {
+            " (the host takes the requester from the API key's identity, not from \
+             --participant)"
+        } else {
+            " (without --api-key the host takes the requester from --participant or \
+             GATEHOUSE_PARTICIPANT)"
+        };
+        refused.message.push_str(hint);
+    }
+    refused
 }
 
 /// A request the host accepted whose answer could not be read: report it as requested
@@ -522,7 +547,8 @@ async fn events_cmd(
             "--after with --follow must be a non-negative integer, not {text:?}"
         ))
     })?;
-    let stream = execution.watch_events(&target.room, &target.session, after);
+    let events = execution.watch_events(&target.room, &target.session, after);
+    let stream = until_session_ended(execution, target.clone(), after.unwrap_or(0), events);
     if !connect.json {
         println!("{}", EVENT_HEADERS.join("  "));
     }
@@ -535,4 +561,76 @@ async fn events_cmd(
         Ok(true)
     })
     .await
+}
+
+/// How long `events --follow` waits for an event before it reads the session: on a
+/// session that already ended AgentPlat's stream stays open and sends nothing more.
+const QUIET_BEFORE_SESSION_CHECK: Duration = Duration::from_secs(2);
+
+/// What [`until_session_ended`] keeps between items.
+struct Follow {
+    execution: Execution,
+    target: SessionRef,
+    events: ExecutionEventStream,
+    /// The highest session-event sequence shown (or the `--after` given).
+    last_shown: u64,
+    /// Events of an ended session not shown yet, then the end.
+    rest: VecDeque<ExecutionEvent>,
+    ended: bool,
+}
+
+/// `events`, ended once the session is known to be over: whenever the stream has been
+/// quiet for [`QUIET_BEFORE_SESSION_CHECK`] the session is read, and if it is terminal
+/// the events it holds past the last one shown are yielded (its log is complete) and
+/// the stream ends. A failed read changes nothing (the next quiet spell reads again);
+/// the stream itself still ends after `session_reconciled` or on its own error.
+fn until_session_ended(
+    execution: Execution,
+    target: SessionRef,
+    after: u64,
+    events: ExecutionEventStream,
+) -> impl Stream<Item = Result<ExecutionEvent, Error>> {
+    let follow = Follow {
+        execution,
+        target,
+        events,
+        last_shown: after,
+        rest: VecDeque::new(),
+        ended: false,
+    };
+    futures::stream::unfold(follow, |mut follow| async move {
+        loop {
+            if let Some(event) = follow.rest.pop_front() {
+                return Some((Ok(event), follow));
+            }
+            if follow.ended {
+                return None;
+            }
+            match tokio::time::timeout(QUIET_BEFORE_SESSION_CHECK, follow.events.next()).await {
+                Ok(Some(Ok(event))) => {
+                    follow.last_shown = follow.last_shown.max(event.sequence);
+                    return Some((Ok(event), follow));
+                }
+                Ok(Some(Err(err))) => return Some((Err(err), follow)),
+                Ok(None) => return None,
+                Err(_quiet) => {
+                    let session = follow
+                        .execution
+                        .get_session(&follow.target.room, &follow.target.session)
+                        .await;
+                    if let Ok(session) = session {
+                        if session.status.is_terminal() {
+                            let last_shown = follow.last_shown;
+                            follow.rest = session
+                                .events
+                                .into_iter()
+                                .filter(|e| e.sequence > last_shown)
+                                .collect();
+                            follow.ended = true;
+                        }
+                    }
+                }
+            }
+        }
+    })
 }

@@ -36,6 +36,15 @@ pub struct ServeArgs {
     /// then says so and its routes answer 404.
     #[arg(long)]
     no_execution: bool,
+    /// Admit requests on AgentPlat's root paths (`/rooms/...`) that carry only
+    /// `X-Agentplat-Tenant-Id` and no key, as AgentPlat's default `headerTenantAuth()`
+    /// does, so its own clients work unchanged: the tenant id is the project id, such a
+    /// request acts in that project's execution sessions and nowhere else, and an
+    /// intervention's requester is the body's `requestedByParticipantId`. FOR A TRUSTED
+    /// NETWORK ONLY: anyone who can reach the port acts in any project by naming it.
+    /// Everything else still needs a key. Also GATEHOUSE_AGENTPLAT_HEADER_AUTH=true.
+    #[arg(long, env = "GATEHOUSE_AGENTPLAT_HEADER_AUTH")]
+    agentplat_header_auth: bool,
     /// Seconds a client may take to send a request's head (and a kept-alive connection
     /// may sit idle) before the connection is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -90,6 +99,13 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.bind = args.bind;
     config.api_keys = api_keys;
     config.execution = !args.no_execution;
+    config.agentplat_header_auth = args.agentplat_header_auth;
+    if args.agentplat_header_auth {
+        tracing::warn!(
+            "AgentPlat header-only tenant auth is on: requests on /rooms/... with \
+             X-Agentplat-Tenant-Id and no key act in that project; trusted network only"
+        );
+    }
     config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout);
     config.max_connections_per_client = args.max_connections_per_client;
     config.max_connections = args.max_connections;

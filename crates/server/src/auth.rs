@@ -15,7 +15,11 @@
 //! project itself (a query, a create, an invoke).
 //!
 //! AgentPlat's root paths name their project in the `X-Agentplat-Tenant-Id` header
-//! ([`resolve_tenant`], which authorises it the same way).
+//! ([`resolve_tenant`], which authorises it the same way). There, and only there, a
+//! server set up for it ([`ServerConfig::agentplat_header_auth`], off by default)
+//! also admits a request with that header and no key, as AgentPlat's own
+//! `headerTenantAuth()` does ([`require_key_or_tenant_header`]): for a trusted network
+//! only.
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::header::AUTHORIZATION;
@@ -230,6 +234,50 @@ pub async fn require_key(State(state): State<AppState>, request: Request, next: 
         return ApiError::new(GatehouseCode::Unauthorized, "Unknown API key").into_response();
     };
     parts.extensions.insert(caller);
+    for project in requested_projects(&parts) {
+        if let Err(denied) = authorize_project(&parts, &project) {
+            return denied.into_response();
+        }
+    }
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// The actor a [`Caller`] admitted by [`require_key_or_tenant_header`] names in logs;
+/// never a requester (such a request carries [`TenantHeaderOnly`]).
+pub const TENANT_HEADER_CALLER: &str = "agentplat-tenant-header";
+
+/// In a request's extensions when AgentPlat's header-only tenant auth admitted it
+/// ([`require_key_or_tenant_header`]): no key, so no authenticated actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TenantHeaderOnly;
+
+/// Middleware of AgentPlat's root paths: [`require_key`], except that a server set up
+/// for AgentPlat's header-only tenant auth ([`ServerConfig::agentplat_header_auth`])
+/// admits a request without an `Authorization` header on its `X-Agentplat-Tenant-Id`
+/// alone, as AgentPlat's `headerTenantAuth()` does: the tenant is the project (as with
+/// a key), the request may act in that project only ([`authorize_project`] holds it
+/// there) and carries [`TenantHeaderOnly`] (the requester of an intervention is then
+/// the body's). A missing or blank header is AgentPlat's 400. Anyone who can reach the
+/// port can name any project this way: for a trusted network only. A request that
+/// sends `Authorization` is always checked as a key.
+pub async fn require_key_or_tenant_header(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !state.config.agentplat_header_auth || request.headers().contains_key(AUTHORIZATION) {
+        return require_key(State(state), request, next).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    let tenant = match tenant_from_headers(&parts.headers) {
+        Ok(tenant) => tenant,
+        Err(missing) => return missing.into_response(),
+    };
+    parts.extensions.insert(Caller {
+        actor: TENANT_HEADER_CALLER.to_string(),
+        projects: KeyProjects::Only(vec![tenant]),
+    });
+    parts.extensions.insert(TenantHeaderOnly);
     for project in requested_projects(&parts) {
         if let Err(denied) = authorize_project(&parts, &project) {
             return denied.into_response();

@@ -196,6 +196,13 @@ pub struct ServerConfig {
     pub api_keys: Vec<ApiKey>,
     /// Serve execution sessions (CONTRACT.md B2). Default true.
     pub execution: bool,
+    /// AgentPlat's header-only tenant auth on AgentPlat's root paths (`/rooms/...`): a
+    /// request with `X-Agentplat-Tenant-Id` and no `Authorization` is admitted in that
+    /// project (the tenant id is the project id), as AgentPlat's `headerTenantAuth()`
+    /// admits it, and only there ([`crate::auth::require_key_or_tenant_header`]).
+    /// Default false: a key is required. For a trusted network only: anyone who reaches
+    /// the port acts in any project by naming it.
+    pub agentplat_header_auth: bool,
     /// Largest accepted request body (default 1 MiB); larger answers 413.
     pub max_body_bytes: usize,
     /// `effectiveParameters` size cap (default 65536, A2).
@@ -266,6 +273,7 @@ impl ServerConfig {
             database_url: database_url.into(),
             api_keys: Vec::new(),
             execution: true,
+            agentplat_header_auth: false,
             max_body_bytes: 1024 * 1024,
             stamp_max_bytes: 65536,
             lease: Duration::from_secs(10),

@@ -75,7 +75,10 @@
 //! [`api`].
 //!
 //! Every route but `GET /api/capabilities`, `GET /api/openapi.json`, `GET /health` and
-//! `GET /health/ready` needs `Authorization: ApiKey <key>` (or `Bearer <key>`); every `/api` route but
+//! `GET /health/ready` needs `Authorization: ApiKey <key>` (or `Bearer <key>`), except
+//! AgentPlat's root paths on a server run with [`ServerConfig::agentplat_header_auth`]
+//! ([`auth::require_key_or_tenant_header`]: the tenant header alone, for a trusted
+//! network only); every `/api` route but
 //! capabilities and the OpenAPI document needs `?project_id=<uuid>`; AgentPlat's root
 //! paths take the project from `X-Agentplat-Tenant-Id` ([`auth::resolve_tenant`]). The key
 //! must be bound to that project ([`auth::authorize_project`]: 404 for an id in another

@@ -23,6 +23,8 @@ use crate::{start, ApiKey, RunningServer, ServerConfig, ServerError};
 pub struct TestServerOptions {
     /// Serve execution sessions.
     pub execution: bool,
+    /// AgentPlat's header-only tenant auth on the root paths; default false.
+    pub agentplat_header_auth: bool,
     /// Use this SQLite file (to restart on the same data); default: a temp dir.
     pub database_path: Option<PathBuf>,
     /// Use this database URL instead of a SQLite file (e.g. `postgres://...`). Data is
@@ -67,6 +69,7 @@ impl Default for TestServerOptions {
     fn default() -> Self {
         Self {
             execution: true,
+            agentplat_header_auth: false,
             database_path: None,
             database_url: None,
             api_key: None,
@@ -188,6 +191,7 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     config.api_keys = vec![ApiKey::new("tester", api_key.clone())];
     config.api_keys.extend(opts.extra_api_keys.iter().cloned());
     config.execution = opts.execution;
+    config.agentplat_header_auth = opts.agentplat_header_auth;
     config.run_dispatcher = opts.run_dispatcher;
     config.dispatch_poll = opts.dispatch_poll.unwrap_or(Duration::from_millis(200));
     if let Some(v) = opts.stamp_max_bytes {

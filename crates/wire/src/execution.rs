@@ -402,7 +402,13 @@ impl StreamEnvelope {
             serde_json::Value::Object(map) => map,
             _ => JsonObject::new(),
         };
-        Ok(Self {
+        Ok(Self::session_event_payload(sequence, payload))
+    }
+
+    /// The frame carrying a session event already written as a JSON object (e.g. in
+    /// AgentPlat's own field order), as the `sequence`-th frame of its connection.
+    pub fn session_event_payload(sequence: u64, payload: JsonObject) -> Self {
+        Self {
             version: STREAM_ENVELOPE_VERSION,
             sequence,
             envelope_type: SESSION_EVENT_TYPE.to_string(),
@@ -410,7 +416,7 @@ impl StreamEnvelope {
             content: None,
             payload: Some(payload),
             extra: JsonObject::new(),
-        })
+        }
     }
 
     /// The failure frame, the `sequence`-th of its connection, saying `content`.

@@ -243,7 +243,7 @@ pub const TENANT: Param = Param {
     location: In::Header,
     required: true,
     kind: ParamType::Text,
-    description: "The tenant (Gatehouse: the project) on AgentPlat's root paths; the API key must be bound to it.",
+    description: "The tenant (Gatehouse: the project) on AgentPlat's root paths; the API key must be bound to it. On a server run with AgentPlat's header-only tenant auth (`gatehouse serve --agentplat-header-auth`, a trusted network only), a request without `Authorization` is admitted on this header alone, in that project only.",
 };
 const LAST_EVENT_ID: Param = Param {
     name: "Last-Event-ID",
@@ -282,21 +282,23 @@ pub const PROJECT_ID: Param = Param {
     description: "The project every `/api` route is scoped to.",
 };
 
-/// AgentPlat's own path for an operation served under `/api` too: the same handler and
-/// answers, the tenant (Gatehouse: the project) in `X-Agentplat-Tenant-Id` instead of
-/// `?project_id=`, and a wrong method answered as an unknown route, as AgentPlat's host
-/// does.
+/// AgentPlat's own path for an operation served under `/api` too: the same handler, the
+/// tenant (Gatehouse: the project) in `X-Agentplat-Tenant-Id` instead of `?project_id=`,
+/// a wrong method answered as an unknown route, as AgentPlat's host does, and
+/// AgentPlat's own JSON and SSE framing (`description` says it).
 const fn at_agentplat_root(
     op: Operation,
     id: &'static str,
     path: &'static str,
     params: &'static [Param],
+    description: &'static str,
 ) -> Operation {
     Operation {
         id,
         path,
         project: false,
         params,
+        description,
         ..op
     }
 }
@@ -679,7 +681,7 @@ pub const REQUEST_INTERVENTION: Operation = Operation {
     path: "/api/rooms/{room_id}/execution-sessions/{session_id}/interventions",
     family: Family::AgentPlat,
     summary: "Request an intervention (202: requested, not applied)",
-    description: "B2, B3, C6. Compare-and-set on `expectedRevision`; replay-first on `operationId` (the same request again answers the current session, even with a stale revision); at most 256 interventions per session. 202 means requested: the intervention is applied only when the session records `intervention_applied`. The requester is the authenticated actor.",
+    description: "B2, B3, C6. Compare-and-set on `expectedRevision` (a missing one matches no revision, as in AgentPlat); replay-first on `operationId` (the same request again answers the current session, even with a stale or missing revision); at most 256 interventions per session. 202 means requested: the intervention is applied only when the session records `intervention_applied`. The requester is the authenticated actor.",
     auth: true,
     project: true,
     params: &[ROOM_ID, EXECUTION_SESSION_ID],
@@ -697,7 +699,11 @@ pub const REQUEST_INTERVENTION: Operation = Operation {
         },
         Failure {
             code: GatehouseCode::RevisionConflict,
-            when: "`expectedRevision` is not the stored revision, or the session changed concurrently",
+            when: "`expectedRevision` is missing or is not the stored revision, or the session changed concurrently",
+        },
+        Failure {
+            code: GatehouseCode::Forbidden,
+            when: "on the root paths under AgentPlat's header-only tenant auth, the body names no `requestedByParticipantId`",
         },
         Failure {
             code: GatehouseCode::OperationConflict,
@@ -800,7 +806,7 @@ pub const CHANGE_EXECUTION_AUTHORITY: Operation = Operation {
         NOT_FOUND_SESSION,
         Failure {
             code: GatehouseCode::RevisionConflict,
-            when: "`expectedRevision` is not the stored revision, or the session changed concurrently",
+            when: "`expectedRevision` is missing or is not the stored revision, or the session changed concurrently",
         },
         Failure {
             code: GatehouseCode::SessionNotActive,
@@ -817,6 +823,7 @@ pub const GET_EXECUTION_SESSION_AT_ROOT: Operation = at_agentplat_root(
     "getExecutionSessionAtRoot",
     "/rooms/{room_id}/execution-sessions/{session_id}",
     &[TENANT, ROOM_ID, EXECUTION_SESSION_ID],
+    "B1, B2 at AgentPlat's root path. The session as AgentPlat writes it: AgentPlat's fields only (no `runtimeProfile`, `authorityRevision`, `roleRevision`, `checkpointProgress`, `outcome`; no `sessionRevision` on an intervention, no `details` on an event), in AgentPlat's order, times in milliseconds. Served only when the host runs the execution service; otherwise 404 `ROUTE_NOT_FOUND`.",
 );
 
 /// `POST /rooms/{room_id}/execution-sessions/{session_id}/interventions` (`requestInterventionAtRoot`).
@@ -825,6 +832,7 @@ pub const REQUEST_INTERVENTION_AT_ROOT: Operation = at_agentplat_root(
     "requestInterventionAtRoot",
     "/rooms/{room_id}/execution-sessions/{session_id}/interventions",
     &[TENANT, ROOM_ID, EXECUTION_SESSION_ID],
+    "B2, B3, C6 at AgentPlat's root path, answering the session in AgentPlat's JSON. Compare-and-set on `expectedRevision` (a missing one matches no revision, as in AgentPlat); replay-first on `operationId`; at most 256 interventions per session. 202 means requested. The requester is the authenticated actor; under AgentPlat's header-only tenant auth (no key) it is the body's `requestedByParticipantId`, which is then required (403 without it).",
 );
 
 /// `GET /rooms/{room_id}/execution-sessions/{session_id}/events` (`listExecutionEventsAtRoot`).
@@ -833,6 +841,7 @@ pub const LIST_EXECUTION_EVENTS_AT_ROOT: Operation = at_agentplat_root(
     "listExecutionEventsAtRoot",
     "/rooms/{room_id}/execution-sessions/{session_id}/events",
     &[TENANT, ROOM_ID, EXECUTION_SESSION_ID, AFTER],
+    "B1, B2 at AgentPlat's root path: the events after a sequence, as AgentPlat writes them (`sequence` first on `session_opened`, last on the others; no `details`; times in milliseconds).",
 );
 
 /// `GET /rooms/{room_id}/execution-sessions/{session_id}/events/stream` (`streamExecutionEventsAtRoot`).
@@ -840,7 +849,8 @@ pub const STREAM_EXECUTION_EVENTS_AT_ROOT: Operation = at_agentplat_root(
     STREAM_EXECUTION_EVENTS,
     "streamExecutionEventsAtRoot",
     "/rooms/{room_id}/execution-sessions/{session_id}/events/stream",
-    &[TENANT, ROOM_ID, EXECUTION_SESSION_ID, AFTER, LAST_EVENT_ID],
+    &[TENANT, ROOM_ID, EXECUTION_SESSION_ID, AFTER],
+    "B2 at AgentPlat's root path, framed as `@agentplat/streaming`'s `streamToSSE` frames it: each frame is `id: stream:<frame on this connection>`, `event: agentplat.execution_session_event`, `data: {\"version\":1,\"sequence\":<frame on this connection>,\"type\":\"execution_session_event\",\"payload\":<the event as AgentPlat writes it>}`; no `retry:` line; a failure is AgentPlat's `agentplat.failed` frame, numbered like any other. Starts after `?after=`; `Last-Event-ID` is ignored, as AgentPlat ignores it. Heartbeat comments; ends once the session is terminal and every event was sent (capability `execution_event_stream`).",
 );
 
 /// `GET /health` (`health`).

@@ -13,7 +13,7 @@
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::common::{text, BIN};
+use crate::common::text;
 use crate::replay::{frames, Exchange, Replay, Route, Scenario};
 use futures::StreamExt;
 use gatehouse_client::{
@@ -472,17 +472,7 @@ async fn an_absent_execution_service_is_learned_from_the_first_answer() {
 /// `gatehouse interventions <args>` with the recorded request's settings as flags, and
 /// none from the environment.
 fn command(url: &str, x: &Exchange, args: &[String]) -> Command {
-    let mut cmd = Command::new(BIN);
-    for var in [
-        "GATEHOUSE_URL",
-        "GATEHOUSE_API_KEY",
-        "GATEHOUSE_PROJECT",
-        "GATEHOUSE_UPSTREAM",
-        "GATEHOUSE_TENANT",
-        "GATEHOUSE_PARTICIPANT",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = crate::common::gatehouse_without_env();
     cmd.arg("interventions").args(args);
     cmd.args(["--room", x.room.as_str(), "--session", x.session.as_str()]);
     cmd.args(["--upstream", "agentplat", "--url", url, "--json"]);

@@ -13,5 +13,6 @@ mod crash;
 mod demo;
 mod interactions;
 mod interventions;
+mod interventions_follow;
 mod serve;
 mod wire;

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod agentplat_root_shape;
 mod execution;
 mod hostile;
 mod routes;

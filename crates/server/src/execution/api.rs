@@ -1,25 +1,38 @@
 //! The execution routes of B2, in AgentPlat's envelope (`{"data": ...}`; errors
 //! `{"error": {"code", "message", "gatehouseCode"}}`), mounted twice over the same
-//! handlers:
+//! handlers ([`Mount`]):
 //!
 //! - at the root, `/rooms/{roomId}/execution-sessions/{sessionId}[...]`: AgentPlat's own
 //!   paths, so AgentPlat's clients use this server unchanged. The tenant (the project)
 //!   is the `X-Agentplat-Tenant-Id` header ([`crate::auth::resolve_tenant`]); an API key
-//!   is still required. Statuses, codes and messages are AgentPlat's
-//!   (`createRoomsApp`, `RoomExecutionCoordinator`); a wrong method answers AgentPlat's
-//!   route-not-found 404.
-//! - under `/api` (`?project_id=<uuid>` is the tenant), as on every `/api` route.
+//!   is required unless the server runs AgentPlat's header-only tenant auth
+//!   ([`crate::auth::require_key_or_tenant_header`]). Statuses, codes and messages are
+//!   AgentPlat's (`createRoomsApp`, `RoomExecutionCoordinator`); a wrong method answers
+//!   AgentPlat's route-not-found 404. Sessions and events are AgentPlat's own JSON
+//!   ([`super::agentplat_shape`]: its fields, its order, millisecond times).
+//! - under `/api` (`?project_id=<uuid>` is the tenant), as on every `/api` route, with
+//!   Gatehouse's richer session and event JSON (the wire types).
 //!
 //! Mounted only when the execution service is enabled; otherwise both answer
 //! AgentPlat's route-not-found 404 from the application's fallback.
 //!
-//! The event stream speaks `@agentplat/streaming`'s SSE: every frame is
-//! `id: stream:<session sequence>` / `event: agentplat.execution_session_event` /
+//! The event stream speaks `@agentplat/streaming`'s SSE: every frame is `id: ...` /
+//! `event: agentplat.execution_session_event` /
 //! `data: {"version":1,"sequence":<n>,"type":"execution_session_event","payload":<event>}`
 //! with `n` counting the frames of the connection from 1 (AgentPlat's parser requires it);
 //! a failure (unknown session, unreadable store) is one `agentplat.failed` frame after a
-//! 200, as AgentPlat's `streamToSSE` answers. Reconnecting, `Last-Event-ID` wins over
-//! `?after=` (an `EventSource` resends its first URL, with a stale `after`).
+//! 200, as AgentPlat's `streamToSSE` answers. Both mounts send heartbeat comments (no
+//! AgentPlat parser reads them) and end the stream once the session is terminal and
+//! every event was sent. They differ in what a reconnect needs:
+//!
+//! - root: as `streamToSSE` frames it, `id: stream:<n>` (the frame's number on this
+//!   connection), no `retry:` line, the failure frame numbered like any other with
+//!   `content` only; `Last-Event-ID` is ignored as AgentPlat ignores it (its ids number
+//!   frames, not events), `?after=` says where to start.
+//! - `/api`: `id: stream:<session event sequence>`, a `retry:` hint first, the failure
+//!   frame without `id:` (a reconnecting `EventSource` keeps its last event) and with
+//!   `gatehouseCode`; reconnecting, `Last-Event-ID` wins over `?after=` (an
+//!   `EventSource` resends its first URL, with a stale `after`).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -34,14 +47,15 @@ use axum::routing::{get, post};
 use axum::{Extension, Router};
 use gatehouse_wire::error::{messages, GatehouseCode};
 use gatehouse_wire::execution::{
-    stream_id_number, ChangeAuthorityBody, Checkpoint, DataEnvelope, ExecutionEvent,
-    RequestInterventionBody, StreamEnvelope,
+    stream_id_number, Checkpoint, DataEnvelope, ExecutionEvent, ExecutionSession, StreamEnvelope,
 };
 use serde_json::Value;
 
-use super::rules::ExecError;
+use super::agentplat_shape::{AgentPlatEvent, AgentPlatSession};
+use super::rules::{AuthorityChange, ExecError, NewIntervention};
 use super::store::ExecutionStore;
 use crate::api::extract::{parse_uuid, read_body, ActorName};
+use crate::auth::TenantHeaderOnly;
 use crate::error::ApiError;
 use crate::uri::query_map;
 use crate::AppState;
@@ -53,16 +67,22 @@ pub const STREAM_POLL: Duration = Duration::from_millis(100);
 pub const MAX_OPERATION_ID_CHARS: usize = 200;
 /// Longest accepted `instruction`, in characters.
 pub const MAX_INSTRUCTION_CHARS: usize = 4000;
+/// Longest `requestedByParticipantId` taken as a requester, in characters (a longer one
+/// names no participant: 403, as AgentPlat answers a requester it does not know).
+pub const MAX_PARTICIPANT_ID_CHARS: usize = 200;
 /// The largest `after` AgentPlat accepts (`Number.MAX_SAFE_INTEGER`).
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-/// Where a mount of the routes takes the tenant from.
+/// Which mount of the routes a request came in on: where the tenant comes from and how
+/// the answers are written (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TenantFrom {
-    /// `?project_id=<uuid>` (under `/api`).
-    ProjectQuery,
-    /// `X-Agentplat-Tenant-Id` (AgentPlat's root paths).
-    Header,
+pub enum Mount {
+    /// Under `/api`: `?project_id=<uuid>` is the tenant; Gatehouse's session and event
+    /// JSON; the stream resumes from `Last-Event-ID`.
+    Api,
+    /// AgentPlat's root paths: `X-Agentplat-Tenant-Id` is the tenant; AgentPlat's own
+    /// JSON and SSE framing.
+    AgentPlatRoot,
 }
 
 /// The four routes, each answering an unmatched method with `wrong_method`.
@@ -109,17 +129,21 @@ pub fn router(state: &AppState) -> Router<AppState> {
             post(change_authority).fallback(fallback),
         )
         .route_layer(auth)
-        .layer(Extension(TenantFrom::ProjectQuery))
+        .layer(Extension(Mount::Api))
         .layer(axum::middleware::map_response(agentplat_errors))
 }
 
-/// AgentPlat's own paths at the root: API-key auth, `X-Agentplat-Tenant-Id` as the
-/// tenant, AgentPlat's answers (its 401 message, its 404 for a wrong method).
+/// AgentPlat's own paths at the root: API-key auth (or, when the server is set up for
+/// it, AgentPlat's header-only tenant auth), `X-Agentplat-Tenant-Id` as the tenant,
+/// AgentPlat's answers (its 401 message, its 404 for a wrong method, its JSON).
 pub fn root_router(state: &AppState) -> Router<AppState> {
-    let auth = axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
+    let auth = axum::middleware::from_fn_with_state(
+        state.clone(),
+        crate::auth::require_key_or_tenant_header,
+    );
     routes(route_not_found)
         .route_layer(auth)
-        .layer(Extension(TenantFrom::Header))
+        .layer(Extension(Mount::AgentPlatRoot))
         .layer(axum::middleware::map_response(agentplat_root_errors))
 }
 
@@ -234,7 +258,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Tenant {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        if parts.extensions.get::<TenantFrom>() == Some(&TenantFrom::Header) {
+        if parts.extensions.get::<Mount>() == Some(&Mount::AgentPlatRoot) {
             return crate::auth::resolve_tenant(parts)
                 .map(Tenant)
                 .map_err(reshape);
@@ -255,6 +279,14 @@ fn data<T: serde::Serialize>(status: StatusCode, value: T) -> Response {
     match serde_json::to_vec(&DataEnvelope { data: value }) {
         Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(err) => reshape(ApiError::internal("encoding the response", &err)).into_response(),
+    }
+}
+
+/// A session answer in the mount's JSON.
+fn session_data(mount: Mount, status: StatusCode, session: &ExecutionSession) -> Response {
+    match mount {
+        Mount::Api => data(status, session),
+        Mount::AgentPlatRoot => data(status, AgentPlatSession::of(session)),
     }
 }
 
@@ -338,12 +370,13 @@ fn js_number(text: &str) -> Option<f64> {
 
 async fn get_session(
     State(state): State<AppState>,
+    Extension(mount): Extension<Mount>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let exec = ExecutionStore::new(state.store.clone());
     let session = exec.get(&tenant, &room_id, &session_id).await?;
-    Ok(data(StatusCode::OK, session))
+    Ok(session_data(mount, StatusCode::OK, &session))
 }
 
 /// A validation refusal in AgentPlat's words.
@@ -369,10 +402,35 @@ fn required_text(
     }
 }
 
+/// `expectedRevision` as a revision: a non-negative safe integer (`1.0` is 1, as in
+/// JavaScript). Anything else (absent, `null`, text, negative, fractional) is `None`,
+/// which AgentPlat's `state.revision !== expectedRevision` never matches: a revision
+/// conflict, unless the request is a replay.
+fn expected_revision(value: Option<&Value>) -> Option<u64> {
+    let value = value?;
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(n))
+            .map(|n| n as u64)
+    })
+}
+
+/// A `POST .../interventions` body as read: the request, and the requester it names.
+#[derive(Debug)]
+struct InterventionBody {
+    request: NewIntervention,
+    /// `requestedByParticipantId` when it is a non-blank string of at most
+    /// [`MAX_PARTICIPANT_ID_CHARS`] (else none: it names no participant). Read only
+    /// where no authentication names the requester.
+    requested_by: Option<String>,
+}
+
 /// Read a `POST .../interventions` body as AgentPlat does (`readJsonObject`, then
 /// `RoomExecutionCoordinator.requestIntervention`'s checks, in its order and words).
-/// `requestedByParticipantId` is not read: the requester is the API key's actor.
-fn parse_intervention(bytes: &[u8]) -> Result<RequestInterventionBody, ApiError> {
+/// A missing or unusable `expectedRevision` is not refused here: it is a revision
+/// conflict where AgentPlat compares it ([`expected_revision`]).
+fn parse_intervention(bytes: &[u8]) -> Result<InterventionBody, ApiError> {
     let text = String::from_utf8_lossy(bytes);
     if text.trim().is_empty() {
         return Err(agentplat(
@@ -404,24 +462,35 @@ fn parse_intervention(bytes: &[u8]) -> Result<RequestInterventionBody, ApiError>
     if !checkpoint.is_known() {
         return Err(invalid(messages::CHECKPOINT_INVALID));
     }
-    let expected_revision = body
-        .get("expectedRevision")
-        .and_then(|v| {
-            v.as_u64().or_else(|| {
-                v.as_f64()
-                    .filter(|n| n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(n))
-                    .map(|n| n as u64)
-            })
-        })
-        .ok_or_else(|| invalid("expectedRevision must be a non-negative integer"))?;
-    Ok(RequestInterventionBody {
-        expected_revision,
-        // AgentPlat stores the instruction trimmed; a replay compares the same text.
-        operation_id,
-        requested_by_participant_id: None,
-        instruction: instruction.trim().to_string(),
-        checkpoint,
+    let requested_by = body
+        .get("requestedByParticipantId")
+        .and_then(Value::as_str)
+        .filter(|id| !id.trim().is_empty() && id.chars().count() <= MAX_PARTICIPANT_ID_CHARS)
+        .map(str::to_string);
+    Ok(InterventionBody {
+        request: NewIntervention {
+            expected_revision: expected_revision(body.get("expectedRevision")),
+            operation_id,
+            // AgentPlat stores the instruction trimmed; a replay compares the same text.
+            instruction: instruction.trim().to_string(),
+            checkpoint,
+        },
+        requested_by,
     })
+}
+
+/// `POST .../authority` body, read as `ChangeAuthorityBody` but with `expectedRevision`
+/// taken as [`expected_revision`] takes it (a missing one is a revision conflict, as on
+/// an intervention request).
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AuthorityBody {
+    #[serde(default)]
+    expected_revision: Option<Value>,
+    #[serde(default)]
+    authority_revision: Option<String>,
+    #[serde(default)]
+    role_revision: Option<String>,
 }
 
 /// `POST .../authority`: compare-and-set the session's authority and role revisions
@@ -430,19 +499,42 @@ async fn change_authority(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
-    body: crate::api::extract::JsonBody<ChangeAuthorityBody>,
+    body: crate::api::extract::JsonBody<AuthorityBody>,
 ) -> Result<Response, ApiError> {
+    let change = AuthorityChange {
+        expected_revision: expected_revision(body.value.expected_revision.as_ref()),
+        authority_revision: body.value.authority_revision,
+        role_revision: body.value.role_revision,
+    };
     let exec = ExecutionStore::new(state.store.clone());
     let session = exec
-        .change_authority(&tenant, &room_id, &session_id, &body.value)
+        .change_authority(&tenant, &room_id, &session_id, &change)
         .await?;
     Ok(data(StatusCode::OK, session))
 }
 
+/// Who requests an intervention: the API key's actor; on a request admitted by
+/// AgentPlat's header-only tenant auth (no actor), the body's
+/// `requestedByParticipantId`, as AgentPlat's route takes it (`actor?.actorId ??
+/// input.requestedByParticipantId`). This server has no room participants to check it
+/// against: that auth is for a trusted network only. None named: AgentPlat's 403.
+fn requester(
+    actor: String,
+    header_only: bool,
+    requested_by: Option<String>,
+) -> Result<String, ApiError> {
+    if !header_only {
+        return Ok(actor);
+    }
+    requested_by.ok_or_else(|| agentplat(GatehouseCode::Forbidden, messages::REQUESTER_NOT_HUMAN))
+}
+
 async fn request_intervention(
     State(state): State<AppState>,
+    Extension(mount): Extension<Mount>,
     Tenant(tenant): Tenant,
     ActorName(actor): ActorName,
+    header_only: Option<Extension<TenantHeaderOnly>>,
     Path((room_id, session_id)): Path<(String, String)>,
     request: Request,
 ) -> Result<Response, ApiError> {
@@ -451,21 +543,23 @@ async fn request_intervention(
         .map_err(reshape)?;
     let body = parse_intervention(&bytes)?;
     let exec = ExecutionStore::new(state.store.clone());
-    // AgentPlat looks the room up before the session.
+    // AgentPlat looks the room up before the requester, and both before the session.
     if !exec.room_exists(&tenant, &room_id).await? {
         return Err(agentplat(
             GatehouseCode::NotFound,
             messages::room_not_found(&room_id),
         ));
     }
+    let requester = requester(actor, header_only.is_some(), body.requested_by)?;
     let session = exec
-        .request_intervention(&tenant, &room_id, &session_id, &body, &actor)
+        .request_intervention(&tenant, &room_id, &session_id, &body.request, &requester)
         .await?;
-    Ok(data(StatusCode::ACCEPTED, session))
+    Ok(session_data(mount, StatusCode::ACCEPTED, &session))
 }
 
 async fn list_events(
     State(state): State<AppState>,
+    Extension(mount): Extension<Mount>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
     uri: Uri,
@@ -473,12 +567,14 @@ async fn list_events(
     let after = parse_after(first_after(&uri).as_deref())?;
     let exec = ExecutionStore::new(state.store.clone());
     let session = exec.get(&tenant, &room_id, &session_id).await?;
-    let events: Vec<ExecutionEvent> = session
-        .events
-        .into_iter()
-        .filter(|e| e.sequence > after)
-        .collect();
-    Ok(data(StatusCode::OK, events))
+    let events = session.events.iter().filter(|e| e.sequence > after);
+    Ok(match mount {
+        Mount::Api => data(StatusCode::OK, events.collect::<Vec<_>>()),
+        Mount::AgentPlatRoot => data(
+            StatusCode::OK,
+            events.map(AgentPlatEvent).collect::<Vec<_>>(),
+        ),
+    })
 }
 
 /// One SSE frame: `id:` (when given), `event: agentplat.<type>`, `data:` the envelope.
@@ -503,19 +599,50 @@ fn sse_frame(id: Option<&str>, envelope: &StreamEnvelope) -> Bytes {
     Bytes::from(text)
 }
 
-/// AgentPlat's failure frame (its `content` exposes nothing, as `streamToSSE` does by
-/// default), with Gatehouse's machine code saying why. No `id:`, so a reconnecting
-/// `EventSource` keeps the last event it had.
-fn failed_frame(sequence: u64, code: GatehouseCode) -> Bytes {
+/// AgentPlat's failure frame, the `sequence`-th of its connection (its `content`
+/// exposes nothing, as `streamToSSE` does by default). On the root paths exactly
+/// AgentPlat's (`id: stream:<sequence>`); under `/api` with Gatehouse's machine code
+/// saying why, and no `id:`, so a reconnecting `EventSource` keeps the last event it had.
+fn failed_frame(mount: Mount, sequence: u64, code: GatehouseCode) -> Bytes {
     let mut envelope = StreamEnvelope::failed(sequence, messages::STREAM_FAILED);
-    envelope.extra.insert(
-        "gatehouseCode".to_string(),
-        Value::String(code.as_str().to_string()),
-    );
-    sse_frame(None, &envelope)
+    match mount {
+        Mount::AgentPlatRoot => sse_frame(Some(&envelope.sse_id(sequence)), &envelope),
+        Mount::Api => {
+            envelope.extra.insert(
+                "gatehouseCode".to_string(),
+                Value::String(code.as_str().to_string()),
+            );
+            sse_frame(None, &envelope)
+        }
+    }
+}
+
+/// The frame carrying `event` as the `sequence`-th of its connection: on the root paths
+/// AgentPlat's event JSON and id (`stream:<sequence>`), under `/api` Gatehouse's event
+/// and `stream:<event sequence>`.
+fn event_frame(
+    mount: Mount,
+    sequence: u64,
+    event: &ExecutionEvent,
+) -> Result<Bytes, serde_json::Error> {
+    Ok(match mount {
+        Mount::AgentPlatRoot => {
+            let payload = match serde_json::to_value(AgentPlatEvent(event))? {
+                Value::Object(map) => map,
+                _ => Default::default(),
+            };
+            let envelope = StreamEnvelope::session_event_payload(sequence, payload);
+            sse_frame(Some(&envelope.sse_id(sequence)), &envelope)
+        }
+        Mount::Api => {
+            let envelope = StreamEnvelope::session_event(sequence, event)?;
+            sse_frame(Some(&envelope.sse_id(event.sequence)), &envelope)
+        }
+    })
 }
 
 struct StreamState {
+    mount: Mount,
     exec: ExecutionStore,
     tenant: String,
     room_id: String,
@@ -534,17 +661,15 @@ struct StreamState {
 impl StreamState {
     fn push_failed(&mut self, code: GatehouseCode) {
         self.frames += 1;
-        self.queue.push_back(failed_frame(self.frames, code));
+        self.queue
+            .push_back(failed_frame(self.mount, self.frames, code));
         self.finished = true;
     }
 
     fn push_event(&mut self, event: &ExecutionEvent) {
         self.frames += 1;
-        match StreamEnvelope::session_event(self.frames, event) {
-            Ok(envelope) => {
-                let id = envelope.sse_id(event.sequence);
-                self.queue.push_back(sse_frame(Some(&id), &envelope));
-            }
+        match event_frame(self.mount, self.frames, event) {
+            Ok(frame) => self.queue.push_back(frame),
             Err(err) => {
                 tracing::warn!(session_id = %self.session_id, error = %err, "encoding a session event failed; ending the stream");
                 self.frames -= 1;
@@ -598,22 +723,27 @@ async fn next_frame(mut st: StreamState) -> Option<(Result<Bytes, Infallible>, S
     }
 }
 
-/// Where a stream starts: after the `Last-Event-ID` (`stream:<sequence>`) of a
-/// reconnect, which wins over `?after=` (an `EventSource` resends its first URL);
-/// else after `?after=` (AgentPlat's `Number(...)`), else from the first event.
-fn stream_start(headers: &HeaderMap, after: Option<&str>) -> Result<u64, ExecError> {
-    if let Some(last) = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(stream_id_number)
-    {
-        return Ok(last);
+/// Where a stream starts. Under `/api`: after the `Last-Event-ID`
+/// (`stream:<sequence>`) of a reconnect, which wins over `?after=` (an `EventSource`
+/// resends its first URL). Then (and always on the root paths, where AgentPlat ignores
+/// `Last-Event-ID`): after `?after=` (AgentPlat's `Number(...)`), else from the first
+/// event.
+fn stream_start(mount: Mount, headers: &HeaderMap, after: Option<&str>) -> Result<u64, ExecError> {
+    if mount == Mount::Api {
+        if let Some(last) = headers
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+            .and_then(stream_id_number)
+        {
+            return Ok(last);
+        }
     }
     parse_after(after)
 }
 
 async fn stream_events(
     State(state): State<AppState>,
+    Extension(mount): Extension<Mount>,
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
     headers: HeaderMap,
@@ -623,15 +753,23 @@ async fn stream_events(
     let Some(slot) = state.watchers.acquire() else {
         return crate::limits::streams_full(&state.watchers, crate::error::ErrorShape::AgentPlat);
     };
-    let retry = Bytes::from(format!("retry: {}\n\n", state.config.sse_retry.as_millis()));
+    // Gatehouse's reconnect hint; AgentPlat's route sends none.
+    let queue = match mount {
+        Mount::Api => VecDeque::from([Bytes::from(format!(
+            "retry: {}\n\n",
+            state.config.sse_retry.as_millis()
+        ))]),
+        Mount::AgentPlatRoot => VecDeque::new(),
+    };
     let mut st = StreamState {
+        mount,
         exec: ExecutionStore::new(state.store.clone()),
         tenant,
         room_id,
         session_id,
         after: 0,
         frames: 0,
-        queue: VecDeque::from([retry]),
+        queue,
         shutdown: state.shutdown.clone(),
         heartbeat: state.config.heartbeat,
         last_sent: Instant::now(),
@@ -639,7 +777,7 @@ async fn stream_events(
     };
     // As AgentPlat's stream route: the answer is a 200 stream; what goes wrong reading
     // the session is its failure frame.
-    match stream_start(&headers, first_after(&uri).as_deref()) {
+    match stream_start(mount, &headers, first_after(&uri).as_deref()) {
         Ok(after) => st.after = after,
         Err(err) => st.push_failed(err.code),
     }
@@ -701,12 +839,57 @@ mod tests {
     #[test]
     fn last_event_id_wins_over_a_stale_after() {
         let mut headers = HeaderMap::new();
-        assert_eq!(stream_start(&headers, Some("2")).unwrap(), 2);
+        assert_eq!(stream_start(Mount::Api, &headers, Some("2")).unwrap(), 2);
         headers.insert("last-event-id", HeaderValue::from_static("stream:5"));
-        assert_eq!(stream_start(&headers, Some("2")).unwrap(), 5);
-        assert_eq!(stream_start(&headers, Some("abc")).unwrap(), 5);
+        assert_eq!(stream_start(Mount::Api, &headers, Some("2")).unwrap(), 5);
+        assert_eq!(stream_start(Mount::Api, &headers, Some("abc")).unwrap(), 5);
         headers.insert("last-event-id", HeaderValue::from_static("garbage"));
-        assert_eq!(stream_start(&headers, Some("2")).unwrap(), 2);
+        assert_eq!(stream_start(Mount::Api, &headers, Some("2")).unwrap(), 2);
+    }
+
+    #[test]
+    fn the_root_paths_ignore_last_event_id_as_agentplat_does() {
+        let mut headers = HeaderMap::new();
+        headers.insert("last-event-id", HeaderValue::from_static("stream:3"));
+        let root = Mount::AgentPlatRoot;
+        assert_eq!(stream_start(root, &headers, None).unwrap(), 0);
+        assert_eq!(stream_start(root, &headers, Some("2")).unwrap(), 2);
+    }
+
+    #[test]
+    fn failure_frames_are_framed_per_mount() {
+        assert_eq!(
+            failed_frame(Mount::AgentPlatRoot, 1, GatehouseCode::NotFound),
+            Bytes::from_static(
+                b"id: stream:1\nevent: agentplat.failed\ndata: {\"version\":1,\"sequence\":1,\"type\":\"failed\",\"content\":\"Stream failed\"}\n\n"
+            )
+        );
+        assert_eq!(
+            failed_frame(Mount::Api, 2, GatehouseCode::NotFound),
+            Bytes::from_static(
+                b"event: agentplat.failed\ndata: {\"version\":1,\"sequence\":2,\"type\":\"failed\",\"content\":\"Stream failed\",\"gatehouseCode\":\"NOT_FOUND\"}\n\n"
+            )
+        );
+    }
+
+    #[test]
+    fn an_unusable_expected_revision_is_none_not_a_refusal() {
+        let revision = |body: &str| {
+            parse_intervention(body.as_bytes())
+                .unwrap()
+                .request
+                .expected_revision
+        };
+        let rest = r#""operationId":"op","instruction":"x","checkpoint":"pre_step""#;
+        assert_eq!(revision(&format!("{{{rest}}}")), None);
+        assert_eq!(
+            revision(&format!(r#"{{"expectedRevision":3.0,{rest}}}"#)),
+            Some(3)
+        );
+        for unusable in ["null", "\"1\"", "-1", "1.5", "true"] {
+            let body = format!(r#"{{"expectedRevision":{unusable},{rest}}}"#);
+            assert_eq!(revision(&body), None, "{body}");
+        }
     }
 
     #[test]
@@ -719,9 +902,10 @@ mod tests {
             )
         };
         let ok = r#"{"expectedRevision":0,"operationId":"op","instruction":" x ","checkpoint":"pre_step"}"#;
-        let body = parse_intervention(ok.as_bytes()).unwrap();
+        let body = parse_intervention(ok.as_bytes()).unwrap().request;
         assert_eq!(body.instruction, "x");
         assert_eq!(body.checkpoint, Checkpoint::PreStep);
+        assert_eq!(body.expected_revision, Some(0));
         for (body, code, message) in [
             ("", GatehouseCode::BadRequest, messages::JSON_BODY_REQUIRED),
             (
@@ -763,11 +947,6 @@ mod tests {
                 r#"{"expectedRevision":0,"operationId":"op","instruction":"x"}"#,
                 GatehouseCode::ValidationError,
                 messages::CHECKPOINT_INVALID,
-            ),
-            (
-                r#"{"operationId":"op","instruction":"x","checkpoint":"pre_step"}"#,
-                GatehouseCode::ValidationError,
-                "expectedRevision must be a non-negative integer",
             ),
             (
                 r#"{"expectedRevision":0,"operationId":7,"instruction":"x","checkpoint":"pre_step"}"#,

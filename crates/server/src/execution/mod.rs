@@ -5,7 +5,8 @@
 //! | [`rules`] | B3 as pure functions: CAS request with replay first, the 256 limit, claim under a lease, resolve-once, reconciliation |
 //! | [`store`] | [`ExecutionStore`]: durable sessions (one CAS-written row each), opening and recovery rules, the dispatcher's claim/resolve |
 //! | [`hooks`] | [`ExecutionHookProvider`]: every service-tier turn opens its session, and the harness's checkpoints claim, apply and resolve interventions |
-//! | [`api`] | the B2 routes under `/api/rooms/...` and the SSE event stream, in AgentPlat's envelope; mounted by [`crate::api::router`] |
+//! | [`api`] | the B2 routes under `/api/rooms/...` and at AgentPlat's root paths, and the SSE event stream, in AgentPlat's envelope; mounted by [`crate::api::router`] |
+//! | [`agentplat_shape`] | AgentPlat's own JSON of a session and its events (fields, order, millisecond times), what the root paths answer |
 //! | [`reconcile`] | the reconciler every instance runs ([`crate::start`]): takes over sessions whose run attempt died or stalled, ends paused sessions nothing will resume |
 //!
 //! ## How a run is bound
@@ -57,6 +58,7 @@
 //!   a transition: `canceled`; a resume that gave up: `failed`), rejecting every
 //!   unresolved intervention with the reason.
 
+pub mod agentplat_shape;
 pub mod api;
 pub mod hooks;
 pub mod reconcile;

@@ -112,6 +112,32 @@ pub fn push_event(
     });
 }
 
+/// `POST .../interventions` as the route read it (B3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewIntervention {
+    /// The session revision the caller saw; `None` when the body named none (or not as
+    /// a non-negative integer), which matches no revision: only a replay succeeds
+    /// without one, as in AgentPlat.
+    pub expected_revision: Option<u64>,
+    /// The caller's idempotency id.
+    pub operation_id: String,
+    /// What to do (stored trimmed, as AgentPlat stores it).
+    pub instruction: String,
+    /// Where to apply it.
+    pub checkpoint: Checkpoint,
+}
+
+/// `POST .../authority` (a Gatehouse route) as the route read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorityChange {
+    /// The session revision the caller saw; `None` as in [`NewIntervention`].
+    pub expected_revision: Option<u64>,
+    /// The authority revision now in force.
+    pub authority_revision: Option<String>,
+    /// The role revision now in force.
+    pub role_revision: Option<String>,
+}
+
 /// What a write did: changed the document (store it, revision + 1), or nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Applied<T> {
@@ -122,15 +148,20 @@ pub enum Applied<T> {
 }
 
 /// A client's write needs the session still running and at the revision it read:
-/// the state is checked first, then the revision.
-fn writable_at(session: &ExecutionSession, expected_revision: u64) -> Result<(), ExecError> {
+/// the state is checked first, then the revision. No `expected_revision` (the body named
+/// none, or not as a non-negative integer) matches no revision, as in AgentPlat, which
+/// compares what it was sent with the session's revision.
+fn writable_at(
+    session: &ExecutionSession,
+    expected_revision: Option<u64>,
+) -> Result<(), ExecError> {
     if session.status.is_terminal() {
         return Err(ExecError::new(
             GatehouseCode::SessionNotActive,
             messages::SESSION_NOT_ACTIVE,
         ));
     }
-    if session.revision != expected_revision {
+    if expected_revision != Some(session.revision) {
         return Err(ExecError::revision_conflict());
     }
     Ok(())
@@ -143,7 +174,7 @@ fn writable_at(session: &ExecutionSession, expected_revision: u64) -> Result<(),
 /// revision check.
 pub fn request_intervention(
     session: &mut ExecutionSession,
-    expected_revision: u64,
+    expected_revision: Option<u64>,
     operation_id: &str,
     instruction: &str,
     checkpoint: Checkpoint,
@@ -526,7 +557,7 @@ pub fn resolve(
 /// checkpoint comes ([`authority_moved`]). A session that ended refuses.
 pub fn change_authority(
     session: &mut ExecutionSession,
-    expected_revision: u64,
+    expected_revision: Option<u64>,
     authority_revision: Option<String>,
     role_revision: Option<String>,
 ) -> Result<Applied<()>, ExecError> {
@@ -655,25 +686,51 @@ mod tests {
     fn replay_comes_before_the_revision_check() {
         let mut s = session();
         let now = Utc::now();
-        let first = request_intervention(&mut s, 1, "op", "stop", Checkpoint::PreStep, "h", now);
+        let first =
+            request_intervention(&mut s, Some(1), "op", "stop", Checkpoint::PreStep, "h", now);
         assert_eq!(first, Ok(Applied::Write(())));
         s.revision = 2;
-        let replay = request_intervention(&mut s, 1, "op", "stop", Checkpoint::PreStep, "h", now);
+        let replay =
+            request_intervention(&mut s, Some(1), "op", "stop", Checkpoint::PreStep, "h", now);
         assert_eq!(replay, Ok(Applied::NoWrite(())));
-        let other = request_intervention(&mut s, 2, "op", "go", Checkpoint::PreStep, "h", now);
+        let other =
+            request_intervention(&mut s, Some(2), "op", "go", Checkpoint::PreStep, "h", now);
         assert_eq!(other, Err(ExecError::operation_conflict()));
         let other_requester =
-            request_intervention(&mut s, 2, "op", "stop", Checkpoint::PreStep, "x", now);
+            request_intervention(&mut s, Some(2), "op", "stop", Checkpoint::PreStep, "x", now);
         assert_eq!(other_requester, Err(ExecError::operation_conflict()));
-        let stale = request_intervention(&mut s, 1, "op2", "stop", Checkpoint::PreStep, "h", now);
+        let stale = request_intervention(
+            &mut s,
+            Some(1),
+            "op2",
+            "stop",
+            Checkpoint::PreStep,
+            "h",
+            now,
+        );
         assert_eq!(stale, Err(ExecError::revision_conflict()));
         // AgentPlat compares instruction and requester only: another checkpoint replays.
-        let other_checkpoint =
-            request_intervention(&mut s, 1, "op", "stop", Checkpoint::PostOutput, "h", now);
+        let other_checkpoint = request_intervention(
+            &mut s,
+            Some(1),
+            "op",
+            "stop",
+            Checkpoint::PostOutput,
+            "h",
+            now,
+        );
         assert_eq!(other_checkpoint, Ok(Applied::NoWrite(())));
         // A session that ended refuses before the revision is looked at.
         s.status = ExecutionSessionStatus::Completed;
-        let ended = request_intervention(&mut s, 1, "op3", "stop", Checkpoint::PreStep, "h", now);
+        let ended = request_intervention(
+            &mut s,
+            Some(1),
+            "op3",
+            "stop",
+            Checkpoint::PreStep,
+            "h",
+            now,
+        );
         assert_eq!(
             ended.map_err(|e| (e.code, e.message)),
             Err((
@@ -684,10 +741,28 @@ mod tests {
     }
 
     #[test]
+    fn no_expected_revision_is_a_revision_conflict_unless_it_replays() {
+        let mut s = session();
+        let now = Utc::now();
+        let first =
+            request_intervention(&mut s, Some(1), "op", "stop", Checkpoint::PreStep, "h", now);
+        assert_eq!(first, Ok(Applied::Write(())));
+        let replay =
+            request_intervention(&mut s, None, "op", "stop", Checkpoint::PreStep, "h", now);
+        assert_eq!(replay, Ok(Applied::NoWrite(())));
+        let new = request_intervention(&mut s, None, "op2", "go", Checkpoint::PreStep, "h", now);
+        assert_eq!(new, Err(ExecError::revision_conflict()));
+        assert_eq!(
+            change_authority(&mut s, None, Some("a2".into()), None),
+            Err(ExecError::revision_conflict())
+        );
+    }
+
+    #[test]
     fn claim_resolve_once_and_lease_expiry() {
         let mut s = session();
         let now = Utc::now();
-        let _ = request_intervention(&mut s, 1, "op", "hi", Checkpoint::PreAction, "h", now);
+        let _ = request_intervention(&mut s, Some(1), "op", "hi", Checkpoint::PreAction, "h", now);
         assert_eq!(
             claim(&mut s, Checkpoint::PreStep, 50, now),
             Ok(Applied::NoWrite(None))
@@ -738,7 +813,7 @@ mod tests {
     fn reconcile_rejects_unreached_with_reason() {
         let mut s = session();
         let now = Utc::now();
-        let _ = request_intervention(&mut s, 1, "op", "hi", Checkpoint::PreAction, "h", now);
+        let _ = request_intervention(&mut s, Some(1), "op", "hi", Checkpoint::PreAction, "h", now);
         let out = reconcile(&mut s, ExecutionSessionStatus::Completed, None, None, now);
         assert_eq!(out, Applied::Write(()));
         let i = &s.interventions[0];

@@ -17,12 +17,11 @@ use chrono::Utc;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::execution::{
     Checkpoint, ExecutionEventType, ExecutionSession, ExecutionSessionStatus,
-    RequestInterventionBody,
 };
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
-use super::rules::{self, Applied, Claim, ExecError, Resolution};
+use super::rules::{self, Applied, AuthorityChange, Claim, ExecError, NewIntervention, Resolution};
 use crate::store::{
     addable_lease_ms, format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, with_tx,
     JoinedWrite, RowExt, Store, StoreError, Tx,
@@ -389,7 +388,7 @@ impl ExecutionStore {
         tenant_id: &str,
         room_id: &str,
         session_id: &str,
-        body: &RequestInterventionBody,
+        request: &NewIntervention,
         requester: &str,
     ) -> Result<ExecutionSession, ExecError> {
         // Scope check first: a session of another tenant or room does not exist here.
@@ -399,10 +398,10 @@ impl ExecutionStore {
                 let now = row.now();
                 rules::request_intervention(
                     &mut row.session,
-                    body.expected_revision,
-                    &body.operation_id,
-                    &body.instruction,
-                    body.checkpoint.clone(),
+                    request.expected_revision,
+                    &request.operation_id,
+                    &request.instruction,
+                    request.checkpoint.clone(),
                     requester,
                     now,
                 )
@@ -418,16 +417,16 @@ impl ExecutionStore {
         tenant_id: &str,
         room_id: &str,
         session_id: &str,
-        body: &gatehouse_wire::execution::ChangeAuthorityBody,
+        change: &AuthorityChange,
     ) -> Result<ExecutionSession, ExecError> {
         self.get(tenant_id, room_id, session_id).await?;
         let ((), session) = self
             .mutate(session_id, |row| {
                 rules::change_authority(
                     &mut row.session,
-                    body.expected_revision,
-                    body.authority_revision.clone(),
-                    body.role_revision.clone(),
+                    change.expected_revision,
+                    change.authority_revision.clone(),
+                    change.role_revision.clone(),
                 )
             })
             .await?;

@@ -11,6 +11,7 @@ mod common;
 mod admission;
 mod agenta;
 mod agentplat_dropin;
+mod agentplat_root_paths;
 mod bad_input;
 mod batch;
 mod clock_skew;

@@ -22,6 +22,23 @@ pub fn gatehouse(server: &TestServer) -> Command {
     cmd
 }
 
+/// `gatehouse` with no connection setting taken from the environment (each test names
+/// its own with flags).
+pub fn gatehouse_without_env() -> Command {
+    let mut cmd = Command::new(BIN);
+    for var in [
+        "GATEHOUSE_URL",
+        "GATEHOUSE_API_KEY",
+        "GATEHOUSE_PROJECT",
+        "GATEHOUSE_UPSTREAM",
+        "GATEHOUSE_TENANT",
+        "GATEHOUSE_PARTICIPANT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 /// Run `gatehouse <args>` against `server` to completion.
 pub fn run(server: &TestServer, args: &[&str]) -> Output {
     gatehouse(server).args(args).output().unwrap()

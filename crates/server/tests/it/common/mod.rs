@@ -8,6 +8,16 @@ use std::time::{Duration, Instant};
 use gatehouse_server::testing::{self, TestServer, TestServerOptions};
 use serde_json::{json, Value};
 
+/// A turn parked at its approval gate ([`Harness::park_run`]).
+pub struct ParkedRun {
+    /// The gate's interaction id.
+    pub gate: String,
+    /// The run's execution session: its room, id and revision when parked.
+    pub room: String,
+    pub session: String,
+    pub revision: u64,
+}
+
 /// A test server plus an HTTP client.
 pub struct Harness {
     pub server: TestServer,
@@ -145,6 +155,11 @@ impl Harness {
     /// Park a turn of `session_id` at its approval gate (`model`, permission `ask`, the
     /// user says "go"): the gate's interaction id.
     pub async fn park(&self, session_id: &str, model: &str) -> String {
+        self.park_run(session_id, model).await.gate
+    }
+
+    /// Park a turn as [`Harness::park`] does: its gate and its execution session.
+    pub async fn park_run(&self, session_id: &str, model: &str) -> ParkedRun {
         let parked = self
             .invoke(json!({
                 "session_id": session_id,
@@ -152,7 +167,14 @@ impl Harness {
             }))
             .await;
         assert_eq!(parked["status"], "parked", "{parked}");
-        parked["interaction_ids"][0].as_str().unwrap().to_string()
+        let execution = &parked["execution"];
+        let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
+        ParkedRun {
+            gate: text(&parked["interaction_ids"][0]),
+            room: text(&execution["room_id"]),
+            session: text(&execution["session_id"]),
+            revision: execution["revision"].as_u64().unwrap_or_default(),
+        }
     }
 
     /// Answer a gate: `POST /api/sessions/interactions/{id}/respond` with
