@@ -17,5 +17,5 @@ pub use rows::{
     RespondOutcome, TransitionOutcome,
 };
 pub use tool_runs::{ToolRun, ToolRunFence, ToolRunPermit, ToolRunRecord};
-pub use turns::{turn_status_text, NewTurn, TurnRecord};
+pub use turns::{turn_status_text, NewTurn, TurnClaim, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};

@@ -4,6 +4,7 @@
 //! its tool call here and does not run it again; a worker that lost its lease cannot
 //! write the row, so it does not run the tool at all. One approval, one run.
 
+use super::jobs::job_lease_held;
 use crate::store::{in_tx, now_millis, now_text, with_pool, RowExt, Store, StoreError};
 
 /// A tool call about to run.
@@ -83,13 +84,8 @@ impl Store {
         );
         let mut next = 8;
         if fence.job.is_some() {
-            sql.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM resume_jobs WHERE interaction_id = ${} \
-                 AND lease_owner = ${} AND state = 'queued' AND lease_expires_ms > ${})",
-                next,
-                next + 1,
-                next + 2
-            ));
+            sql.push_str(" AND ");
+            sql.push_str(&job_lease_held(next, next + 1, next + 2));
             next += 3;
         }
         if fence.execution.is_some() {
