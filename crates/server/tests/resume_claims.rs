@@ -1,10 +1,12 @@
-//! The store's guard behind "one resume per parked turn" (issue 23, item 1), below the
-//! HTTP routes: a parked turn is claimed by one answered gate's resume, fenced by its
-//! lease, and only that resume records itself on the turn.
-//! `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on PostgreSQL.
+//! The store's two guards behind "one resume per parked turn, one run per approved call"
+//! (issue 23, items 1 and 2), below the HTTP routes: a parked turn is claimed by one
+//! answered gate's resume, fenced by its lease, and only that resume records itself on
+//! the turn; the tool-run ledger compares the call (tool and arguments) under a key, not
+//! only the key. `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on PostgreSQL.
 
 use gatehouse_server::interactions::store::{
-    ClaimedJob, CompleteOutcome, JobCompletion, NewTurn, TurnClaim,
+    args_digest, ClaimedJob, CompleteOutcome, JobCompletion, NewTurn, ToolRun, ToolRunFence,
+    ToolRunPermit, TurnClaim,
 };
 use gatehouse_server::Store;
 use serde_json::json;
@@ -130,4 +132,47 @@ async fn a_claim_needs_a_live_lease() {
         .unwrap()
         .unwrap();
     assert_eq!(parked.resumed_by_turn_id, None);
+}
+
+fn run(tool: &str, args: serde_json::Value) -> ToolRun {
+    ToolRun {
+        project_id: PROJECT.into(),
+        session_id: SESSION.into(),
+        tool_call_id: "toolu_00_abc".into(),
+        tool: tool.into(),
+        args_digest: args_digest(&args),
+        turn_id: "t-1".into(),
+        interaction_id: None,
+    }
+}
+
+#[tokio::test]
+async fn the_ledger_compares_the_call_under_a_key() {
+    let (_dir, store) = common::fresh_store("claims.db").await;
+    let fence = ToolRunFence::default();
+    let bash = run("Bash", json!({"command": "make release"}));
+    assert_eq!(
+        store.begin_tool_run(&bash, &fence).await.unwrap(),
+        ToolRunPermit::Run
+    );
+    assert!(matches!(
+        store.begin_tool_run(&bash, &fence).await.unwrap(),
+        ToolRunPermit::AlreadyRan { .. }
+    ));
+    for other in [
+        run("Deploy", json!({"target": "prod"})),
+        run("Bash", json!({"command": "rm -rf /"})),
+    ] {
+        assert_eq!(
+            store.begin_tool_run(&other, &fence).await.unwrap(),
+            ToolRunPermit::Conflict {
+                tool: "Bash".into(),
+                turn_id: "t-1".into(),
+            },
+            "{other:?}"
+        );
+    }
+    let rows = store.tool_runs(PROJECT, SESSION).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].tool, "Bash");
 }

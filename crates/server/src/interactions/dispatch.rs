@@ -14,7 +14,9 @@
 //! claims the turn in the database ([`Store::claim_parked_turn`](crate::Store::claim_parked_turn),
 //! fenced by the lease); an answer to another row naming the turn, or a resume that finds
 //! the claim taken, resolves its row with a typed `resolution.error`
-//! ([`NOT_THE_PARKED_GATE_CODE`], [`TURN_ALREADY_RESUMED_CODE`]) and runs nothing.
+//! ([`NOT_THE_PARKED_GATE_CODE`], [`TURN_ALREADY_RESUMED_CODE`]) and runs nothing. The
+//! resume runs the call the turn gated, under the gate's call id, never an answer's
+//! `tool_call_id`.
 //!
 //! While a resume runs, its heartbeat renews the job's lease ([`guard`](super::guard)), so a
 //! long resume keeps its job; an instance that dies or stalls loses it within one lease
@@ -27,7 +29,7 @@
 //! (restart safety).
 
 use gatehouse_wire::interaction::{ApprovalAnswer, InteractionStatus, Verdict};
-use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
+use gatehouse_wire::resume::build_resume_request;
 use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
@@ -275,18 +277,20 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         Some(serde_json::Value::Object(answer)) => ApprovalAnswer::from_answer(answer),
         _ => ApprovalAnswer::from_answer(&Default::default()),
     };
+    // The answer approves the call the server gated: its id is the envelope's and the
+    // tool-run ledger's key, never the answer's `tool_call_id` (a client's word).
+    let tool_call_id = parked.gate.tool_call_id.clone();
+    let answer = ApprovalAnswer {
+        tool_call_id: Some(tool_call_id.clone()),
+        ..answer
+    };
     let wire_row = row.to_wire();
     let invoke = build_resume_request(
         &wire_row,
         &answer,
         parked_turn.messages.clone(),
-        Some(&parked.gate.tool_call_id),
+        Some(&tool_call_id),
     );
-    let tool_call_id = gated_tool_call_id(&wire_row, &answer, Some(&parked.gate.tool_call_id));
-    // The harness continues the parked step; the envelope in the history answers the
-    // tool call id it gated with.
-    let mut parked = parked;
-    parked.gate.tool_call_id = tool_call_id.clone();
     let session_id = row.session_id.clone();
     let executed = begin_turn(
         state,
