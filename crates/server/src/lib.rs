@@ -118,8 +118,9 @@
 //! runs ([`interactions::guard`]), fenced by tokens, and taken over after expiry by any
 //! instance ([`execution::reconcile`]); claims lock rows (`FOR UPDATE SKIP LOCKED`). A
 //! turn's effects are written in one transaction with the turn (its interventions
-//! applied, its session's end), and a tool call runs at most once per approval (the
-//! tool-run ledger).
+//! applied, its session's end), a parked turn is resumed once (its resume claims the turn
+//! row first), and a tool call runs at most once per approval (the tool-run ledger,
+//! which compares the tool and its arguments under a call id).
 
 pub mod api;
 pub mod auth;
