@@ -126,8 +126,10 @@
 //! is judged by the database server's clock (lease statements compute "now" in SQL), so
 //! instances whose clocks disagree do not take each other's live work; SQLite uses this
 //! host's clock (one file on one host). A turn's effects are written in one transaction
-//! with the turn (its interventions applied, its session's end), and a tool call runs at
-//! most once per approval (the tool-run ledger).
+//! with the turn (its interventions applied, its session's end), a parked turn is resumed
+//! once (its resume claims the turn row first), and a tool call runs at most once per
+//! approval (the tool-run ledger, which compares the tool and its arguments under a call
+//! id).
 //!
 //! A database that cannot take the work (PostgreSQL down or restarting, a terminated
 //! connection, a SQLite file on a full disk or locked by another process) is answered

@@ -268,6 +268,13 @@ async fn respond(
     // As Agenta's router: `body.answer or {}`. Any object is an answer (an approval is
     // read by truthiness when the resume is built: `{}` denies).
     let answer = body.value.answer_or_empty();
+    if let Some(gated) = other_call_named(&state, &project_id, &id, &answer).await? {
+        return Err(ApiError::validation(
+            &["body", "answer", "tool_call_id"],
+            other_call_message(&gated),
+            "value_error",
+        ));
+    }
     let hash = key.as_ref().map(|_| respond_hash(&id, &body.raw));
     let idempotency = key.as_deref().zip(hash.as_deref());
     state.backlog.admit().await;
@@ -288,6 +295,44 @@ async fn respond(
         RespondOutcome::NotPending => Err(ApiError::not_pending()),
         RespondOutcome::NotFound => Err(ApiError::interaction_not_found()),
     }
+}
+
+/// The rule for an approval answer's `tool_call_id` (CONTRACT.md A6): it may name only
+/// the call its gate names (`data.request.tool_call_id`), or none. The call a resume runs
+/// is always the gate's (the server's record, never a client's word), so an answer naming
+/// another call is refused with nothing written, rather than approving something else
+/// than it says. `Some(the gate's call id)` when `answer` names another call.
+async fn other_call_named(
+    state: &AppState,
+    project_id: &str,
+    id: &str,
+    answer: &JsonObject,
+) -> ApiResult<Option<String>> {
+    let named = answer
+        .get("tool_call_id")
+        .and_then(serde_json::Value::as_str)
+        .filter(|named| !named.trim().is_empty());
+    let Some(named) = named else {
+        return Ok(None);
+    };
+    // An unknown row is answered 404 by the respond itself.
+    let Some(row) = state.store.get_interaction(project_id, id).await? else {
+        return Ok(None);
+    };
+    if row.kind != InteractionKind::UserApproval.as_str() {
+        return Ok(None);
+    }
+    let gated = row
+        .data
+        .request
+        .as_ref()
+        .and_then(|request| request.tool_call_id.as_deref())
+        .filter(|gated| !gated.trim().is_empty());
+    Ok(gated.filter(|gated| *gated != named).map(str::to_string))
+}
+
+fn other_call_message(gated: &str) -> String {
+    format!("names another tool call than its gate's ({gated}); send that id, or none")
 }
 
 /// What one answer came to, settled alike for a single respond and a batch item: a won
@@ -357,6 +402,16 @@ fn batch_result(
     }
 }
 
+/// A batch item refused before it is answered: `invalid`, `VALIDATION_ERROR`, `detail`.
+fn invalid_item(id: &str, detail: impl Into<String>) -> BatchResult {
+    batch_result(
+        id,
+        BatchOutcome::Invalid,
+        None,
+        batch_error(GatehouseCode::ValidationError, detail),
+    )
+}
+
 /// `POST /sessions/interactions/respond-batch` (a Gatehouse route, C4): answer up to
 /// [`MAX_BATCH_ANSWERS`] gates in one request and one transaction, each exactly as a
 /// single respond answers it, each with its own outcome.
@@ -387,26 +442,16 @@ async fn respond_batch(
         let id = match parse_uuid(&item.id, &["body", "answers", "id"]) {
             Ok(id) => id,
             Err(_) => {
-                results[index] = Some(batch_result(
-                    &item.id,
-                    BatchOutcome::Invalid,
-                    None,
-                    batch_error(GatehouseCode::ValidationError, "id is not a UUID"),
-                ));
+                results[index] = Some(invalid_item(&item.id, "id is not a UUID"));
                 continue;
             }
         };
         let key = match item.idempotency_key.as_deref().map(str::trim) {
             None => None,
             Some(key) if key.is_empty() || key.len() > 255 || !key.is_ascii() => {
-                results[index] = Some(batch_result(
+                results[index] = Some(invalid_item(
                     &item.id,
-                    BatchOutcome::Invalid,
-                    None,
-                    batch_error(
-                        GatehouseCode::ValidationError,
-                        "idempotency_key must be 1 to 255 ASCII characters",
-                    ),
+                    "idempotency_key must be 1 to 255 ASCII characters",
                 ));
                 continue;
             }
@@ -419,10 +464,16 @@ async fn respond_batch(
                 Some((key.to_string(), respond_hash(&id, &raw)))
             }
         };
+        let answer = item.answer.clone().unwrap_or_default();
+        if let Some(gated) = other_call_named(&state, &project_id, &id, &answer).await? {
+            let detail = format!("answer.tool_call_id {}", other_call_message(&gated));
+            results[index] = Some(invalid_item(&item.id, detail));
+            continue;
+        }
         valid.push(Valid {
             index,
             id,
-            answer: item.answer.clone().unwrap_or_default(),
+            answer,
             key,
         });
     }

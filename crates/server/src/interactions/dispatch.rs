@@ -9,6 +9,15 @@
 //! lease to expire and another claim retries; a stale worker's commit is refused, so a
 //! resume is never lost and never applied twice.
 //!
+//! One resume per parked turn (CONTRACT.md A7): only the answer to the gate the turn
+//! parked at (its session and token) resumes it, and before anything runs the resume
+//! claims the turn in the database ([`Store::claim_parked_turn`](crate::Store::claim_parked_turn),
+//! fenced by the lease); an answer to another row naming the turn, or a resume that finds
+//! the claim taken, resolves its row with a typed `resolution.error`
+//! ([`NOT_THE_PARKED_GATE_CODE`], [`TURN_ALREADY_RESUMED_CODE`]) and runs nothing. The
+//! resume runs the call the turn gated, under the gate's call id, never an answer's
+//! `tool_call_id`.
+//!
 //! While a resume runs, its heartbeat renews the job's lease ([`guard`](super::guard)), so a
 //! long resume keeps its job; an instance that dies or stalls loses it within one lease
 //! and any instance takes it over. The stalled one, if it wakes, finds its lease gone:
@@ -25,18 +34,28 @@
 //! (restart safety).
 
 use gatehouse_wire::interaction::{ApprovalAnswer, InteractionStatus, Verdict};
-use gatehouse_wire::resume::{build_resume_request, gated_tool_call_id};
+use gatehouse_wire::resume::build_resume_request;
 use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
 use super::parked::ParkedState;
-use super::store::{ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion};
+use super::store::{
+    ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, TurnClaim, TurnRecord,
+};
 use super::turn::{begin_turn, end_turn, ResumePoint, TurnInput, TurnWrite};
 use crate::readiness::{PulseGuard, Task};
 use crate::AppState;
 
 /// The actor recorded for resumes.
 pub const DISPATCHER_ACTOR: &str = "dispatcher";
+
+/// The code of `resolution.error` on an answered row that names a parked turn which
+/// waits on another gate (a second row written for the turn): it resumed nothing.
+pub const NOT_THE_PARKED_GATE_CODE: &str = "NOT_THE_PARKED_GATE";
+
+/// The code of `resolution.error` on an answered row whose parked turn another answer's
+/// resume claimed first: it resumed nothing.
+pub const TURN_ALREADY_RESUMED_CODE: &str = "TURN_ALREADY_RESUMED";
 
 /// Start the resume workers ([`ServerConfig::resume_workers`](crate::ServerConfig::resume_workers),
 /// at least one); the handle ends when they all have, at shutdown.
@@ -125,22 +144,91 @@ async fn process(state: &AppState, job: &ClaimedJob) {
     }
 }
 
+/// Finish a job that resumes nothing: the row stays as it is (`note` says why), or, with
+/// `error`, is resolved with it as `resolution.error` (the answer is kept), so the
+/// answer says what came of it instead of waiting forever.
 async fn complete_without_resume(
     state: &AppState,
     job: &ClaimedJob,
     note: &str,
+    error: Option<serde_json::Value>,
 ) -> Result<(), String> {
     tracing::info!(interaction_id = %job.interaction_id, note, "nothing to resume");
+    let resolution = error.map(|error| {
+        let mut resolution = JsonObject::new();
+        resolution.insert("error".to_string(), error);
+        resolution
+    });
     let completion = JobCompletion {
         note: Some(note.to_string()),
+        resolution,
         ..JobCompletion::default()
     };
-    state
+    let outcome = state
         .store
         .complete_job(job, &completion, None)
         .await
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    if let CompleteOutcome::Completed {
+        resolved: Some(row),
+        ..
+    } = outcome
+    {
+        state.events.row_changed(&row, InteractionStatus::Resolved);
+    }
+    Ok(())
+}
+
+/// `resolution.error` of an answered row that names a parked turn waiting on another
+/// gate ([`NOT_THE_PARKED_GATE_CODE`]), naming that gate when it is found.
+async fn not_the_parked_gate(
+    state: &AppState,
+    parked_turn: &TurnRecord,
+    parked: &ParkedState,
+) -> Result<serde_json::Value, String> {
+    let gate = state
+        .store
+        .find_by_token(
+            &parked_turn.project_id,
+            &parked_turn.session_id,
+            &parked.token,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let gate_id = gate.map(|g| g.id);
+    let message = match &gate_id {
+        Some(id) => format!(
+            "turn {} waits on gate {id}; only that gate's answer resumes it",
+            parked_turn.id
+        ),
+        None => format!(
+            "turn {} waits on another gate; only that gate's answer resumes it",
+            parked_turn.id
+        ),
+    };
+    Ok(serde_json::json!({
+        "code": NOT_THE_PARKED_GATE_CODE,
+        "message": message,
+        "turn_id": parked_turn.id,
+        "parked_gate_id": gate_id,
+    }))
+}
+
+/// `resolution.error` of an answered row whose parked turn another answer's resume
+/// claimed first ([`TURN_ALREADY_RESUMED_CODE`]), naming that answer and its resume.
+fn turn_already_resumed(
+    turn_id: &str,
+    interaction_id: Option<String>,
+    resumed_by_turn_id: Option<String>,
+) -> serde_json::Value {
+    let by = interaction_id.as_deref().unwrap_or("another answer");
+    serde_json::json!({
+        "code": TURN_ALREADY_RESUMED_CODE,
+        "message": format!("turn {turn_id} is resumed once, by the answer to {by}; this answer resumed nothing"),
+        "turn_id": turn_id,
+        "resumed_by_interaction_id": interaction_id,
+        "resumed_by_turn_id": resumed_by_turn_id,
+    })
 }
 
 /// Resume one claimed job. `Err` leaves the job to be retried after its lease.
@@ -151,11 +239,11 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?
     else {
-        return complete_without_resume(state, job, "the interaction no longer exists").await;
+        return complete_without_resume(state, job, "the interaction no longer exists", None).await;
     };
     if row.status() != InteractionStatus::Responded {
         let note = format!("the interaction is {}; nothing to resume", row.status);
-        return complete_without_resume(state, job, &note).await;
+        return complete_without_resume(state, job, &note, None).await;
     }
     let parked_turn = match row.turn_id.as_deref() {
         Some(turn_id) => store
@@ -167,11 +255,9 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
     let Some(parked_turn) = parked_turn.filter(|t| t.parked_state.is_some()) else {
         // A gate opened by an external runner: it consumes the answer itself and
         // transitions the row; there is no parked turn here to resume.
-        return complete_without_resume(state, job, "no parked turn here (external runner)").await;
+        let note = "no parked turn here (external runner)";
+        return complete_without_resume(state, job, note, None).await;
     };
-    if parked_turn.resumed_by_turn_id.is_some() {
-        return complete_without_resume(state, job, "the parked turn was already resumed").await;
-    }
     let parked: ParkedState = parked_turn
         .parked_state
         .clone()
@@ -179,24 +265,52 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         .transpose()
         .map_err(|e| format!("the parked turn's state is unreadable: {e}"))?
         .ok_or("the parked turn has no state")?;
+    // A parked turn waits on one gate, the row it wrote (its session and token); another
+    // row naming the turn resumes nothing, whatever it shows.
+    if row.session_id != parked_turn.session_id || row.token != parked.token {
+        let error = not_the_parked_gate(state, &parked_turn, &parked).await?;
+        let note = "not the gate the parked turn waits on";
+        return complete_without_resume(state, job, note, Some(error)).await;
+    }
+    // One resume per parked turn: claim it before anything runs.
+    match store
+        .claim_parked_turn(job, &parked_turn.id)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        TurnClaim::Claimed => {}
+        TurnClaim::ClaimedByOther {
+            interaction_id,
+            resumed_by_turn_id,
+        } => {
+            let error = turn_already_resumed(&parked_turn.id, interaction_id, resumed_by_turn_id);
+            let note = "the parked turn is resumed by another answer";
+            return complete_without_resume(state, job, note, Some(error)).await;
+        }
+        TurnClaim::LeaseLost => {
+            tracing::warn!(interaction_id = %job.interaction_id, "lease lost before claiming the parked turn; another worker owns the resume");
+            return Ok(());
+        }
+    }
     // Read as Agenta's dispatcher reads it: `approved` is truthiness, `{}` denies.
     let answer = match row.resolution.as_ref().and_then(|r| r.get("answer")) {
         Some(serde_json::Value::Object(answer)) => ApprovalAnswer::from_answer(answer),
         _ => ApprovalAnswer::from_answer(&Default::default()),
     };
-
+    // The answer approves the call the server gated: its id is the envelope's and the
+    // tool-run ledger's key, never the answer's `tool_call_id` (a client's word).
+    let tool_call_id = parked.gate.tool_call_id.clone();
+    let answer = ApprovalAnswer {
+        tool_call_id: Some(tool_call_id.clone()),
+        ..answer
+    };
     let wire_row = row.to_wire();
     let invoke = build_resume_request(
         &wire_row,
         &answer,
         parked_turn.messages.clone(),
-        Some(&parked.gate.tool_call_id),
+        Some(&tool_call_id),
     );
-    let tool_call_id = gated_tool_call_id(&wire_row, &answer, Some(&parked.gate.tool_call_id));
-    // The harness continues the parked step; the envelope in the history answers the
-    // tool call id it gated with.
-    let mut parked = parked;
-    parked.gate.tool_call_id = tool_call_id.clone();
     let session_id = row.session_id.clone();
     let executed = begin_turn(
         state,

@@ -6,6 +6,8 @@
 //! tool run the ledger cannot record (the database failed) is not run either, and the
 //! attempt stops the same way ([`TurnGuard::lost_reason`]): the dispatcher retries the
 //! resume rather than record it as one that ran nothing.
+//! A call whose id the ledger holds for another call (another tool, other arguments)
+//! does not run either: the turn fails, and [`TurnGuard::ledger_conflict`] says why.
 //!
 //! The guard wraps the turn's [`CheckpointHook`] (the execution service's, or none), so
 //! the harness sees one hook.
@@ -19,7 +21,7 @@ use gatehouse_wire::execution::ExecutionRef;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use super::store::{ClaimedJob, ToolRun, ToolRunFence, ToolRunPermit};
+use super::store::{args_digest, ClaimedJob, ToolRun, ToolRunFence, ToolRunPermit};
 use crate::error::ApiError;
 use crate::runner::{ActionPermit, CheckpointDecision, CheckpointHook, TurnEnd};
 use crate::store::{JoinedWrite, Store};
@@ -68,6 +70,8 @@ pub struct TurnGuard {
     store: Store,
     turn: GuardedTurn,
     lost: Arc<Lost>,
+    /// Why a call did not run because the ledger holds its id for another call.
+    conflict: Mutex<Option<String>>,
     heartbeat: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -102,6 +106,7 @@ impl TurnGuard {
             store,
             turn,
             lost,
+            conflict: Mutex::new(None),
             heartbeat: Mutex::new(Some(heartbeat)),
         })
     }
@@ -122,13 +127,19 @@ impl TurnGuard {
         self.lost.reason()
     }
 
+    /// Why a tool call of this turn was refused because the tool-run ledger holds its
+    /// id for another call (another tool or other arguments), if one was.
+    pub fn ledger_conflict(&self) -> Option<String> {
+        self.conflict.lock().ok().and_then(|slot| slot.clone())
+    }
+
     fn halt_if_lost(&self) -> Option<CheckpointDecision> {
         self.lost
             .reason()
             .map(|reason| CheckpointDecision::Halt { reason })
     }
 
-    async fn permit(&self, tool: &str, tool_call_id: &str) -> ActionPermit {
+    async fn permit(&self, tool: &str, args: &Value, tool_call_id: &str) -> ActionPermit {
         if let Some(reason) = self.lost.reason() {
             return ActionPermit::Refused { reason };
         }
@@ -137,6 +148,7 @@ impl TurnGuard {
             session_id: self.turn.session_id.clone(),
             tool_call_id: tool_call_id.to_string(),
             tool: tool.to_string(),
+            args_digest: args_digest(args),
             turn_id: self.turn.turn_id.clone(),
             interaction_id: self.turn.job.as_ref().map(|j| j.interaction_id.clone()),
         };
@@ -153,6 +165,20 @@ impl TurnGuard {
             Ok(ToolRunPermit::AlreadyRan { turn_id, at }) => {
                 tracing::info!(tool, tool_call_id, by = %turn_id, %at, "tool call already ran in an earlier attempt; not run again");
                 ActionPermit::AlreadyRan { turn_id }
+            }
+            Ok(ToolRunPermit::Conflict {
+                tool: recorded_tool,
+                turn_id,
+            }) => {
+                let reason = format!(
+                    "the tool-run ledger holds call {tool_call_id} for another call \
+                     ({recorded_tool}, by attempt {turn_id}); {tool} was not run"
+                );
+                tracing::warn!(tool, tool_call_id, %reason, "tool call refused: its id names another recorded call");
+                if let Ok(mut slot) = self.conflict.lock() {
+                    slot.get_or_insert_with(|| reason.clone());
+                }
+                ActionPermit::Refused { reason }
             }
             Ok(ToolRunPermit::Refused { reason }) => {
                 self.lost.set(&reason);
@@ -286,9 +312,10 @@ impl CheckpointHook for TurnGuard {
         &'a self,
         _step_index: usize,
         tool: &'a str,
+        args: &'a Value,
         tool_call_id: &'a str,
     ) -> BoxFuture<'a, ActionPermit> {
-        Box::pin(self.permit(tool, tool_call_id))
+        Box::pin(self.permit(tool, args, tool_call_id))
     }
 
     fn run_fence(&self) -> Option<(String, String)> {

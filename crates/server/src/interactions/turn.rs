@@ -8,7 +8,8 @@
 //! A resume fails closed: when the config that raised its gate cannot be recovered
 //! ([`resume_config`]), or its execution session already ended, the turn ends failed
 //! with the reason (on the turn, its execution run, and the row's `resolution.error`)
-//! and the approved tool does not run.
+//! and the approved tool does not run. So does a tool call whose id the tool-run ledger
+//! holds for another call ([`TOOL_CALL_CONFLICT_CODE`]).
 //!
 //! Both callers, `POST /api/invoke` and the resume [`dispatch`](super::dispatch)er, run a
 //! turn the same way: [`begin_turn`], write what [`ExecutedTurn`] holds in one
@@ -144,10 +145,16 @@ pub const RESUME_REFUSED_CODE: &str = "CONFIG_UNRECOVERABLE";
 /// execution session already ended (a run is never resumed outside its session).
 pub const SESSION_ENDED_CODE: &str = "EXECUTION_SESSION_ENDED";
 
-/// Why a resume did not run its turn: `resolution.error` on the answered row.
+/// The code of `resolution.error` on a row whose resume did not run a tool call because
+/// the tool-run ledger holds the call's id for another call (another tool or other
+/// arguments): the call does not run and the turn fails, never reported as run.
+pub const TOOL_CALL_CONFLICT_CODE: &str = "TOOL_CALL_CONFLICT";
+
+/// Why a resume did not run its turn (or a tool call of it): `resolution.error` on the
+/// answered row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefusedResume {
-    /// [`RESUME_REFUSED_CODE`] or [`SESSION_ENDED_CODE`].
+    /// [`RESUME_REFUSED_CODE`], [`SESSION_ENDED_CODE`] or [`TOOL_CALL_CONFLICT_CODE`].
     pub code: &'static str,
     /// Why.
     pub reason: String,
@@ -173,7 +180,8 @@ pub struct ExecutedTurn {
     /// How the harness ended.
     pub end: HarnessEnd,
     /// Set when a resume was refused: its config cannot be recovered
-    /// ([`resume_config`]), or its execution session already ended.
+    /// ([`resume_config`]), or its execution session already ended; or when a tool call
+    /// did not run because the tool-run ledger holds its id for another call.
     pub resume_refused: Option<RefusedResume>,
     /// The hook's share of the turn's commit (the execution session's interventions,
     /// checkpoints and end): write it in the same transaction as the turn.
@@ -229,7 +237,6 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
     let mut request = run.run_request(&resolved, model.as_deref());
 
     let (guard, session_refused) = run.start_hook(&resolved, model.clone()).await?;
-    let hook: Arc<dyn CheckpointHook> = guard.clone();
     // The config's refusal, when there is one, is the reason the row gives.
     let resume_refused = config_refused.or(session_refused);
 
@@ -238,9 +245,16 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
             &mut request,
             &resolved,
             resume_refused.as_ref(),
-            hook.as_ref(),
+            guard.as_ref(),
         )
         .await;
+    let resume_refused = resume_refused.or_else(|| {
+        guard.ledger_conflict().map(|reason| RefusedResume {
+            code: TOOL_CALL_CONFLICT_CODE,
+            reason,
+        })
+    });
+    let hook: Arc<dyn CheckpointHook> = guard.clone();
     let (status, gate, parked_state) = match &ran.end {
         HarnessEnd::Completed => (TurnStatus::Completed, None, None),
         HarnessEnd::Failed { .. } => (TurnStatus::Failed, None, None),

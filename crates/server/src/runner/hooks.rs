@@ -39,7 +39,8 @@ pub enum ActionPermit {
         /// The attempt that ran it.
         turn_id: String,
     },
-    /// The run is no longer this worker's: do not run it; the run halts (fail closed).
+    /// Do not run it; the run halts (fail closed): the run is no longer this worker's,
+    /// or the tool-run ledger holds the call's id for another call.
     Refused {
         /// Why.
         reason: String,
@@ -133,14 +134,16 @@ pub trait CheckpointHook: Send + Sync {
     fn execution_session_id(&self) -> Option<String> {
         None
     }
-    /// Right before a tool call runs (after `pre_action`): whether it may.
+    /// Right before a tool call runs (after `pre_action`): whether it may. The call is
+    /// the tool, its arguments and its id.
     fn begin_action<'a>(
         &'a self,
         step_index: usize,
         tool: &'a str,
+        args: &'a Value,
         tool_call_id: &'a str,
     ) -> BoxFuture<'a, ActionPermit> {
-        let _ = (step_index, tool, tool_call_id);
+        let _ = (step_index, tool, args, tool_call_id);
         Box::pin(async { ActionPermit::Run })
     }
     /// `(execution session id, run token)`: what the tool-run ledger checks is still this

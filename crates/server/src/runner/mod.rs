@@ -437,7 +437,7 @@ async fn execute_tool(
         }
     }
     let args_text = serde_json::to_string(args).unwrap_or_default();
-    let line = match run.hook.begin_action(index, tool, call_id).await {
+    let line = match run.hook.begin_action(index, tool, args, call_id).await {
         ActionPermit::Run => run.say(index, &format!("ran {tool} {args_text}: ok")),
         ActionPermit::AlreadyRan { turn_id } => run.say(
             index,

@@ -1,56 +1,12 @@
 //! The resume queue's lease: an expired claim is reclaimed, and a stale worker's
 //! completion is refused (never lost, never applied twice).
 
-use gatehouse_server::interactions::store::{
-    CompleteOutcome, JobCompletion, NewInteraction, RespondOutcome,
-};
-use gatehouse_server::Store;
-
-use crate::common::fresh_postgres_database;
-use gatehouse_wire::interaction::{InteractionData, InteractionFlags, InteractionKind};
-
-async fn store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    // `GATEHOUSE_TEST_DATABASE_URL=postgres://.../db` runs this on a fresh Postgres
-    // database of its own (the queue is global, so tests must not share one).
-    let url = match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
-        Ok(url) if url.starts_with("postgres") => fresh_postgres_database(&url).await,
-        _ => format!("sqlite://{}", dir.path().join("lease.db").display()),
-    };
-    (dir, Store::connect(&url).await.unwrap())
-}
-
-async fn responded(store: &Store, project: &str, token: &str) -> String {
-    let created = store
-        .create_interaction(&NewInteraction {
-            project_id: project.into(),
-            session_id: "s".into(),
-            turn_id: None,
-            token: token.into(),
-            kind: InteractionKind::UserApproval,
-            data: InteractionData::default(),
-            flags: InteractionFlags::default(),
-            tags: None,
-            meta: None,
-            created_by_id: None,
-        })
-        .await
-        .unwrap();
-    let id = created.record.id.clone();
-    let mut answer = serde_json::Map::new();
-    answer.insert("approved".into(), true.into());
-    let outcome = store
-        .respond("p", &id, &answer, "tester", None)
-        .await
-        .unwrap();
-    assert!(matches!(outcome, RespondOutcome::Won { .. }));
-    id
-}
+use gatehouse_server::interactions::store::{CompleteOutcome, JobCompletion};
 
 #[tokio::test]
 async fn expired_lease_is_reclaimed_and_stale_completion_refused() {
-    let (_dir, store) = store().await;
-    let id = responded(&store, "p", "tok").await;
+    let (_dir, store) = crate::common::fresh_store("lease.db").await;
+    let id = crate::common::approved_gate(&store, "p", "tok", None).await;
 
     // Worker A claims with a lease that is already over (a crashed or stalled worker).
     let a = store.claim_job(-1).await.unwrap().expect("a job");
@@ -98,8 +54,8 @@ async fn expired_lease_is_reclaimed_and_stale_completion_refused() {
 
 #[tokio::test]
 async fn failed_attempts_retry_then_give_up() {
-    let (_dir, store) = store().await;
-    let id = responded(&store, "p", "tok-fail").await;
+    let (_dir, store) = crate::common::fresh_store("lease.db").await;
+    let id = crate::common::approved_gate(&store, "p", "tok-fail", None).await;
     for attempt in 1..=gatehouse_server::interactions::store::MAX_ATTEMPTS {
         let job = store
             .claim_job(-1)

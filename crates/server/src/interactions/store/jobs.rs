@@ -205,12 +205,24 @@ impl Store {
                 insert_turn!(tx, turn, &now);
             }
             if let Some(parked) = &completion.parked_turn_id {
-                sqlx::query("UPDATE turns SET resumed_by_turn_id = $1, updated_at = $2 WHERE id = $3")
-                    .bind(&resume_turn_id)
-                    .bind(&now)
-                    .bind(parked)
-                    .execute(&mut *tx)
-                    .await?;
+                // Only the resume that claimed the parked turn records itself on it, once
+                // (`claim_parked_turn`); any other rolls the whole completion back.
+                let recorded = sqlx::query(
+                    "UPDATE turns SET resumed_by_turn_id = $1, updated_at = $2 WHERE id = $3 \
+                     AND resumed_by_turn_id IS NULL AND resume_interaction_id = $4",
+                )
+                .bind(&resume_turn_id)
+                .bind(&now)
+                .bind(parked)
+                .bind(&job.interaction_id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if recorded != 1 {
+                    return Err(StoreError::Fenced(format!(
+                        "the parked turn {parked} is resumed by another answer, or not claimed by this one"
+                    )));
+                }
             }
             let gate = match &gate_args {
                 Some(args) => Some(Box::new(insert_interaction!(tx, args)?.record)),
@@ -234,7 +246,7 @@ impl Store {
         });
         match outcome {
             Err(StoreError::Fenced(why)) => {
-                tracing::warn!(interaction_id = %job.interaction_id, %why, "the resume's execution session moved on; nothing written");
+                tracing::warn!(interaction_id = %job.interaction_id, %why, "the resume no longer owns its work; nothing written");
                 Ok(CompleteOutcome::LeaseLost)
             }
             other => other,
@@ -310,6 +322,17 @@ impl Store {
             }
         })
     }
+}
+
+/// The SQL condition "this worker still holds the job's lease" for a statement fenced by
+/// it: `interaction` and `owner` number the placeholders of the job's interaction id and
+/// its lease owner; `now_ms` is the SQL of the time now (`Store::now_ms_sql`: the
+/// database's clock on PostgreSQL, so every instance judges a lease by one clock).
+pub(crate) fn job_lease_held(interaction: usize, owner: usize, now_ms: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM resume_jobs WHERE interaction_id = ${interaction} \
+         AND lease_owner = ${owner} AND state = 'queued' AND lease_expires_ms > {now_ms})"
+    )
 }
 
 /// End this worker's attempt on its job row, inside the caller's transaction: the job's

@@ -16,6 +16,6 @@ pub use rows::{
     BatchRespondItem, CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction,
     RespondOutcome, TransitionOutcome,
 };
-pub use tool_runs::{ToolRun, ToolRunFence, ToolRunPermit, ToolRunRecord};
-pub use turns::{turn_status_text, NewTurn, TurnRecord};
+pub use tool_runs::{args_digest, ToolRun, ToolRunFence, ToolRunPermit, ToolRunRecord};
+pub use turns::{turn_status_text, NewTurn, TurnClaim, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};

@@ -3,8 +3,22 @@
 //! runs it. A resume retried after a crash (or taken over from a stalled instance) finds
 //! its tool call here and does not run it again; a worker that lost its lease cannot
 //! write the row, so it does not run the tool at all. One approval, one run.
+//!
+//! A row records the call, not only its key: the tool and a digest of its arguments. A
+//! call under a key the ledger holds for another tool or other arguments is a conflict
+//! ([`ToolRunPermit::Conflict`]): it does not run, and it is not reported as run.
 
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::jobs::job_lease_held;
 use crate::store::{in_tx, now_text, with_pool, RowExt, Store, StoreError};
+
+/// The ledger's digest of a call's arguments: SHA-256 (hex) of their JSON text.
+pub fn args_digest(args: &Value) -> String {
+    let text = serde_json::to_string(args).unwrap_or_default();
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
 
 /// A tool call about to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +31,8 @@ pub struct ToolRun {
     pub tool_call_id: String,
     /// The tool.
     pub tool: String,
+    /// [`args_digest`] of its arguments.
+    pub args_digest: String,
     /// The turn attempt that runs it.
     pub turn_id: String,
     /// The answered gate whose resume runs it, for a resume.
@@ -46,6 +62,14 @@ pub enum ToolRunPermit {
         turn_id: String,
         /// When.
         at: String,
+    },
+    /// The ledger holds this key for another call (another tool, or other arguments):
+    /// this one must not run, and did not run (fail closed).
+    Conflict {
+        /// The tool recorded under the key.
+        tool: String,
+        /// The attempt that recorded it.
+        turn_id: String,
     },
     /// The fence no longer holds: this worker must not run it (fail closed).
     Refused {
@@ -79,18 +103,13 @@ impl Store {
         fence: &ToolRunFence,
     ) -> Result<ToolRunPermit, StoreError> {
         let mut sql = String::from(
-            "INSERT INTO tool_runs (project_id, session_id, tool_call_id, tool, turn_id, \
-             interaction_id, created_at) SELECT $1, $2, $3, $4, $5, $6, $7 WHERE 1 = 1",
+            "INSERT INTO tool_runs (project_id, session_id, tool_call_id, tool, args_digest, \
+             turn_id, interaction_id, created_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE 1 = 1",
         );
-        let mut next = 8;
+        let mut next = 9;
         if fence.job.is_some() {
-            sql.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM resume_jobs WHERE interaction_id = ${} \
-                 AND lease_owner = ${} AND state = 'queued' AND lease_expires_ms > {})",
-                next,
-                next + 1,
-                self.now_ms_sql()
-            ));
+            sql.push_str(" AND ");
+            sql.push_str(&job_lease_held(next, next + 1, &self.now_ms_sql()));
             next += 2;
         }
         if fence.execution.is_some() {
@@ -109,6 +128,7 @@ impl Store {
                 .bind(&run.session_id)
                 .bind(&run.tool_call_id)
                 .bind(&run.tool)
+                .bind(&run.args_digest)
                 .bind(&run.turn_id)
                 .bind(&run.interaction_id)
                 .bind(&now);
@@ -123,7 +143,7 @@ impl Store {
                 return Ok(ToolRunPermit::Run);
             }
             let row = sqlx::query(
-                "SELECT turn_id, created_at FROM tool_runs WHERE project_id = $1 \
+                "SELECT tool, args_digest, turn_id, created_at FROM tool_runs WHERE project_id = $1 \
                  AND session_id = $2 AND tool_call_id = $3",
             )
             .bind(&run.project_id)
@@ -132,10 +152,24 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?;
             Ok(match row {
-                Some(row) => ToolRunPermit::AlreadyRan {
-                    turn_id: row.text("turn_id")?,
-                    at: row.text("created_at")?,
-                },
+                Some(row) => {
+                    let tool = row.text("tool")?;
+                    // A row written before digests were recorded has none: its tool decides.
+                    let same_args = row
+                        .opt_text("args_digest")?
+                        .is_none_or(|digest| digest == run.args_digest);
+                    if tool == run.tool && same_args {
+                        ToolRunPermit::AlreadyRan {
+                            turn_id: row.text("turn_id")?,
+                            at: row.text("created_at")?,
+                        }
+                    } else {
+                        ToolRunPermit::Conflict {
+                            tool,
+                            turn_id: row.text("turn_id")?,
+                        }
+                    }
+                }
                 None => ToolRunPermit::Refused {
                     reason: "this worker no longer owns the run (its lease expired or moved to \
                              another worker, or the run was reconciled)"

@@ -4,6 +4,7 @@
 use gatehouse_wire::invoke::TurnStatus;
 use gatehouse_wire::run::ChatMessage;
 
+use super::jobs::{job_lease_held, ClaimedJob};
 use super::rows::{
     insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
@@ -226,6 +227,84 @@ impl Store {
         with_pool!(self, pool => {
             let rows = sqlx::query(&sql).bind(project_id).bind(session_id).fetch_all(pool).await?;
             rows.iter().map(turn_from_row).collect()
+        })
+    }
+}
+
+/// What claiming a parked turn for a resume came to ([`Store::claim_parked_turn`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnClaim {
+    /// The turn is this job's to resume (claimed now, or by an earlier attempt of the
+    /// same job).
+    Claimed,
+    /// Another answer's resume claimed it first (or resumed it before claims existed):
+    /// this one must not resume it.
+    ClaimedByOther {
+        /// The answered gate whose resume claimed it (absent for a turn resumed before
+        /// claims were recorded).
+        interaction_id: Option<String>,
+        /// Its resume turn, once that resume committed.
+        resumed_by_turn_id: Option<String>,
+    },
+    /// This worker no longer holds the job's lease (or the turn is not a parked turn
+    /// of the project): nothing claimed, another worker owns the job.
+    LeaseLost,
+}
+
+impl Store {
+    /// Claim the parked turn `turn_id` for `job`'s resume, BEFORE anything of it runs:
+    /// one compare-and-set on the turn row, fenced by the job's lease. A parked turn is
+    /// claimed by one answered gate, for good; every attempt of that gate's job holds
+    /// the claim, every other gate's resume finds it taken. Only the claiming resume
+    /// may record `resumed_by_turn_id` ([`Store::complete_job`] checks it).
+    pub async fn claim_parked_turn(
+        &self,
+        job: &ClaimedJob,
+        turn_id: &str,
+    ) -> Result<TurnClaim, StoreError> {
+        let sql = format!(
+            "UPDATE turns SET resume_interaction_id = $1, updated_at = $2 \
+             WHERE id = $3 AND project_id = $4 AND parked_state IS NOT NULL \
+             AND resumed_by_turn_id IS NULL \
+             AND (resume_interaction_id IS NULL OR resume_interaction_id = $1) AND {}",
+            job_lease_held(1, 5, &self.now_ms_sql())
+        );
+        let now = now_text();
+        in_tx!(self, tx => {
+            let claimed = sqlx::query(&sql)
+                .bind(&job.interaction_id)
+                .bind(&now)
+                .bind(turn_id)
+                .bind(&job.project_id)
+                .bind(&job.owner)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if claimed == 1 {
+                return Ok(TurnClaim::Claimed);
+            }
+            let row = sqlx::query(
+                "SELECT resume_interaction_id, resumed_by_turn_id FROM turns \
+                 WHERE id = $1 AND project_id = $2",
+            )
+            .bind(turn_id)
+            .bind(&job.project_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(row) = row else {
+                return Ok(TurnClaim::LeaseLost);
+            };
+            let claimed_by = row.opt_text("resume_interaction_id")?;
+            let resumed_by_turn_id = row.opt_text("resumed_by_turn_id")?;
+            let ours = claimed_by.as_deref() == Some(job.interaction_id.as_str());
+            Ok(if !ours && (claimed_by.is_some() || resumed_by_turn_id.is_some()) {
+                TurnClaim::ClaimedByOther {
+                    interaction_id: claimed_by,
+                    resumed_by_turn_id,
+                }
+            } else {
+                TurnClaim::LeaseLost
+            })
         })
     }
 }

@@ -216,6 +216,55 @@ impl Harness {
     }
 }
 
+/// A store of its own for a test that works below HTTP: a SQLite file `name` in a
+/// temporary folder (kept while the `TempDir` lives), or, with
+/// `GATEHOUSE_TEST_DATABASE_URL=postgres://.../db`, a fresh Postgres database (the resume
+/// queue is global, so tests must not share one).
+pub async fn fresh_store(name: &str) -> (tempfile::TempDir, gatehouse_server::Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
+        Ok(url) if url.starts_with("postgres") => fresh_postgres_database(&url).await,
+        _ => format!("sqlite://{}", dir.path().join(name).display()),
+    };
+    let store = gatehouse_server::Store::connect(&url).await.unwrap();
+    (dir, store)
+}
+
+/// An approval gate of agent session `s` in `project` (naming `turn_id`, if any),
+/// approved through the store: its id (its resume job is queued).
+pub async fn approved_gate(
+    store: &gatehouse_server::Store,
+    project: &str,
+    token: &str,
+    turn_id: Option<&str>,
+) -> String {
+    use gatehouse_server::interactions::store::{NewInteraction, RespondOutcome};
+    use gatehouse_wire::interaction::{InteractionData, InteractionFlags, InteractionKind};
+    let created = store
+        .create_interaction(&NewInteraction {
+            project_id: project.into(),
+            session_id: "s".into(),
+            turn_id: turn_id.map(str::to_string),
+            token: token.into(),
+            kind: InteractionKind::UserApproval,
+            data: InteractionData::default(),
+            flags: InteractionFlags::default(),
+            tags: None,
+            meta: None,
+            created_by_id: None,
+        })
+        .await
+        .unwrap();
+    let mut answer = serde_json::Map::new();
+    answer.insert("approved".into(), true.into());
+    let outcome = store
+        .respond(project, &created.record.id, &answer, "tester", None)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, RespondOutcome::Won { .. }));
+    created.record.id
+}
+
 /// Create an empty database next to the one `url` names and return its URL.
 pub async fn fresh_postgres_database(url: &str) -> String {
     testing::fresh_postgres_database(url)
