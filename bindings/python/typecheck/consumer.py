@@ -3,15 +3,15 @@
 with `mypy --strict` and `pyright` (strict, the line above) against the fresh virtual
 environment the wheel is installed in. Each `assert_type` fails a checker that does not
 see the type (an `Any` fails too), so a missing `py.typed`, stub or method is caught, not
-silently typed as `Any`.
+silently typed as `Any`. `typing.assert_type` needs the checkers to read it as Python 3.11+
+(the environment's version; the package itself supports 3.9).
 """
 
 from __future__ import annotations
 
 import datetime
 import typing
-
-from typing_extensions import assert_type
+from typing import assert_type
 
 import gatehouse
 from gatehouse import (
