@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Every binding test, from a checkout, against the packages a user installs. Builds what is
-# missing (the native library ONCE, with the mobile profile; the wheel and the jar reuse it),
-# then:
+# missing (the native library with the mobile profile; the wheel's and the jar's own cargo
+# calls find it built), then:
 #   1. the mobile library: no OpenSSL, exported entry points, stripped size < 6 MB;
 #   2. Swift: header compiles and links, symbols match, Swift parses (bindings/swift/check.py);
-#   3. Python: builds the wheel (native library inside), installs it into a fresh virtual
-#      environment, and runs bindings/python/tests with that environment's Python, from
-#      outside the source tree, against a live `gatehouse serve`;
-#   4. Kotlin: builds the jar (native library inside as a JNA resource), installs it into
-#      the local Maven repository, and runs the binding tests from a fresh consumer project
-#      (bindings/kotlin/consumer, copied to a scratch folder) that depends on the installed
-#      jar, against a live `gatehouse serve`.
+#   3. Python: builds the wheel with maturin (`pip wheel bindings/python`: native library,
+#      generated module and type stubs inside), shows its manylinux tag (auditwheel),
+#      installs it into a fresh virtual environment, runs bindings/python/tests with that
+#      environment's Python, from outside the source tree, against a live `gatehouse serve`,
+#      and type-checks bindings/python/typecheck/consumer.py against it (mypy, pyright);
+#   4. Kotlin: `mvn install` in bindings/kotlin (its cargo call, then the jar with the
+#      native library inside as a JNA resource, the sources jar and the javadoc jar), then
+#      the binding tests from a fresh consumer project (bindings/kotlin/consumer, copied to
+#      a scratch folder) that depends on the installed jar, against a live `gatehouse serve`.
 #   5. Swift, where `swift` is on the PATH (one line says it was skipped elsewhere): the
 #      package at the repository root (Package.swift), built in the Swift 6 language mode
 #      against the native library above, and its suite (bindings/swift/Tests) against a
@@ -22,7 +24,11 @@
 #   GATEHOUSE_BIN          server binary (default: builds it, then uses debug/gatehouse in
 #                          cargo's target directory)
 #   MVN_ARGS               extra Maven arguments, e.g. "-o" to run offline after one online run
-#   GATEHOUSE_DIST_DIR     keep the built wheel and jar here (default: a scratch folder)
+#   GATEHOUSE_DIST_DIR     keep the built wheel and jars here (default: a scratch folder)
+#   GATEHOUSE_PYTHON       the Python with requirements-dev.txt installed (cargo xtask test
+#                          passes its own); default: the virtual environment python-venv in
+#                          cargo's target directory, made and filled here. The system's
+#                          Python is never pip-installed into.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -38,6 +44,15 @@ case "$profile" in
 esac
 lib="$profile_dir/libgatehouse_ffi.so"
 
+if [ -n "${GATEHOUSE_PYTHON:-}" ]; then
+  dev_python="$GATEHOUSE_PYTHON"
+else
+  venv="$target_dir/python-venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  dev_python="$venv/bin/python"
+  "$dev_python" -m pip install -q -r requirements-dev.txt
+fi
+
 echo "== building gatehouse-ffi ($profile profile)"
 cargo build -q -p gatehouse-ffi --lib --profile "$profile"
 if [ -z "${GATEHOUSE_BIN:-}" ]; then
@@ -50,21 +65,28 @@ echo "== mobile library"
 bash bindings/check-mobile-lib.sh "$lib"
 
 echo "== swift"
-if ! python3 -c "import tree_sitter, tree_sitter_swift" 2>/dev/null; then
-  python3 -m pip install -q tree-sitter tree-sitter-swift
-fi
-python3 bindings/swift/check.py --library "$lib"
+"$dev_python" bindings/swift/check.py --library "$lib"
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-bindings-XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
 dist="${GATEHOUSE_DIST_DIR:-$scratch/dist}"
 mkdir -p "$dist"
 
-echo "== python: the wheel, installed into a fresh virtual environment"
-GATEHOUSE_FFI_LIBRARY="$lib" python3 -m pip wheel -q --no-deps --no-build-isolation \
+echo "== python: the wheel (maturin), installed into a fresh virtual environment"
+# pip runs maturin from the dev environment (no build isolation: nothing fetched; its bin/
+# on the PATH, where pip's maturin hook looks for the maturin binary), and maturin runs
+# cargo with the same profile and target directory as above. `--compatibility pypi`: the
+# manylinux tag the library's glibc symbols allow (pip's default is `linux`).
+PATH="$(dirname "$dev_python"):$PATH" "$dev_python" -m pip wheel -q --no-deps \
+  --no-build-isolation --config-settings=build-args="--profile $profile --compatibility pypi" \
   -w "$dist" bindings/python
-wheel="$(ls "$dist"/gatehouse-*.whl)"
+wheel="$(ls "$dist"/gatehouse_sdk-*.whl)"
 echo "built $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
+"$dev_python" -m auditwheel show "$wheel"
+case "$(basename "$wheel")" in
+  *-manylinux_*) ;;
+  *) echo "FAIL: $(basename "$wheel") is not tagged manylinux"; exit 1 ;;
+esac
 python3 -m venv "$scratch/venv"
 "$scratch/venv/bin/python" -m pip install -q --no-index "$wheel"
 "$scratch/venv/bin/python" -m pip install -q pytest
@@ -72,15 +94,24 @@ python3 -m venv "$scratch/venv"
 (cd "$scratch" && "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider \
   --rootdir "$root/bindings/python" "$root/bindings/python/tests")
 
+echo "== python: mypy and pyright read the installed package's types"
+cp bindings/python/typecheck/consumer.py "$scratch/"
+(cd "$scratch" && "$dev_python" -m mypy --strict --no-incremental \
+  --python-executable "$scratch/venv/bin/python" consumer.py)
+(cd "$scratch" && "$dev_python" -m pyright --pythonpath "$scratch/venv/bin/python" consumer.py)
+
 echo "== kotlin: the jar, installed, used from a fresh Maven consumer project"
 # shellcheck disable=SC2086
 (cd bindings/kotlin && mvn -B --no-transfer-progress -q ${MVN_ARGS:-} \
-  -Dgatehouse.lib.dir="$profile_dir" -DskipTests install)
+  -Dgatehouse.cargo.profile="$profile" -Dgatehouse.lib.dir="$profile_dir" -DskipTests install)
 jar="bindings/kotlin/target/gatehouse-kotlin-0.1.0.jar"
 python3 -c 'import sys, zipfile; sys.exit("linux-x86-64/libgatehouse_ffi.so" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$jar" \
   || { echo "FAIL: $jar does not carry linux-x86-64/libgatehouse_ffi.so"; exit 1; }
-cp "$jar" "$dist/"
-echo "built $(basename "$jar") ($(stat -c %s "$jar") bytes), installed in the local Maven repository"
+for extra in sources javadoc; do
+  [ -f "${jar%.jar}-$extra.jar" ] || { echo "FAIL: no ${jar%.jar}-$extra.jar"; exit 1; }
+done
+cp bindings/kotlin/target/gatehouse-kotlin-0.1.0*.jar "$dist/"
+echo "built $(basename "$jar") ($(stat -c %s "$jar") bytes) with its -sources and -javadoc jars, installed in the local Maven repository"
 cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
 # shellcheck disable=SC2086
 (cd "$scratch/kotlin-consumer" && mvn -B --no-transfer-progress ${MVN_ARGS:-} \

@@ -1,8 +1,10 @@
 """Gatehouse for Python: list, answer and watch an agent's approval gates.
 
-A thin package around the uniffi-generated module ``gatehouse_ffi`` (written by
-``cargo xtask bindings``; do not edit it). The native library ``libgatehouse_ffi``
-must sit next to this file (``bindings/run-tests.sh`` copies it there).
+A thin package around the uniffi-generated module ``gatehouse._ffi.gatehouse_ffi`` and
+the native library ``libgatehouse_ffi`` beside it, both put into ``gatehouse/_ffi/`` by
+the build (maturin, ``bindings/python/pyproject.toml``; the committed copy of the module
+is written by ``cargo xtask bindings``: do not edit it). Type checkers read
+``__init__.pyi`` beside this file.
 
     import asyncio
     import datetime
@@ -38,10 +40,10 @@ from __future__ import annotations
 import dataclasses
 import typing
 
-from . import gatehouse_ffi as _generated
-from .gatehouse_ffi import *  # noqa: F401,F403  (the generated API is the package's API)
-from .gatehouse_ffi import __all__ as _generated_all
-from .gatehouse_ffi import ExecutionEvent, GatehouseClient, WatchUpdate
+from ._ffi import gatehouse_ffi as _generated
+from ._ffi.gatehouse_ffi import *  # noqa: F401,F403  (the generated API is the package's API)
+from ._ffi.gatehouse_ffi import __all__ as _generated_all
+from ._ffi.gatehouse_ffi import ExecutionEvent, GatehouseClient, WatchUpdate
 
 __all__ = list(_generated_all)
 
@@ -53,7 +55,7 @@ for _name in _generated_all:
         _record.__repr__ = _record.__str__
 
 
-async def _session_updates(self: GatehouseClient, session_id: str) -> typing.AsyncIterator[WatchUpdate]:
+async def _session_updates(self: GatehouseClient, session_id: str) -> typing.AsyncGenerator[WatchUpdate, None]:
     """A session's gates as an async iterator of ``WatchUpdate``:
     ``async for update in client.session_updates(session_id):``.
 
@@ -93,7 +95,7 @@ async def _session_updates(self: GatehouseClient, session_id: str) -> typing.Asy
 
 async def _execution_events(
     self: GatehouseClient, room_id: str, session_id: str, after: typing.Optional[int] = None
-) -> typing.AsyncIterator[ExecutionEvent]:
+) -> typing.AsyncGenerator[ExecutionEvent, None]:
     """An execution session's events as an async iterator of ``ExecutionEvent``:
     ``async for event in client.execution_events(room_id, session_id):``.
 

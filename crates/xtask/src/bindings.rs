@@ -11,7 +11,8 @@
 //!    `crates/ffi/uniffi.toml` through cargo metadata).
 //! 4. Each language's `arrange` puts the files where its package tool wants them (and
 //!    Kotlin's unit variants become `data object`s, so they print as `Running`, not
-//!    `LifecycleState$Running@6c13c86`).
+//!    `LifecycleState$Running@6c13c86`; Python gets its type stub, written by
+//!    `bindings/python/make_stub.py`).
 //! 5. Without `--check`: copy the files into `bindings/`. With `--check`: compare them
 //!    with the committed files and list every difference.
 //!
@@ -20,7 +21,10 @@
 //! - `bindings/swift/Sources/Gatehouse/Gatehouse.swift` and the C module SwiftPM reads,
 //!   `bindings/swift/Sources/gatehouse_ffiFFI/{gatehouse_ffiFFI.h, module.modulemap}`
 //!   (the package manifest is `Package.swift` at the repository root)
-//! - `bindings/python/gatehouse/gatehouse_ffi.py`
+//! - `bindings/python/gatehouse/_ffi/gatehouse_ffi.py` and its stub `gatehouse_ffi.pyi`.
+//!   maturin generates the module again when it builds the wheel (from the library it
+//!   compiles) and packs that copy; the committed one is for review, `--check` and the
+//!   benchmarks, and equals it (`bindings/python/tests/test_packaging.py`).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -28,6 +32,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::util::{cargo, profile_dir, run_command, target_dir, workspace_root};
+
+/// The generated Python module, and the stub `bindings/python/make_stub.py` writes for it.
+const PYTHON_MODULE: &str = "gatehouse_ffi.py";
+const PYTHON_STUB: &str = "gatehouse_ffi.pyi";
 
 /// The cargo profile the library is built with unless `--profile` says otherwise.
 pub const DEFAULT_PROFILE: &str = "mobile";
@@ -49,10 +57,6 @@ const KOTLIN_FILE: &str = "dev/gatehouse/gatehouse_ffi.kt";
 const SWIFT_SOURCE: &str = "Sources/Gatehouse/Gatehouse.swift";
 const SWIFT_HEADER: &str = "Sources/gatehouse_ffiFFI/gatehouse_ffiFFI.h";
 const SWIFT_MODULEMAP: &str = "Sources/gatehouse_ffiFFI/module.modulemap";
-
-fn keep_as_generated(_: &Path) -> Result<(), String> {
-    Ok(())
-}
 
 /// uniffi writes a unit enum variant as `object Running : LifecycleState()`, whose
 /// `toString()` is the JVM's `LifecycleState$Running@6c13c86`; a `data object` prints
@@ -125,6 +129,18 @@ fn arrange_swift(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// uniffi's Python builds enum variants and error variants at run time, which type
+/// checkers cannot follow; the stub declares them (see `bindings/python/make_stub.py`).
+fn arrange_python(out: &Path) -> Result<(), String> {
+    let script = workspace_root().join("bindings/python/make_stub.py");
+    run_command(
+        Command::new("python3")
+            .arg(&script)
+            .arg(out.join(PYTHON_MODULE))
+            .arg(out.join(PYTHON_STUB)),
+    )
+}
+
 fn has_extension(path: &Path, extensions: &[&str]) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
@@ -152,13 +168,13 @@ const LANGUAGES: [Language; 3] = [
     },
     Language {
         name: "python",
-        destination: "bindings/python/gatehouse",
+        destination: "bindings/python/gatehouse/_ffi",
         is_generated: |path| {
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("gatehouse_ffi") && n.ends_with(".py"))
+            path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("gatehouse_ffi") && has_extension(path, &["py", "pyi"])
+            })
         },
-        arrange: keep_as_generated,
+        arrange: arrange_python,
     },
 ];
 
@@ -440,6 +456,12 @@ mod tests {
         assert!(!(kotlin.is_generated)(Path::new(
             "dev/gatehouse/Streams.kt"
         )));
+        // The module and its stub are generated; the facade and its stub are not.
+        let python = &LANGUAGES[2];
+        assert!((python.is_generated)(Path::new(PYTHON_MODULE)));
+        assert!((python.is_generated)(Path::new(PYTHON_STUB)));
+        assert!(!(python.is_generated)(Path::new("__init__.py")));
+        assert!(!(python.is_generated)(Path::new("__init__.pyi")));
         let _ = fs::remove_dir_all(&generated);
         let _ = fs::remove_dir_all(&committed);
     }

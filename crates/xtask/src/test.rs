@@ -11,17 +11,20 @@
 //!    starts and stops itself, and the crash tests' two-instance scenario on it
 //!    (skipped with a notice when PostgreSQL is not installed, a failure under CI=true).
 //! 6. The bindings: regenerated and compared with the committed ones, then the
-//!    packages a user installs (a Python wheel, a Kotlin jar, each with the native
-//!    library inside) built and tested from a fresh virtual environment and a fresh
-//!    Maven project against a live `gatehouse serve` (`bindings/run-tests.sh`).
+//!    packages a user installs (a Python wheel built by maturin, a Kotlin jar, each with
+//!    the native library inside) built and tested from a fresh virtual environment and a
+//!    fresh Maven project against a live `gatehouse serve` (`bindings/run-tests.sh`).
 //!
 //! At the end, one line lists the upstream conformance suites that were skipped
 //! (fixtures not found) and how to run them.
 //!
 //! `--no-bindings` stops after step 5; `--postgres-only` runs step 5 alone.
-//! Python test dependencies are installed from requirements-dev.txt when missing.
+//! Every Python step runs in one virtual environment under cargo's target directory
+//! (`python-venv`, made with `python3 -m venv` on first use) with requirements-dev.txt
+//! installed in it; nothing is pip-installed into the system's Python (Debian's refuses
+//! that, PEP 668). `bindings/run-tests.sh` gets it as `$GATEHOUSE_PYTHON`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::postgres::{postgres_bin_dir, PostgresCluster};
@@ -30,6 +33,10 @@ use crate::util::{cargo, profile_dir, run_command, target_dir, workspace_root};
 /// The environment variable every upstream conformance suite (Rust, Python, TypeScript)
 /// appends a skipped suite to (`gatehouse_fixtures::SKIP_LOG_ENV`).
 const SKIP_LOG_ENV: &str = "GATEHOUSE_SKIPPED_SUITES";
+
+/// The virtual environment of the Python steps, under cargo's target directory (the same
+/// folder `bindings/run-tests.sh` uses when run by hand).
+const PYTHON_VENV: &str = "python-venv";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let root = workspace_root();
@@ -94,8 +101,8 @@ fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
     )?;
     run_command(cargo().current_dir(&root).args(["test", "--workspace"]))?;
 
-    ensure_python_test_deps(&root)?;
-    run_command(Command::new("python3").current_dir(&root).args([
+    let python = dev_python(&root)?;
+    run_command(Command::new(&python).current_dir(&root).args([
         "-m",
         "pytest",
         "-q",
@@ -104,7 +111,7 @@ fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
 
     let server_binary = profile_dir(&target_dir(&root)?, "dev").join("gatehouse");
     run_command(
-        Command::new("python3")
+        Command::new(&python)
             .current_dir(&root)
             .arg("tests/schemathesis/run.py")
             .arg("--bin")
@@ -123,6 +130,7 @@ fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
     run_command(
         Command::new("bash")
             .current_dir(&root)
+            .env("GATEHOUSE_PYTHON", &python)
             .arg("bindings/run-tests.sh"),
     )?;
     Ok(())
@@ -152,27 +160,26 @@ fn typescript_tests(root: &Path) -> Result<(), String> {
     run_command(Command::new("npm").current_dir(&dir).args(["test"]))
 }
 
-/// Install requirements-dev.txt when one of its modules is missing.
-fn ensure_python_test_deps(root: &std::path::Path) -> Result<(), String> {
-    let probe = Command::new("python3")
-        .current_dir(root)
-        .args([
-            "-c",
-            "import pytest, jsonschema, openapi_spec_validator, schemathesis",
-        ])
-        .status()
-        .map_err(|e| format!("python3 is required for the schema and binding tests: {e}"))?;
-    if probe.success() {
-        return Ok(());
+/// The Python of every Python step: `<target>/python-venv/bin/python`, the environment
+/// made with `python3 -m venv` when it is missing, requirements-dev.txt installed into it
+/// (pip only checks what is already there: no download once it is complete).
+fn dev_python(root: &Path) -> Result<PathBuf, String> {
+    let venv = target_dir(root)?.join(PYTHON_VENV);
+    let python = venv.join("bin").join("python");
+    if !python.is_file() {
+        run_command(Command::new("python3").args(["-m", "venv"]).arg(&venv)).map_err(|e| {
+            format!("{e} (python3 with its venv module is required for the Python tests)")
+        })?;
     }
-    run_command(Command::new("python3").current_dir(root).args([
+    run_command(Command::new(&python).current_dir(root).args([
         "-m",
         "pip",
         "install",
         "-q",
         "-r",
         "requirements-dev.txt",
-    ]))
+    ]))?;
+    Ok(python)
 }
 
 /// `cargo test -p gatehouse-server` with `GATEHOUSE_TEST_DATABASE_URL` pointing at a

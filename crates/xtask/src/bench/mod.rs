@@ -296,8 +296,6 @@ fn ensure_agenta_wheel(dir: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// A copy of `bindings/python/gatehouse` with the release library beside it; `None`
-/// (the FFI row then says why) when the binding is not generated yet.
 /// True when `tool --version` runs and succeeds (the tool is installed).
 fn answers(tool: &str) -> bool {
     Command::new(tool)
@@ -307,6 +305,9 @@ fn answers(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// A copy of the package `bindings/python/gatehouse` (the facade, and the generated module
+/// in `_ffi/`) with the release library beside the module, as the wheel lays them out;
+/// `None` (the FFI row then says why) when the binding is not generated yet.
 fn prepare_python_package(
     root: &Path,
     target: &Path,
@@ -314,30 +315,35 @@ fn prepare_python_package(
 ) -> Result<Option<PathBuf>, String> {
     let source = root.join("bindings/python/gatehouse");
     let library = profile_dir(target, "release").join("libgatehouse_ffi.so");
-    if !source.join("gatehouse_ffi.py").exists() || !library.exists() {
+    if !source.join("_ffi/gatehouse_ffi.py").exists() || !library.exists() {
         eprintln!("xtask bench: the Python binding or the release library is missing; the FFI row will say so");
         return Ok(None);
     }
     let package_root = out.join("pybinding");
     let package = package_root.join("gatehouse");
-    fs::create_dir_all(&package)
-        .map_err(|e| format!("cannot create {}: {e}", package.display()))?;
-    let entries =
-        fs::read_dir(&source).map_err(|e| format!("cannot list {}: {e}", source.display()))?;
+    copy_python_files(&source, &package)?;
+    copy_python_files(&source.join("_ffi"), &package.join("_ffi"))?;
+    fs::copy(&library, package.join("_ffi/libgatehouse_ffi.so"))
+        .map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
+    Ok(Some(package_root))
+}
+
+/// Copy the `.py` files of the folder `from` (not its subfolders) into `to`.
+fn copy_python_files(from: &Path, to: &Path) -> Result<(), String> {
+    fs::create_dir_all(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+    let entries = fs::read_dir(from).map_err(|e| format!("cannot list {}: {e}", from.display()))?;
     for entry in entries {
         let path = entry
-            .map_err(|e| format!("cannot list {}: {e}", source.display()))?
+            .map_err(|e| format!("cannot list {}: {e}", from.display()))?
             .path();
         if path.extension().is_some_and(|ext| ext == "py") {
             if let Some(name) = path.file_name() {
-                fs::copy(&path, package.join(name))
+                fs::copy(&path, to.join(name))
                     .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
             }
         }
     }
-    fs::copy(&library, package.join("libgatehouse_ffi.so"))
-        .map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
-    Ok(Some(package_root))
+    Ok(())
 }
 
 fn mobile_library(root: &Path, target: &Path, out: &Path, build: bool) -> Result<Mobile, String> {
