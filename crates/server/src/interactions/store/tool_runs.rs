@@ -109,7 +109,7 @@ impl Store {
         let mut next = 9;
         if fence.job.is_some() {
             sql.push_str(" AND ");
-            sql.push_str(&job_lease_held(next, next + 1, &self.now_ms_sql()));
+            sql.push_str(&job_lease_held(next, next + 1, self.now_ms_sql()));
             next += 2;
         }
         if fence.execution.is_some() {

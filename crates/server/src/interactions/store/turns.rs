@@ -267,7 +267,7 @@ impl Store {
              WHERE id = $3 AND project_id = $4 AND parked_state IS NOT NULL \
              AND resumed_by_turn_id IS NULL \
              AND (resume_interaction_id IS NULL OR resume_interaction_id = $1) AND {}",
-            job_lease_held(1, 5, &self.now_ms_sql())
+            job_lease_held(1, 5, self.now_ms_sql())
         );
         let now = now_text();
         in_tx!(self, tx => {
