@@ -10,6 +10,11 @@
 //! Every suite finds the corpus through `gatehouse_fixtures` and is skipped (one line) when
 //! it is absent outside CI.
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// The test reports on stderr what it skipped or measured.
+#![allow(clippy::print_stderr)]
+
 use std::path::PathBuf;
 
 use gatehouse_wire::effective::{

@@ -8,6 +8,9 @@
 //! `gatehouse_fixtures` and are skipped, with one line, when they are absent (required
 //! under `CI=true`).
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gatehouse_tests::{
     agenta_fixture, agenta_fixture_text, committed_schema, documents_in, sample, schema_dir,
 };

@@ -3,6 +3,9 @@
 //! (`tests/data/numbers.vectors.json`, written by `tests/python/make_number_vectors.py` from
 //! CPython's `json` and Node's `JSON`); no upstream fixture needed.
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use gatehouse_wire::effective::{
     stamp_effective_parameters, stamp_python_text, NotStamped, PythonStampError, StampPolicy,
 };

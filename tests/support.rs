@@ -10,6 +10,9 @@
 //!   through `gatehouse_fixtures` ([`agenta_fixture`] returns `None` when they are absent,
 //!   after printing one line; under `CI=true` a missing fixture fails).
 
+// Test support only (the cross-crate tests' helpers): a broken fixture fails loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use gatehouse_fixtures::Upstream;

@@ -18,6 +18,8 @@
 //! - `run_request/typed/<golden>`, `run_request/untyped/<golden>`: parse a `/run` golden
 //!   and serialize it back, into `RunRequest` vs into `serde_json::Value`.
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 // criterion_group! below defines `pub fn micro`, which cannot carry a doc comment.
 #![allow(missing_docs)]
 

@@ -15,6 +15,9 @@
 //!     runs only row 6 (the Rust client beside each binding given) and writes its report
 //! ```
 
+// A command-line tool: it prints its reports and its usage errors.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

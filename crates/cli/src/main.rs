@@ -5,6 +5,9 @@
 //! conflict, 4 not found, 5 capability unavailable, 6 permission denied, 7 missing or
 //! unknown tenant, 8 invalid request, 9 session not active, 10 intervention limit.
 
+// A command-line tool: its output (and its errors) go to stdout and stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod connect;
 mod demo;
 mod exit;

@@ -9,6 +9,9 @@
 //! oldest one. When there is none, watches the session (if given) until a gate opens.
 //! Exit code 0 when a gate was answered or was already answered elsewhere, 1 otherwise.
 
+// An example binary: it prints what it does.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::process::ExitCode;
 
 use futures::StreamExt;

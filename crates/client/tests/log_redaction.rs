@@ -6,6 +6,9 @@
 //! Both tests share the buffer; their assertions hold for the union of their logs. (The
 //! other tests are modules of `tests/it`, a binary without a global subscriber.)
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "it/common/mod.rs"]
 mod common;
 

@@ -2,6 +2,9 @@
 //! delivery rules (cancel from inside a callback, a throwing listener, drop stops it), and
 //! records and errors as the bindings see them.
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,6 +4,9 @@
 //! all targets), so it holds for every platform the library is built for. The built
 //! artifact itself is checked by `bindings/check-mobile-lib.sh` (ldd, nm, size).
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::Command;
 
 /// `cargo tree -p gatehouse-ffi -e normal,build -i <package>`: Ok(tree) when the package is

@@ -52,6 +52,8 @@ pub fn open_file_limit() -> Option<u64> {
             rlim_max: 0,
         };
         // SAFETY: getrlimit only writes the struct it is given, which outlives the call.
+        // The std library has no safe way to read RLIMIT_NOFILE, hence the allow.
+        #[allow(unsafe_code)]
         let status = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
         if status != 0 {
             return None;

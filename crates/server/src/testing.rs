@@ -429,7 +429,11 @@ pub fn serve_child_if_asked(entry: &str) {
             opts.lease = Some(Duration::from_millis(ms));
         }
         let server = spawn(opts).await;
-        println!("{CHILD_LISTENING}{}", server.base_url);
+        // The parent reads the child's address from its stdout: that line is the protocol.
+        #[allow(clippy::print_stdout)]
+        {
+            println!("{CHILD_LISTENING}{}", server.base_url);
+        }
         // Until the parent closes our standard input (or dies): then stop.
         let _ = tokio::task::spawn_blocking(|| {
             let mut sink = Vec::new();

@@ -5,6 +5,9 @@
 //! tracing subscriber, and every other test's server would log into it (its count of
 //! `/api/invoke` request lines would then be wrong).
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "it/common/mod.rs"]
 mod common;
 

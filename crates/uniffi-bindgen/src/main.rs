@@ -3,6 +3,9 @@
 //! mode by `cargo xtask bindings` and by maturin when it builds the Python wheel
 //! (`cargo run --bin uniffi-bindgen` from the workspace root, hence a default member).
 
+// A command-line tool: uniffi's generator prints its usage and errors.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 fn main() {
     uniffi::uniffi_bindgen_main()
 }

@@ -7,6 +7,9 @@
 //!   server, TypeScript (schema), the installed Python wheel and Kotlin jar.
 //! - `bench`: run the benchmarks and rewrite BENCHMARKS.md.
 
+// A command-line tool: it prints progress and failures of the chores it runs.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod bench;
 mod bindings;
 mod postgres;

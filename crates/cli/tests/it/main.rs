@@ -5,6 +5,11 @@
 //!
 //! `cargo xtask test` runs `crash` again on PostgreSQL (`--test it crash::`).
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests report on stderr what they skipped (no database, no fd limit) or measured.
+#![allow(clippy::print_stderr)]
+
 mod common;
 mod replay;
 

@@ -5,6 +5,9 @@
 //! `tests/log_redaction.rs` stays a binary of its own: it installs the process-wide
 //! tracing subscriber, which would record (and slow down) every other test here.
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 mod agentplat_root_shape;

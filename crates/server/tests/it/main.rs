@@ -6,6 +6,11 @@
 //! subscriber and counts the request lines of its one server, which the other tests'
 //! servers would add to (and slow down) in a shared process.
 
+// Test code: a broken fixture or server should fail the test loudly, here and in helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests report on stderr what they skipped (no database, no fd limit) or measured.
+#![allow(clippy::print_stderr)]
+
 mod common;
 
 mod admission;
