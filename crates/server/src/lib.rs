@@ -104,7 +104,7 @@
 //! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`interactions::events`]; published after the write commits, by the handler or [`interactions::turn::end_turn`] |
 //! | API keys, authentication, which project a key may act in | [`auth`]; a new route that takes its project from somewhere else (a header, the body) calls [`auth::authorize_project`] on it |
 //! | how connections are served, limits before the router (timeouts, per-client cap, hyper's own errors) | [`http`] |
-//! | identifier and body limits | [`api::extract`] |
+//! | identifier and body limits, the NUL rule for every text of a request | [`api::extract`] |
 //! | a server setting | [`ServerConfig`] in [`config`], [`testing::TestServerOptions`] for tests; the `gatehouse serve` flags live in `crates/cli` |
 //! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]) |
 //! | a test | `tests/<area>.rs` over real HTTP with `tests/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
