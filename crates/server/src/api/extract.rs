@@ -1,6 +1,10 @@
 //! Request extractors whose rejections are JSON errors naming the offending field, and
 //! the request limits they enforce: bodies within `max_body_bytes` (413), identifiers
-//! within [`MAX_ID_CHARS`] (422, wherever they appear: body, path, query).
+//! within [`MAX_ID_CHARS`] (422, wherever they appear: body, path, query), and no NUL
+//! character (U+0000) in any text of a request (422: a JSON body's strings and keys at
+//! any depth, a path segment, a query key or value). PostgreSQL's text columns cannot
+//! hold NUL, and SQLite can: refusing it here, before any handler, answers the same on
+//! both backends, and a handler never has to think of it.
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -196,7 +200,7 @@ pub fn is_identifier_key(key: &str) -> bool {
 
 /// Subtrees that are the caller's own documents (a config, tool arguments, tags and
 /// meta): their keys are not the API's identifiers, so the identifier limit does not
-/// look inside (the body limit still bounds them).
+/// look inside (the NUL rule does, and the body limit bounds them).
 const OPAQUE_SUBTREES: [&str; 6] = [
     "parameters",
     "revision",
@@ -206,10 +210,18 @@ const OPAQUE_SUBTREES: [&str; 6] = [
     "meta",
 ];
 
-/// 422 naming the first identifier in a JSON body longer than [`MAX_ID_CHARS`].
+/// 422 naming the first identifier in a JSON body longer than [`MAX_ID_CHARS`], or the
+/// first string or key anywhere in it (free-form subtrees included) holding a NUL.
 pub fn check_identifiers(value: &serde_json::Value) -> Result<(), ApiError> {
     let mut loc = vec![serde_json::Value::String("body".to_string())];
-    walk_identifiers(value, &mut loc)
+    walk_body_text(value, &mut loc, true)
+}
+
+/// 422 naming the first string or key of a JSON body holding a NUL: for a body a route
+/// reads itself instead of through [`decode_json`].
+pub fn check_no_nul(value: &serde_json::Value) -> Result<(), ApiError> {
+    let mut loc = vec![serde_json::Value::String("body".to_string())];
+    walk_body_text(value, &mut loc, false)
 }
 
 fn too_long(loc: Vec<serde_json::Value>, chars: usize) -> ApiError {
@@ -220,41 +232,40 @@ fn too_long(loc: Vec<serde_json::Value>, chars: usize) -> ApiError {
     )
 }
 
-fn walk_identifiers(
+/// The message of a NUL refusal (AgentPlat's routes answer it as their 400's message).
+pub const NUL_MESSAGE: &str = "String must not contain the NUL character (U+0000)";
+
+/// 422 at `loc` when `text` holds a NUL.
+fn refuse_nul(text: &str, loc: &[serde_json::Value]) -> Result<(), ApiError> {
+    if text.contains('\0') {
+        return Err(ApiError::validation_at(
+            loc.to_vec(),
+            NUL_MESSAGE,
+            "string_contains_nul",
+        ));
+    }
+    Ok(())
+}
+
+/// Walk a body: every string and key is checked for NUL; while `limit_identifiers`
+/// (outside [`OPAQUE_SUBTREES`]), an identifier key's string, or list of strings, is
+/// held to [`MAX_ID_CHARS`].
+fn walk_body_text(
     value: &serde_json::Value,
     loc: &mut Vec<serde_json::Value>,
+    limit_identifiers: bool,
 ) -> Result<(), ApiError> {
     match value {
+        serde_json::Value::String(text) => refuse_nul(text, loc),
         serde_json::Value::Object(map) => {
             for (key, child) in map {
-                if OPAQUE_SUBTREES.contains(&key.as_str()) {
-                    continue;
-                }
                 loc.push(serde_json::Value::String(key.clone()));
-                if is_identifier_key(key) {
-                    match child {
-                        serde_json::Value::String(text) => {
-                            let chars = text.chars().count();
-                            if chars > MAX_ID_CHARS {
-                                return Err(too_long(loc.clone(), chars));
-                            }
-                        }
-                        serde_json::Value::Array(items) => {
-                            for (index, item) in items.iter().enumerate() {
-                                if let serde_json::Value::String(text) = item {
-                                    let chars = text.chars().count();
-                                    if chars > MAX_ID_CHARS {
-                                        let mut at = loc.clone();
-                                        at.push(serde_json::Value::from(index));
-                                        return Err(too_long(at, chars));
-                                    }
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
+                refuse_nul(key, loc)?;
+                if limit_identifiers && is_identifier_key(key) {
+                    check_identifier_length(child, loc)?;
                 }
-                walk_identifiers(child, loc)?;
+                let inside_limited = limit_identifiers && !OPAQUE_SUBTREES.contains(&key.as_str());
+                walk_body_text(child, loc, inside_limited)?;
                 loc.pop();
             }
             Ok(())
@@ -262,7 +273,7 @@ fn walk_identifiers(
         serde_json::Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
                 loc.push(serde_json::Value::from(index));
-                walk_identifiers(item, loc)?;
+                walk_body_text(item, loc, limit_identifiers)?;
                 loc.pop();
             }
             Ok(())
@@ -271,42 +282,64 @@ fn walk_identifiers(
     }
 }
 
+/// 422 when an identifier (a string, or a list's string items) at `loc` is longer than
+/// [`MAX_ID_CHARS`].
+fn check_identifier_length(
+    value: &serde_json::Value,
+    loc: &[serde_json::Value],
+) -> Result<(), ApiError> {
+    match value {
+        serde_json::Value::String(text) => {
+            let chars = text.chars().count();
+            if chars > MAX_ID_CHARS {
+                return Err(too_long(loc.to_vec(), chars));
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                if let serde_json::Value::String(text) = item {
+                    let chars = text.chars().count();
+                    if chars > MAX_ID_CHARS {
+                        let mut at = loc.to_vec();
+                        at.push(serde_json::Value::from(index));
+                        return Err(too_long(at, chars));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// 422 when a path segment (percent-decoded) or an identifier in the query string
-/// ([`is_identifier_key`]) is longer than [`MAX_ID_CHARS`]. Run before routing, so it
-/// covers every route.
+/// ([`is_identifier_key`]) is longer than [`MAX_ID_CHARS`], or a path segment, query key
+/// or query value holds a NUL. Run before routing, so it covers every route.
 pub fn check_uri_identifiers(uri: &axum::http::Uri) -> Result<(), ApiError> {
+    let path_loc = [serde_json::Value::String("path".to_string())];
     for segment in uri.path().split('/') {
-        let decoded = percent_decoded_chars(segment);
-        if decoded > MAX_ID_CHARS {
-            return Err(too_long(
-                vec![serde_json::Value::String("path".to_string())],
-                decoded,
-            ));
+        let decoded = String::from_utf8_lossy(&percent_decode(segment)).into_owned();
+        refuse_nul(&decoded, &path_loc)?;
+        let chars = decoded.chars().count();
+        if chars > MAX_ID_CHARS {
+            return Err(too_long(path_loc.to_vec(), chars));
         }
     }
     if let Some(query) = uri.query() {
         for (key, value) in form_pairs(query) {
+            let loc = [
+                serde_json::Value::String("query".to_string()),
+                serde_json::Value::String(key.clone()),
+            ];
+            refuse_nul(&key, &loc)?;
+            refuse_nul(&value, &loc)?;
             if is_identifier_key(&key) {
                 let chars = value.chars().count();
                 if chars > MAX_ID_CHARS {
-                    return Err(too_long(
-                        vec![
-                            serde_json::Value::String("query".to_string()),
-                            serde_json::Value::String(key),
-                        ],
-                        chars,
-                    ));
+                    return Err(too_long(loc.to_vec(), chars));
                 }
             }
         }
     }
     Ok(())
-}
-
-/// The character count of a percent-encoded segment once decoded (bytes that do not
-/// decode to UTF-8 count one each; their rejection is the route's).
-fn percent_decoded_chars(segment: &str) -> usize {
-    String::from_utf8_lossy(&percent_decode(segment))
-        .chars()
-        .count()
 }

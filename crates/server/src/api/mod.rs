@@ -145,8 +145,8 @@ async fn json_errors(request: Request, next: Next) -> Response {
     answer
 }
 
-/// 422 for an identifier in the path or query over [`extract::MAX_ID_CHARS`], before any
-/// route (or the auth layer) sees it.
+/// 422 for an identifier in the path or query over [`extract::MAX_ID_CHARS`], or a NUL
+/// in the path or query, before any route (or the auth layer) sees it.
 async fn limit_identifiers(request: Request, next: Next) -> Response {
     if let Err(err) = extract::check_uri_identifiers(request.uri()) {
         return err.shaped_for_path(request.uri().path()).into_response();

@@ -54,7 +54,7 @@ use serde_json::Value;
 use super::agentplat_shape::{AgentPlatEvent, AgentPlatSession};
 use super::rules::{AuthorityChange, ExecError, NewIntervention};
 use super::store::ExecutionStore;
-use crate::api::extract::{parse_uuid, read_body, ActorName};
+use crate::api::extract::{check_no_nul, parse_uuid, read_body, ActorName};
 use crate::auth::TenantHeaderOnly;
 use crate::error::ApiError;
 use crate::uri::query_map;
@@ -440,17 +440,19 @@ fn parse_intervention(bytes: &[u8]) -> Result<InterventionBody, ApiError> {
     }
     let value: Value = serde_json::from_str(&text)
         .map_err(|_| agentplat(GatehouseCode::BadRequest, messages::JSON_BODY_INVALID))?;
-    let Value::Object(body) = value else {
+    let Value::Object(body) = &value else {
         return Err(invalid(messages::JSON_BODY_NOT_OBJECT));
     };
+    // The request-wide text rule (no NUL), as every body read by `decode_json` has it.
+    check_no_nul(&value).map_err(reshape)?;
     let operation_id = required_text(
-        &body,
+        body,
         "operationId",
         messages::OPERATION_ID_REQUIRED,
         MAX_OPERATION_ID_CHARS,
     )?;
     let instruction = required_text(
-        &body,
+        body,
         "instruction",
         messages::INSTRUCTION_REQUIRED,
         MAX_INSTRUCTION_CHARS,

@@ -282,7 +282,8 @@ async fn respond(
         .store
         .respond(&project_id, &id, &answer, &actor, idempotency)
         .await?;
-    match settle_answer(&state, &project_id, &id, idempotency, outcome).await? {
+    let outcome = recheck_key(&state, &project_id, &id, idempotency, outcome).await?;
+    match settle_answer(&state, outcome) {
         RespondOutcome::Won { record } => {
             state.dispatch_wakeup.notify_one();
             Ok(json_text(record.response_body()))
@@ -336,40 +337,40 @@ fn other_call_message(gated: &str) -> String {
 }
 
 /// What one answer came to, settled alike for a single respond and a batch item: a won
-/// answer counts toward the resume backlog and is announced on the watch stream; a
-/// `NotPending` under an `Idempotency-Key` is looked up once more, since a concurrent
-/// request with the same key may have won after our check (its replay, or "key reused").
-async fn settle_answer(
+/// answer counts toward the resume backlog and is announced on the watch stream.
+fn settle_answer(state: &AppState, outcome: RespondOutcome) -> RespondOutcome {
+    if let RespondOutcome::Won { record } = &outcome {
+        state.backlog.answered(1);
+        state
+            .events
+            .row_changed(record, InteractionStatus::Responded);
+    }
+    outcome
+}
+
+/// A single respond's `NotPending` under an `Idempotency-Key`, looked up once more: a
+/// concurrent request with the same key may have won after our check (its replay, or
+/// "key reused"). A batch needs no second look: its transaction decided each item's
+/// key in order, and a later item's key must not change an earlier item's outcome.
+async fn recheck_key(
     state: &AppState,
     project_id: &str,
     id: &str,
     idempotency: Option<(&str, &str)>,
     outcome: RespondOutcome,
 ) -> ApiResult<RespondOutcome> {
-    match outcome {
-        RespondOutcome::Won { record } => {
-            state.backlog.answered(1);
-            state
-                .events
-                .row_changed(&record, InteractionStatus::Responded);
-            Ok(RespondOutcome::Won { record })
-        }
-        RespondOutcome::NotPending => {
-            let Some((key, hash)) = idempotency else {
-                return Ok(RespondOutcome::NotPending);
-            };
-            let replay = state
-                .store
-                .idempotent_replay(project_id, key, id, hash)
-                .await?;
-            Ok(match replay {
-                Some(Ok(response)) => RespondOutcome::Replayed { response },
-                Some(Err(())) => RespondOutcome::KeyReused,
-                None => RespondOutcome::NotPending,
-            })
-        }
-        other => Ok(other),
-    }
+    let (RespondOutcome::NotPending, Some((key, hash))) = (&outcome, idempotency) else {
+        return Ok(outcome);
+    };
+    let replay = state
+        .store
+        .idempotent_replay(project_id, key, id, hash)
+        .await?;
+    Ok(match replay {
+        Some(Ok(response)) => RespondOutcome::Replayed { response },
+        Some(Err(())) => RespondOutcome::KeyReused,
+        None => RespondOutcome::NotPending,
+    })
 }
 
 /// The request hash an `Idempotency-Key` is bound to: the gate and the respond body,
@@ -413,8 +414,9 @@ fn invalid_item(id: &str, detail: impl Into<String>) -> BatchResult {
 }
 
 /// `POST /sessions/interactions/respond-batch` (a Gatehouse route, C4): answer up to
-/// [`MAX_BATCH_ANSWERS`] gates in one request and one transaction, each exactly as a
-/// single respond answers it, each with its own outcome.
+/// [`MAX_BATCH_ANSWERS`] gates in one request and one transaction, each item exactly as
+/// the single respond would answer it after the items before it (duplicates included),
+/// each with its own outcome.
 async fn respond_batch(
     State(state): State<AppState>,
     ProjectId(project_id): ProjectId,
@@ -477,8 +479,8 @@ async fn respond_batch(
             key,
         });
     }
-    // One lock order for overlapping batches (Postgres): by id.
-    valid.sort_by(|a, b| a.id.cmp(&b.id));
+    // In the request's order: the store decides each item after the ones before it
+    // (and takes its locks in its own order).
     let items: Vec<BatchRespondItem<'_>> = valid
         .iter()
         .map(|v| BatchRespondItem {
@@ -499,9 +501,7 @@ async fn respond_batch(
     let mut answered_any = false;
     for (item, outcome) in valid.iter().zip(outcomes) {
         let sent_id = &answers[item.index].id;
-        let idempotency = item.key.as_ref().map(|(k, h)| (k.as_str(), h.as_str()));
-        let settled = settle_answer(&state, &project_id, &item.id, idempotency, outcome).await?;
-        let result = match settled {
+        let result = match settle_answer(&state, outcome) {
             RespondOutcome::Won { record } => {
                 answered_any = true;
                 batch_result(

@@ -1,7 +1,5 @@
 //! Interaction rows (A4), idempotency keys, and the respond compare-and-set (C1).
 
-use std::collections::{HashMap, HashSet};
-
 use gatehouse_wire::interaction::{
     InteractionData, InteractionFlags, InteractionKind, InteractionStatus, Order,
     SessionInteraction,
@@ -324,20 +322,10 @@ macro_rules! insert_interaction {
 }
 pub(crate) use insert_interaction;
 
-/// One gate of a batch respond ([`Store::respond_batch`]).
-#[derive(Debug, Clone, Copy)]
-pub struct BatchRespondItem<'a> {
-    /// The row's id.
-    pub id: &'a str,
-    /// The answer.
-    pub answer: &'a JsonObject,
-    /// `(idempotency key, request hash)`, when the item carries a key.
-    pub idempotency: Option<(&'a str, &'a str)>,
-}
-
 /// One gate's compare-and-set respond inside the caller's transaction `$tx` (an
-/// `in_tx!` body); evaluates to `Result<RespondOutcome, StoreError>`. Shared by the
-/// single respond and the batch, so a gate is answered the same way by both.
+/// `in_tx!` body); evaluates to `Result<RespondOutcome, StoreError>`. The batch respond
+/// applies the same rule to each of its items in order (`batch.rs`, `plan`);
+/// `tests/batch_idempotency.rs` holds the two to the same outcomes.
 macro_rules! respond_one {
     ($tx:ident, $project_id:expr, $id:expr, $answer:expr, $actor:expr, $idempotency:expr, $now:expr) => {{
         let outcome: Result<RespondOutcome, StoreError> = async {
@@ -459,20 +447,6 @@ macro_rules! respond_one {
         .await;
         outcome
     }};
-}
-
-/// `rows` value tuples for a multi-row statement, placeholders numbered from `first`,
-/// `width` parameters per row: `row(index, base)` writes one tuple.
-fn rows_of(
-    rows: usize,
-    width: usize,
-    first: usize,
-    row: impl Fn(usize, usize) -> String,
-) -> String {
-    (0..rows)
-        .map(|n| row(n, first + n * width))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl Store {
@@ -623,201 +597,6 @@ impl Store {
     ) -> Result<RespondOutcome, StoreError> {
         let now = now_text();
         in_tx!(self, tx => respond_one!(tx, project_id, id, answer, actor, idempotency, &now))
-    }
-
-    /// Answer many gates in ONE transaction (a batch respond), each exactly as
-    /// [`respond`](Self::respond) answers it, with set-based statements (a handful for
-    /// the whole batch, not four per gate): claim the idempotency keys, flip every
-    /// pending row of the batch with one conditional update, store the winners' answers
-    /// under their keys, give the losers' keys back, queue the winners' resumes. Outcomes
-    /// are in the order of `items`; a gate named twice is answered by its first item.
-    pub async fn respond_batch(
-        &self,
-        project_id: &str,
-        items: &[BatchRespondItem<'_>],
-        actor: &str,
-    ) -> Result<Vec<RespondOutcome>, StoreError> {
-        let now = now_text();
-        let resolutions: Vec<String> = items
-            .iter()
-            .map(|item| {
-                let mut resolution = JsonObject::new();
-                resolution.insert(
-                    "answer".to_string(),
-                    serde_json::Value::Object(item.answer.clone()),
-                );
-                to_json_text(&resolution)
-            })
-            .collect();
-        let keyed: Vec<usize> = (0..items.len())
-            .filter(|i| items[*i].idempotency.is_some())
-            .collect();
-        in_tx!(self, tx => {
-            let mut outcomes: Vec<Option<RespondOutcome>> = vec![None; items.len()];
-            // 1. Claim the keys; a key already taken replays or is refused (as a single
-            //    respond decides).
-            let mut claimed: HashSet<String> = HashSet::new();
-            if !keyed.is_empty() {
-                let sql = format!(
-                    "INSERT INTO idempotency_keys (project_id, idem_key, interaction_id, request_hash, \
-                     response, created_at) VALUES {} ON CONFLICT (project_id, idem_key) DO NOTHING \
-                     RETURNING idem_key",
-                    rows_of(keyed.len(), 3, 3, |_, base| format!("($1, ${base}, ${}, ${}, '', $2)", base + 1, base + 2))
-                );
-                let mut query = sqlx::query(&sql).bind(project_id).bind(&now);
-                for i in &keyed {
-                    let (key, hash) = items[*i].idempotency.unwrap_or(("", ""));
-                    query = query.bind(key).bind(items[*i].id).bind(hash);
-                }
-                for row in query.fetch_all(&mut *tx).await? {
-                    claimed.insert(row.text("idem_key")?);
-                }
-                let taken: Vec<usize> = keyed
-                    .iter()
-                    .copied()
-                    .filter(|i| !claimed.contains(items[*i].idempotency.map(|(k, _)| k).unwrap_or("")))
-                    .collect();
-                if !taken.is_empty() {
-                    let sql = format!(
-                        "SELECT idem_key, interaction_id, request_hash, response FROM idempotency_keys \
-                         WHERE project_id = $1 AND idem_key IN ({})",
-                        rows_of(taken.len(), 1, 2, |_, at| format!("${at}"))
-                    );
-                    let mut query = sqlx::query(&sql).bind(project_id);
-                    for i in &taken {
-                        query = query.bind(items[*i].idempotency.map(|(k, _)| k).unwrap_or(""));
-                    }
-                    let mut stored: HashMap<String, (String, String, String)> = HashMap::new();
-                    for row in query.fetch_all(&mut *tx).await? {
-                        stored.insert(
-                            row.text("idem_key")?,
-                            (row.text("interaction_id")?, row.text("request_hash")?, row.text("response")?),
-                        );
-                    }
-                    for i in taken {
-                        let (key, hash) = items[i].idempotency.unwrap_or(("", ""));
-                        outcomes[i] = Some(match stored.get(key) {
-                            Some((id, stored_hash, response))
-                                if id == items[i].id && stored_hash == hash && !response.is_empty() =>
-                            {
-                                RespondOutcome::Replayed { response: response.clone() }
-                            }
-                            _ => RespondOutcome::KeyReused,
-                        });
-                    }
-                }
-            }
-            // 2. One conditional update for every remaining gate (its first item only).
-            let mut first: HashMap<&str, usize> = HashMap::new();
-            for (i, item) in items.iter().enumerate() {
-                if outcomes[i].is_none() {
-                    first.entry(item.id).or_insert(i);
-                }
-            }
-            let mut flip: Vec<usize> = first.values().copied().collect();
-            flip.sort_unstable();
-            let mut won: HashMap<String, InteractionRecord> = HashMap::new();
-            if !flip.is_empty() {
-                let sql = format!(
-                    "WITH v(vid, vresolution) AS (VALUES {}) UPDATE interactions SET status = 'responded', \
-                     resolution = v.vresolution, updated_at = $2, updated_by_id = $3 FROM v \
-                     WHERE interactions.id = v.vid AND interactions.project_id = $1 \
-                     AND interactions.status = 'pending' RETURNING {SELECT_COLUMNS}",
-                    rows_of(flip.len(), 2, 4, |_, base| format!("(${base}, ${})", base + 1)),
-                );
-                let mut query = sqlx::query(&sql).bind(project_id).bind(&now).bind(actor);
-                for i in &flip {
-                    query = query.bind(items[*i].id).bind(&resolutions[*i]);
-                }
-                for row in query.fetch_all(&mut *tx).await? {
-                    let record = interaction_from_row(&row)?;
-                    won.insert(record.id.clone(), record);
-                }
-            }
-            // 3. The winners' answers under their keys; the other claimed keys given back.
-            let mut store_keys: Vec<(usize, String)> = Vec::new();
-            let mut release: Vec<&str> = Vec::new();
-            for i in &keyed {
-                let Some((key, _)) = items[*i].idempotency else { continue };
-                if !claimed.contains(key) {
-                    continue;
-                }
-                let winner = first.get(items[*i].id) == Some(i) && won.contains_key(items[*i].id);
-                if winner {
-                    store_keys.push((*i, won[items[*i].id].response_body()));
-                } else {
-                    release.push(key);
-                }
-            }
-            if !store_keys.is_empty() {
-                let sql = format!(
-                    "WITH v(vkey, vresponse) AS (VALUES {}) UPDATE idempotency_keys SET response = v.vresponse \
-                     FROM v WHERE idempotency_keys.project_id = $1 AND idempotency_keys.idem_key = v.vkey",
-                    rows_of(store_keys.len(), 2, 2, |_, base| format!("(${base}, ${})", base + 1))
-                );
-                let mut query = sqlx::query(&sql).bind(project_id);
-                for (i, body) in &store_keys {
-                    query = query.bind(items[*i].idempotency.map(|(k, _)| k).unwrap_or("")).bind(body);
-                }
-                query.execute(&mut *tx).await?;
-            }
-            if !release.is_empty() {
-                let sql = format!(
-                    "DELETE FROM idempotency_keys WHERE project_id = $1 AND idem_key IN ({})",
-                    rows_of(release.len(), 1, 2, |_, at| format!("${at}"))
-                );
-                let mut query = sqlx::query(&sql).bind(project_id);
-                for key in &release {
-                    query = query.bind(*key);
-                }
-                query.execute(&mut *tx).await?;
-            }
-            // 4. The winners' resumes, queued once each.
-            if !won.is_empty() {
-                let mut ids: Vec<&String> = won.keys().collect();
-                ids.sort();
-                let sql = format!(
-                    "INSERT INTO resume_jobs (interaction_id, project_id, state, created_at) VALUES {} \
-                     ON CONFLICT (interaction_id) DO NOTHING",
-                    rows_of(ids.len(), 1, 3, |_, base| format!("(${base}, $1, 'queued', $2)"))
-                );
-                let mut query = sqlx::query(&sql).bind(project_id).bind(&now);
-                for id in &ids {
-                    query = query.bind(id.as_str());
-                }
-                query.execute(&mut *tx).await?;
-            }
-            // 5. Every other gate: no longer pending, or not found.
-            let lost: Vec<usize> = (0..items.len())
-                .filter(|i| outcomes[*i].is_none() && !(first.get(items[*i].id) == Some(i) && won.contains_key(items[*i].id)))
-                .collect();
-            let mut existing: HashSet<String> = HashSet::new();
-            if !lost.is_empty() {
-                let sql = format!(
-                    "SELECT id FROM interactions WHERE project_id = $1 AND id IN ({})",
-                    rows_of(lost.len(), 1, 2, |_, at| format!("${at}"))
-                );
-                let mut query = sqlx::query(&sql).bind(project_id);
-                for i in &lost {
-                    query = query.bind(items[*i].id);
-                }
-                for row in query.fetch_all(&mut *tx).await? {
-                    existing.insert(row.text("id")?);
-                }
-            }
-            let mut answers = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                answers.push(match outcomes[i].take() {
-                    Some(outcome) => outcome,
-                    None if first.get(item.id) == Some(&i) && won.contains_key(item.id) => {
-                        RespondOutcome::Won { record: Box::new(won[item.id].clone()) }
-                    }
-                    None if existing.contains(item.id) => RespondOutcome::NotPending,
-                    None => RespondOutcome::NotFound,
-                });
-            }
-            Ok(answers)
-        })
     }
 
     /// The stored answer of an `Idempotency-Key`: `Some(Ok(body))` when it was used for
