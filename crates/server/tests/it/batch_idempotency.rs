@@ -5,8 +5,6 @@
 //! the same answers as single responds on another, and compares every outcome and the
 //! final rows and keys. `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs it on Postgres.
 
-
-
 use std::collections::BTreeMap;
 
 use crate::common::db::Db;

@@ -3,8 +3,6 @@
 //! SQLite and PostgreSQL (whose text columns cannot store it), naming where it was, and
 //! nothing is written. `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs it on Postgres.
 
-
-
 use std::time::Duration;
 
 use crate::common::db::Db;
