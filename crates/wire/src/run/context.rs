@@ -4,8 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::StringMap;
-use crate::json::{required_nullable, Nullable};
+use crate::json::{present_or_null, required_nullable, Nullable};
 use crate::JsonObject;
 
 /// `context`: the run's per-call protocol context (W3C trace propagation).
@@ -88,18 +87,32 @@ pub struct TelemetryExporters {
 /// `telemetry.exporters.otlp`: the traces endpoint and its `authorization` header.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OtlpExporter {
-    /// OTLP/HTTP traces endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub endpoint: Option<String>,
-    /// Headers (the credential rides `authorization`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StringMap")]
-    pub headers: Option<StringMap>,
+    /// OTLP/HTTP traces endpoint; `null` when the run has none (Agenta's SDK writes the key).
+    // Absent is `None`, `null` is `Some(None)`: each is written back as read.
+    #[serde(
+        default,
+        deserialize_with = "present_or_null",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Nullable<String>")]
+    pub endpoint: Option<Option<String>>,
+    /// Headers (the credential rides `authorization`); a value is `null` when unset
+    /// (Agenta's SDK writes `"authorization": null` for a run with no credential).
+    // As `endpoint`: absent is `None`, `null` is `Some(None)`.
+    #[serde(
+        default,
+        deserialize_with = "present_or_null",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Nullable<NullableStringMap>")]
+    pub headers: Option<Option<NullableStringMap>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+/// Header name to value, where a value may be `null` (an unset credential), in order.
+pub type NullableStringMap = indexmap::IndexMap<String, Option<String>>;
 
 /// `runContext`: the run's own identity. INNER keys are snake_case (they are the
 /// namespace `$ctx.<dotted.path>` tokens address). Every part is written only when set.
@@ -236,4 +249,51 @@ pub struct RunContextTrace {
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::RunRequest;
+
+    /// What Agenta's SDK (`TraceContext.telemetry_to_wire`) writes for a run with a trace
+    /// parent and no exporter or credential: both keys present, both `null`.
+    const SDK_TELEMETRY_NULLS: &str = r#"{"capture":{"content":{"enabled":true}},"exporters":{"otlp":{"endpoint":null,"headers":{"authorization":null}}}}"#;
+
+    #[test]
+    fn telemetry_nulls_are_read_and_written_back_as_read() {
+        let telemetry: Telemetry = serde_json::from_str(SDK_TELEMETRY_NULLS).unwrap();
+        let otlp = telemetry.exporters.as_ref().unwrap().otlp.as_ref().unwrap();
+        assert_eq!(otlp.endpoint, Some(None));
+        let headers = otlp.headers.as_ref().unwrap().as_ref().unwrap();
+        assert_eq!(headers.get("authorization"), Some(&None));
+        assert_eq!(
+            serde_json::to_string(&telemetry).unwrap(),
+            SDK_TELEMETRY_NULLS
+        );
+
+        // Absent stays absent, `"headers": null` stays `null`, a value stays a value.
+        for text in [
+            r#"{"exporters":{"otlp":{}}}"#,
+            r#"{"exporters":{"otlp":{"headers":null}}}"#,
+            r#"{"exporters":{"otlp":{"endpoint":"https://otlp.example/v1/traces","headers":{"authorization":"Access t"}}}}"#,
+        ] {
+            let telemetry: Telemetry = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&telemetry).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn a_run_request_with_the_sdks_telemetry_nulls_round_trips() {
+        let body = format!(
+            r#"{{"harness":"codex","sandbox":"local","sessionId":"s","agentsMd":null,"tools":[],"model":"gpt-5","messages":[{{"role":"user","content":"hi"}}],"context":{{"propagation":{{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","baggage":null}}}},"telemetry":{SDK_TELEMETRY_NULLS}}}"#
+        );
+        let request: RunRequest = serde_json::from_str(&body).unwrap();
+        let written: serde_json::Value = serde_json::to_value(&request).unwrap();
+        let telemetry = &written["telemetry"]["exporters"]["otlp"];
+        assert!(telemetry.get("endpoint").is_some_and(|v| v.is_null()));
+        assert!(telemetry["headers"]
+            .get("authorization")
+            .is_some_and(|v| v.is_null()));
+    }
 }
