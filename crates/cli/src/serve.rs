@@ -8,11 +8,12 @@ use gatehouse_server::{ApiKey, ServerConfig};
 
 use crate::exit::{CliError, CliResult};
 
-/// `gatehouse serve` flags.
+/// `gatehouse serve` flags. Every flag is also an environment variable (`GATEHOUSE_` and
+/// the flag's name; `serve --help` names each); a flag given wins over its variable.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port (the listening line names it).
-    #[arg(long, default_value = "127.0.0.1:8787")]
+    #[arg(long, env = "GATEHOUSE_BIND", default_value = "127.0.0.1:8787")]
     bind: SocketAddr,
     /// Database URL: `sqlite://FILE` (created if missing) or `postgres://...`.
     #[arg(
@@ -34,7 +35,7 @@ pub struct ServeArgs {
     api_keys: Vec<String>,
     /// Leave the execution service (sessions and interventions) out; `/api/capabilities`
     /// then says so and its routes answer 404.
-    #[arg(long)]
+    #[arg(long, env = "GATEHOUSE_NO_EXECUTION")]
     no_execution: bool,
     /// Admit requests on AgentPlat's root paths (`/rooms/...`) that carry only
     /// `X-Agentplat-Tenant-Id` and no key, as AgentPlat's default `headerTenantAuth()`
@@ -47,39 +48,49 @@ pub struct ServeArgs {
     agentplat_header_auth: bool,
     /// Seconds a client may take to send a request's head (and a kept-alive connection
     /// may sit idle) before the connection is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, env = "GATEHOUSE_HEADER_READ_TIMEOUT", value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_read_timeout: u64,
     /// Most open connections one client address may hold at once; one more is answered
     /// 503 and closed. Never above --max-connections. 0: no per-address limit.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    #[arg(
+        long,
+        env = "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT",
+        value_name = "N",
+        default_value_t = 1024
+    )]
     max_connections_per_client: usize,
     /// Most open connections in all; one more is answered 503 (with Retry-After) and
     /// closed. Default: the open-file limit at start less 64 and 3 per database
     /// connection; a higher value is lowered to that.
-    #[arg(long, value_name = "N")]
+    #[arg(long, env = "GATEHOUSE_MAX_CONNECTIONS", value_name = "N")]
     max_connections: Option<usize>,
     /// Most open event streams (interaction watch and execution event streams); one more
     /// is refused at once with 503 and Retry-After. Default and highest: half of
     /// --max-connections, so idle watchers always leave room for requests.
-    #[arg(long, value_name = "N")]
+    #[arg(long, env = "GATEHOUSE_MAX_WATCHERS", value_name = "N")]
     max_watchers: Option<usize>,
     /// Seconds a request waits for the database (a pooled connection; on SQLite also its
     /// turn to write, then another process's write lock) before it is answered 503
     /// UNAVAILABLE with Retry-After; a request waits it out once, not at every call.
-    #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=600))]
+    #[arg(long, env = "GATEHOUSE_DB_ACQUIRE_TIMEOUT", value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=600))]
     db_acquire_timeout: u64,
     /// Answered gates this instance resumes at once.
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, env = "GATEHOUSE_RESUME_WORKERS", value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
     resume_workers: u64,
     /// Admission control: while more answered gates than this wait for their resume (on
     /// every instance of the database), a new answer waits up to 5 s before it is taken,
     /// so the backlog stays bounded under sustained load. 0: no limit.
-    #[arg(long, value_name = "N", default_value_t = 128)]
+    #[arg(
+        long,
+        env = "GATEHOUSE_MAX_RESUME_BACKLOG",
+        value_name = "N",
+        default_value_t = 128
+    )]
     max_resume_backlog: u64,
     /// Lease, in milliseconds, of a resume job and of a running session's hold: renewed
     /// every third of it while the work runs; an instance that dies or stalls loses its
     /// work to another instance (or to itself, restarted) within one lease.
-    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=300_000))]
+    #[arg(long, env = "GATEHOUSE_LEASE_MS", value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=300_000))]
     lease_ms: u64,
 }
 
@@ -166,5 +177,35 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServeArgs;
+    use clap::{Args, Command};
+
+    /// Every `serve` flag can be set from the environment, as `GATEHOUSE_<FLAG>` (so an
+    /// operator configures a container without a command line), and `--help` says so.
+    #[test]
+    fn every_serve_flag_has_its_environment_variable() {
+        let command = ServeArgs::augment_args(Command::new("serve"));
+        let mut checked = 0;
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if long == "help" {
+                continue;
+            }
+            let env = arg
+                .get_env()
+                .unwrap_or_else(|| panic!("--{long} has no environment variable"));
+            let expected = match long {
+                "api-key" => "GATEHOUSE_API_KEYS".to_string(),
+                other => format!("GATEHOUSE_{}", other.replace('-', "_").to_uppercase()),
+            };
+            assert_eq!(env.to_str(), Some(expected.as_str()), "--{long}");
+            checked += 1;
+        }
+        assert!(checked >= 13, "only {checked} flags seen");
     }
 }
