@@ -1,7 +1,7 @@
 //! Answer a pending gate.
 //!
 //! ```text
-//! GATEHOUSE_URL=http://127.0.0.1:8080 GATEHOUSE_API_KEY=... GATEHOUSE_PROJECT=<uuid> \
+//! GATEHOUSE_URL=http://127.0.0.1:8787 GATEHOUSE_API_KEY=... GATEHOUSE_PROJECT=<uuid> \
 //!     cargo run -p gatehouse-client --example answer_gate -- [approve|deny] [session_id] [message]
 //! ```
 //!

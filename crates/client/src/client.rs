@@ -27,7 +27,7 @@ use crate::upstream::Upstream;
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), gatehouse_client::Error> {
-/// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080")
+/// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787")
 ///     .api_key(std::env::var("GATEHOUSE_API_KEY").unwrap_or_default())
 ///     .project_id("019fac94-0000-7000-8000-000000000000")
 ///     .build()?;
@@ -67,8 +67,8 @@ impl Client {
     /// The base URL the client talks to.
     ///
     /// ```
-    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").build()?;
-    /// assert_eq!(client.base_url(), "http://127.0.0.1:8080/");
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787").build()?;
+    /// assert_eq!(client.base_url(), "http://127.0.0.1:8787/");
     /// # Ok::<(), gatehouse_client::Error>(())
     /// ```
     pub fn base_url(&self) -> &str {
@@ -78,7 +78,7 @@ impl Client {
     /// The project id sent with every interaction call, if configured.
     ///
     /// ```
-    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").project_id("p1").build()?;
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787").project_id("p1").build()?;
     /// assert_eq!(client.project_id(), Some("p1"));
     /// # Ok::<(), gatehouse_client::Error>(())
     /// ```
@@ -90,7 +90,7 @@ impl Client {
     ///
     /// ```
     /// use gatehouse_client::Upstream;
-    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").upstream(Upstream::AgentPlat).build()?;
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787").upstream(Upstream::AgentPlat).build()?;
     /// assert_eq!(client.upstream(), Upstream::AgentPlat);
     /// # Ok::<(), gatehouse_client::Error>(())
     /// ```
@@ -101,7 +101,7 @@ impl Client {
     /// The tenant sent as `X-Agentplat-Tenant-Id`, if configured.
     ///
     /// ```
-    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").tenant("tenant-1").build()?;
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787").tenant("tenant-1").build()?;
     /// assert_eq!(client.tenant(), Some("tenant-1"));
     /// # Ok::<(), gatehouse_client::Error>(())
     /// ```
@@ -112,7 +112,7 @@ impl Client {
     /// The participant sent as an intervention's `requestedByParticipantId`, if configured.
     ///
     /// ```
-    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").participant_id("human-1").build()?;
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787").participant_id("human-1").build()?;
     /// assert_eq!(client.participant_id(), Some("human-1"));
     /// # Ok::<(), gatehouse_client::Error>(())
     /// ```

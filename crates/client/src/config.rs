@@ -51,11 +51,11 @@ pub const DEFAULT_MAX_STREAM_EVENT_BYTES: usize = 1024 * 1024;
 
 impl Client {
     /// Start configuring a client for the host at `base_url` (e.g.
-    /// `http://127.0.0.1:8080`; for Gatehouse and Agenta the API lives under
+    /// `http://127.0.0.1:8787`; for Gatehouse and Agenta the API lives under
     /// `{base_url}/api`, for AgentPlat at `{base_url}` itself: see [`Upstream`]).
     ///
     /// ```no_run
-    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080").build()?;
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787").build()?;
     /// # Ok::<(), gatehouse_client::Error>(())
     /// ```
     pub fn builder(base_url: impl Into<String>) -> ClientBuilder {
@@ -69,7 +69,7 @@ impl Client {
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// let client = gatehouse_client::Client::builder("http://127.0.0.1:8080")
+/// let client = gatehouse_client::Client::builder("http://127.0.0.1:8787")
 ///     .api_key("gh_live_...")
 ///     .project_id("019fac94-0000-7000-8000-000000000000")
 ///     .timeout(Duration::from_secs(10))
@@ -146,7 +146,7 @@ impl ClientBuilder {
     /// The API key, sent as `Authorization: <scheme> <key>` on every call.
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").api_key("secret");
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").api_key("secret");
     /// # let _ = b;
     /// ```
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
@@ -202,7 +202,7 @@ impl ClientBuilder {
     ///
     /// ```no_run
     /// use gatehouse_client::AuthScheme;
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").auth_scheme(AuthScheme::ApiKey);
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").auth_scheme(AuthScheme::ApiKey);
     /// # let _ = b;
     /// ```
     pub fn auth_scheme(mut self, scheme: AuthScheme) -> Self {
@@ -214,7 +214,7 @@ impl ClientBuilder {
     /// AgentPlat, which scopes by tenant).
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").project_id("019fac94-...");
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").project_id("019fac94-...");
     /// # let _ = b;
     /// ```
     pub fn project_id(mut self, project_id: impl Into<String>) -> Self {
@@ -226,7 +226,7 @@ impl ClientBuilder {
     /// (default 30 s). Streams are limited by [`stream_idle_timeout`](Self::stream_idle_timeout) instead.
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").timeout(std::time::Duration::from_secs(5));
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").timeout(std::time::Duration::from_secs(5));
     /// # let _ = b;
     /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -237,7 +237,7 @@ impl ClientBuilder {
     /// Time limit for establishing a connection (default 10 s).
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").connect_timeout(std::time::Duration::from_secs(2));
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").connect_timeout(std::time::Duration::from_secs(2));
     /// # let _ = b;
     /// ```
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
@@ -250,7 +250,7 @@ impl ClientBuilder {
     /// with [`Error::Timeout`].
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").stream_idle_timeout(std::time::Duration::from_secs(30));
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").stream_idle_timeout(std::time::Duration::from_secs(30));
     /// # let _ = b;
     /// ```
     pub fn stream_idle_timeout(mut self, timeout: Duration) -> Self {
@@ -263,7 +263,7 @@ impl ClientBuilder {
     ///
     /// ```no_run
     /// use gatehouse_client::RetryPolicy;
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").retry_policy(RetryPolicy::none());
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").retry_policy(RetryPolicy::none());
     /// # let _ = b;
     /// ```
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
@@ -274,7 +274,7 @@ impl ClientBuilder {
     /// The runner's base URL for `POST {runner}/run` (default: the base URL).
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").runner_url("http://127.0.0.1:8081");
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").runner_url("http://127.0.0.1:8081");
     /// # let _ = b;
     /// ```
     pub fn runner_url(mut self, url: impl Into<String>) -> Self {
@@ -286,7 +286,7 @@ impl ClientBuilder {
     /// (default: the API key).
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").runner_token("runner-secret");
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").runner_token("runner-secret");
     /// # let _ = b;
     /// ```
     pub fn runner_token(mut self, token: impl Into<String>) -> Self {
@@ -298,7 +298,7 @@ impl ClientBuilder {
     /// with [`Error::Decode`].
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").max_response_bytes(1 << 20);
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").max_response_bytes(1 << 20);
     /// # let _ = b;
     /// ```
     pub fn max_response_bytes(mut self, bytes: usize) -> Self {
@@ -324,7 +324,7 @@ impl ClientBuilder {
     /// The `User-Agent` header (default `gatehouse-client/<version>`).
     ///
     /// ```no_run
-    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8080").user_agent("my-app/1.0");
+    /// let b = gatehouse_client::Client::builder("http://127.0.0.1:8787").user_agent("my-app/1.0");
     /// # let _ = b;
     /// ```
     pub fn user_agent(mut self, agent: impl Into<String>) -> Self {

@@ -7,7 +7,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), gatehouse_client::Error> {
 //! use gatehouse_client::{Answer, Client, Error};
-//! let client = Client::builder("http://127.0.0.1:8080")
+//! let client = Client::builder("http://127.0.0.1:8787")
 //!     .api_key("gh_...")
 //!     .project_id("019fac94-0000-7000-8000-000000000000")
 //!     .build()?;
