@@ -138,6 +138,11 @@ pub fn client_error(err: gatehouse_client::Error) -> CliError {
         ErrorKind::TenantRejected => {
             format!("{err} (set the tenant with --tenant or GATEHOUSE_TENANT)")
         }
+        // The server names the missing or malformed query parameter; say where the CLI
+        // takes it from.
+        ErrorKind::Validation if err.to_string().contains("project_id") => {
+            format!("{err} (set the project with --project or GATEHOUSE_PROJECT)")
+        }
         _ => err.to_string(),
     };
     CliError::new(exit_for(kind), message)

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::common::{client, gatehouse, invoke_parked, run, text, BIN};
+use crate::common::{client, gatehouse, gatehouse_without_env, invoke_parked, run, text, BIN};
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use gatehouse_wire::run::ChatMessage;
 use serde_json::{json, Value};
@@ -315,4 +315,19 @@ async fn a_wrong_key_is_exit_1_and_never_echoed() {
     assert!(stderr.contains("unauthorized"), "{stderr}");
     assert!(!stderr.contains("not-the-key-123"));
     server.shutdown().await;
+}
+
+/// A query without a project answers 422; the CLI names where it takes the project from.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_project_is_exit_8_naming_gatehouse_project() {
+    let server = spawn(TestServerOptions::default()).await;
+    let out = gatehouse_without_env()
+        .args(["interactions", "list", "--url", &server.base_url])
+        .args(["--api-key", &server.api_key])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("project_id"), "{stderr}");
+    assert!(stderr.contains("GATEHOUSE_PROJECT"), "{stderr}");
 }
