@@ -38,7 +38,26 @@ const SKIP_LOG_ENV: &str = "GATEHOUSE_SKIPPED_SUITES";
 /// folder `bindings/run-tests.sh` uses when run by hand).
 const PYTHON_VENV: &str = "python-venv";
 
+/// `cargo xtask test --help`.
+const USAGE: &str = "usage: cargo xtask test [--no-bindings | --postgres-only]
+
+Runs every test of the project (steps 1-6 in crates/xtask/src/test.rs):
+  the Rust workspace, the schema and OpenAPI from Python, schemathesis against a live
+  server, the schema from TypeScript, the server suite on PostgreSQL 15, the bindings.
+
+  --no-bindings    stop after step 5 (no wheel, jar or Swift package)
+  --postgres-only  run step 5 alone (the server suite on a throwaway PostgreSQL cluster)
+  -h, --help       print this and exit
+
+Environment: CI=true makes every upstream conformance suite required;
+GATEHOUSE_FIXTURES=<folder with agenta/ and agentplat/> points them at the fixtures.";
+
 pub fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return Ok(());
+    }
+    check_args(args)?;
     let root = workspace_root();
     if args.iter().any(|a| a == "--postgres-only") {
         return server_suite_on_postgres(&root);
@@ -55,6 +74,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
     eprintln!("{}", skipped_summary(&skip_log));
     let _ = std::fs::remove_file(&skip_log);
     result
+}
+
+/// An unknown flag is refused before anything compiles: a typo must not start a
+/// 20-minute run that ignores it.
+fn check_args(args: &[String]) -> Result<(), String> {
+    match args
+        .iter()
+        .find(|a| !matches!(a.as_str(), "--no-bindings" | "--postgres-only"))
+    {
+        Some(unknown) => Err(format!("unknown argument `{unknown}`\n{USAGE}")),
+        None => Ok(()),
+    }
 }
 
 /// One line: which upstream conformance suites were skipped, and how to run them.
@@ -227,4 +258,26 @@ fn server_suite_on_postgres(root: &Path) -> Result<(), String> {
     });
     cluster.stop();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_args;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn known_flags_pass_and_anything_else_is_refused() {
+        assert!(check_args(&args(&[])).is_ok());
+        assert!(check_args(&args(&["--no-bindings"])).is_ok());
+        assert!(check_args(&args(&["--postgres-only"])).is_ok());
+        let refused = check_args(&args(&["--no-binding"])).unwrap_err();
+        assert!(
+            refused.contains("unknown argument `--no-binding`"),
+            "{refused}"
+        );
+        assert!(check_args(&args(&["--no-bindings", "extra"])).is_err());
+    }
 }
