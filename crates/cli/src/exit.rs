@@ -138,14 +138,19 @@ pub fn client_error(err: gatehouse_client::Error) -> CliError {
         ErrorKind::TenantRejected => {
             format!("{err} (set the tenant with --tenant or GATEHOUSE_TENANT)")
         }
-        // The server names the missing or malformed query parameter; say where the CLI
-        // takes it from.
-        ErrorKind::Validation if err.to_string().contains("project_id") => {
+        // The server names the missing or malformed query parameter in its detail; say
+        // where the CLI takes it from.
+        ErrorKind::Validation if validation_names_project(&err) => {
             format!("{err} (set the project with --project or GATEHOUSE_PROJECT)")
         }
         _ => err.to_string(),
     };
     CliError::new(exit_for(kind), message)
+}
+
+/// A validation failure whose server detail names `project_id`.
+fn validation_names_project(err: &gatehouse_client::Error) -> bool {
+    matches!(err, gatehouse_client::Error::Validation { detail, .. } if detail.contains("project_id"))
 }
 
 #[cfg(test)]
