@@ -8,6 +8,7 @@ use crate::JsonObject;
 /// A capability a host may or may not serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::json::StringEnum { name: "Capability", open: true })]
 pub enum Capability {
     /// The interaction endpoints (A5).
     Interactions,

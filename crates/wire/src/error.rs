@@ -15,6 +15,7 @@ use crate::JsonObject;
 /// client never has to parse a message to tell two 409s apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(transform = crate::json::StringEnum { name: "GatehouseCode", open: true })]
 pub enum GatehouseCode {
     /// 400: the request is malformed (bad JSON, bad query string, bad id).
     BadRequest,

@@ -32,7 +32,7 @@ pub struct DataEnvelope<T> {
 }
 
 open_enum! {
-    schema: one_of;
+    schema: documented;
     /// Status of an execution session.
     pub enum ExecutionSessionStatus {
         /// The run is going.
@@ -57,7 +57,7 @@ impl ExecutionSessionStatus {
 }
 
 open_enum! {
-    schema: one_of;
+    schema: documented;
     /// Where in a run an intervention may be applied.
     pub enum Checkpoint {
         /// Before the next inference step.
@@ -70,7 +70,7 @@ open_enum! {
 }
 
 open_enum! {
-    schema: one_of;
+    schema: documented;
     /// Status of an intervention. `pending` means REQUESTED, nothing more: it is not
     /// evidence that anything stopped or changed.
     pub enum InterventionStatus {
@@ -93,7 +93,7 @@ impl InterventionStatus {
 }
 
 open_enum! {
-    schema: one_of;
+    schema: documented;
     /// Kinds of execution-session event (append-only log).
     pub enum ExecutionEventType {
         /// The session was opened for a run.

@@ -45,6 +45,7 @@ pub mod check {
 /// Whether every check passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::json::StringEnum { name: "ReadinessStatus", open: false })]
 pub enum ReadinessStatus {
     /// Every check passed (HTTP 200).
     Ok,

@@ -359,6 +359,7 @@ pub struct InteractionQuery {
 /// Sort order of a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(transform = crate::json::StringEnum { name: "Order", open: false })]
 pub enum Order {
     /// Oldest first.
     Ascending,

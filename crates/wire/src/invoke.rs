@@ -53,6 +53,7 @@ pub struct InvokeRequest {
 /// How an invoked turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::json::StringEnum { name: "TurnStatus", open: false })]
 pub enum TurnStatus {
     /// Stopped at an approval gate; resumes when answered.
     Parked,

@@ -7,7 +7,9 @@
 //!   may be absent, `null` or set (`present_or_null`), an optional object that must not be
 //!   empty (`non_empty_object`);
 //! - `open_enum!`: a string enum whose unknown values are kept (`Unknown`), written back as
-//!   read, and listed closed in the schema (every open enum of the contract, A and B).
+//!   read, and listed closed in the schema (every open enum of the contract, A and B);
+//! - `string_enum_schema` and `StringEnum`: the one schema form of a string enum, the
+//!   form code generators read (`enum`, never a `oneOf` of `const`s).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -140,23 +142,127 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
     }
 }
 
+/// The schema of a string enum, in the form code generators read: `{"type": "string",
+/// "enum": [...]}`, never a `oneOf` of `const`s (openapi-python-client turns that into
+/// literals whose reader refuses every value but the first). Each value's doc, where
+/// given, is listed under `description`.
+///
+/// `open`: a value a newer host adds is to be read by every client, generated ones
+/// included, so the schema admits any string, the known ones listed first:
+/// `{"anyOf": [{"title": name, "type": "string", "enum": [...]}, {"type": "string"}]}`. A
+/// generator makes the known values an enum named `name` and the field `name | str`.
+/// Only what a host's answer grows is open (the capabilities, the error codes); every
+/// other enum lists the known values closed, as an exact writer sends them (a Rust
+/// reader still keeps an unknown one: `open_enum!`).
+pub(crate) fn string_enum_schema(
+    name: &str,
+    description: &str,
+    values: &[(&str, &str)],
+    open: bool,
+) -> schemars::Schema {
+    let known: Vec<serde_json::Value> = values
+        .iter()
+        .map(|(value, _)| serde_json::Value::String((*value).to_string()))
+        .collect();
+    let mut map = crate::JsonObject::new();
+    if open {
+        let known_branch = serde_json::json!({"title": name, "type": "string", "enum": known});
+        let any_branch = serde_json::json!({
+            "type": "string",
+            "description": "A value this version does not know (a newer peer's): readers keep it as sent."
+        });
+        map.insert(
+            "anyOf".to_string(),
+            serde_json::Value::Array(vec![known_branch, any_branch]),
+        );
+    } else {
+        map.insert("type".to_string(), "string".into());
+        map.insert("enum".to_string(), serde_json::Value::Array(known));
+    }
+    let mut text = description.trim().to_string();
+    if values.iter().any(|(_, doc)| !doc.is_empty()) {
+        let list: Vec<String> = values
+            .iter()
+            .map(|(value, doc)| match doc.trim() {
+                "" => format!("- `{value}`"),
+                doc => format!("- `{value}`: {doc}"),
+            })
+            .collect();
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&list.join("\n"));
+    }
+    if !text.is_empty() {
+        map.insert("description".to_string(), serde_json::Value::String(text));
+    }
+    schemars::Schema::from(map)
+}
+
+/// `#[schemars(transform = StringEnum { name: "Capability", open: true })]` on a string
+/// enum that derives `JsonSchema`: rewrites what schemars derives (a `oneOf` of
+/// documented `const`s, or an `enum`) into `string_enum_schema`'s form. `name` is the
+/// type's schema name; `open` says whether the schema admits any string.
+pub(crate) struct StringEnum {
+    /// The type's schema name (the title of the known values when open).
+    pub(crate) name: &'static str,
+    /// The schema admits any string after the known ones.
+    pub(crate) open: bool,
+}
+
+impl schemars::transform::Transform for StringEnum {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        let description = schema
+            .get("description")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let mut values: Vec<(String, String)> = Vec::new();
+        if let Some(branches) = schema.get("oneOf").and_then(serde_json::Value::as_array) {
+            for branch in branches {
+                // Anything but a string const is not a string enum: leave it as derived
+                // (the schema module's test refuses a `oneOf` of consts in schema/).
+                let Some(value) = branch.get("const").and_then(serde_json::Value::as_str) else {
+                    return;
+                };
+                let doc = branch
+                    .get("description")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default();
+                values.push((value.to_string(), doc.to_string()));
+            }
+        } else if let Some(known) = schema.get("enum").and_then(serde_json::Value::as_array) {
+            for value in known {
+                let Some(value) = value.as_str() else {
+                    return;
+                };
+                values.push((value.to_string(), String::new()));
+            }
+        } else {
+            return;
+        }
+        let pairs: Vec<(&str, &str)> = values
+            .iter()
+            .map(|(value, doc)| (value.as_str(), doc.as_str()))
+            .collect();
+        *schema = string_enum_schema(self.name, &description, &pairs, self.open);
+    }
+}
+
 /// A string enum that reads tolerantly: each known spelling is a variant, any other string
 /// is kept as `Unknown(text)` (a newer peer's value), never a decode failure, and is
 /// written back exactly as read. It gets `KNOWN` (the known spellings, in declaration
 /// order), `as_str`, `from_wire`, `is_known`, `Display`, `Serialize`, `Deserialize` and
 /// `JsonSchema`.
 ///
-/// The schema lists the known spellings only (the contract is closed: an exact writer
-/// sends nothing else), in one of two forms, kept as each contract writes its own:
-///
-/// - by default `{"type": "string", "enum": [...]}` (Agenta's shapes);
-/// - after a leading `schema: one_of;`, a `oneOf` of `const`s, each with its variant's
-///   one-line doc as its description, and the enum's doc as the schema's description
-///   (AgentPlat's shapes, B1). That form takes doc lines only: one or more on the enum,
-///   exactly one on each variant.
+/// The schema lists the known spellings only, as an `enum` (the contract is closed: an
+/// exact writer sends nothing else). After a leading `schema: documented;` each
+/// variant's one-line doc is listed in the description under the enum's doc (AgentPlat's
+/// shapes, B1); that form takes doc lines only: one or more on the enum, exactly one on
+/// each variant.
 macro_rules! open_enum {
     (
-        schema: one_of;
+        schema: documented;
         $( #[doc = $doc:literal] )+
         pub enum $name:ident {
             $( #[doc = $variant_doc:literal] $variant:ident = $text:literal, )+
@@ -172,22 +278,17 @@ macro_rules! open_enum {
             }
 
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                let variants = vec![$(
-                    serde_json::json!({
-                        "type": "string",
-                        "const": $text,
-                        "description": $variant_doc.trim(),
-                    }),
-                )+];
-                let mut map = $crate::JsonObject::new();
-                map.insert("oneOf".to_string(), serde_json::Value::Array(variants));
                 let description = [$($doc),+]
                     .iter()
                     .map(|line| line.trim())
                     .collect::<Vec<_>>()
                     .join("\n");
-                map.insert("description".to_string(), serde_json::Value::String(description));
-                schemars::Schema::from(map)
+                $crate::json::string_enum_schema(
+                    stringify!($name),
+                    &description,
+                    &[$( ($text, $variant_doc.trim()), )+],
+                    false,
+                )
             }
         }
     };
@@ -207,10 +308,7 @@ macro_rules! open_enum {
             }
 
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({
-                    "type": "string",
-                    "enum": [$($text),+]
-                })
+                $crate::json::string_enum_schema(stringify!($name), "", &[$( ($text, ""), )+], false)
             }
         }
     };
@@ -289,3 +387,113 @@ macro_rules! open_enum {
 }
 
 pub(crate) use open_enum;
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::string_enum_schema;
+
+    /// Every `oneOf` whose branches are all `const`s, anywhere in `value`, by JSON path.
+    fn one_of_consts(value: &Value, path: &str, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Array(branches)) = map.get("oneOf") {
+                    if branches.iter().all(|b| b.get("const").is_some()) {
+                        found.push(path.to_string());
+                    }
+                }
+                for (key, inner) in map {
+                    one_of_consts(inner, &format!("{path}/{key}"), found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    one_of_consts(inner, &format!("{path}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn no_generated_schema_has_a_one_of_of_consts() {
+        let mut found = Vec::new();
+        for (name, text) in crate::schema_dir::files() {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            one_of_consts(&value, &name, &mut found);
+        }
+        assert!(
+            found.is_empty(),
+            "a oneOf of consts (generators want an enum): {found:?}"
+        );
+    }
+
+    #[test]
+    fn an_open_string_enum_lists_the_known_values_then_admits_any_string() {
+        let schema = string_enum_schema("Mode", "A mode.", &[("on", "On."), ("off", "")], true);
+        assert_eq!(
+            schema.as_value(),
+            &json!({
+                "anyOf": [
+                    {"title": "Mode", "type": "string", "enum": ["on", "off"]},
+                    {
+                        "type": "string",
+                        "description": "A value this version does not know (a newer peer's): readers keep it as sent."
+                    }
+                ],
+                "description": "A mode.\n\n- `on`: On.\n- `off`"
+            })
+        );
+    }
+
+    #[test]
+    fn a_closed_string_enum_is_an_enum_and_undocumented_values_add_no_list() {
+        let schema =
+            string_enum_schema("Order", "", &[("ascending", ""), ("descending", "")], false);
+        assert_eq!(
+            schema.as_value(),
+            &json!({"type": "string", "enum": ["ascending", "descending"]})
+        );
+    }
+
+    #[test]
+    fn capabilities_and_error_codes_admit_any_string_the_other_enums_do_not() {
+        let document = crate::openapi::document();
+        let schemas = &document["components"]["schemas"];
+        for open in ["Capability", "GatehouseCode"] {
+            let open_form = admits_any_string(&schemas[open]);
+            assert!(
+                open_form,
+                "{open} should admit any string: {}",
+                schemas[open]
+            );
+        }
+        for closed in [
+            "Order",
+            "ExecutionSessionStatus",
+            "InteractionStatus",
+            "Harness",
+        ] {
+            assert_eq!(schemas[closed]["type"], "string", "{closed}");
+            assert!(schemas[closed]["enum"].is_array(), "{closed}");
+        }
+        assert!(schemas["ExecutionSessionStatus"]["description"]
+            .as_str()
+            .unwrap()
+            .ends_with(
+                "- `canceled`: The run was cancelled (including by a `stop` intervention)."
+            ));
+        assert_eq!(schemas["Order"]["enum"], json!(["ascending", "descending"]));
+        assert_eq!(schemas["Capability"]["anyOf"][0]["title"], "Capability");
+        assert!(schemas["GatehouseCode"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("- `ALREADY_ANSWERED`: 409"));
+    }
+
+    /// True when the schema is the open form: a known-values branch, then any string.
+    fn admits_any_string(schema: &Value) -> bool {
+        schema["anyOf"][1]["type"] == "string" && schema["anyOf"][1].get("enum").is_none()
+    }
+}
