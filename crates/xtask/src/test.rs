@@ -3,6 +3,9 @@
 //! 1. `cargo test --workspace` (wire contract, server, client, CLI with the demo, FFI).
 //! 2. The JSON Schema and the OpenAPI document used from Python (`tests/python`:
 //!    pytest, jsonschema, openapi-spec-validator).
+//!    Then a Python client generated from `schema/openapi.json` by openapi-python-client
+//!    (into a temporary folder), used against a live `gatehouse serve`
+//!    (`tests/openapi_client`).
 //! 3. Schemathesis against a live `gatehouse serve` (`tests/schemathesis/run.py`:
 //!    fixed seed, fixed examples per operation, a time cap).
 //! 4. The JSON Schema used from TypeScript (`tests/typescript`: `npm ci`, then ajv
@@ -42,8 +45,9 @@ const PYTHON_VENV: &str = "python-venv";
 const USAGE: &str = "usage: cargo xtask test [--no-bindings | --postgres-only]
 
 Runs every test of the project (steps 1-6 in crates/xtask/src/test.rs):
-  the Rust workspace, the schema and OpenAPI from Python, schemathesis against a live
-  server, the schema from TypeScript, the server suite on PostgreSQL 15, the bindings.
+  the Rust workspace, the schema and OpenAPI from Python (and a client generated from
+  the OpenAPI document, against a live server), schemathesis against a live server, the
+  schema from TypeScript, the server suite on PostgreSQL 15, the bindings.
 
   --no-bindings    stop after step 5 (no wheel, jar or Swift package)
   --postgres-only  run step 5 alone (the server suite on a throwaway PostgreSQL cluster)
@@ -141,6 +145,14 @@ fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
     ]))?;
 
     let server_binary = profile_dir(&target_dir(&root)?, "dev").join("gatehouse");
+    // A client generated from schema/openapi.json (openapi-python-client), against a
+    // live server.
+    run_command(
+        Command::new(&python)
+            .current_dir(&root)
+            .env("GATEHOUSE_BIN", &server_binary)
+            .args(["-m", "pytest", "-q", "tests/openapi_client"]),
+    )?;
     run_command(
         Command::new(&python)
             .current_dir(&root)
