@@ -22,13 +22,17 @@
 //! (fixtures not found) and how to run them.
 //!
 //! `--no-bindings` stops after step 5; `--postgres-only` runs step 5 alone.
+//! Before anything compiles, every tool the chosen steps run is looked for ([`TOOLS`]);
+//! a missing one stops the run at once with one message naming each and how to install
+//! it (PostgreSQL and faketime only under CI=true, elsewhere their tests are skipped;
+//! swift never: one line says its suite is skipped).
 //! Every Python step runs in one virtual environment under cargo's target directory
 //! (`python-venv`, made with `python3 -m venv` on first use) with requirements-dev.txt
 //! installed in it; nothing is pip-installed into the system's Python (Debian's refuses
 //! that, PEP 668). `bindings/run-tests.sh` gets it as `$GATEHOUSE_PYTHON`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::postgres::{postgres_bin_dir, PostgresCluster};
 use crate::util::{cargo, profile_dir, run_command, target_dir, workspace_root};
@@ -48,6 +52,8 @@ Runs every test of the project (steps 1-6 in crates/xtask/src/test.rs):
   the Rust workspace, the schema and OpenAPI from Python (and a client generated from
   the OpenAPI document, against a live server), schemathesis against a live server, the
   schema from TypeScript, the server suite on PostgreSQL 15, the bindings.
+Every tool it runs (python3 with venv, node, npm, PostgreSQL, faketime, cc, mvn, javac,
+swift) is looked for first; a missing one stops it before anything compiles.
 
   --no-bindings    stop after step 5 (no wheel, jar or Swift package)
   --postgres-only  run step 5 alone (the server suite on a throwaway PostgreSQL cluster)
@@ -62,6 +68,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     check_args(args)?;
+    check_tools(args)?;
     let root = workspace_root();
     if args.iter().any(|a| a == "--postgres-only") {
         return server_suite_on_postgres(&root);
@@ -90,6 +97,214 @@ fn check_args(args: &[String]) -> Result<(), String> {
         Some(unknown) => Err(format!("unknown argument `{unknown}`\n{USAGE}")),
         None => Ok(()),
     }
+}
+
+/// How much a step needs a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Its step fails without it.
+    Required,
+    /// Its tests skip themselves without it (one line says so), except under `CI=true`.
+    RequiredUnderCi,
+    /// Its suite is skipped without it, even under CI (no toolchain on most machines).
+    Optional,
+}
+
+/// How to tell that a tool is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    /// The command runs and exits 0.
+    Runs(&'static [&'static str]),
+    /// PostgreSQL's server binaries (`initdb`, `pg_ctl`) under /usr/lib/postgresql.
+    PostgresServer,
+}
+
+/// A tool a step of `cargo xtask test` runs, beside cargo.
+#[derive(Debug, Clone, Copy)]
+struct Tool {
+    name: &'static str,
+    probe: Probe,
+    /// The steps that run it.
+    used_by: &'static str,
+    /// How to install it (Debian/Ubuntu).
+    install: &'static str,
+    need: Need,
+    /// Only the bindings step (step 6) runs it.
+    bindings_only: bool,
+}
+
+/// Every tool of a full run (crates/xtask/src/test.rs, postgres.rs, bindings.rs,
+/// bindings/run-tests.sh, and the server's tests that start one themselves).
+const TOOLS: &[Tool] = &[
+    Tool {
+        name: "python3 with venv",
+        probe: Probe::Runs(&["python3", "-c", "import ensurepip, venv"]),
+        used_by: "the Python steps (their virtual environment)",
+        install: "apt-get install python3 python3-venv",
+        need: Need::Required,
+        bindings_only: false,
+    },
+    Tool {
+        name: "node (20 or newer)",
+        probe: Probe::Runs(&[
+            "node",
+            "-e",
+            "process.exit(Number(process.versions.node.split('.')[0]) >= 20 ? 0 : 1)",
+        ]),
+        used_by: "the TypeScript schema tests (tests/typescript)",
+        install: "apt-get install nodejs npm",
+        need: Need::Required,
+        bindings_only: false,
+    },
+    Tool {
+        name: "npm",
+        probe: Probe::Runs(&["npm", "--version"]),
+        used_by: "the TypeScript schema tests (tests/typescript)",
+        install: "apt-get install npm",
+        need: Need::Required,
+        bindings_only: false,
+    },
+    Tool {
+        name: "PostgreSQL (initdb, pg_ctl)",
+        probe: Probe::PostgresServer,
+        used_by: "the server suite on PostgreSQL (step 5)",
+        install: "apt-get install postgresql-15",
+        need: Need::RequiredUnderCi,
+        bindings_only: false,
+    },
+    Tool {
+        name: "faketime",
+        probe: Probe::Runs(&["faketime", "-f", "+1s", "true"]),
+        used_by: "the server's clock-skew test (which installs it itself when run as root)",
+        install: "apt-get install faketime",
+        need: Need::RequiredUnderCi,
+        bindings_only: false,
+    },
+    Tool {
+        name: "C compiler (cc)",
+        probe: Probe::Runs(&["cc", "--version"]),
+        used_by: "the Swift header check (bindings/swift/check.py)",
+        install: "apt-get install build-essential",
+        need: Need::Required,
+        bindings_only: true,
+    },
+    Tool {
+        name: "nm and strip",
+        probe: Probe::Runs(&["sh", "-c", "command -v nm && command -v strip"]),
+        used_by: "the mobile library check (bindings/check-mobile-lib.sh)",
+        install: "apt-get install binutils",
+        need: Need::Required,
+        bindings_only: true,
+    },
+    Tool {
+        name: "mvn",
+        probe: Probe::Runs(&["mvn", "--version"]),
+        used_by: "the Kotlin jar and its tests (bindings/kotlin)",
+        install: "apt-get install maven",
+        need: Need::Required,
+        bindings_only: true,
+    },
+    Tool {
+        name: "javac (a JDK, 17 or newer)",
+        probe: Probe::Runs(&["javac", "-version"]),
+        used_by: "the Kotlin jar and its tests (bindings/kotlin)",
+        install: "apt-get install openjdk-17-jdk-headless",
+        need: Need::Required,
+        bindings_only: true,
+    },
+    Tool {
+        name: "swift",
+        probe: Probe::Runs(&["swift", "--version"]),
+        used_by: "the Swift package's suite",
+        install: "a Swift toolchain from swift.org",
+        need: Need::Optional,
+        bindings_only: true,
+    },
+];
+
+/// What the tool check found: the missing tools that stop the run, and one line per
+/// missing tool whose tests are skipped.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ToolReport {
+    missing: Vec<String>,
+    skipped: Vec<String>,
+}
+
+/// Sort the tools a run with `args` needs into missing and skipped, `found` telling
+/// whether one is there; `under_ci` (`CI=true`) makes the CI-only ones required.
+fn tool_report(
+    tools: &[Tool],
+    args: &[String],
+    under_ci: bool,
+    found: impl Fn(&Tool) -> bool,
+) -> ToolReport {
+    let postgres_only = args.iter().any(|a| a == "--postgres-only");
+    let no_bindings = args.iter().any(|a| a == "--no-bindings");
+    let mut report = ToolReport::default();
+    for tool in tools {
+        let runs = if postgres_only {
+            tool.probe == Probe::PostgresServer
+        } else {
+            !(no_bindings && tool.bindings_only)
+        };
+        if !runs || found(tool) {
+            continue;
+        }
+        let line = format!(
+            "{}: needed by {}; install: {}",
+            tool.name, tool.used_by, tool.install
+        );
+        match tool.need {
+            Need::Required => report.missing.push(line),
+            Need::RequiredUnderCi if under_ci => report.missing.push(line),
+            Need::RequiredUnderCi | Need::Optional => {
+                report.skipped.push(format!("{line}. Not found: skipped"));
+            }
+        }
+    }
+    report
+}
+
+/// Whether `tool` is on this machine.
+fn tool_found(tool: &Tool) -> bool {
+    match tool.probe {
+        Probe::PostgresServer => postgres_bin_dir().is_some(),
+        Probe::Runs(command) => {
+            let Some((program, args)) = command.split_first() else {
+                return false;
+            };
+            Command::new(program)
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        }
+    }
+}
+
+/// Every tool the run needs is looked for before anything compiles: a missing npm or mvn
+/// must not surface after 20 minutes of cargo. Missing required tools stop the run with
+/// one message naming each and how to install it; each optional one gets a line.
+fn check_tools(args: &[String]) -> Result<(), String> {
+    let under_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let report = tool_report(TOOLS, args, under_ci, tool_found);
+    for line in &report.skipped {
+        eprintln!("xtask test: {line}");
+    }
+    if report.missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "missing tools, nothing was run:\n  - {}{}",
+        report.missing.join("\n  - "),
+        if under_ci {
+            "\n(CI=true: PostgreSQL and faketime are required too)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// One line: which upstream conformance suites were skipped, and how to run them.
@@ -274,7 +489,7 @@ fn server_suite_on_postgres(root: &Path) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::check_args;
+    use super::{check_args, tool_report, Probe, ToolReport, TOOLS};
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|a| a.to_string()).collect()
@@ -291,5 +506,76 @@ mod tests {
             "{refused}"
         );
         assert!(check_args(&args(&["--no-bindings", "extra"])).is_err());
+    }
+
+    fn names(lines: &[String]) -> Vec<&str> {
+        lines
+            .iter()
+            .map(|line| line.split(':').next().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_tool_found_means_nothing_missing_and_nothing_skipped() {
+        for ci in [false, true] {
+            assert_eq!(
+                tool_report(TOOLS, &args(&[]), ci, |_| true),
+                ToolReport::default()
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_required_tool_is_named_with_how_to_install_it() {
+        let report = tool_report(TOOLS, &args(&[]), false, |tool| tool.name != "npm");
+        assert_eq!(
+            report.missing,
+            vec!["npm: needed by the TypeScript schema tests (tests/typescript); install: apt-get install npm"]
+        );
+        assert!(report.skipped.is_empty());
+    }
+
+    #[test]
+    fn postgres_and_faketime_are_skipped_outside_ci_and_required_under_it() {
+        let missing =
+            |tool: &super::Tool| tool.name != "faketime" && tool.probe != Probe::PostgresServer;
+        let outside = tool_report(TOOLS, &args(&[]), false, missing);
+        assert!(outside.missing.is_empty(), "{outside:?}");
+        assert_eq!(
+            names(&outside.skipped),
+            vec!["PostgreSQL (initdb, pg_ctl)", "faketime"]
+        );
+        let under_ci = tool_report(TOOLS, &args(&[]), true, missing);
+        assert_eq!(
+            names(&under_ci.missing),
+            vec!["PostgreSQL (initdb, pg_ctl)", "faketime"]
+        );
+        assert!(under_ci.skipped.is_empty());
+    }
+
+    #[test]
+    fn swift_is_optional_even_under_ci() {
+        let report = tool_report(TOOLS, &args(&[]), true, |tool| tool.name != "swift");
+        assert!(report.missing.is_empty(), "{report:?}");
+        assert_eq!(names(&report.skipped), vec!["swift"]);
+        assert!(report.skipped[0].ends_with("Not found: skipped"));
+    }
+
+    #[test]
+    fn the_flags_narrow_the_tools_looked_for() {
+        let nothing = |_: &super::Tool| false;
+        let full = tool_report(TOOLS, &args(&[]), false, nothing);
+        assert!(names(&full.missing).contains(&"mvn"));
+        let no_bindings = tool_report(TOOLS, &args(&["--no-bindings"]), false, nothing);
+        let missing = names(&no_bindings.missing);
+        assert!(!missing.contains(&"mvn") && !missing.contains(&"javac (a JDK, 17 or newer)"));
+        assert!(missing.contains(&"npm") && missing.contains(&"python3 with venv"));
+        assert!(!names(&no_bindings.skipped).contains(&"swift"));
+        let postgres_only = tool_report(TOOLS, &args(&["--postgres-only"]), true, nothing);
+        assert_eq!(
+            names(&postgres_only.missing),
+            vec!["PostgreSQL (initdb, pg_ctl)"]
+        );
+        assert!(postgres_only.skipped.is_empty());
     }
 }
