@@ -75,9 +75,44 @@ pub fn config_fingerprint_variant(request: &RunRequest, variant: FingerprintVari
     config_fingerprint_of(&request_json(request), variant)
 }
 
+/// The top-level keys [`fingerprint_shape`] reads.
+const SHAPE_KEYS: [&str; 18] = [
+    "harness",
+    "sandbox",
+    "model",
+    "harnessMode",
+    "connection",
+    "modelConnection",
+    "modelCapabilities",
+    "agentsMd",
+    "systemPrompt",
+    "appendSystemPrompt",
+    "skills",
+    "customTools",
+    "mcpServers",
+    "toolCallback",
+    "permissions",
+    "sandboxPermission",
+    "harnessFiles",
+    "runContext",
+];
+
 /// The fingerprint of a `/run` request given as JSON (what the runner receives).
 pub fn config_fingerprint_of(request: &Value, variant: FingerprintVariant) -> String {
-    config_fingerprint_of_value(&PyValue::from_json(request), variant)
+    // Only the keys the shape reads are converted (never the transcript in `messages`).
+    let request = match request {
+        Value::Object(map) => PyValue::Dict(
+            SHAPE_KEYS
+                .iter()
+                .filter_map(|key| {
+                    map.get(*key)
+                        .map(|value| (key.to_string(), PyValue::from_json(value)))
+                })
+                .collect(),
+        ),
+        other => PyValue::from_json(other),
+    };
+    config_fingerprint_of_value(&request, variant)
 }
 
 /// The fingerprint of a `/run` request as the runner's `JSON.parse` reads it
