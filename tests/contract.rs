@@ -999,7 +999,7 @@ fn the_fingerprint_excludes_per_turn_fields_and_secrets() {
                 .workflow
                 .as_mut()
                 .unwrap()
-                .is_draft = Some(true)
+                .is_draft = Some(true.into())
         },
         "isDraft",
     );

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use gatehouse_wire::effective::{stamp_python_text, NotStamped, PythonStampError, StampPolicy};
 use gatehouse_wire::fingerprint::FingerprintVariant;
+use gatehouse_wire::pyjson::{parse_js, PyValue, JS_MAX_DEPTH};
 use gatehouse_wire::redact::Redaction;
 use serde_json::Value;
 
@@ -42,7 +43,8 @@ enum WireCommand {
     },
     /// Validate a document against Gatehouse's JSON Schema for a wire type.
     ///
-    /// Prints each error with its JSON path; exits 1 when the document is invalid.
+    /// Reads the document as the upstreams' parsers do (JavaScript's `JSON.parse`): a lone
+    /// surrogate escape and duplicate keys (the last wins) are read, not refused. Prints each error with its JSON path; exits 1 when the document is invalid.
     Validate {
         /// The wire type (see `gatehouse schema list`).
         #[arg(long = "type", short = 't', value_name = "T")]
@@ -51,7 +53,8 @@ enum WireCommand {
         file: PathBuf,
     },
     /// Print the `configFingerprint` (A3) of a `/run` request: the hash Agenta's runner
-    /// computes (PR #5689 head by default), lowercase hex on stdout.
+    /// computes (PR #5689 head by default), lowercase hex on stdout. The request is read as
+    /// the runner's `JSON.parse` reads it (lone surrogates kept, the last of duplicate keys).
     Fingerprint {
         /// Which runner's hash: `pr-head` (default; hashes the workflow revision and the
         /// draft flag) or `main` (Agenta main 753af3838e, which does not).
@@ -126,10 +129,20 @@ fn source_name(file: Option<&Path>) -> String {
     }
 }
 
-/// Parse JSON, naming the source, line and column on error.
-pub fn parse_json(bytes: &[u8], source: &str) -> CliResult<Value> {
-    serde_json::from_slice(bytes)
-        .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))
+/// Read a document as the upstreams' own parsers do (JavaScript's `JSON.parse`, which
+/// Agenta's runner reads a `/run` body with, and which takes what Python's `json.loads`
+/// takes but `NaN` and `Infinity`): a lone surrogate escape is kept, the last of duplicate
+/// keys wins. Returns the tolerant value and its form for the typed readers and the schema
+/// (a lone surrogate there is U+FFFD).
+fn read_tolerant(bytes: &[u8], source: &str) -> CliResult<(PyValue, Value)> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    let value = parse_js(text)
+        .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))?;
+    let json = value
+        .to_json_lossy(JS_MAX_DEPTH)
+        .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))?;
+    Ok((value, json))
 }
 
 /// Stamp as Agenta's Python does (`json.loads`, redact, `json.dumps`, measure): the text
@@ -181,7 +194,7 @@ fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult 
 fn validate(type_name: &str, file: &Path) -> CliResult {
     let entry = crate::schema::entry(type_name)?;
     let source = source_name(Some(file));
-    let document = parse_json(&read_input(Some(file))?, &source)?;
+    let (_, document) = read_tolerant(&read_input(Some(file))?, &source)?;
     let validator = jsonschema::validator_for(&entry.schema).map_err(|err| {
         CliError::other(format!(
             "the schema for {type_name} does not compile: {err}"
@@ -216,14 +229,14 @@ fn validate(type_name: &str, file: &Path) -> CliResult {
 fn fingerprint(file: Option<&Path>, variant: FingerprintVariant) -> CliResult {
     let source = source_name(file);
     let bytes = read_input(file)?;
-    let document = parse_json(&bytes, &source)?;
-    // The document must read as a /run request; the hash is taken from its JSON, as the
-    // runner takes it (the typed request writes the same JSON back).
-    gatehouse_wire::from_json_slice::<gatehouse_wire::run::RunRequest>(&bytes)
+    let (request, document) = read_tolerant(&bytes, &source)?;
+    // The document must read as a /run request; the hash is taken from what the runner's
+    // JSON.parse makes of it (lone surrogates and all), as the runner takes it.
+    gatehouse_wire::from_json_value::<gatehouse_wire::run::RunRequest>(document)
         .map_err(|err| CliError::other(format!("{source} is not a /run request: {err}")))?;
     println!(
         "{}",
-        gatehouse_wire::fingerprint::config_fingerprint_of(&document, variant)
+        gatehouse_wire::fingerprint::config_fingerprint_of_value(&request, variant)
     );
     Ok(())
 }

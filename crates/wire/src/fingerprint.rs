@@ -39,8 +39,8 @@ use std::cmp::Ordering;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::pyjson::{code_points, PyDict, PyValue};
 use crate::run::RunRequest;
-use crate::JsonObject;
 
 /// Which version of Agenta's `configFingerprint` to compute.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -75,10 +75,72 @@ pub fn config_fingerprint_variant(request: &RunRequest, variant: FingerprintVari
     config_fingerprint_of(&request_json(request), variant)
 }
 
+/// The top-level keys [`fingerprint_shape`] reads.
+const SHAPE_KEYS: [&str; 18] = [
+    "harness",
+    "sandbox",
+    "model",
+    "harnessMode",
+    "connection",
+    "modelConnection",
+    "modelCapabilities",
+    "agentsMd",
+    "systemPrompt",
+    "appendSystemPrompt",
+    "skills",
+    "customTools",
+    "mcpServers",
+    "toolCallback",
+    "permissions",
+    "sandboxPermission",
+    "harnessFiles",
+    "runContext",
+];
+
 /// The fingerprint of a `/run` request given as JSON (what the runner receives).
 pub fn config_fingerprint_of(request: &Value, variant: FingerprintVariant) -> String {
-    let canonical = canonical_json(&fingerprint_shape(request, variant));
+    // Only the keys the shape reads are converted (never the transcript in `messages`).
+    let request = match request {
+        Value::Object(map) => PyValue::Dict(
+            SHAPE_KEYS
+                .iter()
+                .filter_map(|key| {
+                    map.get(*key)
+                        .map(|value| (key.to_string(), PyValue::from_json(value)))
+                })
+                .collect(),
+        ),
+        other => PyValue::from_json(other),
+    };
+    config_fingerprint_of_value(&request, variant)
+}
+
+/// The fingerprint of a `/run` request as the runner's `JSON.parse` reads it
+/// ([`crate::pyjson::parse_js`]: lone surrogates kept, the last of duplicate keys, any
+/// value where the runner reads any).
+pub fn config_fingerprint_of_value(request: &PyValue, variant: FingerprintVariant) -> String {
+    let canonical = canonical_json_of(&fingerprint_shape(request, variant));
     hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// The fingerprint of a `/run` request's text, read as the runner reads it
+/// ([`crate::pyjson::parse_js`]); the reader's error when `JSON.parse` would refuse it.
+///
+/// ```
+/// use gatehouse_wire::fingerprint::{config_fingerprint_of_text, FingerprintVariant};
+/// // A duplicate key (the last wins) and a lone surrogate, as JSON.parse reads them.
+/// let a = config_fingerprint_of_text(r#"{"model": "x", "model": "m", "systemPrompt": "\ud800"}"#, FingerprintVariant::PrHead).unwrap();
+/// let b = config_fingerprint_of_text(r#"{"model": "m", "systemPrompt": "\ud800"}"#, FingerprintVariant::PrHead).unwrap();
+/// assert_eq!(a, b);
+/// ```
+pub fn config_fingerprint_of_text(
+    text: &str,
+    variant: FingerprintVariant,
+) -> Result<String, crate::pyjson::PyJsonError> {
+    Ok(config_fingerprint_of_value(
+        &crate::pyjson::parse_js(text)?,
+        variant,
+    ))
 }
 
 fn request_json(request: &RunRequest) -> Value {
@@ -87,61 +149,66 @@ fn request_json(request: &RunRequest) -> Value {
 }
 
 /// The PR-head shape of `request` (before canonicalization); see the module docs.
-pub fn fingerprint_material(request: &RunRequest) -> Value {
-    fingerprint_shape(&request_json(request), FingerprintVariant::PrHead)
+pub fn fingerprint_material(request: &RunRequest) -> PyValue {
+    fingerprint_shape(
+        &PyValue::from_json(&request_json(request)),
+        FingerprintVariant::PrHead,
+    )
 }
 
 /// `value.key` as JavaScript reads it: `None` is `undefined` (not an object, or no key).
-fn prop<'a>(value: Option<&'a Value>, key: &str) -> Option<&'a Value> {
-    value.and_then(Value::as_object).and_then(|o| o.get(key))
+/// Every key looked up here is plain ASCII, its own escaped form.
+fn prop<'a>(value: Option<&'a PyValue>, key: &str) -> Option<&'a PyValue> {
+    value.and_then(|v| v.get(key))
 }
 
 /// `value ?? null`.
-fn or_null(value: Option<&Value>) -> Value {
-    value.cloned().unwrap_or(Value::Null)
+fn or_null(value: Option<&PyValue>) -> PyValue {
+    value.cloned().unwrap_or(PyValue::Null)
 }
 
 /// JavaScript truthiness of a JSON value (`undefined` is `None`).
-fn truthy(value: Option<&Value>) -> bool {
+fn truthy(value: Option<&PyValue>) -> bool {
     match value {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
-        Some(Value::Number(n)) => {
-            let f = crate::numbers::literal_to_f64(n.as_str());
+        None | Some(PyValue::Null) | Some(PyValue::Bool(false)) => false,
+        Some(PyValue::Number(n)) => {
+            let f = crate::numbers::literal_to_f64(n);
             f != 0.0 && !f.is_nan()
         }
-        Some(Value::String(s)) => !s.is_empty(),
+        Some(PyValue::Str(s)) => !s.is_empty(),
         Some(_) => true,
     }
 }
 
 /// Insert `key` unless its value is `undefined` (canonicalJson drops those).
-fn put(shape: &mut JsonObject, key: &str, value: Option<&Value>) {
+fn put(shape: &mut PyDict, key: &str, value: Option<&PyValue>) {
     if let Some(value) = value {
         shape.insert(key.to_string(), value.clone());
     }
 }
 
 /// `{binding, usage}` of each credential (a missing one is left out, as `undefined` is).
-fn credential_shapes(credentials: Option<&Value>) -> Value {
-    let items = credentials.and_then(Value::as_array).map(|items| {
-        items
+fn credential_shapes(credentials: Option<&PyValue>) -> PyValue {
+    let items = match credentials {
+        Some(PyValue::List(items)) => items
             .iter()
             .map(|credential| {
-                let mut shape = JsonObject::new();
+                let mut shape = PyDict::new();
                 put(&mut shape, "binding", prop(Some(credential), "binding"));
                 put(&mut shape, "usage", prop(Some(credential), "usage"));
-                Value::Object(shape)
+                PyValue::Dict(shape)
             })
-            .collect()
-    });
-    Value::Array(items.unwrap_or_default())
+            .collect(),
+        _ => Vec::new(),
+    };
+    PyValue::List(items)
 }
 
-fn model_connection_shape(connection: Option<&Value>) -> Value {
+fn model_connection_shape(connection: Option<&PyValue>) -> PyValue {
     if !truthy(connection) {
-        return Value::Null;
+        return PyValue::Null;
     }
-    let mut shape = JsonObject::new();
+    let mut shape = PyDict::new();
     put(&mut shape, "provider", prop(connection, "provider"));
     put(&mut shape, "deployment", prop(connection, "deployment"));
     shape.insert("endpoint".into(), or_null(prop(connection, "endpoint")));
@@ -159,19 +226,22 @@ fn model_connection_shape(connection: Option<&Value>) -> Value {
         "credentials".into(),
         credential_shapes(prop(connection, "credentials")),
     );
-    Value::Object(shape)
+    PyValue::Dict(shape)
 }
 
 /// `{...server, connection: {...server.connection, credentials: <binding + usage>}}`.
-fn mcp_server_shape(server: &Value) -> Value {
-    let mut shape = server.as_object().cloned().unwrap_or_default();
+fn mcp_server_shape(server: &PyValue) -> PyValue {
+    let mut shape = match server {
+        PyValue::Dict(map) => map.clone(),
+        _ => PyDict::new(),
+    };
     let connection = prop(Some(server), "connection");
-    let mut connection_shape = connection
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let mut connection_shape = match connection {
+        Some(PyValue::Dict(map)) => map.clone(),
+        _ => PyDict::new(),
+    };
     match prop(connection, "credentials") {
-        Some(Value::Array(_)) => {
+        Some(PyValue::List(_)) => {
             connection_shape.insert(
                 "credentials".into(),
                 credential_shapes(prop(connection, "credentials")),
@@ -182,34 +252,35 @@ fn mcp_server_shape(server: &Value) -> Value {
             connection_shape.shift_remove("credentials");
         }
     }
-    shape.insert("connection".into(), Value::Object(connection_shape));
-    Value::Object(shape)
+    shape.insert("connection".into(), PyValue::Dict(connection_shape));
+    PyValue::Dict(shape)
 }
 
 /// `resolveCodexMode`: a known mode as given, anything else the codex default.
-fn codex_mode(requested: Option<&Value>) -> Value {
+fn codex_mode(requested: Option<&PyValue>) -> PyValue {
     const MODES: [&str; 3] = ["agent", "read-only", "agent-full-access"];
-    match requested.and_then(Value::as_str) {
-        Some(mode) if MODES.contains(&mode) => Value::String(mode.to_string()),
-        _ => Value::String("agent-full-access".to_string()),
+    match requested.and_then(PyValue::as_escaped_str) {
+        Some(mode) if MODES.contains(&mode) => PyValue::Str(mode.to_string()),
+        _ => PyValue::Str("agent-full-access".to_string()),
     }
 }
 
-/// The shape `configFingerprint` hashes, built from the request's JSON (see the module docs).
-pub fn fingerprint_shape(request: &Value, variant: FingerprintVariant) -> Value {
+/// The shape `configFingerprint` hashes, built from the request as the runner's
+/// `JSON.parse` reads it (see the module docs).
+pub fn fingerprint_shape(request: &PyValue, variant: FingerprintVariant) -> PyValue {
     let request = Some(request);
     let field = |key: &str| or_null(prop(request, key));
-    let mut shape = JsonObject::new();
+    let mut shape = PyDict::new();
     shape.insert("harness".into(), field("harness"));
     shape.insert("sandbox".into(), field("sandbox"));
     shape.insert("model".into(), field("model"));
-    let is_codex = prop(request, "harness").and_then(Value::as_str) == Some("codex");
+    let is_codex = prop(request, "harness").and_then(PyValue::as_escaped_str) == Some("codex");
     shape.insert(
         "harnessMode".into(),
         if is_codex {
             codex_mode(prop(request, "harnessMode"))
         } else {
-            Value::Null
+            PyValue::Null
         },
     );
     shape.insert("connection".into(), field("connection"));
@@ -228,8 +299,10 @@ pub fn fingerprint_shape(request: &Value, variant: FingerprintVariant) -> Value 
         shape.insert(key.into(), field(key));
     }
     let servers = match prop(request, "mcpServers") {
-        Some(Value::Array(servers)) => Value::Array(servers.iter().map(mcp_server_shape).collect()),
-        _ => Value::Null,
+        Some(PyValue::List(servers)) => {
+            PyValue::List(servers.iter().map(mcp_server_shape).collect())
+        }
+        _ => PyValue::Null,
     };
     shape.insert("mcpServers".into(), servers);
     shape.insert(
@@ -243,26 +316,41 @@ pub fn fingerprint_shape(request: &Value, variant: FingerprintVariant) -> Value 
         let workflow = prop(prop(request, "runContext"), "workflow");
         let revision = prop(workflow, "revision");
         let pinned = if truthy(revision) {
-            let mut pinned = JsonObject::new();
+            let mut pinned = PyDict::new();
             pinned.insert("id".into(), or_null(prop(revision, "id")));
             pinned.insert("version".into(), or_null(prop(revision, "version")));
-            Value::Object(pinned)
+            PyValue::Dict(pinned)
         } else {
-            Value::Null
+            PyValue::Null
         };
         shape.insert("workflowRevision".into(), pinned);
         shape.insert("isDraft".into(), or_null(prop(workflow, "is_draft")));
     }
-    Value::Object(shape)
+    PyValue::Dict(shape)
 }
 
-/// JavaScript's `a < b` on strings: UTF-16 code unit order (an astral character sorts
-/// before U+E000..U+FFFF, unlike UTF-8 byte order).
-fn js_string_order(a: &str, b: &str) -> Ordering {
-    if a.is_ascii() && b.is_ascii() {
+/// JavaScript's `a < b` on two keys in escaped form: UTF-16 code unit order (an astral
+/// character sorts before U+E000..U+FFFF, unlike UTF-8 byte order; a lone surrogate is its
+/// own code unit).
+fn js_key_order(a: &str, b: &str) -> Ordering {
+    if !a.contains('\\') && !b.contains('\\') {
+        // Printable ASCII, each character its own code unit.
         return a.cmp(b);
     }
-    a.encode_utf16().cmp(b.encode_utf16())
+    utf16_units(a).cmp(utf16_units(b))
+}
+
+fn utf16_units(escaped: &str) -> impl Iterator<Item = u32> + '_ {
+    code_points(escaped).flat_map(|code| {
+        if code >= 0x10000 {
+            let v = code - 0x10000;
+            [Some(0xD800 + (v >> 10)), Some(0xDC00 + (v & 0x3FF))]
+        } else {
+            [Some(code), None]
+        }
+        .into_iter()
+        .flatten()
+    })
 }
 
 /// The runner's `canonicalJson`: object keys sorted (JavaScript string order) at every
@@ -274,26 +362,57 @@ fn js_string_order(a: &str, b: &str) -> Ordering {
 /// assert_eq!(gatehouse_wire::fingerprint::canonical_json(&v), r#"{"a":{"c":null,"d":[true]},"b":1}"#);
 /// ```
 pub fn canonical_json(value: &Value) -> String {
+    canonical_json_of(&PyValue::from_json(value))
+}
+
+/// [`canonical_json`] of a value as `JSON.parse` reads it: a lone surrogate is written as
+/// `JSON.stringify` writes it, `\ud800`.
+pub fn canonical_json_of(value: &PyValue) -> String {
     let mut out = String::new();
     write_canonical(value, &mut out);
     out
 }
 
-fn write_js_string(s: &str, out: &mut String) {
-    // serde_json escapes a string exactly as JSON.stringify does: `"` and `\`, the short
-    // escapes, `\u00xx` (lowercase) for the other control characters, everything else as is.
-    // Writing a string into a String cannot fail.
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+/// `JSON.stringify` of a string given in escaped form: `"` and `\`, the short escapes,
+/// `\u00xx` (lowercase) for the other control characters and `\udxxx` for a lone surrogate,
+/// every other character as itself.
+fn write_js_string(escaped: &str, out: &mut String) {
+    use std::fmt::Write;
+    out.push('"');
+    if !escaped.contains('\\') {
+        // Printable ASCII: JSON.stringify writes it as is.
+        out.push_str(escaped);
+    } else {
+        for code in code_points(escaped) {
+            match code {
+                0x22 => out.push_str("\\\""),
+                0x5C => out.push_str("\\\\"),
+                0x08 => out.push_str("\\b"),
+                0x0C => out.push_str("\\f"),
+                0x0A => out.push_str("\\n"),
+                0x0D => out.push_str("\\r"),
+                0x09 => out.push_str("\\t"),
+                _ => match char::from_u32(code) {
+                    Some(c) if code >= 0x20 => out.push(c),
+                    // A control character or a lone surrogate. Writing into a String cannot fail.
+                    _ => {
+                        let _ = write!(out, "\\u{code:04x}");
+                    }
+                },
+            }
+        }
+    }
+    out.push('"');
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+fn write_canonical(value: &PyValue, out: &mut String) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => out.push_str(&crate::numbers::js_literal_text(n.as_str())),
-        Value::String(s) => write_js_string(s, out),
-        Value::Array(items) => {
+        PyValue::Null => out.push_str("null"),
+        PyValue::Bool(true) => out.push_str("true"),
+        PyValue::Bool(false) => out.push_str("false"),
+        PyValue::Number(n) => out.push_str(&crate::numbers::js_literal_text(n)),
+        PyValue::Str(s) => write_js_string(s, out),
+        PyValue::List(items) => {
             out.push('[');
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
@@ -303,9 +422,9 @@ fn write_canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|(a, _), (b, _)| js_string_order(a, b));
+        PyValue::Dict(map) => {
+            let mut entries: Vec<(&String, &PyValue)> = map.iter().collect();
+            entries.sort_by(|(a, _), (b, _)| js_key_order(a, b));
             out.push('{');
             for (index, (key, item)) in entries.into_iter().enumerate() {
                 if index > 0 {

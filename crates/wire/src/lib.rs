@@ -21,7 +21,7 @@
 //! | the OpenAPI 3.1 document, generated from [`routes`] and [`schema`] | [`openapi`] |
 //! | the files of the committed `schema/` folder (schemas, index, OpenAPI document) | [`schema_dir`] |
 //! | numbers as Python and JavaScript write them | [`numbers`] |
-//! | Python's `json.loads` / `json.dumps`: the stamp's size measure, the Agenta-compatible stamp | [`pyjson`] |
+//! | the tolerant readers (Python's `json.loads`, JavaScript's `JSON.parse`) and `json.dumps`: the stamp's size measure, the Agenta-compatible stamp, what the fingerprint reads | [`pyjson`] |
 //!
 //! The stamp's modules depend one way: [`numbers`] <- [`pyjson`] <- [`redact`] <-
 //! [`effective`] <- [`run`].

@@ -461,3 +461,46 @@ fn the_command_gives_the_runners_fingerprint_on_every_recorded_vector() {
         );
     }
 }
+
+/// `/run` bodies Agenta's runner reads and hashes although a strict JSON reader refuses them
+/// (lone surrogate escapes, duplicate keys, a non-string `is_draft` or `revision.version`),
+/// from the project's own vectors (`tests/data/tolerant_json.vectors.json`, Node's
+/// `JSON.parse` and the runner's hash): `wire validate` accepts each, `wire fingerprint`
+/// prints the runner's hash for both variants.
+#[test]
+fn validate_and_fingerprint_read_what_the_runner_reads() {
+    let path = gatehouse_fixtures::workspace_root().join("tests/data/tolerant_json.vectors.json");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let bodies = file["run_bodies"].as_array().unwrap();
+    // A process per call: every fifth body (60) covers each kind several times.
+    let mut surrogates = 0;
+    for case in bodies.iter().step_by(5) {
+        let text = case["text"].as_str().unwrap();
+        surrogates += usize::from(text.contains("\\ud8") || text.contains("\\udc"));
+        let valid = run(
+            &["wire", "validate", "--type", "RunRequest", "-"],
+            Some(text),
+        );
+        assert_eq!(valid.status.code(), Some(0), "{text}: {}", stdout(&valid));
+        let head = run(&["wire", "fingerprint"], Some(text));
+        assert_eq!(
+            stdout(&head).trim(),
+            case["fingerprint"].as_str().unwrap(),
+            "{text}: {}",
+            stderr(&head)
+        );
+        let main = run(&["wire", "fingerprint", "--variant", "main"], Some(text));
+        assert_eq!(
+            stdout(&main).trim(),
+            case["fingerprint_main"].as_str().unwrap(),
+            "{text}"
+        );
+    }
+    assert!(surrogates >= 10, "{surrogates}");
+
+    // JSON.parse refuses NaN, so the runner never hashes it.
+    let nan = run(&["wire", "fingerprint"], Some(r#"{"harness": NaN}"#));
+    assert_eq!(nan.status.code(), Some(1));
+    assert!(stderr(&nan).contains("not valid JSON"));
+}

@@ -10,6 +10,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use futures::StreamExt;
 use gatehouse_wire::error::GatehouseCode;
+use gatehouse_wire::pyjson::{self, Dialect, PyValue};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
@@ -150,6 +151,96 @@ pub fn decode_json<T: DeserializeOwned>(
     let typed = gatehouse_wire::from_json_value::<T>(value.clone())
         .map_err(|err| ApiError::from_decode(&err))?;
     Ok((typed, value))
+}
+
+/// The deepest nesting a body read by an upstream's parser may reach before the typed
+/// readers (which recurse per level on a worker thread's stack) take it: serde_json's own
+/// bound, the one every other body of this API has.
+pub const TYPED_MAX_DEPTH: usize = 128;
+
+/// Decode a JSON body as `T`, reading the text as an upstream's own parser does
+/// (`dialect`, [`gatehouse_wire::pyjson`]): a lone surrogate escape and duplicate keys (the
+/// last wins) are read, not refused; under [`Dialect::Python`] `NaN` and the infinities too.
+/// Returns the typed value, its JSON and the tolerant value (which keeps a lone surrogate
+/// the typed value holds as U+FFFD). 400 for a text the upstream refuses, 422 as
+/// [`decode_json`] for the wrong shape, and 422 for a value no JSON type can hold (`NaN`,
+/// nesting past [`TYPED_MAX_DEPTH`]).
+pub fn decode_json_as<T: DeserializeOwned>(
+    body: &[u8],
+    dialect: Dialect,
+) -> Result<(T, serde_json::Value, PyValue), ApiError> {
+    let text = std::str::from_utf8(body).map_err(|err| {
+        ApiError::new(
+            GatehouseCode::BadRequest,
+            format!("Malformed JSON body: not UTF-8 text: {err}"),
+        )
+    })?;
+    if text.trim_matches([' ', '\t', '\n', '\r']).is_empty() {
+        return Err(ApiError::new(
+            GatehouseCode::BadRequest,
+            "Malformed JSON body: the body is empty",
+        ));
+    }
+    let read = pyjson::read(text, dialect).map_err(|err| {
+        ApiError::new(
+            GatehouseCode::BadRequest,
+            format!("Malformed JSON body: {err}"),
+        )
+    })?;
+    if !matches!(read, PyValue::Dict(_)) {
+        return Err(ApiError::validation(
+            &["body"],
+            "Input should be a valid dictionary or object to extract fields from",
+            "model_attributes_type",
+        ));
+    }
+    let value = read
+        .to_json_lossy(TYPED_MAX_DEPTH)
+        .map_err(|err| ApiError::validation(&["body"], err.to_string(), "value_error"))?;
+    check_identifiers(&value)?;
+    let typed = gatehouse_wire::from_json_value::<T>(value.clone())
+        .map_err(|err| ApiError::from_decode(&err))?;
+    Ok((typed, value, read))
+}
+
+/// A JSON body read as Agenta's runner reads it (JavaScript's `JSON.parse`, see
+/// [`decode_json_as`]), decoded as `T`.
+#[derive(Debug, Clone)]
+pub struct RunnerJsonBody<T> {
+    /// The decoded body.
+    pub value: T,
+    /// The body as the runner's parser reads it (a lone surrogate kept).
+    pub read: PyValue,
+}
+
+impl<T: DeserializeOwned + Send> FromRequest<AppState> for RunnerJsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        let bytes = read_body(request, state.config.max_body_bytes).await?;
+        let (value, _, read) = decode_json_as::<T>(&bytes, Dialect::JavaScript)?;
+        Ok(Self { value, read })
+    }
+}
+
+/// A JSON body read as Agenta's API reads it (Python's `json.loads`, see
+/// [`decode_json_as`]), decoded as `T`.
+#[derive(Debug, Clone)]
+pub struct PythonJsonBody<T> {
+    /// The decoded body.
+    pub value: T,
+    /// The body as Python's parser reads it (a lone surrogate, `NaN` kept).
+    pub read: PyValue,
+}
+
+impl<T: DeserializeOwned + Send> FromRequest<AppState> for PythonJsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        let bytes = read_body(request, state.config.max_body_bytes).await?;
+        let (value, _, read) = decode_json_as::<T>(&bytes, Dialect::Python)?;
+        Ok(Self { value, read })
+    }
 }
 
 /// A JSON body decoded as `T` (with the raw value kept), within the configured size.

@@ -1,7 +1,9 @@
 //! The runner tier's endpoint: `POST /run` (outside `/api`, so no `project_id`; the
 //! API key as on every route, which a runner sends as `Bearer <key>`).
 //!
-//! Takes a wire `RunRequest`, runs the deterministic harness on it, and answers a JSON
+//! Takes a wire `RunRequest`, read as Agenta's runner reads it (JavaScript's `JSON.parse`:
+//! a lone surrogate escape and duplicate keys are read; the typed request holds a lone
+//! surrogate as U+FFFD), runs the deterministic harness on it, and answers a JSON
 //! `RunResult`, or NDJSON `RunStreamRecord` lines (events, then exactly one result) when
 //! the caller sends `Accept: application/x-ndjson`. The script comes from the request's
 //! extension key `script` (a Gatehouse extension, kept by the wire type's unknown-key
@@ -16,7 +18,7 @@ use axum::routing::post;
 use axum::Router;
 use gatehouse_wire::run::{MessageContent, RunEvent, RunRequest, RunResult, RunStreamRecord};
 
-use super::extract::JsonBody;
+use super::extract::RunnerJsonBody;
 use super::reply::json;
 use crate::error::{ApiError, ApiResult};
 use crate::runner::{
@@ -74,7 +76,7 @@ async fn run(
     State(state): State<AppState>,
     headers: HeaderMap,
     actor: super::extract::ActorName,
-    body: JsonBody<RunRequest>,
+    body: RunnerJsonBody<RunRequest>,
 ) -> ApiResult<Response> {
     let request = body.value;
     refuse_unknown_block_types(&request)?;

@@ -15,7 +15,7 @@ use gatehouse_wire::JsonObject;
 use super::config::redact_for_storage;
 use super::store::TurnRecord;
 use super::turn::{begin_turn, end_turn, TurnInput, TurnWrite};
-use crate::api::extract::{ActorName, JsonBody, ProjectId};
+use crate::api::extract::{ActorName, JsonBody, ProjectId, PythonJsonBody};
 use crate::api::reply::json;
 use crate::error::{ApiError, ApiResult};
 use crate::store::StoreError;
@@ -33,8 +33,21 @@ async fn invoke(
     State(state): State<AppState>,
     ProjectId(project_id): ProjectId,
     ActorName(actor): ActorName,
-    body: JsonBody<InvokeRequest>,
+    body: PythonJsonBody<InvokeRequest>,
 ) -> ApiResult<Response> {
+    // Read as Agenta's API reads it (Python's json.loads): the infinities are kept (a
+    // stamp writes them as Python does), NaN is refused by the reader's typed form, and a
+    // lone surrogate, which the stored config cannot hold yet, is refused here rather
+    // than changed (CONTRACT.md, differences from Agenta).
+    if let Some(path) = body.read.lone_surrogate_path() {
+        let mut loc = vec![serde_json::Value::String("body".to_string())];
+        loc.extend(path.into_iter().map(serde_json::Value::String));
+        return Err(ApiError::validation_at(
+            loc,
+            "a lone surrogate escape (\\ud800-\\udfff without its pair) cannot be kept in a stored config",
+            "value_error",
+        ));
+    }
     let mut request = body.value;
     if request
         .session_id

@@ -50,7 +50,7 @@ fn run_context_reference(reference: &Reference) -> RunContextReference {
     RunContextReference {
         id: reference.id.clone(),
         slug: reference.slug.clone(),
-        version: reference.version.clone(),
+        version: reference.version.clone().map(serde_json::Value::String),
         extra: JsonObject::new(),
     }
 }
@@ -73,10 +73,10 @@ pub fn run_context(references: &References, source: &ConfigSource, resumed: bool
                 .workflow_revision
                 .as_ref()
                 .map(run_context_reference),
-            is_draft: Some(
+            is_draft: Some(serde_json::Value::Bool(
                 references.workflow_revision.is_none()
                     && matches!(source, ConfigSource::Inline | ConfigSource::InlineRevision),
-            ),
+            )),
             extra: JsonObject::new(),
         })
     };
@@ -98,7 +98,11 @@ pub fn references_from_run_context(context: Option<&RunContext>) -> Option<Refer
     let to_ref = |r: &RunContextReference| Reference {
         id: r.id.clone(),
         slug: r.slug.clone(),
-        version: r.version.clone(),
+        // The server writes a string; another value is kept as its JSON text.
+        version: r.version.as_ref().map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }),
         extra: JsonObject::new(),
     };
     let references = References {

@@ -100,3 +100,81 @@ async fn run_streams_ndjson() {
         .iter()
         .any(|r| matches!(r, RunStreamRecord::Event { event } if event.event_type() == "gate")));
 }
+
+/// Post a raw JSON text (what a strict serializer cannot write) to `path`.
+async fn post_text(h: &Harness, path: &str, text: &str) -> (u16, serde_json::Value) {
+    let response = h
+        .http
+        .post(h.url(path))
+        .header("Authorization", h.server.authorization())
+        .header("Content-Type", "application/json")
+        .body(text.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or_default())
+}
+
+/// `/run` reads a body as Agenta's runner does (JavaScript's `JSON.parse`): lone surrogate
+/// escapes in strings and keys, a duplicate key (the last wins), a non-string `is_draft`
+/// and `revision.version` are read and run; NaN, which `JSON.parse` refuses, is a 400, and
+/// nesting past the typed readers' bound a 422.
+#[tokio::test]
+async fn run_reads_what_the_runner_reads() {
+    let h = Harness::start().await;
+    let body = r#"{"harness": "pi_core", "sandbox": "local", "sessionId": "s-\ud800", "agentsMd": null,
+        "model": "openai/first", "messages": [{"role": "user", "content": "hi \udc00 there"}],
+        "context": null, "telemetry": null, "tools": [], "customTools": [], "toolCallback": null,
+        "permissions": {"default": "allow"}, "systemPrompt": "\ud83d\ude00\ud800",
+        "runContext": {"workflow": {"revision": {"id": "r", "version": 3}, "is_draft": "yes"}},
+        "x-\udfff": {"k": 1, "k": 2}, "model": "openai/last"}"#;
+    let (status, answer) = post_text(&h, "/run", body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(
+        answer["model"], "openai/last",
+        "the last of a duplicate key"
+    );
+
+    let (status, answer) = post_text(&h, "/run", &body.replace("\"r\"", "NaN")).await;
+    assert_eq!(status, 400, "{answer}");
+
+    let deep = format!(
+        "{}, \"deep\": {}{}}}",
+        body.trim_end_matches('}'),
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let (status, answer) = post_text(&h, "/run", &deep).await;
+    assert_eq!(status, 422, "{answer}");
+}
+
+/// `/api/invoke` reads a config as Agenta's API does (Python's `json.loads`): `Infinity`,
+/// `-Infinity` and `1E400` are read (a stamp writes them as `json.dumps` does); `NaN` and
+/// a lone surrogate, which its stored config cannot hold yet, are refused with a 422
+/// naming where, never changed.
+#[tokio::test]
+async fn invoke_reads_what_agentas_api_reads() {
+    let h = Harness::start().await;
+    let invoke = |parameters: &str| {
+        format!(
+            r#"{{"session_id": "s-py", "data": {{"inputs": {{"messages": [{{"role": "user", "content": "go"}}]}},
+            "parameters": {{"agent": {{"llm": {{"model": "m", "temperature": {parameters}}},
+            "runner": {{"permissions": {{"default": "allow"}}}}}}}}}}}}"#
+        )
+    };
+    for number in ["Infinity", "-Infinity", "1E400"] {
+        let (status, answer) = post_text(&h, "/api/invoke", &invoke(number)).await;
+        assert_eq!(status, 200, "{number}: {answer}");
+    }
+    let (status, answer) = post_text(&h, "/api/invoke", &invoke("NaN")).await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(answer.to_string().contains("NaN"), "{answer}");
+    let (status, answer) = post_text(&h, "/api/invoke", &invoke(r#""\ud800""#)).await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        answer.to_string().contains("temperature"),
+        "names where: {answer}"
+    );
+}

@@ -27,15 +27,25 @@
 //! assert_eq!(dumps(&value), r#"{"a": NaN, "b": 0, "s": "\ud800\u00e9"}"#);
 //! ```
 //!
-//! Inside: `value` (the [`PyValue`] model), `parse` (`json.loads`, which escapes what it
-//! reads as `write` does), `write` (`json.dumps` of either model, and the length measure);
+//! The same model is what JavaScript's `JSON.parse` makes of a text (a lone surrogate kept,
+//! the last of duplicate keys at the first one's position), so [`parse_js`] reads a `/run`
+//! body as Agenta's runner does, with the standard JSON numbers only ([`Dialect`]); the
+//! runner's `configFingerprint` is computed on that value
+//! ([`crate::fingerprint::config_fingerprint_of_text`]). The typed wire structs read the
+//! same value through [`PyValue::to_json_lossy`] (a lone surrogate becomes U+FFFD there).
+//!
+//! Inside: `value` (the [`PyValue`] model), `parse` (`json.loads` and `JSON.parse`, an
+//! iterative reader that escapes what it reads as `write` does), `write` (`json.dumps` of either model, and the length measure);
 //! numbers are spelled by [`crate::numbers`].
 
 mod parse;
 mod value;
 mod write;
 
-pub use parse::{loads, PyJsonError, MAX_DEPTH, MAX_INT_DIGITS};
-pub use value::{PyDict, PyValue};
+pub use parse::{
+    loads, parse_js, read, Dialect, PyJsonError, JS_MAX_DEPTH, MAX_DEPTH, MAX_INT_DIGITS,
+};
+pub(crate) use value::code_points;
+pub use value::{NotRepresentable, PyDict, PyValue};
 pub(crate) use write::python_string_len;
 pub use write::{dumps, python_json_dumps, python_json_dumps_len};

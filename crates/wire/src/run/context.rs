@@ -193,10 +193,11 @@ pub struct RunContextWorkflow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "RunContextReference")]
     pub revision: Option<RunContextReference>,
-    /// The run uses unsaved (draft) config.
+    /// The run uses unsaved (draft) config. Agenta's SDK writes a boolean; its runner reads
+    /// any JSON value here (hashed as it is, `?? null`), so any is read and written back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
-    pub is_draft: Option<bool>,
+    #[schemars(with = "serde_json::Value")]
+    pub is_draft: Option<serde_json::Value>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -225,10 +226,11 @@ pub struct RunContextReference {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub slug: Option<String>,
-    /// Version (revisions).
+    /// Version (revisions). Agenta's SDK writes a string; its runner reads any JSON value
+    /// here (a revision's is hashed as it is, `?? null`), so any is read and written back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub version: Option<String>,
+    #[schemars(with = "serde_json::Value")]
+    pub version: Option<serde_json::Value>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
