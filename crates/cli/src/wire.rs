@@ -37,7 +37,16 @@ enum WireCommand {
         /// `agent.tools`) instead of Gatehouse's stricter one (CONTRACT.md C2).
         #[arg(long)]
         agenta_compatible: bool,
-        /// The parameters JSON file; `-` or absent reads stdin.
+        /// Stamp many configs in one process (JSON Lines): each input line is one config's
+        /// text as a JSON string; each output line is its result, in order:
+        /// `{"stamped": TEXT, "measured_bytes": N, "stripped": [...]}`,
+        /// `{"not_stamped": "empty" | "not_an_object" | "over_cap", "measured_bytes": N}`
+        /// (`measured_bytes` only over the cap) or `{"not_json": MESSAGE}`. Exits 0 unless
+        /// an input line is not a JSON string.
+        #[arg(long, conflicts_with = "explain")]
+        batch: bool,
+        /// The parameters JSON file (with `--batch`, the JSON Lines file); `-` or absent
+        /// reads stdin.
         file: Option<PathBuf>,
     },
     /// Validate a document against Gatehouse's JSON Schema for a wire type.
@@ -47,7 +56,13 @@ enum WireCommand {
         /// The wire type (see `gatehouse schema list`).
         #[arg(long = "type", short = 't', value_name = "T")]
         type_name: String,
-        /// The document; `-` reads stdin.
+        /// Validate many documents in one process (JSON Lines): each input line is one
+        /// document, each output line its result, in order: `{"valid": true}`,
+        /// `{"errors": ["PATH: ERROR", ...]}` or `{"not_json": MESSAGE}`. Exits 0 unless
+        /// the input cannot be read.
+        #[arg(long)]
+        batch: bool,
+        /// The document (with `--batch`, the JSON Lines file); `-` reads stdin.
         file: PathBuf,
     },
     /// Print the `configFingerprint` (A3) of a `/run` request: the hash Agenta's runner
@@ -78,6 +93,7 @@ pub fn run(args: WireArgs) -> CliResult {
             max_bytes,
             explain,
             agenta_compatible,
+            batch,
             file,
         } => {
             let mut policy = StampPolicy::default();
@@ -87,9 +103,23 @@ pub fn run(args: WireArgs) -> CliResult {
             if agenta_compatible {
                 policy.redaction = Redaction::AgentaCompatible;
             }
-            stamp(file.as_deref(), &policy, explain)
+            if batch {
+                stamp_batch(file.as_deref(), &policy)
+            } else {
+                stamp(file.as_deref(), &policy, explain)
+            }
         }
-        WireCommand::Validate { type_name, file } => validate(&type_name, &file),
+        WireCommand::Validate {
+            type_name,
+            batch,
+            file,
+        } => {
+            if batch {
+                validate_batch(&type_name, &file)
+            } else {
+                validate(&type_name, &file)
+            }
+        }
         WireCommand::Fingerprint { variant, file } => {
             let variant = match variant {
                 Variant::PrHead => FingerprintVariant::PrHead,
@@ -178,17 +208,65 @@ fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult 
     }
 }
 
-fn validate(type_name: &str, file: &Path) -> CliResult {
+/// `wire stamp --batch`: one result line per input line (see the flag's help), written as
+/// the inputs are read, so thousands of configs cost one process.
+fn stamp_batch(file: Option<&Path>, policy: &StampPolicy) -> CliResult {
+    use std::io::Write;
+    let source = source_name(file);
+    let bytes = read_input(file)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let config: String = serde_json::from_str(line).map_err(|err| {
+            CliError::other(format!(
+                "{source} line {}: not a JSON string holding a config's text: {err}",
+                index + 1
+            ))
+        })?;
+        let result = match stamp_python_text(&config, policy) {
+            Ok(stamped) => serde_json::json!({
+                "stamped": stamped.text,
+                "measured_bytes": stamped.measured_bytes,
+                "stripped": stamped.stripped,
+            }),
+            Err(PythonStampError::NotJson(err)) => serde_json::json!({"not_json": err.to_string()}),
+            Err(PythonStampError::NotStamped(NotStamped::Empty)) => {
+                serde_json::json!({"not_stamped": "empty"})
+            }
+            Err(PythonStampError::NotStamped(NotStamped::NotAnObject)) => {
+                serde_json::json!({"not_stamped": "not_an_object"})
+            }
+            Err(PythonStampError::NotStamped(NotStamped::OverCap { measured_bytes, .. })) => {
+                serde_json::json!({"not_stamped": "over_cap", "measured_bytes": measured_bytes})
+            }
+        };
+        writeln!(out, "{result}")
+            .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    }
+    out.flush()
+        .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    Ok(())
+}
+
+/// The compiled schema of a wire type.
+fn type_validator(type_name: &str) -> CliResult<jsonschema::Validator> {
     let entry = crate::schema::entry(type_name)?;
-    let source = source_name(Some(file));
-    let document = parse_json(&read_input(Some(file))?, &source)?;
-    let validator = jsonschema::validator_for(&entry.schema).map_err(|err| {
+    jsonschema::validator_for(&entry.schema).map_err(|err| {
         CliError::other(format!(
             "the schema for {type_name} does not compile: {err}"
         ))
-    })?;
-    let errors: Vec<String> = validator
-        .iter_errors(&document)
+    })
+}
+
+/// Each schema error of `document` as `PATH: ERROR` (`/` for the document itself).
+fn schema_errors(validator: &jsonschema::Validator, document: &Value) -> Vec<String> {
+    validator
+        .iter_errors(document)
         .map(|err| {
             let path = err.instance_path().to_string();
             let path = if path.is_empty() {
@@ -198,7 +276,44 @@ fn validate(type_name: &str, file: &Path) -> CliResult {
             };
             format!("{path}: {err}")
         })
-        .collect();
+        .collect()
+}
+
+/// `wire validate --batch`: one result line per input line (see the flag's help).
+fn validate_batch(type_name: &str, file: &Path) -> CliResult {
+    use std::io::Write;
+    let validator = type_validator(type_name)?;
+    let source = source_name(Some(file));
+    let bytes = read_input(Some(file))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let result = match serde_json::from_str::<Value>(line) {
+            Ok(document) => {
+                let errors = schema_errors(&validator, &document);
+                if errors.is_empty() {
+                    serde_json::json!({"valid": true})
+                } else {
+                    serde_json::json!({"errors": errors})
+                }
+            }
+            Err(err) => serde_json::json!({"not_json": err.to_string()}),
+        };
+        writeln!(out, "{result}")
+            .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    }
+    out.flush()
+        .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    Ok(())
+}
+
+fn validate(type_name: &str, file: &Path) -> CliResult {
+    let validator = type_validator(type_name)?;
+    let source = source_name(Some(file));
+    let document = parse_json(&read_input(Some(file))?, &source)?;
+    let errors = schema_errors(&validator, &document);
     if errors.is_empty() {
         println!("valid: {source} is a valid {type_name}");
         Ok(())
