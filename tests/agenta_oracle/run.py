@@ -28,18 +28,21 @@ with either is left to issue 24, item 2 (the tolerant typed reader).
 The configs cover what Python's `json` accepts and Gatehouse's stamp must read as Python does:
 integers of any size, `-0`, every float spelling, NaN and the infinities, lone surrogate
 escapes, duplicate keys (the last wins), escapes of every kind, credential keys in any letter
-case where Agenta's rule looks and where it does not, non-object entries, and configs padded
-to exactly the cap and one byte over it.
+case where Agenta's rule looks and where it does not, non-object entries, configs padded
+to exactly the cap and one byte over it, and configs holding one random double each (any bit
+pattern: the float spelling, halfway ties between two shortest forms included).
 
 Usage (cargo xtask test runs it in its own environment, see crates/xtask/src/test.rs):
-    python tests/agenta_oracle/run.py --bin target/debug/gatehouse [--count N] [--requests N] [--seed S]
+    python tests/agenta_oracle/run.py --bin target/debug/gatehouse [--count N] [--doubles N] [--requests N] [--seed S]
 Prints one line per comparison with its counts; exits 1 on the first differences (listed).
 """
 
 import argparse
 import json
+import math
 import os
 import random
+import struct
 import subprocess
 import sys
 
@@ -208,6 +211,22 @@ def rand_config(rng):
     return "{" + ", ".join(top) + "}"
 
 
+def rand_double_config(rng):
+    """A config holding one float as `repr` writes it: any finite double (random bits, long
+    mantissas at every scale), so the stamp's float spelling meets every digit pattern,
+    halfway ties between two shortest forms included."""
+    while True:
+        roll = rng.random()
+        if roll < 0.5:
+            value = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+        elif roll < 0.8:
+            value = rng.getrandbits(53) * 2.0 ** rng.randrange(-60, 10)
+        else:
+            value = rng.uniform(-1, 1) * 10.0 ** rng.randrange(-320, 308)
+        if math.isfinite(value):
+            return '{"agent": {"llm": {"temperature": %s}}}' % repr(value)
+
+
 def padded_to(module, recorder, rng, cap, extra):
     """A config whose measured size (after Agenta's redaction) is exactly `cap + extra`,
     padded with a character whose `json.dumps` escape is 1, 2, 6 or 12 bytes long."""
@@ -347,6 +366,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin", required=True, help="the gatehouse binary")
     parser.add_argument("--count", type=int, default=4000, help="random configs (default 4000)")
+    parser.add_argument("--doubles", type=int, default=20000, help="one-float configs (default 20000)")
     parser.add_argument("--requests", type=int, default=2000, help="request_to_wire calls (default 2000)")
     parser.add_argument("--seed", type=int, default=24, help="the generator's seed (default 24)")
     args = parser.parse_args()
@@ -354,7 +374,8 @@ def main():
     rng = random.Random(args.seed)
     texts = [rand_config(rng) for _ in range(args.count)]
     boundaries = [padded_to(module, recorder, rng, cap, extra) for cap in CAPS for extra in (0, 1) for _ in range(8)]
-    texts += boundaries
+    doubles = [rand_double_config(rng) for _ in range(args.doubles)]
+    texts += boundaries + doubles
     differences = []
     outcomes = {}
     for cap in CAPS:
@@ -386,7 +407,8 @@ def main():
         sys.exit(1)
     print(
         f"agenta oracle: stamp_effective_parameters (agenta 0.125.1) vs gatehouse wire stamp: "
-        f"{len(texts)} inputs (seed {args.seed}; {len(boundaries)} at a cap's edge) x caps "
+        f"{len(texts)} inputs (seed {args.seed}; {len(boundaries)} at a cap's edge, {len(doubles)} "
+        f"holding one random double) x caps "
         f"{CAPS[0]} and {CAPS[1]}: all {2 * len(texts)} equal ({summary})"
     )
     if request_differences:
