@@ -19,6 +19,12 @@ config to stamp or none). Every body it returns must validate against Gatehouse'
 `effectiveParameters` must be exactly Gatehouse's stamp of the config the turn was given at
 the SDK's cap, present exactly on a session run with something to stamp (A2).
 
+Interaction rows (CONTRACT.md A4) are rendered by FastAPI and pydantic at the versions the SDK
+pins (0.139.2 and 2.14.4, those of Agenta's API), through a handler declared with the row
+model as Agenta's handlers are (`tests/python/make_agenta_api_row_vectors.py`: the model and
+the row generator), and by `gatehouse wire row --batch` from the same row as Python's
+`json.dumps` writes it: byte for byte equal, numbers spelled as pydantic spells them.
+
 Nothing Python's `json.loads` accepts is excluded from the stamp's configs: Gatehouse's stamp
 reads a config's text as Python does (`gatehouse_wire::pyjson`). Nesting stays shallow (under
 10 levels): how deep Python reads, and where Gatehouse stops, is issue 24, item 3. The turns
@@ -33,7 +39,7 @@ to exactly the cap and one byte over it, and configs holding one random double e
 pattern: the float spelling, halfway ties between two shortest forms included).
 
 Usage (cargo xtask test runs it in its own environment, see crates/xtask/src/test.rs):
-    python tests/agenta_oracle/run.py --bin target/debug/gatehouse [--count N] [--doubles N] [--requests N] [--seed S]
+    python tests/agenta_oracle/run.py --bin target/debug/gatehouse [--count N] [--doubles N] [--requests N] [--rows N] [--seed S]
 Prints one line per comparison with its counts; exits 1 on the first differences (listed).
 """
 
@@ -41,6 +47,7 @@ import argparse
 import json
 import math
 import os
+import pathlib
 import random
 import struct
 import subprocess
@@ -328,7 +335,7 @@ def compare_request_to_wire(binary, module, count, rng):
     )
     if checks.returncode != 0:
         raise SystemExit(f"agenta oracle: gatehouse wire validate --batch failed: {checks.stderr.strip()}")
-    verdicts = [json.loads(line) for line in checks.stdout.splitlines()]
+    verdicts = json_lines(checks.stdout)
     stamp_inputs = [c if c is not None else "null" for c in configs]
     stamps = run_gatehouse(binary, CAPS[1], stamp_inputs)
     differences = []
@@ -348,6 +355,38 @@ def compare_request_to_wire(binary, module, count, rng):
     return len(bodies), stamped, differences
 
 
+def json_lines(text):
+    """The JSON values of a JSON Lines text. Split on `\\n` only: `str.splitlines` would also
+    split on U+2028 and the other separators serde_json writes raw inside a string."""
+    return [json.loads(line) for line in text.split("\n") if line]
+
+
+def compare_rows(binary, count, rng):
+    """Rows rendered by FastAPI 0.139 + pydantic (the SDK's own pins, as Agenta's API pins
+    them) and by `gatehouse wire row --batch`; returns (checked, respelled, differences)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+    import make_agenta_api_row_vectors as rows  # the row model and generator of tests/data
+
+    given = [json.dumps(json.loads(rows.rand_row(rng, index))) for index in range(count)]
+    done = subprocess.run(
+        [binary, "wire", "row", "--batch", "-"],
+        input="".join(g + "\n" for g in given), capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"agenta oracle: gatehouse wire row --batch failed: {done.stderr.strip()}")
+    ours = json_lines(done.stdout)
+    differences = []
+    respelled = 0
+    for index, (text, result) in enumerate(zip(given, ours)):
+        fastapi = rows.fastapi_body(json.loads(text))
+        if result != {"rendered": fastapi}:
+            differences.append((index, text[:300], fastapi[:300], result))
+        respelled += fastapi != json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    if len(ours) != len(given):
+        differences.append((-1, "", f"{len(given)} rows", f"{len(ours)} results"))
+    return len(given), respelled, differences
+
+
 def run_gatehouse(binary, cap, texts):
     lines = "".join(json.dumps(t) + "\n" for t in texts)
     done = subprocess.run(
@@ -356,7 +395,7 @@ def run_gatehouse(binary, cap, texts):
     )
     if done.returncode != 0:
         raise SystemExit(f"agenta oracle: gatehouse wire stamp --batch failed: {done.stderr.strip()}")
-    results = [json.loads(line) for line in done.stdout.splitlines()]
+    results = json_lines(done.stdout)
     if len(results) != len(texts):
         raise SystemExit(f"agenta oracle: {len(texts)} inputs, {len(results)} results")
     return results
@@ -368,6 +407,7 @@ def main():
     parser.add_argument("--count", type=int, default=4000, help="random configs (default 4000)")
     parser.add_argument("--doubles", type=int, default=20000, help="one-float configs (default 20000)")
     parser.add_argument("--requests", type=int, default=2000, help="request_to_wire calls (default 2000)")
+    parser.add_argument("--rows", type=int, default=2000, help="interaction rows (default 2000)")
     parser.add_argument("--seed", type=int, default=24, help="the generator's seed (default 24)")
     args = parser.parse_args()
     module, recorder = load_oracle()
@@ -411,8 +451,18 @@ def main():
         f"holding one random double) x caps "
         f"{CAPS[0]} and {CAPS[1]}: all {2 * len(texts)} equal ({summary})"
     )
-    if request_differences:
+    rows, respelled, row_differences = compare_rows(args.bin, args.rows, rng)
+    for index, text, fastapi, ours in row_differences[:10]:
+        print(f"row {index}: {text}\n  fastapi:   {fastapi}\n  gatehouse: {ours}", file=sys.stderr)
+    if row_differences:
+        print(f"agenta oracle: rows: {len(row_differences)} of {rows} DIFFER", file=sys.stderr)
+    if request_differences or row_differences:
         sys.exit(1)
+    print(
+        f"agenta oracle: interaction rows, FastAPI 0.139 + pydantic (the SDK's pins) vs gatehouse "
+        f"wire row: {rows} rows generated (seed {args.seed}): all equal byte for byte "
+        f"({respelled} with numbers pydantic spells otherwise than json.dumps)"
+    )
     print(
         f"agenta oracle: request_to_wire (agenta 0.125.1) vs gatehouse: {requests} /run bodies "
         f"generated (seed {args.seed}): all valid RunRequests, effectiveParameters equal to "

@@ -1,4 +1,4 @@
-//! `gatehouse wire stamp|validate|fingerprint`: check wire documents offline.
+//! `gatehouse wire stamp|validate|row|fingerprint`: check wire documents offline.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -65,6 +65,19 @@ enum WireCommand {
         /// The document (with `--batch`, the JSON Lines file); `-` reads stdin.
         file: PathBuf,
     },
+    /// Print a row response (`{count, interaction}`, A4) as Gatehouse's server answers it,
+    /// which is how Agenta's API answers it: compact, every number spelled as pydantic
+    /// spells it (`0.00001`, `1e-7`, `1e+16`).
+    Row {
+        /// Render many responses in one process (JSON Lines): each input line is one
+        /// document, each output line its result, in order: `{"rendered": TEXT}` or
+        /// `{"invalid": MESSAGE}`. Exits 0 unless the input cannot be read.
+        #[arg(long)]
+        batch: bool,
+        /// The response JSON file (with `--batch`, the JSON Lines file); `-` or absent
+        /// reads stdin.
+        file: Option<PathBuf>,
+    },
     /// Print the `configFingerprint` (A3) of a `/run` request: the hash Agenta's runner
     /// computes (PR #5689 head by default), lowercase hex on stdout.
     Fingerprint {
@@ -120,6 +133,7 @@ pub fn run(args: WireArgs) -> CliResult {
                 validate(&type_name, &file)
             }
         }
+        WireCommand::Row { batch, file } => row(file.as_deref(), batch),
         WireCommand::Fingerprint { variant, file } => {
             let variant = match variant {
                 Variant::PrHead => FingerprintVariant::PrHead,
@@ -326,6 +340,41 @@ fn validate(type_name: &str, file: &Path) -> CliResult {
             errors.len()
         )))
     }
+}
+
+/// One row response as Agenta's API renders it, or why it is not one.
+fn render_row(document: &str) -> Result<String, String> {
+    let row: gatehouse_wire::interaction::InteractionResponse =
+        gatehouse_wire::from_json_slice(document.as_bytes()).map_err(|err| err.to_string())?;
+    gatehouse_wire::agenta_api_json::to_agenta_api_json(&row).map_err(|err| err.to_string())
+}
+
+/// `wire row [--batch]`.
+fn row(file: Option<&Path>, batch: bool) -> CliResult {
+    use std::io::Write;
+    let source = source_name(file);
+    let bytes = read_input(file)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    if !batch {
+        let rendered = render_row(text)
+            .map_err(|err| CliError::other(format!("{source} is not a row response: {err}")))?;
+        println!("{rendered}");
+        return Ok(());
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let result = match render_row(line) {
+            Ok(rendered) => serde_json::json!({"rendered": rendered}),
+            Err(err) => serde_json::json!({"invalid": err}),
+        };
+        writeln!(out, "{result}")
+            .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    }
+    out.flush()
+        .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    Ok(())
 }
 
 fn fingerprint(file: Option<&Path>, variant: FingerprintVariant) -> CliResult {

@@ -5,7 +5,8 @@
 //!    pytest, jsonschema, openapi-spec-validator).
 //!    Then the upstream conformance suite against Agenta's SDK itself
 //!    (`tests/agenta_oracle/run.py`: thousands of generated configs stamped by
-//!    `agenta==0.125.1`'s own function and by `gatehouse wire stamp --batch`), in its own
+//!    `agenta==0.125.1`'s own function and by `gatehouse wire stamp --batch`; its
+//!    `request_to_wire` bodies; rows rendered by the FastAPI and pydantic it pins), in its own
 //!    virtual environment (`agenta-venv`: the SDK pulls litellm, openai, daytona and pins
 //!    FastAPI, about 450 MB, kept apart from the test tools' environment).
 //! 3. Schemathesis against a live `gatehouse serve` (`tests/schemathesis/run.py`:

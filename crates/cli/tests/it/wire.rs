@@ -451,6 +451,46 @@ fn validate_batch_answers_one_line_per_document() {
 }
 
 #[test]
+fn row_prints_a_row_as_agentas_api_renders_it() {
+    let given = r#"{"count": 1, "interaction": {"session_id": "s", "token": "t", "kind": "user_approval", "tags": {"lr": 1e-05, "n": 1E+16}, "meta": {"eps": 1.5e-07, "big": 123456789012345678901234567890}}}"#;
+    let out = run(&["wire", "row"], Some(given));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rendered = stdout(&out);
+    assert!(
+        rendered.contains(r#""tags":{"lr":0.00001,"n":1e+16},"meta":{"eps":1.5e-7,"big":123456789012345678901234567890}"#),
+        "{rendered}"
+    );
+    // Every key of the row is written, `null` when unset, as Agenta's model writes it.
+    assert!(
+        rendered.contains(
+            r#""data":null,"flags":{"delivered_in_band":false,"delivered_webhook":false}"#
+        ),
+        "{rendered}"
+    );
+    let batch = run(
+        &["wire", "row", "--batch"],
+        Some(&format!("{given}\n{{\"count\": \"x\"}}\n")),
+    );
+    assert_eq!(batch.status.code(), Some(0), "{}", stderr(&batch));
+    let lines: Vec<serde_json::Value> = stdout(&batch)
+        .split('\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"rendered": rendered.trim_end()})
+    );
+    assert!(
+        lines[1]["invalid"].as_str().unwrap().contains("count"),
+        "{}",
+        lines[1]
+    );
+    let bad = run(&["wire", "row"], Some("[]"));
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[test]
 fn fingerprint_offers_mains_variant() {
     let golden =
         std::fs::read_to_string(own_sample("RunRequest.session_run_all_keys.json")).unwrap();
