@@ -20,6 +20,9 @@ test client, exactly as a handler with that return annotation answers.
   `json.loads(input)` (what Agenta's API would send back).
 
 NaN and Infinity are left out: serde_json cannot read them yet (issue 24, item 2).
+
+tests/agenta_oracle/run.py imports this module (its model, `rand_row` and `fastapi_body`) to
+render 2,000 fresh rows on every `cargo xtask test` run.
 """
 
 import json
