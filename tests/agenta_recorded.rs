@@ -602,7 +602,8 @@ fn every_recorded_stream_record_is_read_or_dropped_as_agenta_does() {
 use gatehouse_wire::interaction::{InteractionResponse, InteractionsResponse};
 
 /// Every row Agenta's API rendered validates against `schema/`, decodes, and re-serializes
-/// byte for byte (Agenta's key order, its `null`s).
+/// byte for byte (Agenta's key order, its `null`s), also through the writer the server
+/// answers rows with (`agenta_api_json`).
 #[test]
 fn every_recorded_row_validates_and_round_trips_byte_for_byte() {
     let Some(dir) = recorded("recorded interaction rows") else {
@@ -633,6 +634,14 @@ fn every_recorded_row_validates_and_round_trips_byte_for_byte() {
             other => panic!("{id}: unknown model {other}"),
         };
         assert_eq!(again, text, "{id}");
+        // And as the server answers it: Agenta's API rendering (compact, numbers as pydantic
+        // spells them) is the recorded body itself.
+        let typed: Value = serde_json::from_str(&again).unwrap();
+        assert_eq!(
+            gatehouse_wire::agenta_api_json::to_agenta_api_json(&typed).unwrap(),
+            text,
+            "{id}"
+        );
         count += 1;
     }
     assert!(count >= 45, "only {count} rows");

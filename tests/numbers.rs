@@ -193,3 +193,55 @@ fn the_stamp_measures_numbers_as_python_writes_them() {
         );
     }
 }
+
+fn agenta_api_row_vectors() -> Value {
+    let path = gatehouse_tests::workspace_root().join("tests/data/agenta_api_rows.vectors.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Every number literal is spelled as FastAPI 0.139.2 (pydantic-core 2.50.5) spelled the
+/// Python number `json.loads` reads from it, in a row it answered
+/// (`tests/data/agenta_api_rows.vectors.json`).
+#[test]
+fn number_literals_are_spelled_as_agentas_api_spells_them() {
+    let vectors = agenta_api_row_vectors();
+    let numbers = vectors["numbers"].as_array().unwrap();
+    assert!(numbers.len() >= 300, "only {} numbers", numbers.len());
+    let mismatches: Vec<String> = numbers
+        .iter()
+        .filter_map(|case| {
+            let literal = case["literal"].as_str().unwrap();
+            let fastapi = case["fastapi"].as_str().unwrap();
+            let ours = gatehouse_wire::numbers::pydantic_literal_text(literal);
+            (ours != fastapi).then(|| format!("{literal}: {ours} vs {fastapi}"))
+        })
+        .collect();
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+}
+
+/// A row given as Python's `json.dumps` writes it (floats spelled by `repr`, `1e-05`) is
+/// rendered byte for byte as FastAPI answered the same row (`0.00001`), and the row read
+/// back from that rendering renders the same again.
+#[test]
+fn rows_render_byte_for_byte_as_agentas_api_renders_them() {
+    use gatehouse_wire::agenta_api_json::to_agenta_api_json;
+    use gatehouse_wire::interaction::InteractionResponse;
+    let vectors = agenta_api_row_vectors();
+    let rows = vectors["rows"].as_array().unwrap();
+    assert!(rows.len() >= 150, "only {} rows", rows.len());
+    let mut respelled = 0;
+    for (index, case) in rows.iter().enumerate() {
+        let input = case["input"].as_str().unwrap();
+        let fastapi = case["fastapi"].as_str().unwrap();
+        let row: InteractionResponse = from_json_slice(input.as_bytes()).unwrap();
+        let ours = to_agenta_api_json(&row).unwrap();
+        assert_eq!(ours, fastapi, "row {index}");
+        let again: InteractionResponse = from_json_slice(ours.as_bytes()).unwrap();
+        assert_eq!(to_agenta_api_json(&again).unwrap(), fastapi, "row {index}");
+        if serde_json::to_string(&row).unwrap() != fastapi {
+            respelled += 1;
+        }
+    }
+    // The vectors exercise the respelling: most rows hold a float `repr` writes otherwise.
+    assert!(respelled >= 50, "only {respelled} rows needed respelling");
+}

@@ -43,7 +43,7 @@ enum Command {
     Interactions(interactions::InteractionsArgs),
     /// Interventions on a run's execution session: request, get, wait, events.
     Interventions(interventions::InterventionsArgs),
-    /// Offline wire tools: stamp, validate, fingerprint.
+    /// Offline wire tools: stamp, validate, row, fingerprint.
     Wire(wire::WireArgs),
     /// The JSON Schema of every wire type: list, print.
     Schema(schema::SchemaArgs),

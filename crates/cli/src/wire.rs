@@ -1,4 +1,4 @@
-//! `gatehouse wire stamp|validate|fingerprint`: check wire documents offline.
+//! `gatehouse wire stamp|validate|row|fingerprint`: check wire documents offline.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -38,7 +38,16 @@ enum WireCommand {
         /// `agent.tools`) instead of Gatehouse's stricter one (CONTRACT.md C2).
         #[arg(long)]
         agenta_compatible: bool,
-        /// The parameters JSON file; `-` or absent reads stdin.
+        /// Stamp many configs in one process (JSON Lines): each input line is one config's
+        /// text as a JSON string; each output line is its result, in order:
+        /// `{"stamped": TEXT, "measured_bytes": N, "stripped": [...]}`,
+        /// `{"not_stamped": "empty" | "not_an_object" | "over_cap", "measured_bytes": N}`
+        /// (`measured_bytes` only over the cap) or `{"not_json": MESSAGE}`. Exits 0 unless
+        /// an input line is not a JSON string.
+        #[arg(long, conflicts_with = "explain")]
+        batch: bool,
+        /// The parameters JSON file (with `--batch`, the JSON Lines file); `-` or absent
+        /// reads stdin.
         file: Option<PathBuf>,
     },
     /// Validate a document against Gatehouse's JSON Schema for a wire type.
@@ -49,8 +58,27 @@ enum WireCommand {
         /// The wire type (see `gatehouse schema list`).
         #[arg(long = "type", short = 't', value_name = "T")]
         type_name: String,
-        /// The document; `-` reads stdin.
+        /// Validate many documents in one process (JSON Lines): each input line is one
+        /// document, each output line its result, in order: `{"valid": true}`,
+        /// `{"errors": ["PATH: ERROR", ...]}` or `{"not_json": MESSAGE}`. Exits 0 unless
+        /// the input cannot be read.
+        #[arg(long)]
+        batch: bool,
+        /// The document (with `--batch`, the JSON Lines file); `-` reads stdin.
         file: PathBuf,
+    },
+    /// Print a row response (`{count, interaction}`, A4) as Gatehouse's server answers it,
+    /// which is how Agenta's API answers it: compact, every number spelled as pydantic
+    /// spells it (`0.00001`, `1e-7`, `1e+16`).
+    Row {
+        /// Render many responses in one process (JSON Lines): each input line is one
+        /// document, each output line its result, in order: `{"rendered": TEXT}` or
+        /// `{"invalid": MESSAGE}`. Exits 0 unless the input cannot be read.
+        #[arg(long)]
+        batch: bool,
+        /// The response JSON file (with `--batch`, the JSON Lines file); `-` or absent
+        /// reads stdin.
+        file: Option<PathBuf>,
     },
     /// Print the `configFingerprint` (A3) of a `/run` request: the hash Agenta's runner
     /// computes (PR #5689 head by default), lowercase hex on stdout. The request is read as
@@ -81,6 +109,7 @@ pub fn run(args: WireArgs) -> CliResult {
             max_bytes,
             explain,
             agenta_compatible,
+            batch,
             file,
         } => {
             let mut policy = StampPolicy::default();
@@ -90,9 +119,24 @@ pub fn run(args: WireArgs) -> CliResult {
             if agenta_compatible {
                 policy.redaction = Redaction::AgentaCompatible;
             }
-            stamp(file.as_deref(), &policy, explain)
+            if batch {
+                stamp_batch(file.as_deref(), &policy)
+            } else {
+                stamp(file.as_deref(), &policy, explain)
+            }
         }
-        WireCommand::Validate { type_name, file } => validate(&type_name, &file),
+        WireCommand::Validate {
+            type_name,
+            batch,
+            file,
+        } => {
+            if batch {
+                validate_batch(&type_name, &file)
+            } else {
+                validate(&type_name, &file)
+            }
+        }
+        WireCommand::Row { batch, file } => row(file.as_deref(), batch),
         WireCommand::Fingerprint { variant, file } => {
             let variant = match variant {
                 Variant::PrHead => FingerprintVariant::PrHead,
@@ -191,17 +235,65 @@ fn stamp(file: Option<&Path>, policy: &StampPolicy, explain: bool) -> CliResult 
     }
 }
 
-fn validate(type_name: &str, file: &Path) -> CliResult {
+/// `wire stamp --batch`: one result line per input line (see the flag's help), written as
+/// the inputs are read, so thousands of configs cost one process.
+fn stamp_batch(file: Option<&Path>, policy: &StampPolicy) -> CliResult {
+    use std::io::Write;
+    let source = source_name(file);
+    let bytes = read_input(file)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let config: String = serde_json::from_str(line).map_err(|err| {
+            CliError::other(format!(
+                "{source} line {}: not a JSON string holding a config's text: {err}",
+                index + 1
+            ))
+        })?;
+        let result = match stamp_python_text(&config, policy) {
+            Ok(stamped) => serde_json::json!({
+                "stamped": stamped.text,
+                "measured_bytes": stamped.measured_bytes,
+                "stripped": stamped.stripped,
+            }),
+            Err(PythonStampError::NotJson(err)) => serde_json::json!({"not_json": err.to_string()}),
+            Err(PythonStampError::NotStamped(NotStamped::Empty)) => {
+                serde_json::json!({"not_stamped": "empty"})
+            }
+            Err(PythonStampError::NotStamped(NotStamped::NotAnObject)) => {
+                serde_json::json!({"not_stamped": "not_an_object"})
+            }
+            Err(PythonStampError::NotStamped(NotStamped::OverCap { measured_bytes, .. })) => {
+                serde_json::json!({"not_stamped": "over_cap", "measured_bytes": measured_bytes})
+            }
+        };
+        writeln!(out, "{result}")
+            .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    }
+    out.flush()
+        .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    Ok(())
+}
+
+/// The compiled schema of a wire type.
+fn type_validator(type_name: &str) -> CliResult<jsonschema::Validator> {
     let entry = crate::schema::entry(type_name)?;
-    let source = source_name(Some(file));
-    let (_, document) = read_tolerant(&read_input(Some(file))?, &source)?;
-    let validator = jsonschema::validator_for(&entry.schema).map_err(|err| {
+    jsonschema::validator_for(&entry.schema).map_err(|err| {
         CliError::other(format!(
             "the schema for {type_name} does not compile: {err}"
         ))
-    })?;
-    let errors: Vec<String> = validator
-        .iter_errors(&document)
+    })
+}
+
+/// Each schema error of `document` as `PATH: ERROR` (`/` for the document itself).
+fn schema_errors(validator: &jsonschema::Validator, document: &Value) -> Vec<String> {
+    validator
+        .iter_errors(document)
         .map(|err| {
             let path = err.instance_path().to_string();
             let path = if path.is_empty() {
@@ -211,7 +303,52 @@ fn validate(type_name: &str, file: &Path) -> CliResult {
             };
             format!("{path}: {err}")
         })
-        .collect();
+        .collect()
+}
+
+/// `wire validate --batch`: one result line per input line (see the flag's help).
+fn validate_batch(type_name: &str, file: &Path) -> CliResult {
+    use std::io::Write;
+    let validator = type_validator(type_name)?;
+    let source = source_name(Some(file));
+    let bytes = read_input(Some(file))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        // Each line read as `validate` reads one document (the runner's `JSON.parse`).
+        let read = parse_js(line)
+            .map_err(|err| err.to_string())
+            .and_then(|value| {
+                value
+                    .to_json_lossy(JS_MAX_DEPTH)
+                    .map_err(|err| err.to_string())
+            });
+        let result = match read {
+            Ok(document) => {
+                let errors = schema_errors(&validator, &document);
+                if errors.is_empty() {
+                    serde_json::json!({"valid": true})
+                } else {
+                    serde_json::json!({"errors": errors})
+                }
+            }
+            Err(err) => serde_json::json!({"not_json": err}),
+        };
+        writeln!(out, "{result}")
+            .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    }
+    out.flush()
+        .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    Ok(())
+}
+
+fn validate(type_name: &str, file: &Path) -> CliResult {
+    let validator = type_validator(type_name)?;
+    let source = source_name(Some(file));
+    let (_, document) = read_tolerant(&read_input(Some(file))?, &source)?;
+    let errors = schema_errors(&validator, &document);
     if errors.is_empty() {
         println!("valid: {source} is a valid {type_name}");
         Ok(())
@@ -224,6 +361,41 @@ fn validate(type_name: &str, file: &Path) -> CliResult {
             errors.len()
         )))
     }
+}
+
+/// One row response as Agenta's API renders it, or why it is not one.
+fn render_row(document: &str) -> Result<String, String> {
+    let row: gatehouse_wire::interaction::InteractionResponse =
+        gatehouse_wire::from_json_slice(document.as_bytes()).map_err(|err| err.to_string())?;
+    gatehouse_wire::agenta_api_json::to_agenta_api_json(&row).map_err(|err| err.to_string())
+}
+
+/// `wire row [--batch]`.
+fn row(file: Option<&Path>, batch: bool) -> CliResult {
+    use std::io::Write;
+    let source = source_name(file);
+    let bytes = read_input(file)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    if !batch {
+        let rendered = render_row(text)
+            .map_err(|err| CliError::other(format!("{source} is not a row response: {err}")))?;
+        println!("{rendered}");
+        return Ok(());
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let result = match render_row(line) {
+            Ok(rendered) => serde_json::json!({"rendered": rendered}),
+            Err(err) => serde_json::json!({"invalid": err}),
+        };
+        writeln!(out, "{result}")
+            .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    }
+    out.flush()
+        .map_err(|err| CliError::other(format!("cannot write stdout: {err}")))?;
+    Ok(())
 }
 
 fn fingerprint(file: Option<&Path>, variant: FingerprintVariant) -> CliResult {

@@ -22,6 +22,7 @@
 //! | the files of the committed `schema/` folder (schemas, index, OpenAPI document) | [`schema_dir`] |
 //! | numbers as Python and JavaScript write them | [`numbers`] |
 //! | the tolerant readers (Python's `json.loads`, JavaScript's `JSON.parse`) and `json.dumps`: the stamp's size measure, the Agenta-compatible stamp, what the fingerprint reads | [`pyjson`] |
+//! | JSON as Agenta's API answers (pydantic-core through FastAPI): how a row is rendered | [`agenta_api_json`] |
 //!
 //! The stamp's modules depend one way: [`numbers`] <- [`pyjson`] <- [`redact`] <-
 //! [`effective`] <- [`run`].
@@ -52,6 +53,7 @@
 //! - [`schema::all`] lists the JSON Schema of every top-level wire type;
 //! - [`from_json_slice`] / [`from_json_value`] decode with errors that name the field path.
 
+pub mod agenta_api_json;
 pub mod batch;
 pub mod capabilities;
 pub mod effective;

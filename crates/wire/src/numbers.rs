@@ -9,13 +9,17 @@
 //!   an integer literal is an `int` of any size (`-0` reads as `0`); any literal with a
 //!   fraction or an exponent is a `float`, written as `repr` writes it (`1e+16`, `1e-05`,
 //!   `100.0`, `Infinity` for an overflow). [`python_number_text`], [`python_float_repr`].
+//! - **Python through pydantic** (Agenta's API: the row's values are Python objects, written
+//!   by pydantic-core's JSON serializer, what [`crate::agenta_api_json`] renders): the same
+//!   `int` and `float`, a float spelled `0.00001` / `1e-7` / `1e+16` and `null` when not
+//!   finite. [`pydantic_literal_text`], [`pydantic_float_text`].
 //! - **JavaScript** (the runner: `JSON.parse` then `JSON.stringify`, what the
 //!   [`crate::fingerprint`] hashes): every number is a double (`123456789012345678901234567890`
 //!   becomes `1.2345678901234568e+29`, `1.0` becomes `1`, `-0` becomes `0`).
 //!   [`js_number_text`].
 //!
-//! Both writers start from the same shortest round-trip digits of a double (Rust's `{:e}`,
-//! CPython's `repr` and ECMAScript's `Number::toString` all pick the shortest digit string that
+//! All three writers start from the same shortest round-trip digits of a double (Rust's `{:e}`,
+//! CPython's `repr`, pydantic-core and ECMAScript's `Number::toString` all pick the shortest digit string that
 //! reads back as the same double) and differ only in where they switch to an exponent and how
 //! they spell it.
 
@@ -26,13 +30,76 @@ use serde_json::Number;
 /// The shortest round-trip decimal digits of a finite, non-zero `value` (sign ignored) and the
 /// position of the decimal point relative to them (`decpt`): `value = 0.d1d2... x 10^decpt`.
 /// `1.5` gives `("15", 1)`, `0.001` gives `("1", -2)`, `1e16` gives `("1", 17)`.
+///
+/// Of two shortest digit strings equally close to the value, the even one, as CPython's
+/// `repr`, pydantic-core and ECMAScript's `Number::toString` all choose
+/// (`801185243389954.25` is `801185243389954.2`); Rust's `{:e}` picks the upper one.
 fn shortest_digits(value: f64) -> (String, i32) {
     // `{:e}` writes the shortest round-trip digits as `d[.ddd]e[-]x`.
     let text = format!("{:e}", value.abs());
     let (mantissa, exponent) = text.split_once('e').unwrap_or((text.as_str(), "0"));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    (digits, exponent + 1)
+    let decpt = exponent.parse::<i32>().unwrap_or(0) + 1;
+    match even_digits_of_a_tie(value.abs(), &digits, decpt) {
+        Some(even) => (even, decpt),
+        None => (digits, decpt),
+    }
+}
+
+/// When `digits` (shortest, odd last digit) sit half a unit in their last place away from
+/// `value`'s exact decimal expansion, the even neighbour at the same distance, if it reads
+/// back as `value` too. A tie needs the exact expansion to end one digit after the shortest
+/// digits, which only a long shortest form (15 digits or more) can: shorter ones are never
+/// checked.
+fn even_digits_of_a_tie(value: f64, digits: &str, decpt: i32) -> Option<String> {
+    let count = digits.len();
+    let last = *digits.as_bytes().last()?;
+    if count < 15 || (last - b'0') % 2 == 0 {
+        return None;
+    }
+    // The value rounded to one digit more than the shortest form: a tie shows `...5` there.
+    let rounded = format!("{:.*e}", count, value);
+    let rounded_digits: String = rounded
+        .split('e')
+        .next()?
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    if !rounded_digits.ends_with('5') {
+        return None;
+    }
+    // Confirm on the exact expansion (a double has at most 767 significant digits).
+    let exact = format!("{:.800e}", value);
+    let (exact_mantissa, exact_exponent) = exact.split_once('e')?;
+    let exact_digits: String = exact_mantissa
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    if exact_exponent.parse::<i32>().ok()? + 1 != decpt
+        || exact_digits.as_bytes().get(count) != Some(&b'5')
+        || exact_digits.bytes().skip(count + 1).any(|b| b != b'0')
+    {
+        return None;
+    }
+    // The two candidates are the truncation and the next string up; `digits` is one.
+    let truncated = &exact_digits[..count];
+    let even = if truncated == digits {
+        // `digits` is the lower one; the upper one ends in the next digit (`9` would carry
+        // into a shorter form, which is then never a tie of this length).
+        if last == b'9' {
+            return None;
+        }
+        format!("{}{}", &digits[..count - 1], char::from(last + 1))
+    } else {
+        // `digits` is the upper one: the truncation is the even one.
+        let lower = truncated.to_string();
+        if lower.as_bytes()[count - 1] % 2 != 0 {
+            return None;
+        }
+        lower
+    };
+    let reread: f64 = format!("0.{even}e{decpt}").parse().ok()?;
+    (reread == value).then_some(even)
 }
 
 /// `repr(value)` as CPython writes a float: the shortest round-trip digits, in positional
@@ -56,13 +123,68 @@ pub fn python_float_repr(value: f64) -> String {
     if value.is_infinite() {
         return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
     }
+    finite_float_text(value, FloatStyle::PYTHON_REPR)
+}
+
+/// How a Python float is written by pydantic-core's JSON serializer (pydantic 2.14,
+/// pydantic-core 2.50), which is what Agenta's API answers with: FastAPI 0.139 serializes a
+/// handler's return model with `dump_json`, so an interaction row's `Any` values
+/// (`data.parameters`, `tags`, `meta`, ...) are written by it, never by `json.dumps`.
+///
+/// The same shortest round-trip digits as `repr`, in positional form while the decimal
+/// exponent is in `-5..16` (one step further down than `repr`: `0.00001`, where `repr`
+/// writes `1e-05`), otherwise in exponent form with a sign and no padding (`1e-7`, `1e+16`,
+/// `1.5e+300`). NaN and the infinities are `null` (pydantic's default `ser_json_inf_nan`,
+/// which Agenta's models keep).
+///
+/// ```
+/// use gatehouse_wire::numbers::pydantic_float_text;
+/// assert_eq!(pydantic_float_text(1e-5), "0.00001");
+/// assert_eq!(pydantic_float_text(1e-7), "1e-7");
+/// assert_eq!(pydantic_float_text(1e16), "1e+16");
+/// assert_eq!(pydantic_float_text(1e15), "1000000000000000.0");
+/// assert_eq!(pydantic_float_text(-0.0), "-0.0");
+/// assert_eq!(pydantic_float_text(f64::NAN), "null");
+/// ```
+pub fn pydantic_float_text(value: f64) -> String {
+    if !value.is_finite() {
+        return "null".to_string();
+    }
+    finite_float_text(value, FloatStyle::PYDANTIC)
+}
+
+/// Where a float writer switches from positional to exponent form, and how it spells the
+/// exponent. Both Python writers append `.0` to an integral value and keep `-0.0`.
+#[derive(Clone, Copy)]
+struct FloatStyle {
+    /// The smallest decimal exponent (`decpt`, see [`shortest_digits`]) still written
+    /// positionally; the largest is 16 for both.
+    lowest_positional: i32,
+    /// The exponent's digits are padded to at least two (`e-07`).
+    pad_exponent: bool,
+}
+
+impl FloatStyle {
+    const PYTHON_REPR: Self = Self {
+        lowest_positional: -3,
+        pad_exponent: true,
+    };
+    const PYDANTIC: Self = Self {
+        lowest_positional: -4,
+        pad_exponent: false,
+    };
+}
+
+/// A finite float in `style`: the shortest round-trip digits, positional (at least one
+/// digit after the point) or `d[.ddd]e<sign><exponent>`.
+fn finite_float_text(value: f64, style: FloatStyle) -> String {
     let sign = if value.is_sign_negative() { "-" } else { "" };
     if value == 0.0 {
         return format!("{sign}0.0");
     }
     let (digits, decpt) = shortest_digits(value);
     let count = digits.len() as i32;
-    if decpt > -4 && decpt <= 16 {
+    if decpt >= style.lowest_positional && decpt <= 16 {
         if decpt <= 0 {
             format!(
                 "{sign}0.{}{digits}",
@@ -79,8 +201,9 @@ pub fn python_float_repr(value: f64) -> String {
         let exponent_sign = if exponent < 0 { '-' } else { '+' };
         let (first, rest) = digits.split_at(1);
         let point = if rest.is_empty() { "" } else { "." };
+        let width = if style.pad_exponent { 2 } else { 1 };
         format!(
-            "{sign}{first}{point}{rest}e{exponent_sign}{:02}",
+            "{sign}{first}{point}{rest}e{exponent_sign}{:0width$}",
             exponent.unsigned_abs()
         )
     }
@@ -148,6 +271,33 @@ pub fn python_number_len(number: &Number) -> usize {
         return literal.len();
     }
     python_literal_text(literal).len()
+}
+
+/// How Agenta's API (pydantic-core, see [`pydantic_float_text`]) writes the number Python's
+/// `json.loads` reads from `literal`: an integer literal as its digits, of any size (`-0` as
+/// `0`: Python has no negative int zero), anything else as the float's
+/// [`pydantic_float_text`] (`1e-05` as `0.00001`, `1E+16` as `1e+16`; `NaN`, `Infinity` and
+/// an overflow such as `1e400` as `null`).
+///
+/// ```
+/// use gatehouse_wire::numbers::pydantic_literal_text;
+/// assert_eq!(pydantic_literal_text("123456789012345678901234567890"), "123456789012345678901234567890");
+/// assert_eq!(pydantic_literal_text("-0"), "0");
+/// assert_eq!(pydantic_literal_text("1e-05"), "0.00001");
+/// assert_eq!(pydantic_literal_text("1.5e-07"), "1.5e-7");
+/// assert_eq!(pydantic_literal_text("1e400"), "null");
+/// ```
+pub fn pydantic_literal_text(literal: &str) -> Cow<'_, str> {
+    if literal == "NaN" || literal == "Infinity" || literal == "-Infinity" {
+        return Cow::Borrowed("null");
+    }
+    if is_integer_literal(literal) {
+        if literal.starts_with('-') && literal[1..].bytes().all(|b| b == b'0') {
+            return Cow::Borrowed("0");
+        }
+        return Cow::Borrowed(literal);
+    }
+    Cow::Owned(pydantic_float_text(literal_to_f64(literal)))
 }
 
 /// `JSON.stringify(value)` for a JavaScript number: the shortest round-trip digits, in
@@ -230,6 +380,33 @@ mod tests {
         ];
         for (value, python) in cases {
             assert_eq!(python_float_repr(*value), *python, "repr({value:?})");
+        }
+    }
+
+    /// Doubles whose exact value lies halfway between two shortest digit strings: CPython's
+    /// `repr`, Node's `String(x)` and pydantic-core all write the even one (checked with
+    /// CPython 3.11 `repr(float(exact))` and Node 20); Rust's `{:e}` alone writes the other.
+    #[test]
+    fn a_tie_between_two_shortest_forms_goes_to_the_even_one() {
+        for (exact, shortest) in [
+            ("801185243389954.25", "801185243389954.2"),
+            ("161967638919791.125", "161967638919791.12"),
+            ("111378794182439.875", "111378794182439.88"),
+            ("2192633550888712.75", "2192633550888712.8"),
+            ("1572522373513917.25", "1572522373513917.2"),
+            ("2120501888032199.75", "2120501888032199.8"),
+            ("894597036790149.75", "894597036790149.8"),
+            ("208505777949505.375", "208505777949505.38"),
+        ] {
+            let value: f64 = exact.parse().unwrap();
+            assert_eq!(python_float_repr(value), shortest, "repr {exact}");
+            assert_eq!(pydantic_float_text(value), shortest, "pydantic {exact}");
+            assert_eq!(js_number_text(value), shortest, "js {exact}");
+            assert_eq!(
+                python_float_repr(-value),
+                format!("-{shortest}"),
+                "-{exact}"
+            );
         }
     }
 

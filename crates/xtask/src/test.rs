@@ -6,6 +6,12 @@
 //!    Then a Python client generated from `schema/openapi.json` by openapi-python-client
 //!    (into a temporary folder), used against a live `gatehouse serve`
 //!    (`tests/openapi_client`).
+//!    Then the upstream conformance suite against Agenta's SDK itself
+//!    (`tests/agenta_oracle/run.py`: thousands of generated configs stamped by
+//!    `agenta==0.125.1`'s own function and by `gatehouse wire stamp --batch`; its
+//!    `request_to_wire` bodies; rows rendered by the FastAPI and pydantic it pins), in its own
+//!    virtual environment (`agenta-venv`: the SDK pulls litellm, openai, daytona and pins
+//!    FastAPI, about 450 MB, kept apart from the test tools' environment).
 //! 3. Schemathesis against a live `gatehouse serve` (`tests/schemathesis/run.py`:
 //!    fixed seed, fixed examples per operation, a time cap).
 //! 4. The JSON Schema used from TypeScript (`tests/typescript`: `npm ci`, then ajv
@@ -44,6 +50,10 @@ const SKIP_LOG_ENV: &str = "GATEHOUSE_SKIPPED_SUITES";
 /// The virtual environment of the Python steps, under cargo's target directory (the same
 /// folder `bindings/run-tests.sh` uses when run by hand).
 const PYTHON_VENV: &str = "python-venv";
+
+/// The virtual environment of the Agenta SDK oracle (`tests/agenta_oracle`), under cargo's
+/// target directory.
+const AGENTA_VENV: &str = "agenta-venv";
 
 /// `cargo xtask test --help`.
 const USAGE: &str = "usage: cargo xtask test [--no-bindings | --postgres-only]
@@ -330,9 +340,9 @@ fn skipped_summary(log: &Path) -> String {
     }
     suites.sort_unstable();
     format!(
-        "xtask test: {} upstream conformance suite(s) SKIPPED, their fixtures ({}) not found: {}. \
+        "xtask test: {} upstream conformance suite(s) SKIPPED, their fixtures or upstream code ({}) not found: {}. \
          Run them with GATEHOUSE_FIXTURES=<folder holding agenta/ and agentplat/> cargo xtask test \
-         (or lay shared/fixtures beside the checkout); under CI=true they are required.",
+         (or lay shared/fixtures beside the checkout; the SDK oracle needs PyPI); under CI=true they are required.",
         suites.len(),
         folders.join(", "),
         suites.join("; ")
@@ -368,6 +378,8 @@ fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
             .env("GATEHOUSE_BIN", &server_binary)
             .args(["-m", "pytest", "-q", "tests/openapi_client"]),
     )?;
+    agenta_oracle_suite(&root, &server_binary)?;
+
     run_command(
         Command::new(&python)
             .current_dir(&root)
@@ -392,6 +404,74 @@ fn run_steps(root: &Path, args: &[String]) -> Result<(), String> {
             .arg("bindings/run-tests.sh"),
     )?;
     Ok(())
+}
+
+/// The upstream conformance suite against Agenta's SDK (`tests/agenta_oracle/run.py`),
+/// with the SDK from PyPI installed into its own environment
+/// (`tests/agenta_oracle/requirements.txt`). When the SDK cannot be installed (PyPI out of
+/// reach), the suite is skipped with one line outside CI and fails under `CI=true`, as an
+/// upstream suite without its fixtures does.
+fn agenta_oracle_suite(root: &Path, gatehouse: &Path) -> Result<(), String> {
+    const SUITE: &str = "Agenta SDK oracle (tests/agenta_oracle)";
+    let venv = target_dir(root)?.join(AGENTA_VENV);
+    let python = venv.join("bin").join("python");
+    let installed = (|| {
+        if !python.is_file() {
+            run_command(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        }
+        run_command(Command::new(&python).current_dir(root).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-r",
+            "tests/agenta_oracle/requirements.txt",
+        ]))
+    })();
+    if let Err(err) = installed {
+        if ci_required() {
+            return Err(format!(
+                "{SUITE}: agenta==0.125.1 could not be installed from PyPI ({err}); CI=true makes it required"
+            ));
+        }
+        eprintln!(
+            "xtask test: skipped upstream conformance suite {SUITE:?}: agenta==0.125.1 could not be installed from PyPI ({err})"
+        );
+        if let Some(log) = std::env::var_os(SKIP_LOG_ENV) {
+            use std::io::Write;
+            if let Ok(mut out) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+            {
+                let _ = writeln!(
+                    out,
+                    "{SUITE}\tagenta==0.125.1 from PyPI\t{}",
+                    venv.display()
+                );
+            }
+        }
+        return Ok(());
+    }
+    run_command(
+        Command::new(&python)
+            .current_dir(root)
+            .arg("tests/agenta_oracle/run.py")
+            .arg("--bin")
+            .arg(gatehouse),
+    )
+}
+
+/// `CI=true` (or `1`, `yes`): every upstream conformance suite is required (the rule of
+/// `gatehouse_fixtures::required`).
+fn ci_required() -> bool {
+    matches!(
+        std::env::var("CI")
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Ok("true" | "1" | "yes")
+    )
 }
 
 /// `tests/typescript`: install exactly the locked packages (`npm ci`), then build and run

@@ -357,6 +357,140 @@ fn stamp_prints_the_exact_text_python_writes() {
 }
 
 #[test]
+fn stamp_batch_answers_one_line_per_config_as_the_single_stamp_does() {
+    let configs = [
+        r#"{"agent": {"mcps": [{"name": "n", "headers": {"authorization": "Bearer k"}}], "x": 1e-05}}"#,
+        r#"{"agent": {"llm": {"seed": 123456789012345678901234567890, "y": NaN}, "s": "\ud800"}}"#,
+        "[]",
+        "{}",
+        "null",
+        r#"{"pad": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#,
+        "{bad",
+    ];
+    let input: String = configs
+        .iter()
+        .map(|c| format!("{}\n", serde_json::to_string(c).unwrap()))
+        .collect();
+    let out = run(
+        &[
+            "wire",
+            "stamp",
+            "--batch",
+            "--agenta-compatible",
+            "--max-bytes",
+            "100",
+        ],
+        Some(&input),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(results.len(), configs.len());
+    let first = r#"{"agent": {"mcps": [{"name": "n"}], "x": 1e-05}}"#;
+    assert_eq!(
+        results[0],
+        serde_json::json!({"stamped": first, "measured_bytes": first.len(), "stripped": ["headers"]})
+    );
+    let second =
+        r#"{"agent": {"llm": {"seed": 123456789012345678901234567890, "y": NaN}, "s": "\ud800"}}"#;
+    assert_eq!(results[1]["stamped"], second);
+    // Each stamped line is what the single stamp prints.
+    let single = run(
+        &["wire", "stamp", "--agenta-compatible", "--max-bytes", "100"],
+        Some(configs[1]),
+    );
+    assert_eq!(stdout(&single), format!("{second}\n"));
+    assert_eq!(
+        results[2],
+        serde_json::json!({"not_stamped": "not_an_object"})
+    );
+    assert_eq!(results[3], serde_json::json!({"not_stamped": "empty"}));
+    assert_eq!(results[4], serde_json::json!({"not_stamped": "empty"}));
+    assert_eq!(
+        results[5],
+        serde_json::json!({"not_stamped": "over_cap", "measured_bytes": 106})
+    );
+    assert!(results[6]["not_json"].is_string(), "{}", results[6]);
+    // A line that is not a JSON string is a usage error, named by its line.
+    let bad = run(&["wire", "stamp", "--batch"], Some("\"{}\"\n{}\n"));
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("line 2"), "{}", stderr(&bad));
+}
+
+#[test]
+fn validate_batch_answers_one_line_per_document() {
+    let valid = r#"{"harness":"mock","sandbox":"local","sessionId":"s-1","agentsMd":null,"model":"m","messages":[{"role":"user","content":"hi"}],"context":null,"telemetry":null}"#;
+    let input = format!("{valid}\n{{\"harness\": 3}}\n\n{{bad\n");
+    let out = run(
+        &["wire", "validate", "--type", "RunRequest", "--batch", "-"],
+        Some(&input),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(results.len(), 3, "the blank line is skipped");
+    assert_eq!(results[0], serde_json::json!({"valid": true}));
+    let errors = results[1]["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.as_str().unwrap().starts_with("/harness: ")),
+        "{errors:?}"
+    );
+    assert!(results[2]["not_json"].is_string(), "{}", results[2]);
+    // The single-document form agrees on the valid one.
+    let single = run(
+        &["wire", "validate", "--type", "RunRequest", "-"],
+        Some(valid),
+    );
+    assert_eq!(single.status.code(), Some(0), "{}", stderr(&single));
+}
+
+#[test]
+fn row_prints_a_row_as_agentas_api_renders_it() {
+    let given = r#"{"count": 1, "interaction": {"session_id": "s", "token": "t", "kind": "user_approval", "tags": {"lr": 1e-05, "n": 1E+16}, "meta": {"eps": 1.5e-07, "big": 123456789012345678901234567890}}}"#;
+    let out = run(&["wire", "row"], Some(given));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rendered = stdout(&out);
+    assert!(
+        rendered.contains(r#""tags":{"lr":0.00001,"n":1e+16},"meta":{"eps":1.5e-7,"big":123456789012345678901234567890}"#),
+        "{rendered}"
+    );
+    // Every key of the row is written, `null` when unset, as Agenta's model writes it.
+    assert!(
+        rendered.contains(
+            r#""data":null,"flags":{"delivered_in_band":false,"delivered_webhook":false}"#
+        ),
+        "{rendered}"
+    );
+    let batch = run(
+        &["wire", "row", "--batch"],
+        Some(&format!("{given}\n{{\"count\": \"x\"}}\n")),
+    );
+    assert_eq!(batch.status.code(), Some(0), "{}", stderr(&batch));
+    let lines: Vec<serde_json::Value> = stdout(&batch)
+        .split('\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"rendered": rendered.trim_end()})
+    );
+    assert!(
+        lines[1]["invalid"].as_str().unwrap().contains("count"),
+        "{}",
+        lines[1]
+    );
+    let bad = run(&["wire", "row"], Some("[]"));
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[test]
 fn fingerprint_offers_mains_variant() {
     let golden =
         std::fs::read_to_string(own_sample("RunRequest.session_run_all_keys.json")).unwrap();

@@ -22,3 +22,13 @@ pub fn json<T: serde::Serialize>(value: &T) -> Response {
         Err(err) => ApiError::internal("encoding the response", &err).into_response(),
     }
 }
+
+/// A 200 response with `value` as Agenta's API writes it (pydantic-core through FastAPI:
+/// compact, floats spelled `0.00001` / `1e-7` / `1e+16`; see
+/// `gatehouse_wire::agenta_api_json`): for the bodies that carry interaction rows.
+pub fn agenta_api_json<T: serde::Serialize>(value: &T) -> Response {
+    match gatehouse_wire::agenta_api_json::to_agenta_api_json(value) {
+        Ok(body) => json_text(body),
+        Err(err) => ApiError::internal("encoding the response", &err).into_response(),
+    }
+}

@@ -25,7 +25,7 @@ use super::store::{
     BatchRespondItem, InteractionFilter, NewInteraction, RespondOutcome, TransitionOutcome,
 };
 use crate::api::extract::{parse_uuid, ActorName, JsonBody, OptionalJsonBody, ProjectId};
-use crate::api::reply::{json, json_text};
+use crate::api::reply::{agenta_api_json, json, json_text};
 use crate::error::{ApiError, ApiResult};
 use crate::uri::query_map;
 use crate::AppState;
@@ -143,7 +143,7 @@ async fn query(
             .any(|s| *s != InteractionStatus::Pending)
         {
             // `actionable_only` with another status selects nothing.
-            return Ok(json(&InteractionsResponse {
+            return Ok(agenta_api_json(&InteractionsResponse {
                 count: 0,
                 interactions: Vec::new(),
                 extra: JsonObject::new(),
@@ -158,7 +158,7 @@ async fn query(
         filter.newest = Some(parse_time(newest, &["body", "windowing", "newest"])?);
     }
     let rows = state.store.query_interactions(&project_id, &filter).await?;
-    Ok(json(&InteractionsResponse {
+    Ok(agenta_api_json(&InteractionsResponse {
         count: rows.len() as u64,
         interactions: rows.iter().map(|r| r.to_wire()).collect(),
         extra: JsonObject::new(),
@@ -547,7 +547,7 @@ async fn respond_batch(
         state.dispatch_wakeup.notify_one();
     }
     let results: Vec<BatchResult> = results.into_iter().flatten().collect();
-    Ok(json(&BatchRespondResponse {
+    Ok(agenta_api_json(&BatchRespondResponse {
         count: results.len() as u64,
         results,
     }))

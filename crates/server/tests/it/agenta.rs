@@ -78,6 +78,95 @@ fn gate(session: &str, token: &str, kind: &str, parameters: Option<Value>) -> Va
     json!({"session_id": session, "turn_id": "t-1", "token": token, "kind": kind, "data": data})
 }
 
+/// An authorized request with a JSON text body (or none), its answer as text.
+async fn raw(
+    h: &Harness,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String) {
+    let mut request = h
+        .http
+        .request(method, h.url(path))
+        .header("Authorization", h.server.authorization());
+    if let Some(body) = body {
+        request = request
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// Every answer that carries a row writes its numbers as Agenta's API (pydantic through
+/// FastAPI) writes them, whatever spelling the row was given in: `1e-05` as `0.00001`,
+/// `1.5e-07` as `1.5e-7`, `1E+16` as `1e+16`; big integers digit for digit.
+#[tokio::test]
+async fn rows_spell_their_numbers_as_agentas_api_does() {
+    let h = Harness::start().await;
+    let big = "123456789012345678901234567890";
+    let create = format!(
+        r#"{{"session_id": "floats", "turn_id": "t-1", "token": "tok-floats", "kind": "user_approval",
+        "data": {{"request": {{"tool": "Bash", "args": {{"timeout": 2.50E+1}}, "tool_call_id": "call-1"}},
+                 "parameters": {{"agent": {{"llm": {{"temperature": 1e-05, "top_p": 1.5e-07, "n": 1E+16, "seed": {big}}}}}}}}},
+        "tags": {{"lr": 1e-05}}, "meta": {{"eps": 1.5e-07, "zero": -0}}}}"#
+    );
+    let rendered = [
+        r#""args":{"timeout":25.0}"#.to_string(),
+        format!(r#""llm":{{"temperature":0.00001,"top_p":1.5e-7,"n":1e+16,"seed":{big}}}"#),
+        r#""tags":{"lr":0.00001}"#.to_string(),
+        r#""meta":{"eps":1.5e-7,"zero":0}"#.to_string(),
+    ];
+    let check = |what: &str, status: u16, text: &str| {
+        assert_eq!(status, 200, "{what}: {text}");
+        for part in &rendered {
+            assert!(text.contains(part.as_str()), "{what}: no {part} in {text}");
+        }
+        for python in ["e-05", "e-07", "E+16", "2.50E"] {
+            assert!(!text.contains(python), "{what}: {python} in {text}");
+        }
+    };
+    let (status, text) = raw(
+        &h,
+        reqwest::Method::POST,
+        "/api/sessions/interactions/",
+        Some(&create),
+    )
+    .await;
+    check("create", status, &text);
+    let id = serde_json::from_str::<Value>(&text).unwrap()["interaction"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, text) = raw(
+        &h,
+        reqwest::Method::GET,
+        &format!("/api/sessions/interactions/{id}"),
+        None,
+    )
+    .await;
+    check("fetch", status, &text);
+    let query = r#"{"query": {"session_id": "floats"}}"#;
+    let (status, text) = raw(
+        &h,
+        reqwest::Method::POST,
+        "/api/sessions/interactions/query",
+        Some(query),
+    )
+    .await;
+    check("query", status, &text);
+    let batch = format!(r#"{{"answers": [{{"id": "{id}", "answer": {{"approved": false}}}}]}}"#);
+    let (status, text) = raw(
+        &h,
+        reqwest::Method::POST,
+        "/api/sessions/interactions/respond-batch",
+        Some(&batch),
+    )
+    .await;
+    check("respond-batch", status, &text);
+}
+
 #[tokio::test]
 async fn rows_are_rows_agentas_model_accepts() {
     let h = Harness::start().await;

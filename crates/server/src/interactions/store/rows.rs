@@ -90,14 +90,17 @@ impl InteractionRecord {
     }
 
     /// The answer body of a one-row endpoint, `{"count": 1, "interaction": row}`, as
-    /// JSON text (the store keeps it verbatim for `Idempotency-Key` replays).
+    /// JSON text written as Agenta's API writes it (numbers as pydantic spells them,
+    /// `gatehouse_wire::agenta_api_json`; the store keeps it verbatim for
+    /// `Idempotency-Key` replays).
     pub fn response_body(&self) -> String {
         let body = gatehouse_wire::interaction::InteractionResponse {
             count: 1,
             interaction: Some(self.to_wire()),
             extra: Default::default(),
         };
-        serde_json::to_string(&body).unwrap_or_else(|_| "{}".to_string())
+        gatehouse_wire::agenta_api_json::to_agenta_api_json(&body)
+            .unwrap_or_else(|_| "{}".to_string())
     }
 }
 
