@@ -37,8 +37,8 @@ async fn invoke(
 ) -> ApiResult<Response> {
     // Read as Agenta's API reads it (Python's json.loads): the infinities are kept (a
     // stamp writes them as Python does), NaN is refused by the reader's typed form, and a
-    // lone surrogate, which the stored config cannot hold yet, is refused here rather
-    // than changed (CONTRACT.md, differences from Agenta).
+    // lone surrogate is refused here rather than changed. Agenta's API cannot post either
+    // to its runner nor keep it in a row (CONTRACT.md, differences from Agenta).
     if let Some(path) = body.read.lone_surrogate_path() {
         let mut loc = vec![serde_json::Value::String("body".to_string())];
         loc.extend(path.into_iter().map(serde_json::Value::String));

@@ -150,31 +150,83 @@ async fn run_reads_what_the_runner_reads() {
     assert_eq!(status, 422, "{answer}");
 }
 
-/// `/api/invoke` reads a config as Agenta's API does (Python's `json.loads`): `Infinity`,
-/// `-Infinity` and `1E400` are read (a stamp writes them as `json.dumps` does); `NaN` and
-/// a lone surrogate, which its stored config cannot hold yet, are refused with a 422
-/// naming where, never changed.
+/// `/api/invoke` reads a config as Agenta's API does (Python's `json.loads`). `Infinity`,
+/// `-Infinity` and `1E400` are read: the turn parks at its gate, the gate's row keeps them
+/// (as the JSON literal `1e+999`, which Python and `JSON.parse` read as the same
+/// infinities), and the resume after the answer runs under that config. `NaN` and a lone
+/// surrogate escape, in a value or in a key, are refused with a 422 naming where and
+/// nothing is run: Agenta's own API cannot send such a config to its runner nor keep it in
+/// a row either (CONTRACT.md, differences from Agenta).
 #[tokio::test]
 async fn invoke_reads_what_agentas_api_reads() {
     let h = Harness::start().await;
-    let invoke = |parameters: &str| {
+    let invoke = |session: &str, llm: &str| {
         format!(
-            r#"{{"session_id": "s-py", "data": {{"inputs": {{"messages": [{{"role": "user", "content": "go"}}]}},
-            "parameters": {{"agent": {{"llm": {{"model": "m", "temperature": {parameters}}},
-            "runner": {{"permissions": {{"default": "allow"}}}}}}}}}}}}"#
+            r#"{{"session_id": "{session}", "data": {{"inputs": {{"messages": [{{"role": "user", "content": "go"}}]}},
+            "parameters": {{"agent": {{"llm": {{"model": "m", {llm}}},
+            "runner": {{"permissions": {{"default": "ask"}}}}}}}}}}}}"#
         )
     };
-    for number in ["Infinity", "-Infinity", "1E400"] {
-        let (status, answer) = post_text(&h, "/api/invoke", &invoke(number)).await;
-        assert_eq!(status, 200, "{number}: {answer}");
-    }
-    let (status, answer) = post_text(&h, "/api/invoke", &invoke("NaN")).await;
-    assert_eq!(status, 422, "{answer}");
-    assert!(answer.to_string().contains("NaN"), "{answer}");
-    let (status, answer) = post_text(&h, "/api/invoke", &invoke(r#""\ud800""#)).await;
-    assert_eq!(status, 422, "{answer}");
-    assert!(
-        answer.to_string().contains("temperature"),
-        "names where: {answer}"
+
+    let infinities = invoke(
+        "s-inf",
+        r#""temperature": Infinity, "floor": -Infinity, "top_p": 1E400"#,
     );
+    let (status, parked) = post_text(&h, "/api/invoke", &infinities).await;
+    assert_eq!(status, 200, "{parked}");
+    assert_eq!(parked["status"], "parked", "{parked}");
+    let gate = parked["interaction_ids"][0].as_str().unwrap().to_string();
+    let row_text = h
+        .http
+        .get(h.url(&format!("/api/sessions/interactions/{gate}")))
+        .header("Authorization", h.server.authorization())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        row_text.contains(r#""temperature":1e+999,"floor":-1e+999,"top_p":1e+999"#),
+        "the row keeps the infinities: {row_text}"
+    );
+    let stamped = h.interaction(&gate).await["data"]["parameters"].clone();
+    let (status, answer) = h.respond(&gate, true).await;
+    assert_eq!(status, 200, "{answer}");
+    let resolved = h.wait_resolved(&gate).await;
+    assert_eq!(resolved["data"]["parameters"], stamped, "{resolved}");
+    let turns = h.turns("s-inf").await;
+    let resumed = &turns["turns"][1];
+    assert_eq!(
+        resumed["resumed_from_interaction_id"],
+        gate.as_str(),
+        "{turns}"
+    );
+    assert_eq!(resumed["status"], "completed", "{turns}");
+    assert_eq!(
+        resumed["model"], "m",
+        "the resume runs under the same config: {turns}"
+    );
+
+    for (index, (llm, names)) in [
+        (r#""temperature": NaN"#, "temperature"),
+        (r#""temperature": [1, {"x": NaN}]"#, "temperature.1.x"),
+        (r#""stop": "\ud800""#, "stop"),
+        (r#""\udfff": 1"#, "\"llm\",\"\u{fffd}\""),
+        (r#""seed": {"k\udc00": "v"}"#, "\"seed\",\"k\u{fffd}\""),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let session = format!("s-refused-{index}");
+        let (status, answer) = post_text(&h, "/api/invoke", &invoke(&session, llm)).await;
+        assert_eq!(status, 422, "{llm}: {answer}");
+        assert_eq!(answer["code"], "VALIDATION_ERROR", "{llm}: {answer}");
+        assert!(
+            answer.to_string().contains(names),
+            "{llm}: names where ({names}): {answer}"
+        );
+        let (status, turns) = h.get(&format!("/api/sessions/{session}/turns")).await;
+        assert_eq!(status, 404, "{llm}: nothing ran: {turns}");
+    }
 }
