@@ -153,6 +153,7 @@ pub mod runner;
 pub mod store;
 pub mod testing;
 pub mod uri;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::ops::Deref;
@@ -281,6 +282,7 @@ pub struct RunningServer {
     dispatcher: Option<JoinHandle<()>>,
     reconciler: Option<JoinHandle<()>>,
     gauge: Option<JoinHandle<()>>,
+    webhooks: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -310,6 +312,7 @@ impl RunningServer {
             ("dispatcher", self.dispatcher),
             ("reconciler", self.reconciler),
             ("backlog gauge", self.gauge),
+            ("webhook workers", self.webhooks),
         ] {
             if let Some(task) = task {
                 if let Err(err) = task.await {
@@ -330,7 +333,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         );
     }
     auth::warn_about_unbound_keys(&config);
-    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout).await?;
+    let webhook_endpoints = config
+        .webhooks
+        .endpoints
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout)
+        .await?
+        .with_webhook_endpoints(webhook_endpoints);
     let scrubbed = interactions::parked::scrub_parked_configs(
         &store,
         gatehouse_wire::effective::StampPolicy::default().redaction,
@@ -382,6 +393,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .execution
         .then(|| execution::reconcile::spawn(state.clone()));
     let gauge = admission::spawn_gauge(state.clone());
+    let webhooks = webhooks::deliver::spawn(state.clone());
     tracing::info!(%addr, backend = state.store.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
@@ -391,5 +403,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         dispatcher,
         reconciler,
         gauge,
+        webhooks,
     })
 }

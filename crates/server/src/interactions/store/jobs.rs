@@ -18,6 +18,7 @@ use crate::store::{
     addable_lease_ms, in_tx, now_text, to_json_text, with_pool, with_tx, Backend, JoinedWrite,
     RowExt, Store, StoreError, Tx,
 };
+use crate::webhooks::outbox::interaction_changed;
 
 /// A job this worker holds the lease of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,7 +226,14 @@ impl Store {
                 }
             }
             let gate = match &gate_args {
-                Some(args) => Some(Box::new(insert_interaction!(tx, args)?.record)),
+                Some(args) => {
+                    let outcome = insert_interaction!(tx, args)?;
+                    if outcome.created {
+                        interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record)
+                            .await?;
+                    }
+                    Some(Box::new(outcome.record))
+                }
                 None => None,
             };
             let mut resolved = None;
@@ -238,6 +246,9 @@ impl Store {
                 resolved =
                     resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                         .await?;
+                if let Some(row) = &resolved {
+                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), row).await?;
+                }
             }
             if let Some(joined) = joined {
                 joined.write(Tx::from(&mut *tx)).await?;
@@ -290,6 +301,9 @@ impl Store {
             let resolved =
                 resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                     .await?;
+            if let Some(row) = &resolved {
+                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), row).await?;
+            }
             Ok(FailOutcome::GaveUp { resolved })
         })
     }

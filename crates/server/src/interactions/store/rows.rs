@@ -7,8 +7,9 @@ use gatehouse_wire::interaction::{
 use gatehouse_wire::JsonObject;
 
 use crate::store::{
-    from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError,
+    from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError, Tx,
 };
+use crate::webhooks::outbox::interaction_changed;
 
 /// One stored interaction row.
 #[derive(Debug, Clone, PartialEq)]
@@ -457,7 +458,13 @@ impl Store {
         new: &NewInteraction,
     ) -> Result<CreateOutcome, StoreError> {
         let args = InsertArgs::new(new);
-        in_tx!(self, tx => insert_interaction!(tx, &args))
+        in_tx!(self, tx => {
+            let outcome = insert_interaction!(tx, &args)?;
+            if outcome.created {
+                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record).await?;
+            }
+            Ok(outcome)
+        })
     }
 
     /// One row of a project.
@@ -596,7 +603,13 @@ impl Store {
         idempotency: Option<(&str, &str)>,
     ) -> Result<RespondOutcome, StoreError> {
         let now = now_text();
-        in_tx!(self, tx => respond_one!(tx, project_id, id, answer, actor, idempotency, &now))
+        in_tx!(self, tx => {
+            let outcome = respond_one!(tx, project_id, id, answer, actor, idempotency, &now)?;
+            if let RespondOutcome::Won { record } = &outcome {
+                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), record).await?;
+            }
+            Ok(outcome)
+        })
     }
 
     /// The stored answer of an `Idempotency-Key`: `Some(Ok(body))` when it was used for
@@ -678,7 +691,11 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
             match row {
-                Some(row) => Ok(TransitionOutcome::Moved(Box::new(interaction_from_row(&row)?))),
+                Some(row) => {
+                    let moved = interaction_from_row(&row)?;
+                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &moved).await?;
+                    Ok(TransitionOutcome::Moved(Box::new(moved)))
+                }
                 None => Ok(TransitionOutcome::Conflict),
             }
         })
@@ -741,7 +758,9 @@ impl Store {
                 }
                 let rows = query.fetch_all(&mut *tx).await?;
                 for row in &rows {
-                    cancelled.push(interaction_from_row(row)?);
+                    let record = interaction_from_row(row)?;
+                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &record).await?;
+                    cancelled.push(record);
                 }
             }
             Ok(cancelled)
