@@ -612,6 +612,41 @@ pub const COMMIT_REVISION: Operation = Operation {
     failures: &[],
 };
 
+/// `GET /api/webhooks/deliveries` (`listWebhookDeliveries`).
+pub const LIST_WEBHOOK_DELIVERIES: Operation = Operation {
+    id: "listWebhookDeliveries",
+    method: Method::Get,
+    path: "/api/webhooks/deliveries",
+    family: Family::Gatehouse,
+    summary: "The webhook outbox of a project, newest first",
+    description: "Each event for each configured endpoint: its `webhook-id`, type, state (`pending`, `delivered`, `failed`), attempts, next attempt and last error. Events are written with the change they announce and delivered at least once, signed as Standard Webhooks (CONTRACT.md, Webhooks).",
+    auth: true,
+    project: true,
+    params: &[
+        Param {
+            name: "state",
+            location: In::Query,
+            required: false,
+            kind: ParamType::Text,
+            description: "Only deliveries in this state: `pending`, `delivered` or `failed`.",
+        },
+        Param {
+            name: "limit",
+            location: In::Query,
+            required: false,
+            kind: ParamType::Count,
+            description: "At most this many (default 100, at most 1000).",
+        },
+    ],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "`{count, deliveries}`",
+        bodies: &[Body::Json("WebhookDeliveriesResponse")],
+    }],
+    failures: &[],
+};
+
 /// `GET /api/capabilities` (`getCapabilities`).
 pub const GET_CAPABILITIES: Operation = Operation {
     id: "getCapabilities",
@@ -937,6 +972,7 @@ pub const OPERATIONS: &[Operation] = &[
     INVOKE,
     LIST_TURNS,
     COMMIT_REVISION,
+    LIST_WEBHOOK_DELIVERIES,
     GET_CAPABILITIES,
     GET_OPEN_API,
     // ---- AgentPlat's execution sessions (B2), under /api ------------------------------

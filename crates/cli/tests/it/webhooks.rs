@@ -216,6 +216,28 @@ async fn call(server: &Server, method: &str, path: &str, body: Option<Value>) ->
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
+/// `gatehouse webhooks list --json [args]` against `server`: the outbox rows.
+fn outbox(server: &Server, args: &[&str]) -> Vec<Value> {
+    let output = Command::new(BIN)
+        .args(["webhooks", "list", "--json"])
+        .args(args)
+        .env("GATEHOUSE_URL", &server.url)
+        .env("GATEHOUSE_API_KEY", KEY)
+        .env("GATEHOUSE_PROJECT", PROJECT)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice::<Value>(&output.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
 /// Create a gate the plain way (an external runner's row): its `interaction.opened`.
 async fn create_gate(server: &Server, session: &str, token: &str) -> String {
     let body = json!({"session_id": session, "turn_id": "t-1", "token": token,
@@ -322,6 +344,39 @@ async fn every_event_arrives_signed_once_after_the_receiver_was_down() {
     // Down for a while: attempts fail and are retried with backoff.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(received(&log).is_empty());
+    // The outbox shows them waiting: attempts made, the next one due, the error.
+    let pending = outbox(&server, &["--state", "pending"]);
+    assert!(pending.len() >= 2, "{pending:#?}");
+    for row in &pending {
+        assert_eq!(row["endpoint"], "phone", "{row}");
+        assert!(row["attempts"].as_u64().unwrap() >= 1, "{row}");
+        assert!(row["next_attempt_at"].is_string(), "{row}");
+        let error = row["last_error"].as_str().unwrap();
+        assert!(error.starts_with("cannot connect"), "{row}");
+        assert!(
+            !error.contains(URL_TOKEN) && !error.contains("/hook"),
+            "{row}"
+        );
+    }
+    // And as a table.
+    let table = Command::new(BIN)
+        .args([
+            "webhooks",
+            "list",
+            "--url",
+            &server.url,
+            "--api-key",
+            KEY,
+            "--project",
+            PROJECT,
+        ])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("NEXT ATTEMPT") && table.contains("interaction.opened"),
+        "{table}"
+    );
     let _receiver = Receiver::start(&python, port, &log, "ok", 0);
 
     wait_for(&log, Duration::from_secs(60), "every event", |got| {
@@ -391,6 +446,12 @@ async fn every_event_arrives_signed_once_after_the_receiver_was_down() {
     .await;
     assert_eq!(status, 200, "{flagged}");
     assert_eq!(flagged["count"], 1, "{flagged}");
+    let all = outbox(&server, &[]);
+    assert_eq!(all.len(), events.len(), "{all:#?}");
+    assert!(
+        all.iter().all(|row| row["state"] == "delivered"),
+        "{all:#?}"
+    );
 
     drop(server);
     let logs = std::fs::read_to_string(&stderr).unwrap();
@@ -501,6 +562,10 @@ async fn two_instances_on_postgres_deliver_each_event_once() {
     for (id, (_, count)) in &events {
         assert_eq!(*count, 1, "{id} delivered {count} times");
     }
+    // One claim each: an event two instances both claimed would show two attempts.
+    let rows = outbox(&a, &["--state", "delivered", "--limit", "1000"]);
+    assert_eq!(rows.len(), ids.len(), "{rows:#?}");
+    assert!(rows.iter().all(|row| row["attempts"] == 1), "{rows:#?}");
     // Never one event in two requests at once (intervals of one id never overlap).
     for (i, x) in got.iter().enumerate() {
         for y in &got[i + 1..] {

@@ -13,12 +13,15 @@
 //!   [`WebhookSettings::max_attempts`], then marking the row `failed`; a delivered gate's
 //!   opening event sets the row's `flags.delivered_webhook`. Each attempt's outcome is
 //!   recorded in one place, [`deliver::record_outcome`];
-//! - [`sign`]: the signature.
+//! - [`sign`]: the signature;
+//! - [`api`]: `GET /api/webhooks/deliveries`, the outbox of a project for an operator
+//!   (`gatehouse webhooks list`).
 //!
 //! The payload carries ids and statuses, never a config, an answer's text or a secret;
 //! the outbox names an endpoint, never its URL or secret, which live only in the
 //! server's settings and are never logged.
 
+pub mod api;
 pub mod config;
 pub mod deliver;
 pub mod outbox;
@@ -26,4 +29,4 @@ pub mod sign;
 
 pub use config::{WebhookEndpoint, WebhookSecret, WebhookSettings, WebhookSpecError};
 pub use deliver::{record_outcome, DeliveryOutcome};
-pub use outbox::{ClaimedDelivery, Outbox, OutboxEntry};
+pub use outbox::{ClaimedDelivery, Outbox};

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use gatehouse_wire::execution::ExecutionSession;
+use gatehouse_wire::webhooks::WebhookDelivery;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
@@ -236,51 +237,27 @@ pub struct ClaimedDelivery {
     pub owner: String,
 }
 
-/// One outbox row as the operator sees it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct OutboxEntry {
-    /// `webhook-id`.
-    pub event_id: String,
-    /// The endpoint's name.
-    pub endpoint: String,
-    /// The event's type.
-    pub event_type: String,
-    /// The interaction or execution session it is about.
-    pub subject_id: String,
-    /// `pending`, `delivered` or `failed`.
-    pub state: String,
-    /// Attempts made.
-    pub attempts: i64,
-    /// When the next attempt is due (RFC 3339; pending only).
-    pub next_attempt_at: Option<String>,
-    /// Why the last attempt failed (an HTTP status or a transport error; never a URL).
-    pub last_error: Option<String>,
-    /// When the event was written.
-    pub created_at: String,
-    /// When it was delivered.
-    pub delivered_at: Option<String>,
-}
-
 const ENTRY_COLUMNS: &str = "event_id, endpoint, event_type, subject_id, state, attempts, \
      next_attempt_ms, last_error, created_at, delivered_at";
 
-fn entry_from_row(row: &impl RowExt) -> Result<OutboxEntry, StoreError> {
+fn entry_from_row(row: &impl RowExt) -> Result<WebhookDelivery, StoreError> {
     let state = row.text("state")?;
     let next_ms = row.int("next_attempt_ms")?;
     let next_attempt_at = (state == "pending")
         .then(|| chrono::DateTime::from_timestamp_millis(next_ms).map(crate::store::format_time))
         .flatten();
-    Ok(OutboxEntry {
+    Ok(WebhookDelivery {
         event_id: row.text("event_id")?,
         endpoint: row.text("endpoint")?,
         event_type: row.text("event_type")?,
         subject_id: row.text("subject_id")?,
         state,
-        attempts: row.int("attempts")?,
+        attempts: u64::try_from(row.int("attempts")?).unwrap_or(0),
         next_attempt_at,
         last_error: row.opt_text("last_error")?,
         created_at: row.text("created_at")?,
         delivered_at: row.opt_text("delivered_at")?,
+        extra: Default::default(),
     })
 }
 
@@ -431,7 +408,7 @@ impl Store {
         project_id: Option<&str>,
         state: Option<&str>,
         limit: u32,
-    ) -> Result<Vec<OutboxEntry>, StoreError> {
+    ) -> Result<Vec<WebhookDelivery>, StoreError> {
         let mut sql = format!("SELECT {ENTRY_COLUMNS} FROM webhook_outbox WHERE 1 = 1");
         let mut binds: Vec<&str> = Vec::new();
         if let Some(project) = project_id {
