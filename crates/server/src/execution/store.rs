@@ -19,14 +19,14 @@ use gatehouse_wire::execution::{
     Checkpoint, ExecutionEventType, ExecutionSession, ExecutionSessionStatus,
 };
 use gatehouse_wire::JsonObject;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::rules::{self, Applied, AuthorityChange, Claim, ExecError, NewIntervention, Resolution};
 use crate::store::{
     addable_lease_ms, format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, with_tx,
     JoinedWrite, RowExt, Store, StoreError, Tx,
 };
-use crate::webhooks::outbox::{intervention_states, interventions_resolved, Outbox};
+use crate::webhooks::outbox::Outbox;
 
 /// How many times an internal writer retries a lost compare-and-set race.
 const INTERNAL_RETRIES: usize = 16;
@@ -1112,4 +1112,60 @@ impl JoinedWrite for TurnSessionWrite {
     fn write<'a>(&'a self, tx: Tx<'a>) -> futures::future::BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.write_in(tx))
     }
+}
+
+/// The `intervention.resolved` events of an execution session write: every
+/// intervention `after` holds applied or rejected that `before` (the document as read)
+/// did not.
+async fn interventions_resolved(
+    tx: &mut Tx<'_>,
+    outbox: &Outbox,
+    before: &[(String, bool)],
+    after: &ExecutionSession,
+) -> Result<(), StoreError> {
+    if outbox.endpoints().is_empty() {
+        return Ok(());
+    }
+    for intervention in &after.interventions {
+        if !intervention.status.is_final() {
+            continue;
+        }
+        let was_final = before
+            .iter()
+            .any(|(op, done)| *op == intervention.operation_id && *done);
+        if was_final {
+            continue;
+        }
+        let data = json!({
+            "project_id": after.tenant_id,
+            "room_id": after.room_id,
+            "execution_session_id": after.session_id,
+            "run_id": after.run_id,
+            "operation_id": intervention.operation_id,
+            "status": intervention.status.as_str(),
+        });
+        crate::webhooks::outbox::enqueue(
+            tx,
+            outbox,
+            crate::webhooks::outbox::Event {
+                event_type: "intervention.resolved".to_string(),
+                project_id: after.tenant_id.clone(),
+                subject_id: after.session_id.clone(),
+                interaction_id: None,
+                data,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// `(operation id, applied or rejected)` of each intervention of `session`: what
+/// [`interventions_resolved`] compares a write with.
+fn intervention_states(session: &ExecutionSession) -> Vec<(String, bool)> {
+    session
+        .interventions
+        .iter()
+        .map(|i| (i.operation_id.clone(), i.status.is_final()))
+        .collect()
 }

@@ -1,16 +1,14 @@
 //! The durable outbox: events written in the transaction of the change they announce
-//! ([`enqueue`], [`interaction_changed`], [`interventions_resolved`]), one row per event
-//! and endpoint, and the delivery workers' SQL: claim under a lease, finish as delivered
+//! ([`enqueue`]: each area builds its own events, `interactions/store/rows.rs` a gate's,
+//! `execution/store.rs` an intervention's), one row per event and endpoint, and the delivery workers' SQL: claim under a lease, finish as delivered
 //! (with the gate's `flags.delivered_webhook`) or failed (retried later, or given up).
 
 use std::sync::Arc;
 
-use gatehouse_wire::execution::ExecutionSession;
 use gatehouse_wire::webhooks::WebhookDelivery;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
-use crate::interactions::store::InteractionRecord;
 use crate::store::{
     addable_lease_ms, new_id, now_text, to_json_text, with_pool, with_tx, Backend, RowExt, Store,
     StoreError, Tx,
@@ -104,116 +102,6 @@ pub(crate) async fn enqueue(
     }
     outbox.wakeup.notify_waiters();
     Ok(())
-}
-
-/// The event of a gate that was just written with its status: `interaction.opened`
-/// (pending), `interaction.responded`, `interaction.resolved`, `interaction.cancelled`.
-/// Its data: the row's ids, kind and status, and a resolved row's verdict.
-pub(crate) async fn interaction_changed(
-    tx: &mut Tx<'_>,
-    outbox: &Outbox,
-    row: &InteractionRecord,
-) -> Result<(), StoreError> {
-    if outbox.endpoints.is_empty() {
-        return Ok(());
-    }
-    let event_type = match row.status.as_str() {
-        "pending" => GATE_OPENED.to_string(),
-        other => format!("interaction.{other}"),
-    };
-    let verdict = row
-        .resolution
-        .as_ref()
-        .and_then(|r| r.get("verdict"))
-        .and_then(Value::as_str);
-    let error_code = row
-        .resolution
-        .as_ref()
-        .and_then(|r| r.get("error"))
-        .and_then(|e| e.get("code"))
-        .and_then(Value::as_str);
-    let mut data = json!({
-        "interaction_id": row.id,
-        "project_id": row.project_id,
-        "session_id": row.session_id,
-        "turn_id": row.turn_id,
-        "kind": row.kind,
-        "status": row.status,
-    });
-    if let Some(verdict) = verdict {
-        data["verdict"] = Value::String(verdict.to_string());
-    }
-    if let Some(code) = error_code {
-        data["error_code"] = Value::String(code.to_string());
-    }
-    enqueue(
-        tx,
-        outbox,
-        Event {
-            event_type,
-            project_id: row.project_id.clone(),
-            subject_id: row.id.clone(),
-            interaction_id: Some(row.id.clone()),
-            data,
-        },
-    )
-    .await
-}
-
-/// The `intervention.resolved` events of an execution session write: every
-/// intervention `after` holds applied or rejected that `before` (the document as read)
-/// did not.
-pub(crate) async fn interventions_resolved(
-    tx: &mut Tx<'_>,
-    outbox: &Outbox,
-    before: &[(String, bool)],
-    after: &ExecutionSession,
-) -> Result<(), StoreError> {
-    if outbox.endpoints.is_empty() {
-        return Ok(());
-    }
-    for intervention in &after.interventions {
-        if !intervention.status.is_final() {
-            continue;
-        }
-        let was_final = before
-            .iter()
-            .any(|(op, done)| *op == intervention.operation_id && *done);
-        if was_final {
-            continue;
-        }
-        let data = json!({
-            "project_id": after.tenant_id,
-            "room_id": after.room_id,
-            "execution_session_id": after.session_id,
-            "run_id": after.run_id,
-            "operation_id": intervention.operation_id,
-            "status": intervention.status.as_str(),
-        });
-        enqueue(
-            tx,
-            outbox,
-            Event {
-                event_type: "intervention.resolved".to_string(),
-                project_id: after.tenant_id.clone(),
-                subject_id: after.session_id.clone(),
-                interaction_id: None,
-                data,
-            },
-        )
-        .await?;
-    }
-    Ok(())
-}
-
-/// `(operation id, applied or rejected)` of each intervention of `session`: what
-/// [`interventions_resolved`] compares a write with.
-pub(crate) fn intervention_states(session: &ExecutionSession) -> Vec<(String, bool)> {
-    session
-        .interventions
-        .iter()
-        .map(|i| (i.operation_id.clone(), i.status.is_final()))
-        .collect()
 }
 
 /// One outbox row claimed by a delivery worker.

@@ -16,9 +16,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gatehouse_wire::JsonObject;
 
+use super::rows::interaction_changed;
 use super::rows::{interaction_from_row, InteractionRecord, RespondOutcome, SELECT_COLUMNS};
 use crate::store::{in_tx, now_text, to_json_text, RowExt, Store, StoreError, Tx};
-use crate::webhooks::outbox::interaction_changed;
 
 /// One gate of a batch respond ([`Store::respond_batch`]).
 #[derive(Debug, Clone, Copy)]

@@ -9,6 +9,7 @@
 
 use gatehouse_wire::JsonObject;
 
+use super::rows::interaction_changed;
 use super::rows::{
     insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
@@ -18,7 +19,6 @@ use crate::store::{
     addable_lease_ms, in_tx, now_text, to_json_text, with_pool, with_tx, Backend, JoinedWrite,
     RowExt, Store, StoreError, Tx,
 };
-use crate::webhooks::outbox::interaction_changed;
 
 /// A job this worker holds the lease of.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,11 +5,12 @@ use gatehouse_wire::interaction::{
     SessionInteraction,
 };
 use gatehouse_wire::JsonObject;
+use serde_json::{json, Value};
 
 use crate::store::{
     from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError, Tx,
 };
-use crate::webhooks::outbox::interaction_changed;
+use crate::webhooks::outbox::Outbox;
 
 /// One stored interaction row.
 #[derive(Debug, Clone, PartialEq)]
@@ -798,4 +799,58 @@ impl NewInteraction {
             created_by_id: Some(actor.to_string()),
         }
     }
+}
+
+/// The event of a gate that was just written with its status: `interaction.opened`
+/// (pending), `interaction.responded`, `interaction.resolved`, `interaction.cancelled`.
+/// Its data: the row's ids, kind and status, and a resolved row's verdict.
+pub(crate) async fn interaction_changed(
+    tx: &mut Tx<'_>,
+    outbox: &Outbox,
+    row: &InteractionRecord,
+) -> Result<(), StoreError> {
+    if outbox.endpoints().is_empty() {
+        return Ok(());
+    }
+    let event_type = match row.status.as_str() {
+        "pending" => crate::webhooks::outbox::GATE_OPENED.to_string(),
+        other => format!("interaction.{other}"),
+    };
+    let verdict = row
+        .resolution
+        .as_ref()
+        .and_then(|r| r.get("verdict"))
+        .and_then(Value::as_str);
+    let error_code = row
+        .resolution
+        .as_ref()
+        .and_then(|r| r.get("error"))
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_str);
+    let mut data = json!({
+        "interaction_id": row.id,
+        "project_id": row.project_id,
+        "session_id": row.session_id,
+        "turn_id": row.turn_id,
+        "kind": row.kind,
+        "status": row.status,
+    });
+    if let Some(verdict) = verdict {
+        data["verdict"] = Value::String(verdict.to_string());
+    }
+    if let Some(code) = error_code {
+        data["error_code"] = Value::String(code.to_string());
+    }
+    crate::webhooks::outbox::enqueue(
+        tx,
+        outbox,
+        crate::webhooks::outbox::Event {
+            event_type,
+            project_id: row.project_id.clone(),
+            subject_id: row.id.clone(),
+            interaction_id: Some(row.id.clone()),
+            data,
+        },
+    )
+    .await
 }

@@ -5,6 +5,7 @@ use gatehouse_wire::invoke::TurnStatus;
 use gatehouse_wire::run::ChatMessage;
 
 use super::jobs::{job_lease_held, ClaimedJob};
+use super::rows::interaction_changed;
 use super::rows::{
     insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
@@ -13,7 +14,6 @@ use crate::store::{
     from_json_text, in_tx, now_text, to_json_text, with_pool, JoinedWrite, RowExt, Store,
     StoreError, Tx,
 };
-use crate::webhooks::outbox::interaction_changed;
 
 /// A stored turn.
 #[derive(Debug, Clone, PartialEq)]
