@@ -6,6 +6,9 @@
 //!   signed and verified, once, after the receiver was down for a while (nothing lost),
 //!   without a secret in any body or the webhook secret or URL token in any log line;
 //!   the gate's `flags.delivered_webhook` is set;
+//! - an endpoint whose secret the receiver does not hold: every attempt refused by the
+//!   verifier, retried to `--webhook-max-attempts`, then `failed` (the other endpoint's
+//!   copy delivered);
 //! - `kill -9` of the server while deliveries hang mid-POST and another event waits
 //!   committed but unsent: all are delivered after the restart;
 //! - two instances on one PostgreSQL (`GATEHOUSE_TEST_DATABASE_URL`, set by `cargo xtask
@@ -138,6 +141,11 @@ fn received(log: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// An endpoint spec: `name`, signed with `secret`, to the receiver on `port`.
+fn endpoint(name: &str, secret: &str, port: u16) -> String {
+    format!("{name}={secret}@http://127.0.0.1:{port}/hook?token={URL_TOKEN}")
+}
+
 /// A `gatehouse serve` child process whose stderr goes to a file; killed when dropped.
 struct Server {
     child: Child,
@@ -146,6 +154,26 @@ struct Server {
 
 impl Server {
     fn start(database_url: &str, webhook_port: u16, stderr: &Path, extra: &[&str]) -> Self {
+        Self::start_with(
+            database_url,
+            &endpoint("phone", SECRET, webhook_port),
+            stderr,
+            extra,
+        )
+    }
+
+    /// With `webhooks` as `GATEHOUSE_WEBHOOKS`.
+    fn start_with(database_url: &str, webhooks: &str, stderr: &Path, extra: &[&str]) -> Self {
+        // Quick retries, many of them, unless the test sets its own.
+        let mut extra = extra.to_vec();
+        for (flag, value) in [
+            ("--webhook-retry-ms", "100"),
+            ("--webhook-max-attempts", "60"),
+        ] {
+            if !extra.contains(&flag) {
+                extra.extend([flag, value]);
+            }
+        }
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -160,13 +188,9 @@ impl Server {
                 database_url,
             ])
             .args(["--api-key", &format!("tester={KEY}@*")])
-            .args(["--webhook-retry-ms", "100", "--webhook-max-attempts", "60"])
-            .args(extra)
+            .args(&extra)
             // The endpoint from the environment, as a container would set it.
-            .env(
-                "GATEHOUSE_WEBHOOKS",
-                format!("phone={SECRET}@http://127.0.0.1:{webhook_port}/hook?token={URL_TOKEN}"),
-            )
+            .env("GATEHOUSE_WEBHOOKS", webhooks)
             .env("RUST_LOG", "debug")
             .stdout(Stdio::piped())
             .stderr(log)
@@ -577,4 +601,85 @@ async fn two_instances_on_postgres_deliver_each_event_once() {
         }
     }
     drop((a, b));
+}
+
+/// An endpoint whose secret the receiver does not hold: the verifier refuses every
+/// attempt (400), which is retried up to the bound and then marked `failed`; the other
+/// endpoint's copy of the same event is delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_event_is_retried_to_the_bound_then_failed() {
+    let Some(python) = verifier_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gatehouse.db").display());
+    let log = dir.path().join("received.ndjson");
+    let stderr = dir.path().join("server.log");
+    let port = free_port();
+    let _receiver = Receiver::start(&python, port, &log, "ok", 0);
+    let wrong = "whsec_d3Jvbmctc2VjcmV0LW5vdC10aGUtcmVjZWl2ZXJz";
+    let webhooks = format!(
+        "{},{}",
+        endpoint("phone", SECRET, port),
+        endpoint("stale", wrong, port)
+    );
+    let server = Server::start_with(
+        &db,
+        &webhooks,
+        &stderr,
+        &["--webhook-max-attempts", "3", "--webhook-retry-ms", "50"],
+    );
+    let gate = create_gate(&server, "refused", "g-1").await;
+    let start = Instant::now();
+    let rows = loop {
+        let rows = outbox(&server, &[]);
+        if rows.len() == 2 && rows.iter().all(|r| r["state"] != "pending") {
+            break rows;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{rows:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let by_endpoint = |name: &str| rows.iter().find(|r| r["endpoint"] == name).unwrap().clone();
+    let (good, bad) = (by_endpoint("phone"), by_endpoint("stale"));
+    assert_eq!(
+        good["event_id"], bad["event_id"],
+        "one webhook-id per event"
+    );
+    assert_eq!(
+        (&good["state"], &good["attempts"]),
+        (&json!("delivered"), &json!(1)),
+        "{good}"
+    );
+    assert_eq!(
+        (&bad["state"], &bad["attempts"]),
+        (&json!("failed"), &json!(3)),
+        "{bad}"
+    );
+    assert_eq!(bad["last_error"], "HTTP 400", "{bad}");
+    assert!(bad.get("next_attempt_at").is_none(), "{bad}");
+    let got = received(&log);
+    let refused: Vec<&Value> = got.iter().filter(|r| r["verified"] == false).collect();
+    assert_eq!(refused.len(), 3, "{got:#?}");
+    assert!(
+        refused.iter().all(|r| r["error"]
+            .as_str()
+            .unwrap()
+            .contains("No matching signature")),
+        "{refused:#?}"
+    );
+    assert!(has_event(
+        &got,
+        "interaction.opened",
+        "interaction_id",
+        &gate
+    ));
+    let failed = outbox(&server, &["--state", "failed"]);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    drop(server);
+    let logs = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        logs.contains("webhook delivery failed for the last time"),
+        "{logs}"
+    );
+    assert!(!logs.contains(&wrong["whsec_".len()..]), "secret logged");
 }
