@@ -10,7 +10,8 @@
 //!   verifier, retried to `--webhook-max-attempts`, then `failed` (the other endpoint's
 //!   copy delivered);
 //! - `kill -9` of the server while deliveries hang mid-POST and another event waits
-//!   committed but unsent: all are delivered after the restart;
+//!   committed but unsent: all are delivered after the restart; a graceful stop (SIGTERM)
+//!   interrupts a hung delivery, due again at once for the next start;
 //! - two instances on one PostgreSQL (`GATEHOUSE_TEST_DATABASE_URL`, set by `cargo xtask
 //!   test`'s PostgreSQL pass): every event delivered, none twice, none by both at once.
 //!
@@ -535,6 +536,57 @@ async fn events_committed_before_a_kill_9_are_delivered_after_the_restart() {
         );
     }
     assert!(received(&log).iter().all(|r| r["verified"] == true));
+    drop(server);
+}
+
+/// A graceful stop (SIGTERM) while a delivery hangs mid-POST: the attempt is abandoned
+/// and recorded as interrupted, due again at once; the next start delivers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_stop_interrupts_a_hung_delivery_for_the_next_start() {
+    let Some(python) = verifier_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gatehouse.db").display());
+    let hung_log = dir.path().join("hung.ndjson");
+    let log = dir.path().join("received.ndjson");
+    let stderr = dir.path().join("server.log");
+    let port = free_port();
+    // A POST would wait 300 s: only the stop ends it.
+    let flags = ["--webhook-timeout", "300"];
+    let mut server = Server::start(&db, port, &stderr, &flags);
+    let hanging = Receiver::start(&python, port, &hung_log, "hang", 0);
+    let gate = create_gate(&server, "sigterm", "g-1").await;
+    wait_for(
+        &hung_log,
+        Duration::from_secs(30),
+        "the hung delivery",
+        |got| !got.is_empty(),
+    )
+    .await;
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = server.child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    drop(hanging);
+    let _receiver = Receiver::start(&python, port, &log, "ok", 0);
+    let server = Server::start(&db, port, &stderr, &flags);
+    wait_for(&log, Duration::from_secs(60), "the event", |got| {
+        has_event(got, "interaction.opened", "interaction_id", &gate)
+    })
+    .await;
+    let hung_id = received(&hung_log)[0]["id"].as_str().unwrap().to_string();
+    let rows = outbox(&server, &[]);
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["event_id"], hung_id.as_str());
+    assert_eq!(
+        (&rows[0]["state"], &rows[0]["attempts"]),
+        (&json!("delivered"), &json!(2)),
+        "{rows:#?}"
+    );
     drop(server);
 }
 

@@ -162,7 +162,13 @@ async fn attempt(state: &AppState, client: &reqwest::Client, claim: &ClaimedDeli
         return;
     };
     let started = std::time::Instant::now();
-    let sent = post(client, endpoint, claim).await;
+    let mut shutdown = state.shutdown.clone();
+    let sent = tokio::select! {
+        sent = post(client, endpoint, claim) => sent,
+        // Shutting down: the attempt is abandoned and the event due again at once, for
+        // any instance (it may have arrived: at least once).
+        _ = shutdown.wait_for(|stop| *stop) => Err("interrupted: the server shut down".to_string()),
+    };
     let elapsed = started.elapsed();
     let outcome = match sent {
         Ok(()) => match state.store.webhook_delivered(claim).await {
@@ -193,8 +199,13 @@ async fn failed(
     error: String,
 ) -> DeliveryOutcome {
     let attempts = u32::try_from(claim.attempts).unwrap_or(u32::MAX);
-    let give_up = attempts >= settings.max_attempts;
-    let retry_in = settings.backoff(attempts);
+    let interrupted = *state.shutdown.borrow();
+    let give_up = attempts >= settings.max_attempts && !interrupted;
+    let retry_in = if interrupted {
+        Duration::ZERO
+    } else {
+        settings.backoff(attempts)
+    };
     let retry_ms = i64::try_from(retry_in.as_millis()).unwrap_or(i64::MAX);
     match state
         .store
