@@ -915,7 +915,7 @@ pub const READINESS: Operation = Operation {
     path: crate::health::READY_PATH,
     family: Family::Gatehouse,
     summary: "Readiness",
-    description: "Whether this instance can do its work now (`/health` stays a pure liveness answer): the database takes a real write within 2 s and no write was refused for an unavailable database in the last 5 s, every embedded migration is applied, the resume workers and the reconciler are alive. 200 when every check passes, else 503; the body names each check either way. No key needed.",
+    description: "Whether this instance can do its work now (`/health` stays a pure liveness answer): the database takes a real write within 2 s and no write was refused for an unavailable database in the last 5 s, every embedded migration is applied, the resume workers, the reconciler and the webhook workers (when endpoints are configured) are alive. 200 when every check passes, else 503; the body names each check either way. No key needed.",
     auth: false,
     project: false,
     params: &[],

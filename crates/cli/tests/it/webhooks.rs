@@ -478,6 +478,21 @@ async fn every_event_arrives_signed_once_after_the_receiver_was_down() {
         "{all:#?}"
     );
 
+    // Readiness counts the delivery workers.
+    let (status, ready) = call(&server, "GET", "/health/ready", None).await;
+    assert_eq!(status, 200, "{ready}");
+    let check = ready["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "webhook_workers")
+        .unwrap();
+    assert_eq!(
+        (&check["ok"], &check["detail"]),
+        (&json!(true), &json!("2 of 2 alive")),
+        "{ready}"
+    );
+
     drop(server);
     let logs = std::fs::read_to_string(&stderr).unwrap();
     assert!(logs.contains("webhook attempt failed; retrying"), "{logs}");

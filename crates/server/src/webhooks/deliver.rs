@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use super::config::{WebhookEndpoint, WebhookSettings};
 use super::outbox::ClaimedDelivery;
 use super::sign::signature;
+use crate::readiness::{PulseGuard, Task};
 use crate::AppState;
 
 /// How one attempt ended.
@@ -101,9 +102,14 @@ pub fn spawn(state: AppState) -> Option<JoinHandle<()>> {
     let names: Vec<&str> = settings.endpoints.iter().map(|e| e.name.as_str()).collect();
     tracing::info!(endpoints = ?names, workers = settings.workers.max(1), "webhook delivery on");
     let workers = settings.workers.max(1);
+    // Registered before the workers start: readiness counts them from its first answer.
+    let pulses: Vec<PulseGuard> = (0..workers)
+        .map(|_| state.readiness.register(Task::WebhookWorker, settings.poll))
+        .collect();
     Some(tokio::spawn(async move {
-        let handles: Vec<JoinHandle<()>> = (0..workers)
-            .map(|_| tokio::spawn(run(state.clone(), client.clone())))
+        let handles: Vec<JoinHandle<()>> = pulses
+            .into_iter()
+            .map(|pulse| tokio::spawn(run(state.clone(), client.clone(), pulse)))
             .collect();
         for handle in handles {
             if let Err(err) = handle.await {
@@ -113,7 +119,7 @@ pub fn spawn(state: AppState) -> Option<JoinHandle<()>> {
     }))
 }
 
-async fn run(state: AppState, client: reqwest::Client) {
+async fn run(state: AppState, client: reqwest::Client, pulse: PulseGuard) {
     let mut shutdown = state.shutdown.clone();
     let settings = &state.config.webhooks;
     let names: Vec<String> = settings.endpoints.iter().map(|e| e.name.clone()).collect();
@@ -124,7 +130,10 @@ async fn run(state: AppState, client: reqwest::Client) {
         if *shutdown.borrow() {
             return;
         }
-        drain(&state, &client, &names, lease_ms).await;
+        {
+            let _busy = pulse.busy();
+            drain(&state, &client, &names, lease_ms).await;
+        }
         let woken = tokio::select! {
             _ = wakeup.wakeup().notified() => true,
             _ = tokio::time::sleep(settings.poll) => false,
