@@ -803,7 +803,7 @@ impl NewInteraction {
 
 /// The event of a gate that was just written with its status: `interaction.opened`
 /// (pending), `interaction.responded`, `interaction.resolved`, `interaction.cancelled`.
-/// Its data: the row's ids, kind and status, and a resolved row's verdict.
+/// Its data: the row's ids, kind and status, and a resolution's verdict and error code.
 pub(crate) async fn interaction_changed(
     tx: &mut Tx<'_>,
     outbox: &Outbox,
