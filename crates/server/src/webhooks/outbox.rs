@@ -1,7 +1,8 @@
 //! The durable outbox: events written in the transaction of the change they announce
 //! (`enqueue`: each area builds its own events, `interactions/store/rows.rs` a gate's,
-//! `execution/store.rs` an intervention's), one row per event and endpoint, and the delivery workers' SQL: claim under a lease, finish as delivered
-//! (with the gate's `flags.delivered_webhook`) or failed (retried later, or given up).
+//! `execution/store.rs` an intervention's), one row per event and endpoint, and the
+//! delivery workers' SQL: claim under a lease, finish as delivered (with the gate's
+//! `flags.delivered_webhook`) or failed (retried later, or given up).
 
 use std::sync::Arc;
 
