@@ -92,6 +92,7 @@ fn decode(name: &str, document: &Value) -> Result<Value, WireDecodeError> {
         "CommitRevisionResponse" => via!(invoke::CommitRevisionResponse),
         "CapabilitiesResponse" => via!(capabilities::CapabilitiesResponse),
         "ReadinessResponse" => via!(gatehouse_wire::health::ReadinessResponse),
+        "WebhookDeliveriesResponse" => via!(gatehouse_wire::webhooks::WebhookDeliveriesResponse),
         other => panic!("no decoder for {other}: add it here and a sample below"),
     }
 }

@@ -17,6 +17,7 @@ mod interventions;
 mod output;
 mod schema;
 mod serve;
+mod webhooks;
 mod wire;
 
 use std::process::ExitCode;
@@ -47,6 +48,8 @@ enum Command {
     Wire(wire::WireArgs),
     /// The JSON Schema of every wire type: list, print.
     Schema(schema::SchemaArgs),
+    /// The webhook outbox: list (state, attempts, next attempt of each event).
+    Webhooks(webhooks::WebhooksArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +71,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Serve(args) => runtime()?.block_on(serve::run(args)),
         Command::Interactions(args) => runtime()?.block_on(interactions::run(args)),
         Command::Interventions(args) => runtime()?.block_on(interventions::run(args)),
+        Command::Webhooks(args) => runtime()?.block_on(webhooks::run(args)),
     }
 }
 

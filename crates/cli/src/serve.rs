@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 
 use clap::Args;
+use gatehouse_server::webhooks::{WebhookEndpoint, WebhookSettings};
 use gatehouse_server::{ApiKey, ServerConfig};
 
 use crate::exit::{CliError, CliResult};
@@ -92,6 +93,33 @@ pub struct ServeArgs {
     /// work to another instance (or to itself, restarted) within one lease.
     #[arg(long, env = "GATEHOUSE_LEASE_MS", value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=300_000))]
     lease_ms: u64,
+    /// Webhook endpoint, `NAME=whsec_BASE64@URL` (repeatable): when a gate opens, is
+    /// answered, resolved or cancelled, and when an intervention is resolved, a signed
+    /// event (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) is
+    /// POSTed there from a durable outbox, retried with backoff. NAME (letters, digits,
+    /// `-_.`) is what the outbox and the logs show; the secret and the URL are never
+    /// logged. Also GATEHOUSE_WEBHOOKS, comma separated (percent-encode a comma in a URL).
+    #[arg(
+        long = "webhook",
+        value_name = "ENDPOINT",
+        env = "GATEHOUSE_WEBHOOKS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    webhooks: Vec<String>,
+    /// Attempts per webhook event and endpoint; after the last failed one the event is
+    /// marked `failed` (see `gatehouse webhooks list`).
+    #[arg(long, env = "GATEHOUSE_WEBHOOK_MAX_ATTEMPTS", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    webhook_max_attempts: u32,
+    /// Milliseconds before a failed webhook attempt is retried; doubled after each
+    /// failure, at most 10 minutes.
+    #[arg(long, env = "GATEHOUSE_WEBHOOK_RETRY_MS", value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    webhook_retry_ms: u64,
+    /// Seconds one webhook POST may take (connect to last byte) before it counts as
+    /// failed. A claimed event is leased for this plus --lease-ms, so no other instance
+    /// sends it while an attempt may still be under way.
+    #[arg(long, env = "GATEHOUSE_WEBHOOK_TIMEOUT", value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    webhook_timeout: u64,
 }
 
 /// Run the server until Ctrl-C or SIGTERM.
@@ -125,6 +153,7 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.resume_workers = usize::try_from(args.resume_workers).unwrap_or(8);
     config.max_resume_backlog = args.max_resume_backlog;
     config.lease = std::time::Duration::from_millis(args.lease_ms);
+    config.webhooks = webhook_settings(&args)?;
 
     let server = gatehouse_server::start(config).await.map_err(|err| {
         CliError::other(format!(
@@ -143,6 +172,32 @@ pub async fn run(args: ServeArgs) -> CliResult {
     server.shutdown().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The webhook settings of the flags; a bad endpoint spec is a usage error that never
+/// shows the secret.
+fn webhook_settings(args: &ServeArgs) -> CliResult<WebhookSettings> {
+    let mut settings = WebhookSettings {
+        max_attempts: args.webhook_max_attempts,
+        retry_delay: std::time::Duration::from_millis(args.webhook_retry_ms),
+        timeout: std::time::Duration::from_secs(args.webhook_timeout),
+        ..WebhookSettings::default()
+    };
+    for raw in &args.webhooks {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let endpoint = WebhookEndpoint::parse(raw)
+            .map_err(|err| CliError::usage(format!("invalid --webhook: {err}")))?;
+        if settings.endpoint(&endpoint.name).is_some() {
+            return Err(CliError::usage(format!(
+                "invalid --webhook: two endpoints are named '{}'",
+                endpoint.name
+            )));
+        }
+        settings.endpoints.push(endpoint);
+    }
+    Ok(settings)
 }
 
 /// One line per event on stderr; `RUST_LOG` overrides the default `info` level.
@@ -201,6 +256,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("--{long} has no environment variable"));
             let expected = match long {
                 "api-key" => "GATEHOUSE_API_KEYS".to_string(),
+                "webhook" => "GATEHOUSE_WEBHOOKS".to_string(),
                 other => format!("GATEHOUSE_{}", other.replace('-', "_").to_uppercase()),
             };
             assert_eq!(env.to_str(), Some(expected.as_str()), "--{long}");

@@ -60,6 +60,8 @@ pub enum Operation {
     ListTurns,
     /// Commit a workflow revision: [`COMMIT_REVISION`](gatehouse_wire::routes::COMMIT_REVISION).
     CommitRevision,
+    /// The webhook outbox of a project: [`LIST_WEBHOOK_DELIVERIES`](gatehouse_wire::routes::LIST_WEBHOOK_DELIVERIES).
+    ListWebhookDeliveries,
 }
 
 impl Operation {
@@ -87,6 +89,7 @@ impl Operation {
         Self::Invoke,
         Self::ListTurns,
         Self::CommitRevision,
+        Self::ListWebhookDeliveries,
     ];
 
     /// The snake_case name, e.g. `"get_interaction"`.
@@ -117,6 +120,7 @@ impl Operation {
             Self::Invoke => "invoke",
             Self::ListTurns => "list_turns",
             Self::CommitRevision => "commit_revision",
+            Self::ListWebhookDeliveries => "list_webhook_deliveries",
         }
     }
 
@@ -139,6 +143,7 @@ impl Operation {
                 | Self::ListExecutionEvents
                 | Self::WatchExecutionEvents
                 | Self::ListTurns
+                | Self::ListWebhookDeliveries
         )
     }
 
@@ -167,7 +172,10 @@ impl Operation {
             | Self::ListExecutionEvents
             | Self::ChangeExecutionAuthority => Some(Capability::Execution),
             Self::WatchExecutionEvents => Some(Capability::ExecutionEventStream),
-            Self::Invoke | Self::ListTurns | Self::CommitRevision => Some(Capability::Invoke),
+            // The reference control plane's own routes.
+            Self::Invoke | Self::ListTurns | Self::CommitRevision | Self::ListWebhookDeliveries => {
+                Some(Capability::Invoke)
+            }
         }
     }
 }

@@ -42,6 +42,7 @@ pub(crate) fn route(operation: Operation, upstream: Upstream) -> Option<&'static
         Operation::Invoke => &registry::INVOKE,
         Operation::ListTurns => &registry::LIST_TURNS,
         Operation::CommitRevision => &registry::COMMIT_REVISION,
+        Operation::ListWebhookDeliveries => &registry::LIST_WEBHOOK_DELIVERIES,
     };
     Some(route)
 }

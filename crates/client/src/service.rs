@@ -1,10 +1,11 @@
 //! The service tier of a Gatehouse control plane: invoke a turn (Agenta's invoke body),
-//! list a session's turns, and commit a workflow revision. These are the reference
+//! list a session's turns, commit a workflow revision, and list the webhook outbox. These are the reference
 //! control plane's own routes (capability [`Capability::Invoke`](gatehouse_wire::capabilities::Capability::Invoke)).
 
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
 };
+use gatehouse_wire::webhooks::WebhookDeliveriesResponse;
 
 use crate::client::Client;
 use crate::error::{Operation, Result};
@@ -103,6 +104,33 @@ impl Service {
         request: &CommitRevisionRequest,
     ) -> Result<CommitRevisionResponse> {
         let call = Call::new(Operation::CommitRevision, &[]).json_body(request)?;
+        self.client.call_json(&call).await
+    }
+
+    /// The webhook outbox of the project, newest first (`GET /api/webhooks/deliveries`):
+    /// each event for each endpoint, with its state (`pending`, `delivered`, `failed`),
+    /// attempts, next attempt and last error. `state` keeps only one state; `limit`
+    /// (default 100, at most 1000) bounds the list.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// for d in client.service().webhook_deliveries(Some("pending"), None).await?.deliveries {
+    ///     println!("{} {} attempts={} next={:?}", d.event_id, d.event_type, d.attempts, d.next_attempt_at);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn webhook_deliveries(
+        &self,
+        state: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<WebhookDeliveriesResponse> {
+        let mut call = Call::new(Operation::ListWebhookDeliveries, &[]);
+        if let Some(state) = state {
+            call.query.push(("state", state.to_string()));
+        }
+        if let Some(limit) = limit {
+            call.query.push(("limit", limit.to_string()));
+        }
         self.client.call_json(&call).await
     }
 }

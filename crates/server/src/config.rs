@@ -259,6 +259,8 @@ pub struct ServerConfig {
     /// timeout), so a SQLite write waits at most twice it. See
     /// [`Store::acquire_timeout`](crate::Store::acquire_timeout).
     pub db_acquire_timeout: Duration,
+    /// Webhook endpoints and their retry policy ([`crate::webhooks`]); none by default.
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 impl ServerConfig {
@@ -290,6 +292,7 @@ impl ServerConfig {
             max_connections: None,
             max_watchers: None,
             db_acquire_timeout: crate::store::DEFAULT_ACQUIRE_TIMEOUT,
+            webhooks: crate::webhooks::WebhookSettings::default(),
         }
     }
 

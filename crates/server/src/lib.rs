@@ -53,6 +53,7 @@
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
+//! | [`webhooks`] | signed webhook events: the durable outbox written in the transaction of each change it announces ([`webhooks::outbox`]), the delivery workers of every instance (lease, backoff; [`webhooks::deliver::record_outcome`] records each attempt's outcome), the signature, the settings, `GET /api/webhooks/deliveries` |
 //! | [`readiness`] | `GET /health/ready`: the database takes a write, the migrations are applied, the resume workers and the reconciler are alive (their [`readiness::Pulse`]s) |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`http`] | serving connections: the accept loop (it backs off on accept errors), HTTP/1.1, the header-read timeout, the connection caps, JSON for hyper's own parse-error answers |
@@ -153,6 +154,7 @@ pub mod runner;
 pub mod store;
 pub mod testing;
 pub mod uri;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::ops::Deref;
@@ -281,6 +283,7 @@ pub struct RunningServer {
     dispatcher: Option<JoinHandle<()>>,
     reconciler: Option<JoinHandle<()>>,
     gauge: Option<JoinHandle<()>>,
+    webhooks: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -310,6 +313,7 @@ impl RunningServer {
             ("dispatcher", self.dispatcher),
             ("reconciler", self.reconciler),
             ("backlog gauge", self.gauge),
+            ("webhook workers", self.webhooks),
         ] {
             if let Some(task) = task {
                 if let Err(err) = task.await {
@@ -330,7 +334,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         );
     }
     auth::warn_about_unbound_keys(&config);
-    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout).await?;
+    let webhook_endpoints = config
+        .webhooks
+        .endpoints
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout)
+        .await?
+        .with_webhook_endpoints(webhook_endpoints);
     let scrubbed = interactions::parked::scrub_parked_configs(
         &store,
         gatehouse_wire::effective::StampPolicy::default().redaction,
@@ -382,6 +394,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .execution
         .then(|| execution::reconcile::spawn(state.clone()));
     let gauge = admission::spawn_gauge(state.clone());
+    let webhooks = webhooks::deliver::spawn(state.clone());
     tracing::info!(%addr, backend = state.store.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
@@ -391,5 +404,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         dispatcher,
         reconciler,
         gauge,
+        webhooks,
     })
 }

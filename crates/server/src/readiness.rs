@@ -10,6 +10,7 @@
 //! | `migrations` | every migration this binary embeds is applied |
 //! | `resume_workers` | each resume worker of this instance is alive: busy, or back round its loop within three of its poll intervals (at least 5 s); none run: passes, saying so |
 //! | `reconciler` | the same for the reconciler (none without the execution service) |
+//! | `webhook_workers` | the same for the webhook delivery workers (none without webhook endpoints) |
 //!
 //! The database checks run in a task of their own, one at a time: a readiness answer
 //! never waits longer than [`PROBE_TIMEOUT`], and a probe still waiting for the database
@@ -48,6 +49,8 @@ pub enum Task {
     ResumeWorker,
     /// The execution reconciler ([`crate::execution::reconcile`]).
     Reconciler,
+    /// A webhook delivery worker ([`crate::webhooks::deliver`]).
+    WebhookWorker,
 }
 
 /// What a [`Pulse`] last heard from its task.
@@ -275,7 +278,12 @@ pub async fn report(state: &AppState) -> ReadinessResponse {
         Task::Reconciler,
         "none runs in this instance (the execution service is off)",
     );
-    ReadinessResponse::from_checks(vec![database, migrations, workers, reconciler])
+    let webhooks = readiness.tasks_check(
+        check::WEBHOOK_WORKERS,
+        Task::WebhookWorker,
+        "none run in this instance (no webhook endpoint is configured)",
+    );
+    ReadinessResponse::from_checks(vec![database, migrations, workers, reconciler, webhooks])
 }
 
 /// `GET /health/ready`: 200 when every check passes, else 503 with `Retry-After` (the

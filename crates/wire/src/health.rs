@@ -40,6 +40,8 @@ pub mod check {
     pub const RESUME_WORKERS: &str = "resume_workers";
     /// This instance's reconciler is alive.
     pub const RECONCILER: &str = "reconciler";
+    /// This instance's webhook delivery workers are alive (none run without endpoints).
+    pub const WEBHOOK_WORKERS: &str = "webhook_workers";
 }
 
 /// Whether every check passed.
@@ -57,7 +59,7 @@ pub enum ReadinessStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReadinessCheck {
     /// What was checked: one of [`check`]'s names (`database`, `migrations`,
-    /// `resume_workers`, `reconciler`); a newer server may add checks.
+    /// `resume_workers`, `reconciler`, `webhook_workers`); a newer server may add checks.
     pub name: String,
     /// Whether it passed.
     pub ok: bool,

@@ -73,6 +73,7 @@ pub mod routes;
 pub mod run;
 pub mod schema;
 pub mod schema_dir;
+pub mod webhooks;
 
 pub use json::{from_json_slice, from_json_value, WireDecodeError};
 

@@ -612,6 +612,41 @@ pub const COMMIT_REVISION: Operation = Operation {
     failures: &[],
 };
 
+/// `GET /api/webhooks/deliveries` (`listWebhookDeliveries`).
+pub const LIST_WEBHOOK_DELIVERIES: Operation = Operation {
+    id: "listWebhookDeliveries",
+    method: Method::Get,
+    path: "/api/webhooks/deliveries",
+    family: Family::Gatehouse,
+    summary: "The webhook outbox of a project, newest first",
+    description: "Each event for each configured endpoint: its `webhook-id`, type, state (`pending`, `delivered`, `failed`), attempts, next attempt and last error. Events are written with the change they announce and delivered at least once, signed as Standard Webhooks (CONTRACT.md, Webhooks).",
+    auth: true,
+    project: true,
+    params: &[
+        Param {
+            name: "state",
+            location: In::Query,
+            required: false,
+            kind: ParamType::Text,
+            description: "Only deliveries in this state: `pending`, `delivered` or `failed`.",
+        },
+        Param {
+            name: "limit",
+            location: In::Query,
+            required: false,
+            kind: ParamType::Count,
+            description: "At most this many (default 100, at most 1000).",
+        },
+    ],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "`{count, deliveries}`",
+        bodies: &[Body::Json("WebhookDeliveriesResponse")],
+    }],
+    failures: &[],
+};
+
 /// `GET /api/capabilities` (`getCapabilities`).
 pub const GET_CAPABILITIES: Operation = Operation {
     id: "getCapabilities",
@@ -880,7 +915,7 @@ pub const READINESS: Operation = Operation {
     path: crate::health::READY_PATH,
     family: Family::Gatehouse,
     summary: "Readiness",
-    description: "Whether this instance can do its work now (`/health` stays a pure liveness answer): the database takes a real write within 2 s and no write was refused for an unavailable database in the last 5 s, every embedded migration is applied, the resume workers and the reconciler are alive. 200 when every check passes, else 503; the body names each check either way. No key needed.",
+    description: "Whether this instance can do its work now (`/health` stays a pure liveness answer): the database takes a real write within 2 s and no write was refused for an unavailable database in the last 5 s, every embedded migration is applied, the resume workers, the reconciler and the webhook workers (when endpoints are configured) are alive. 200 when every check passes, else 503; the body names each check either way. No key needed.",
     auth: false,
     project: false,
     params: &[],
@@ -937,6 +972,7 @@ pub const OPERATIONS: &[Operation] = &[
     INVOKE,
     LIST_TURNS,
     COMMIT_REVISION,
+    LIST_WEBHOOK_DELIVERIES,
     GET_CAPABILITIES,
     GET_OPEN_API,
     // ---- AgentPlat's execution sessions (B2), under /api ------------------------------

@@ -34,6 +34,7 @@ use crate::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
 };
 use crate::run::{RunRequest, RunResult, RunStreamRecord};
+use crate::webhooks::WebhookDeliveriesResponse;
 use crate::JsonObject;
 
 /// The `$schema` every generated schema declares.
@@ -291,6 +292,11 @@ pub fn all() -> Vec<SchemaEntry> {
             "ReadinessResponse",
             "readiness_response.schema.json",
             "GET /health/ready: 200 when every check passes, else 503; each check named.",
+        ),
+        generate::<WebhookDeliveriesResponse>(
+            "WebhookDeliveriesResponse",
+            "webhook_deliveries_response.schema.json",
+            "GET /api/webhooks/deliveries: the webhook outbox of a project, newest first.",
         ),
     ]
 }

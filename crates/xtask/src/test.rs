@@ -17,7 +17,7 @@
 //! 4. The JSON Schema used from TypeScript (`tests/typescript`: `npm ci`, then ajv
 //!    under node's test runner).
 //! 5. The server suite again on PostgreSQL 15, on a throwaway cluster this command
-//!    starts and stops itself, and the crash tests' two-instance scenario on it
+//!    starts and stops itself, and the crash and webhook tests' two-instance scenarios on it
 //!    (skipped with a notice when PostgreSQL is not installed, a failure under CI=true).
 //! 6. The bindings: regenerated and compared with the committed ones, then the
 //!    packages a user installs (a Python wheel built by maturin, a Kotlin jar, each with
@@ -547,7 +547,8 @@ fn server_suite_on_postgres(root: &Path) -> Result<(), String> {
     .and_then(|()| {
         // Two `gatehouse serve` processes on one PostgreSQL database, one stopped and
         // one killed mid-resume (crates/cli/tests/it/crash.rs: the `crash` module of the
-        // CLI's one test binary).
+        // CLI's one test binary), and two delivering webhooks from one outbox
+        // (crates/cli/tests/it/webhooks.rs).
         run_command(
             cargo()
                 .current_dir(root)
@@ -560,6 +561,7 @@ fn server_suite_on_postgres(root: &Path) -> Result<(), String> {
                     "it",
                     "--",
                     "crash::",
+                    "webhooks::",
                 ]),
         )
     });

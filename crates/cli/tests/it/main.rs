@@ -3,7 +3,8 @@
 //! built `gatehouse` binary (`common::BIN`) as child processes, so none of them needs a
 //! test process of its own.
 //!
-//! `cargo xtask test` runs `crash` again on PostgreSQL (`--test it crash::`).
+//! `cargo xtask test` runs `crash` and `webhooks` again on PostgreSQL (`--test it crash::`,
+//! `--test it webhooks::`).
 
 // Test code: a broken fixture or server should fail the test loudly, here and in helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -20,4 +21,5 @@ mod interactions;
 mod interventions;
 mod interventions_follow;
 mod serve;
+mod webhooks;
 mod wire;

@@ -137,6 +137,7 @@ async fn call_everything(client: &Client) {
         parameters: Default::default(),
     };
     let _ = service.commit_revision(&commit).await;
+    let _ = service.webhook_deliveries(Some("pending"), Some(10)).await;
 
     let capabilities = client.capabilities();
     let _ = capabilities.refresh().await;
@@ -202,7 +203,12 @@ fn expected_operations(upstream: Upstream) -> BTreeSet<&'static str> {
         "cancelStaleInteractions",
         "watchSession",
     ];
-    const SERVICE: [&str; 3] = ["invoke", "listTurns", "commitRevision"];
+    const SERVICE: [&str; 4] = [
+        "invoke",
+        "listTurns",
+        "commitRevision",
+        "listWebhookDeliveries",
+    ];
     let interactions_and_service = INTERACTIONS.into_iter().chain(SERVICE);
     match upstream {
         Upstream::Gatehouse => interactions_and_service

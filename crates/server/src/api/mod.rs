@@ -183,7 +183,9 @@ fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// The whole application router over `state`.
 pub fn router(state: AppState) -> Router {
     let auth = middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
-    let protected = crate::interactions::routes().route_layer(auth.clone());
+    let protected = crate::interactions::routes()
+        .merge(crate::webhooks::api::routes())
+        .route_layer(auth.clone());
     let mut api = protected
         .merge(capabilities::routes())
         .merge(openapi::routes());

@@ -564,6 +564,7 @@ impl CheckpointHook for ExecutionHook {
             progress: state.progress.clone(),
             applied: state.applied.clone(),
             end: session_end,
+            outbox: self.exec.outbox().clone(),
         }))
     }
 

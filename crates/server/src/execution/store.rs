@@ -19,13 +19,14 @@ use gatehouse_wire::execution::{
     Checkpoint, ExecutionEventType, ExecutionSession, ExecutionSessionStatus,
 };
 use gatehouse_wire::JsonObject;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::rules::{self, Applied, AuthorityChange, Claim, ExecError, NewIntervention, Resolution};
 use crate::store::{
     addable_lease_ms, format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, with_tx,
     JoinedWrite, RowExt, Store, StoreError, Tx,
 };
+use crate::webhooks::outbox::Outbox;
 
 /// How many times an internal writer retries a lost compare-and-set race.
 const INTERNAL_RETRIES: usize = 16;
@@ -164,6 +165,11 @@ impl ExecutionStore {
     /// Execution sessions over `store`.
     pub fn new(store: Store) -> Self {
         Self { store }
+    }
+
+    /// Where the webhook events of this store's writes go.
+    pub fn outbox(&self) -> &Outbox {
+        self.store.outbox()
     }
 
     /// The session `session_id` of `tenant_id` in `room_id`; 404 otherwise.
@@ -355,7 +361,7 @@ impl ExecutionStore {
         F: FnMut(&mut SessionRow) -> Result<Applied<T>, ExecError>,
     {
         let outcome: Result<(T, ExecutionSession), ExecError> = in_tx!(self.store, tx => {
-            cas_in(Tx::from(&mut *tx), session_id, &mut f).await
+            cas_in(Tx::from(&mut *tx), self.store.outbox(), session_id, &mut f).await
         })?;
         outcome
     }
@@ -684,7 +690,7 @@ impl ExecutionStore {
                 }
             };
             row.hold = RunHold::default();
-            write_row(&mut tx, &mut row).await?;
+            write_row(&mut tx, self.store.outbox(), &mut row).await?;
             Ok(Ok(Some(status)))
         })?;
         outcome
@@ -752,7 +758,7 @@ impl ExecutionStore {
             let now = row.now();
             rules::reconcile(&mut row.session, status.clone(), Some(&reason), None, now);
             row.hold = RunHold::default();
-            write_row(&mut tx, &mut row).await?;
+            write_row(&mut tx, self.store.outbox(), &mut row).await?;
             Ok(Ok(Some(status)))
         })?;
         outcome
@@ -833,6 +839,9 @@ pub(crate) struct SessionRow {
     /// `Store::now_ms_sql`): what its leases are compared with and its events dated by,
     /// so that every instance judges them by the same clock.
     store_now_ms: i64,
+    /// Which interventions were resolved when the row was read (webhook events announce
+    /// the ones a write resolves).
+    interventions_at_read: Vec<(String, bool)>,
 }
 
 impl SessionRow {
@@ -854,6 +863,7 @@ fn session_row(row: &impl RowExt) -> Result<SessionRow, StoreError> {
     let stored_revision = row.int("revision")?;
     let mut session = decode(&row.text("doc")?)?;
     session.revision = u64::try_from(stored_revision).unwrap_or(0);
+    let interventions_at_read = intervention_states(&session);
     Ok(SessionRow {
         session,
         stored_revision,
@@ -865,6 +875,7 @@ fn session_row(row: &impl RowExt) -> Result<SessionRow, StoreError> {
         },
         current_turn_id: row.opt_text("current_turn_id")?,
         store_now_ms: row.int("store_now_ms")?,
+        interventions_at_read,
     })
 }
 
@@ -884,7 +895,11 @@ async fn lock_row(tx: &mut Tx<'_>, session_id: &str) -> Result<Option<SessionRow
 
 /// Store `row` with `revision + 1` by compare-and-set on the revision it was read at.
 /// `Err(Fenced)` when another writer moved the revision (never under [`lock_row`]).
-async fn write_row(tx: &mut Tx<'_>, row: &mut SessionRow) -> Result<(), StoreError> {
+async fn write_row(
+    tx: &mut Tx<'_>,
+    outbox: &Outbox,
+    row: &mut SessionRow,
+) -> Result<(), StoreError> {
     row.session.revision = u64::try_from(row.stored_revision).unwrap_or(0) + 1;
     let now = format_time(row.now());
     row.session.updated_at = Some(now.clone());
@@ -916,6 +931,9 @@ async fn write_row(tx: &mut Tx<'_>, row: &mut SessionRow) -> Result<(), StoreErr
         ));
     }
     row.stored_revision = revision;
+    // The interventions this write resolved announce it, in its transaction.
+    interventions_resolved(tx, outbox, &row.interventions_at_read, &row.session).await?;
+    row.interventions_at_read = intervention_states(&row.session);
     Ok(())
 }
 
@@ -923,6 +941,7 @@ async fn write_row(tx: &mut Tx<'_>, row: &mut SessionRow) -> Result<(), StoreErr
 /// caller's transaction.
 async fn cas_in<T, F>(
     mut tx: Tx<'_>,
+    outbox: &Outbox,
     session_id: &str,
     f: &mut F,
 ) -> Result<Result<(T, ExecutionSession), ExecError>, StoreError>
@@ -937,7 +956,7 @@ where
         Ok(Applied::NoWrite(value)) => return Ok(Ok((value, row.session))),
         Ok(Applied::Write(value)) => value,
     };
-    match write_row(&mut tx, &mut row).await {
+    match write_row(&mut tx, outbox, &mut row).await {
         Ok(()) => Ok(Ok((value, row.session))),
         Err(StoreError::Fenced(_)) => Ok(Err(ExecError::changed_concurrently())),
         Err(other) => Err(other),
@@ -1027,6 +1046,8 @@ pub struct TurnSessionWrite {
     pub applied: Vec<(String, String, Value)>,
     /// How the session ends or pauses.
     pub end: SessionEnd,
+    /// Where the webhook events of the interventions it resolves go.
+    pub outbox: Outbox,
 }
 
 impl TurnSessionWrite {
@@ -1083,7 +1104,7 @@ impl TurnSessionWrite {
             }
         }
         row.hold = RunHold::default();
-        write_row(&mut tx, &mut row).await
+        write_row(&mut tx, &self.outbox, &mut row).await
     }
 }
 
@@ -1091,4 +1112,60 @@ impl JoinedWrite for TurnSessionWrite {
     fn write<'a>(&'a self, tx: Tx<'a>) -> futures::future::BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.write_in(tx))
     }
+}
+
+/// The `intervention.resolved` events of an execution session write: every
+/// intervention `after` holds applied or rejected that `before` (the document as read)
+/// did not.
+async fn interventions_resolved(
+    tx: &mut Tx<'_>,
+    outbox: &Outbox,
+    before: &[(String, bool)],
+    after: &ExecutionSession,
+) -> Result<(), StoreError> {
+    if outbox.endpoints().is_empty() {
+        return Ok(());
+    }
+    for intervention in &after.interventions {
+        if !intervention.status.is_final() {
+            continue;
+        }
+        let was_final = before
+            .iter()
+            .any(|(op, done)| *op == intervention.operation_id && *done);
+        if was_final {
+            continue;
+        }
+        let data = json!({
+            "project_id": after.tenant_id,
+            "room_id": after.room_id,
+            "execution_session_id": after.session_id,
+            "run_id": after.run_id,
+            "operation_id": intervention.operation_id,
+            "status": intervention.status.as_str(),
+        });
+        crate::webhooks::outbox::enqueue(
+            tx,
+            outbox,
+            crate::webhooks::outbox::Event {
+                event_type: "intervention.resolved".to_string(),
+                project_id: after.tenant_id.clone(),
+                subject_id: after.session_id.clone(),
+                interaction_id: None,
+                data,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// `(operation id, applied or rejected)` of each intervention of `session`: what
+/// [`interventions_resolved`] compares a write with.
+fn intervention_states(session: &ExecutionSession) -> Vec<(String, bool)> {
+    session
+        .interventions
+        .iter()
+        .map(|i| (i.operation_id.clone(), i.status.is_final()))
+        .collect()
 }

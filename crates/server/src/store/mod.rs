@@ -225,6 +225,8 @@ pub struct Store {
     acquire_timeout: Duration,
     /// The last write refused because the database was unavailable, and why.
     last_unavailable: Arc<Mutex<Option<(Instant, String)>>>,
+    /// Where the webhook events of this store's writes go (none by default).
+    outbox: crate::webhooks::Outbox,
 }
 
 /// Run `$body` with `$pool` bound to the backend's pool (the body is compiled once per
@@ -462,7 +464,20 @@ impl Store {
             sqlite_writer: Arc::new(tokio::sync::Mutex::new(())),
             acquire_timeout,
             last_unavailable: Arc::new(Mutex::new(None)),
+            outbox: crate::webhooks::Outbox::default(),
         })
+    }
+
+    /// This store, writing a webhook event for each of `endpoints` (their names) with
+    /// every change an event announces ([`crate::webhooks::outbox`]). None: no event.
+    pub fn with_webhook_endpoints(mut self, endpoints: Vec<String>) -> Self {
+        self.outbox = crate::webhooks::Outbox::new(endpoints);
+        self
+    }
+
+    /// Where this store's webhook events go.
+    pub fn outbox(&self) -> &crate::webhooks::Outbox {
+        &self.outbox
     }
 
     /// The longest any caller waits for the database: for a pooled connection (a

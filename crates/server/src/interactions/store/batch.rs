@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gatehouse_wire::JsonObject;
 
+use super::rows::interaction_changed;
 use super::rows::{interaction_from_row, InteractionRecord, RespondOutcome, SELECT_COLUMNS};
 use crate::store::{in_tx, now_text, to_json_text, RowExt, Store, StoreError, Tx};
 
@@ -283,6 +284,7 @@ impl Store {
                 }
                 for row in query.fetch_all(&mut *tx).await? {
                     let record = interaction_from_row(&row)?;
+                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &record).await?;
                     won.insert(record.id.clone(), record);
                 }
             }

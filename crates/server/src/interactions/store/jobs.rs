@@ -9,6 +9,7 @@
 
 use gatehouse_wire::JsonObject;
 
+use super::rows::interaction_changed;
 use super::rows::{
     insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
@@ -225,7 +226,14 @@ impl Store {
                 }
             }
             let gate = match &gate_args {
-                Some(args) => Some(Box::new(insert_interaction!(tx, args)?.record)),
+                Some(args) => {
+                    let outcome = insert_interaction!(tx, args)?;
+                    if outcome.created {
+                        interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record)
+                            .await?;
+                    }
+                    Some(Box::new(outcome.record))
+                }
                 None => None,
             };
             let mut resolved = None;
@@ -238,6 +246,9 @@ impl Store {
                 resolved =
                     resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                         .await?;
+                if let Some(row) = &resolved {
+                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), row).await?;
+                }
             }
             if let Some(joined) = joined {
                 joined.write(Tx::from(&mut *tx)).await?;
@@ -290,6 +301,9 @@ impl Store {
             let resolved =
                 resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                     .await?;
+            if let Some(row) = &resolved {
+                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), row).await?;
+            }
             Ok(FailOutcome::GaveUp { resolved })
         })
     }

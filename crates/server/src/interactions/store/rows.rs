@@ -5,10 +5,12 @@ use gatehouse_wire::interaction::{
     SessionInteraction,
 };
 use gatehouse_wire::JsonObject;
+use serde_json::{json, Value};
 
 use crate::store::{
-    from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError,
+    from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError, Tx,
 };
+use crate::webhooks::outbox::Outbox;
 
 /// One stored interaction row.
 #[derive(Debug, Clone, PartialEq)]
@@ -460,7 +462,13 @@ impl Store {
         new: &NewInteraction,
     ) -> Result<CreateOutcome, StoreError> {
         let args = InsertArgs::new(new);
-        in_tx!(self, tx => insert_interaction!(tx, &args))
+        in_tx!(self, tx => {
+            let outcome = insert_interaction!(tx, &args)?;
+            if outcome.created {
+                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record).await?;
+            }
+            Ok(outcome)
+        })
     }
 
     /// One row of a project.
@@ -599,7 +607,13 @@ impl Store {
         idempotency: Option<(&str, &str)>,
     ) -> Result<RespondOutcome, StoreError> {
         let now = now_text();
-        in_tx!(self, tx => respond_one!(tx, project_id, id, answer, actor, idempotency, &now))
+        in_tx!(self, tx => {
+            let outcome = respond_one!(tx, project_id, id, answer, actor, idempotency, &now)?;
+            if let RespondOutcome::Won { record } = &outcome {
+                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), record).await?;
+            }
+            Ok(outcome)
+        })
     }
 
     /// The stored answer of an `Idempotency-Key`: `Some(Ok(body))` when it was used for
@@ -681,7 +695,11 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
             match row {
-                Some(row) => Ok(TransitionOutcome::Moved(Box::new(interaction_from_row(&row)?))),
+                Some(row) => {
+                    let moved = interaction_from_row(&row)?;
+                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &moved).await?;
+                    Ok(TransitionOutcome::Moved(Box::new(moved)))
+                }
                 None => Ok(TransitionOutcome::Conflict),
             }
         })
@@ -744,7 +762,9 @@ impl Store {
                 }
                 let rows = query.fetch_all(&mut *tx).await?;
                 for row in &rows {
-                    cancelled.push(interaction_from_row(row)?);
+                    let record = interaction_from_row(row)?;
+                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &record).await?;
+                    cancelled.push(record);
                 }
             }
             Ok(cancelled)
@@ -782,4 +802,58 @@ impl NewInteraction {
             created_by_id: Some(actor.to_string()),
         }
     }
+}
+
+/// The event of a gate that was just written with its status: `interaction.opened`
+/// (pending), `interaction.responded`, `interaction.resolved`, `interaction.cancelled`.
+/// Its data: the row's ids, kind and status, and a resolution's verdict and error code.
+pub(crate) async fn interaction_changed(
+    tx: &mut Tx<'_>,
+    outbox: &Outbox,
+    row: &InteractionRecord,
+) -> Result<(), StoreError> {
+    if outbox.endpoints().is_empty() {
+        return Ok(());
+    }
+    let event_type = match row.status.as_str() {
+        "pending" => crate::webhooks::outbox::GATE_OPENED.to_string(),
+        other => format!("interaction.{other}"),
+    };
+    let verdict = row
+        .resolution
+        .as_ref()
+        .and_then(|r| r.get("verdict"))
+        .and_then(Value::as_str);
+    let error_code = row
+        .resolution
+        .as_ref()
+        .and_then(|r| r.get("error"))
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_str);
+    let mut data = json!({
+        "interaction_id": row.id,
+        "project_id": row.project_id,
+        "session_id": row.session_id,
+        "turn_id": row.turn_id,
+        "kind": row.kind,
+        "status": row.status,
+    });
+    if let Some(verdict) = verdict {
+        data["verdict"] = Value::String(verdict.to_string());
+    }
+    if let Some(code) = error_code {
+        data["error_code"] = Value::String(code.to_string());
+    }
+    crate::webhooks::outbox::enqueue(
+        tx,
+        outbox,
+        crate::webhooks::outbox::Event {
+            event_type,
+            project_id: row.project_id.clone(),
+            subject_id: row.id.clone(),
+            interaction_id: Some(row.id.clone()),
+            data,
+        },
+    )
+    .await
 }

@@ -5,6 +5,7 @@ use gatehouse_wire::invoke::TurnStatus;
 use gatehouse_wire::run::ChatMessage;
 
 use super::jobs::{job_lease_held, ClaimedJob};
+use super::rows::interaction_changed;
 use super::rows::{
     insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
@@ -150,6 +151,10 @@ impl Store {
             match &gate_args {
                 Some(args) => {
                     let outcome = insert_interaction!(tx, args)?;
+                    if outcome.created {
+                        interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record)
+                            .await?;
+                    }
                     Ok(Some(outcome.record))
                 }
                 None => Ok(None),
@@ -190,9 +195,19 @@ impl Store {
                 .iter()
                 .map(interaction_from_row)
                 .collect::<Result<Vec<_>, _>>()?;
+            for record in &cancelled {
+                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), record).await?;
+            }
             insert_turn!(tx, turn, &now);
             let gate = match &gate_args {
-                Some(args) => Some(insert_interaction!(tx, args)?.record),
+                Some(args) => {
+                    let outcome = insert_interaction!(tx, args)?;
+                    if outcome.created {
+                        interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record)
+                            .await?;
+                    }
+                    Some(outcome.record)
+                }
                 None => None,
             };
             if let Some(joined) = joined {

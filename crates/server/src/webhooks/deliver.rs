@@ -1,0 +1,279 @@
+//! The delivery workers: claim a due outbox row under a lease, POST its body signed for
+//! its endpoint, record the outcome ([`record_outcome`]), repeat.
+//!
+//! The lease of a claim is the POST's timeout plus the server's lease
+//! ([`crate::ServerConfig::lease`]), so while an attempt may still be sending, no other
+//! instance takes the row; an instance that dies mid-attempt leaves the row to be claimed
+//! again once the lease expires (by the database's clock, as every lease). A receiver may
+//! therefore see an event twice (at least once): the `webhook-id` header is the same on
+//! every attempt, for its de-duplication.
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::config::{WebhookEndpoint, WebhookSettings};
+use super::outbox::ClaimedDelivery;
+use super::sign::signature;
+use crate::readiness::{PulseGuard, Task};
+use crate::AppState;
+
+/// How one attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    /// The endpoint answered 2xx.
+    Delivered,
+    /// It failed (an HTTP status, or a transport error); it is retried after `retry_in`.
+    Retrying {
+        /// Why (never the URL).
+        error: String,
+        /// The backoff before the next attempt.
+        retry_in: Duration,
+    },
+    /// It failed for the last time: the row is `failed`.
+    GaveUp {
+        /// Why the last attempt failed.
+        error: String,
+    },
+    /// The claim's lease had moved on before the outcome was written (another instance
+    /// owns the row now): nothing recorded.
+    LeaseLost,
+}
+
+/// THE place a delivery attempt's outcome is recorded, once per attempt, after the
+/// outbox row was updated: the log line, and the hook for delivery metrics (count by
+/// endpoint, event type and outcome; `attempt` is 1-based; `elapsed` is the POST's
+/// duration).
+pub fn record_outcome(
+    endpoint: &str,
+    event_type: &str,
+    attempt: i64,
+    elapsed: Duration,
+    outcome: &DeliveryOutcome,
+) {
+    let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    match outcome {
+        DeliveryOutcome::Delivered => {
+            tracing::debug!(
+                endpoint,
+                event_type,
+                attempt,
+                elapsed_ms,
+                "webhook delivered"
+            );
+        }
+        DeliveryOutcome::Retrying { error, retry_in } => {
+            let retry_in_ms = u64::try_from(retry_in.as_millis()).unwrap_or(u64::MAX);
+            tracing::info!(endpoint, event_type, attempt, elapsed_ms, %error, retry_in_ms, "webhook attempt failed; retrying");
+        }
+        DeliveryOutcome::GaveUp { error } => {
+            tracing::warn!(endpoint, event_type, attempt, elapsed_ms, %error, "webhook delivery failed for the last time; marked failed");
+        }
+        DeliveryOutcome::LeaseLost => {
+            tracing::warn!(
+                endpoint,
+                event_type,
+                attempt,
+                "webhook attempt outlived its lease; another worker owns the event"
+            );
+        }
+    }
+}
+
+/// Start the delivery workers when endpoints are configured; the handle ends when they
+/// all have, at shutdown.
+pub fn spawn(state: AppState) -> Option<JoinHandle<()>> {
+    let settings = &state.config.webhooks;
+    if settings.endpoints.is_empty() {
+        return None;
+    }
+    let client = match reqwest::Client::builder()
+        .timeout(settings.timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("gatehouse-webhooks/", env!("CARGO_PKG_VERSION")))
+        .build()
+    {
+        Ok(client) => client,
+        Err(err) => {
+            tracing::error!(error = %err, "cannot build the webhook HTTP client; webhooks are not delivered");
+            return None;
+        }
+    };
+    let names: Vec<&str> = settings.endpoints.iter().map(|e| e.name.as_str()).collect();
+    tracing::info!(endpoints = ?names, workers = settings.workers.max(1), "webhook delivery on");
+    let workers = settings.workers.max(1);
+    // Registered before the workers start: readiness counts them from its first answer.
+    let pulses: Vec<PulseGuard> = (0..workers)
+        .map(|_| state.readiness.register(Task::WebhookWorker, settings.poll))
+        .collect();
+    Some(tokio::spawn(async move {
+        let handles: Vec<JoinHandle<()>> = pulses
+            .into_iter()
+            .map(|pulse| tokio::spawn(run(state.clone(), client.clone(), pulse)))
+            .collect();
+        for handle in handles {
+            if let Err(err) = handle.await {
+                tracing::warn!(error = %err, "a webhook worker ended abnormally");
+            }
+        }
+    }))
+}
+
+async fn run(state: AppState, client: reqwest::Client, pulse: PulseGuard) {
+    let mut shutdown = state.shutdown.clone();
+    let settings = &state.config.webhooks;
+    let names: Vec<String> = settings.endpoints.iter().map(|e| e.name.clone()).collect();
+    let lease = settings.timeout.saturating_add(state.config.lease);
+    let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    let wakeup = state.store.outbox().clone();
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        {
+            let _busy = pulse.busy();
+            drain(&state, &client, &names, lease_ms).await;
+        }
+        let woken = tokio::select! {
+            _ = wakeup.wakeup().notified() => true,
+            _ = tokio::time::sleep(settings.poll) => false,
+            _ = shutdown.wait_for(|stop| *stop) => return,
+        };
+        if woken {
+            // An event is written before its transaction commits: look a moment later.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Deliver every due row, one at a time.
+async fn drain(state: &AppState, client: &reqwest::Client, names: &[String], lease_ms: i64) {
+    loop {
+        if *state.shutdown.borrow() {
+            return;
+        }
+        match state.store.claim_webhook(names, lease_ms).await {
+            Ok(Some(claim)) => attempt(state, client, &claim).await,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!(error = %err, "claiming a webhook event failed; will retry");
+                return;
+            }
+        }
+    }
+}
+
+/// One attempt of one claimed row, and its outcome written.
+async fn attempt(state: &AppState, client: &reqwest::Client, claim: &ClaimedDelivery) {
+    let settings = &state.config.webhooks;
+    let Some(endpoint) = settings.endpoint(&claim.endpoint) else {
+        // Claimed by name from this instance's own endpoints: always found.
+        return;
+    };
+    let started = std::time::Instant::now();
+    let mut shutdown = state.shutdown.clone();
+    let sent = tokio::select! {
+        sent = post(client, endpoint, claim) => sent,
+        // Shutting down: the attempt is abandoned and the event due again at once, for
+        // any instance (it may have arrived: at least once).
+        _ = shutdown.wait_for(|stop| *stop) => Err("interrupted: the server shut down".to_string()),
+    };
+    let elapsed = started.elapsed();
+    let outcome = match sent {
+        Ok(()) => match state.store.webhook_delivered(claim).await {
+            Ok(true) => DeliveryOutcome::Delivered,
+            Ok(false) => DeliveryOutcome::LeaseLost,
+            Err(err) => {
+                // Delivered, but not recorded: the lease expires and the event is sent
+                // again (at least once).
+                tracing::warn!(error = %err, event_id = %claim.event_id, "recording a delivered webhook failed; it will be sent again");
+                return;
+            }
+        },
+        Err(error) => failed(state, settings, claim, error).await,
+    };
+    record_outcome(
+        &claim.endpoint,
+        &claim.event_type,
+        claim.attempts,
+        elapsed,
+        &outcome,
+    );
+}
+
+async fn failed(
+    state: &AppState,
+    settings: &WebhookSettings,
+    claim: &ClaimedDelivery,
+    error: String,
+) -> DeliveryOutcome {
+    let attempts = u32::try_from(claim.attempts).unwrap_or(u32::MAX);
+    let interrupted = *state.shutdown.borrow();
+    let give_up = attempts >= settings.max_attempts && !interrupted;
+    let retry_in = if interrupted {
+        Duration::ZERO
+    } else {
+        settings.backoff(attempts)
+    };
+    let retry_ms = i64::try_from(retry_in.as_millis()).unwrap_or(i64::MAX);
+    match state
+        .store
+        .webhook_failed(claim, &error, retry_ms, give_up)
+        .await
+    {
+        Ok(true) if give_up => DeliveryOutcome::GaveUp { error },
+        Ok(true) => DeliveryOutcome::Retrying { error, retry_in },
+        Ok(false) => DeliveryOutcome::LeaseLost,
+        Err(err) => {
+            tracing::warn!(error = %err, event_id = %claim.event_id, "recording a failed webhook attempt failed; its lease will expire and it is retried");
+            DeliveryOutcome::Retrying { error, retry_in }
+        }
+    }
+}
+
+/// POST the row's body with the Standard Webhooks headers, signed now. `Err` says why,
+/// without the URL (it may carry a token).
+async fn post(
+    client: &reqwest::Client,
+    endpoint: &WebhookEndpoint,
+    claim: &ClaimedDelivery,
+) -> Result<(), String> {
+    let timestamp = chrono::Utc::now().timestamp();
+    let body = claim.payload.as_bytes().to_vec();
+    let signed = signature(&endpoint.secret, &claim.event_id, timestamp, &body);
+    let response = client
+        .post(&endpoint.url)
+        .header("content-type", "application/json")
+        .header("webhook-id", &claim.event_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signed)
+        .body(body)
+        .send()
+        .await
+        .map_err(|err| describe(&err.without_url()))?;
+    let status = response.status();
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(format!("HTTP {}", status.as_u16()))
+    }
+}
+
+/// A transport error in a few words, with its causes (no URL: see [`post`]).
+fn describe(err: &reqwest::Error) -> String {
+    let kind = if err.is_timeout() {
+        "timed out"
+    } else if err.is_connect() {
+        "cannot connect"
+    } else {
+        "request failed"
+    };
+    let mut text = kind.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text.chars().take(500).collect()
+}
