@@ -20,7 +20,6 @@
 //! assert_eq!(read.failing().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["database"]);
 //! ```
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::GatehouseCode;
@@ -43,7 +42,8 @@ pub mod check {
 }
 
 /// Whether every check passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ReadinessStatus {
     /// Every check passed (HTTP 200).
@@ -53,7 +53,8 @@ pub enum ReadinessStatus {
 }
 
 /// One check of a readiness answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReadinessCheck {
     /// What was checked: one of [`check`]'s names (`database`, `migrations`,
     /// `resume_workers`, `reconciler`); a newer server may add checks.
@@ -68,7 +69,8 @@ pub struct ReadinessCheck {
 }
 
 /// The answer to `GET /health/ready`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReadinessResponse {
     /// `ok` when every check passed, else `unavailable`.
     pub status: ReadinessStatus,

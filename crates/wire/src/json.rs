@@ -9,7 +9,6 @@
 //! - `open_enum!`: a string enum whose unknown values are kept (`Unknown`), written back as
 //!   read, and listed closed in the schema (every open enum of the contract, A and B).
 
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
@@ -124,9 +123,11 @@ where
 
 /// Schema-only marker: a key that is required but may be `null` (`anyOf [T, null]`).
 /// schemars' `required` alone would drop the `null`.
+#[cfg(feature = "schema")]
 pub(crate) struct Nullable<T>(std::marker::PhantomData<T>);
 
-impl<T: JsonSchema> JsonSchema for Nullable<T> {
+#[cfg(feature = "schema")]
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Nullable<T> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         format!("Nullable_{}", T::schema_name()).into()
     }
@@ -136,7 +137,7 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        <Option<T> as JsonSchema>::json_schema(generator)
+        <Option<T> as schemars::JsonSchema>::json_schema(generator)
     }
 }
 
@@ -166,6 +167,7 @@ macro_rules! open_enum {
             @enum [$( #[doc = $doc] )+] $name { $( [#[doc = $variant_doc]] $variant = $text, )+ }
         }
 
+        #[cfg(feature = "schema")]
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
@@ -201,6 +203,7 @@ macro_rules! open_enum {
             @enum [$( #[$meta] )*] $name { $( [$( #[$variant_meta] )*] $variant = $text, )+ }
         }
 
+        #[cfg(feature = "schema")]
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
