@@ -186,3 +186,8 @@ mod layering {
         assert_eq!(declared, MODULES.len());
     }
 }
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -21,7 +21,6 @@
 //! assert_eq!(answer.results[0].outcome, BatchOutcome::AlreadyAnswered);
 //! ```
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::GatehouseCode;
@@ -33,14 +32,16 @@ use crate::JsonObject;
 pub const MAX_BATCH_ANSWERS: usize = 500;
 
 /// `POST /api/sessions/interactions/respond-batch` body.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchRespondRequest {
     /// The gates to answer, each with its answer (1 to [`MAX_BATCH_ANSWERS`]).
     pub answers: Vec<BatchAnswer>,
 }
 
 /// One gate of a batch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchAnswer {
     /// The interaction row's `id`.
     pub id: String,
@@ -83,7 +84,8 @@ open_enum! {
 }
 
 /// Why one gate of a batch was not answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchError {
     /// Gatehouse's machine code (`VALIDATION_ERROR`, `IDEMPOTENCY_KEY_REUSED`, ...).
     pub code: String,
@@ -99,7 +101,8 @@ impl BatchError {
 }
 
 /// One gate's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchResult {
     /// The gate, as sent.
     pub id: String,
@@ -118,7 +121,8 @@ pub struct BatchResult {
 }
 
 /// The answer of a batch: one result per item, in the request's order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchRespondResponse {
     /// How many results.
     pub count: u64,

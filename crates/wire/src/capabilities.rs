@@ -1,14 +1,14 @@
 //! Capability discovery (CONTRACT.md C5): `GET /api/capabilities`.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::JsonObject;
 
 /// A capability a host may or may not serve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
-#[schemars(transform = crate::json::StringEnum { name: "Capability", open: true })]
+#[cfg_attr(feature = "schema", schemars(transform = crate::json::StringEnum { name: "Capability", open: true }))]
 pub enum Capability {
     /// The interaction endpoints (A5).
     Interactions,
@@ -70,7 +70,8 @@ impl Capability {
 /// assert_eq!(answer.other_capabilities, vec!["teleport".to_string()]);
 /// assert_eq!(serde_json::to_string(&answer).unwrap(), text);
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(from = "WireCapabilities", into = "WireCapabilities")]
 pub struct CapabilitiesResponse {
     /// The serving product, e.g. `gatehouse`.
@@ -81,7 +82,7 @@ pub struct CapabilitiesResponse {
     pub capabilities: Vec<Capability>,
     /// Capabilities this version does not know, as the host spelled them.
     #[serde(skip)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub other_capabilities: Vec<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -91,15 +92,16 @@ pub struct CapabilitiesResponse {
 /// [`CapabilitiesResponse`] as it travels: the capabilities as strings (written back
 /// known ones first, then the others, each in the host's order). Its schema lists the
 /// known capabilities (an exact writer sends no other).
-#[derive(Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "CapabilitiesResponse")]
+#[derive(Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "CapabilitiesResponse"))]
 struct WireCapabilities {
     /// The serving product, e.g. `gatehouse`.
     service: String,
     /// Its version.
     version: String,
     /// What it serves.
-    #[schemars(with = "Vec<Capability>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<Capability>"))]
     capabilities: Vec<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]

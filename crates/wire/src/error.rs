@@ -6,16 +6,16 @@
 //! inside `"error"` on the AgentPlat-shaped routes (whose own `"code"` is the
 //! coarse upstream one, e.g. `CONFLICT`). Upstream clients ignore the extra key.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::JsonObject;
 
 /// Gatehouse's machine-readable error code: one per distinct meaning, so that a
 /// client never has to parse a message to tell two 409s apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[schemars(transform = crate::json::StringEnum { name: "GatehouseCode", open: true })]
+#[cfg_attr(feature = "schema", schemars(transform = crate::json::StringEnum { name: "GatehouseCode", open: true }))]
 pub enum GatehouseCode {
     /// 400: the request is malformed (bad JSON, bad query string, bad id).
     BadRequest,
@@ -183,7 +183,8 @@ impl std::fmt::Display for GatehouseCode {
 
 /// Agenta's (FastAPI's) error body: `{"detail": "..."}`, where `detail` is a string
 /// or, for validation errors, a list of `{loc, msg, type}` objects. Gatehouse adds `code`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FastApiErrorBody {
     /// A message, or FastAPI's list of validation errors.
     pub detail: serde_json::Value,
@@ -249,7 +250,8 @@ impl FastApiErrorBody {
 }
 
 /// AgentPlat's coarse error codes (B1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AgentPlatErrorCode {
     /// 400.
@@ -286,14 +288,16 @@ impl AgentPlatErrorCode {
 }
 
 /// AgentPlat's error envelope: `{"error": {...}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentPlatErrorEnvelope {
     /// The error.
     pub error: AgentPlatError,
 }
 
 /// The inside of AgentPlat's error envelope.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentPlatError {
     /// The coarse code, e.g. `CONFLICT`. Kept as text so an unknown code still parses.

@@ -7,7 +7,6 @@
 //! decode failure; what AgentPlat may omit (`agentRevisionId` and
 //! `agentRevisionDigest` on a host without an agent registry) is optional.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::json::open_enum;
@@ -25,7 +24,8 @@ pub const MAX_LEASE_MS: u64 = 300_000;
 pub const TENANT_HEADER: &str = "X-Agentplat-Tenant-Id";
 
 /// AgentPlat's success envelope: `{"data": ...}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DataEnvelope<T> {
     /// The payload.
     pub data: T,
@@ -112,7 +112,8 @@ open_enum! {
 }
 
 /// One run intervention on an execution session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Intervention {
     /// The caller's idempotency id; a replay with the same payload returns the session.
@@ -162,7 +163,8 @@ pub struct Intervention {
 /// `POST /api/rooms/{roomId}/execution-sessions/{sessionId}/authority` body (a
 /// Gatehouse route): the room's authority or role revision moved on (a permission was
 /// granted or revoked). Interventions requested before it are not applied under it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeAuthorityBody {
     /// The session revision the caller saw (compare-and-set).
@@ -176,7 +178,8 @@ pub struct ChangeAuthorityBody {
 }
 
 /// One event of an execution session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionEvent {
     /// Position in the session's log, from 1.
@@ -201,7 +204,8 @@ pub struct ExecutionEvent {
 }
 
 /// How far a run got through its checkpoints.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointProgress {
     /// `pre_step` checkpoints reached.
@@ -219,7 +223,8 @@ pub struct CheckpointProgress {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionOutcome {
     /// The terminal status.
@@ -234,7 +239,8 @@ pub struct SessionOutcome {
 
 /// An execution session: binds one run to a room, task, participant and (on a host with
 /// an agent registry) exact agent revision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionSession {
     /// Tenant (Gatehouse: the project id).
@@ -313,7 +319,8 @@ impl ExecutionSession {
 }
 
 /// `POST /rooms/{roomId}/execution-sessions/{sessionId}/interventions` body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RequestInterventionBody {
     /// The session revision the caller saw (compare-and-set).
@@ -332,7 +339,8 @@ pub struct RequestInterventionBody {
 }
 
 /// `{"execution": {...}}` on an invoke answer: where the run's execution session is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExecutionRef {
     /// The room.
     pub room_id: String,
@@ -369,7 +377,8 @@ pub const FAILED_EVENT_NAME: &str = "agentplat.failed";
 /// assert_eq!(frame.content.as_deref(), Some("Stream failed"));
 /// assert_eq!(frame.sse_event_name(), "agentplat.failed");
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StreamEnvelope {
     /// The envelope version ([`STREAM_ENVELOPE_VERSION`]); any other is not understood.

@@ -20,7 +20,6 @@
 //! assert_eq!(read.failing().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["database"]);
 //! ```
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::GatehouseCode;
@@ -45,9 +44,10 @@ pub mod check {
 }
 
 /// Whether every check passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
-#[schemars(transform = crate::json::StringEnum { name: "ReadinessStatus", open: false })]
+#[cfg_attr(feature = "schema", schemars(transform = crate::json::StringEnum { name: "ReadinessStatus", open: false }))]
 pub enum ReadinessStatus {
     /// Every check passed (HTTP 200).
     Ok,
@@ -56,7 +56,8 @@ pub enum ReadinessStatus {
 }
 
 /// One check of a readiness answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReadinessCheck {
     /// What was checked: one of [`check`]'s names (`database`, `migrations`,
     /// `resume_workers`, `reconciler`, `webhook_workers`); a newer server may add checks.
@@ -71,7 +72,8 @@ pub struct ReadinessCheck {
 }
 
 /// The answer to `GET /health/ready`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReadinessResponse {
     /// `ok` when every check passed, else `unavailable`.
     pub status: ReadinessStatus,

@@ -6,10 +6,11 @@
 //! first); a reference as `{version, slug, id}`. The readers are tolerant: a key may be
 //! absent, an enum value this version does not know is kept, unknown keys survive.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::json::{open_enum, present_or_null, Nullable};
+#[cfg(feature = "schema")]
+use crate::json::Nullable;
+use crate::json::{open_enum, present_or_null};
 use crate::JsonObject;
 
 /// The JSON Schema `pattern` of a UUID as Agenta's API writes one (hyphenated hex).
@@ -27,9 +28,11 @@ pub fn is_uuid(value: &str) -> bool {
 }
 
 /// Schema-only: a UUID string, or `null`.
+#[cfg(feature = "schema")]
 struct NullableUuid;
 
-impl JsonSchema for NullableUuid {
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for NullableUuid {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "NullableUuid".into()
     }
@@ -79,7 +82,8 @@ open_enum! {
 
 /// One reference, written as Agenta's API renders it: `{"version", "slug", "id"}`, each key
 /// present, `null` when unset. A reader accepts any order and absent keys.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Reference {
     /// The revision's version (revisions only), as a string.
     #[serde(default)]
@@ -97,7 +101,8 @@ pub struct Reference {
 
 /// `data.references`: which workflow, variant and (when saved) revision the turn ran.
 /// A run from unsaved (dirty) config has no `workflow_revision`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct References {
     /// The workflow (artifact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,7 +129,8 @@ impl References {
 }
 
 /// `data.request`: what the gated tool call wanted to do.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionRequest {
     /// Tool name, e.g. `Bash`.
     #[serde(default)]
@@ -141,7 +147,8 @@ pub struct InteractionRequest {
 }
 
 /// `data.selector` (Agenta's data selector; opaque here).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Selector {
     /// Environment key.
     #[serde(default)]
@@ -155,7 +162,8 @@ pub struct Selector {
 }
 
 /// The `data` of an interaction row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionData {
     /// What the gate asks about.
     #[serde(default)]
@@ -179,7 +187,7 @@ pub struct InteractionData {
         deserialize_with = "present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(with = "Nullable<JsonObject>", extend("minProperties" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "Nullable<JsonObject>", extend("minProperties" = 1)))]
     pub parameters: Option<Option<JsonObject>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -197,7 +205,8 @@ impl InteractionData {
 }
 
 /// Delivery flags of an interaction.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionFlags {
     /// The runner delivered the gate in band (to an attached UI).
     #[serde(default)]
@@ -212,7 +221,8 @@ pub struct InteractionFlags {
 
 /// The session-interaction row (A4), its keys in the order Agenta's API renders them
 /// (`Lifecycle` fields, `id`, then the row), every key written, `null` when unset.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SessionInteraction {
     /// RFC 3339 creation time.
     #[serde(default)]
@@ -225,23 +235,23 @@ pub struct SessionInteraction {
     pub deleted_at: Option<String>,
     /// Who created it (a UUID: Agenta's model refuses anything else).
     #[serde(default)]
-    #[schemars(with = "NullableUuid")]
+    #[cfg_attr(feature = "schema", schemars(with = "NullableUuid"))]
     pub created_by_id: Option<String>,
     /// Who last updated it (a UUID).
     #[serde(default)]
-    #[schemars(with = "NullableUuid")]
+    #[cfg_attr(feature = "schema", schemars(with = "NullableUuid"))]
     pub updated_by_id: Option<String>,
     /// Who deleted it (a UUID).
     #[serde(default)]
-    #[schemars(with = "NullableUuid")]
+    #[cfg_attr(feature = "schema", schemars(with = "NullableUuid"))]
     pub deleted_by_id: Option<String>,
     /// Row id (UUID). `respond` is keyed by this, not by `token`.
     #[serde(default)]
-    #[schemars(with = "NullableUuid")]
+    #[cfg_attr(feature = "schema", schemars(with = "NullableUuid"))]
     pub id: Option<String>,
     /// Owning project (UUID).
     #[serde(default)]
-    #[schemars(with = "NullableUuid")]
+    #[cfg_attr(feature = "schema", schemars(with = "NullableUuid"))]
     pub project_id: Option<String>,
     /// The agent session.
     pub session_id: String,
@@ -295,7 +305,8 @@ impl SessionInteraction {
 }
 
 /// `{"count": 1, "interaction": row}`: the answer of get, respond, create, transition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionResponse {
     /// 1 when `interaction` is set.
     #[serde(default)]
@@ -309,7 +320,8 @@ pub struct InteractionResponse {
 }
 
 /// `{"count": n, "interactions": [row...]}`: the answer of query.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionsResponse {
     /// Number of rows in this page.
     #[serde(default)]
@@ -323,7 +335,8 @@ pub struct InteractionsResponse {
 }
 
 /// Flag filters of a query (each `null` = either).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionQueryFlags {
     /// Filter on `delivered_in_band`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -334,7 +347,8 @@ pub struct InteractionQueryFlags {
 }
 
 /// The `query` of a query request: every filter is optional.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionQuery {
     /// Only this session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -357,9 +371,10 @@ pub struct InteractionQuery {
 }
 
 /// Sort order of a window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
-#[schemars(transform = crate::json::StringEnum { name: "Order", open: false })]
+#[cfg_attr(feature = "schema", schemars(transform = crate::json::StringEnum { name: "Order", open: false }))]
 pub enum Order {
     /// Oldest first.
     Ascending,
@@ -370,19 +385,20 @@ pub enum Order {
 /// Agenta's windowing (paging) parameters, checked as Agenta checks them
 /// ([`Windowing::problems`]): `next` a UUID, `newest`/`oldest` RFC 3339 times, `rate`
 /// within `0.0..=1.0`, `interval` positive.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Windowing {
     /// Only rows created at or before this RFC 3339 time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("format" = "date-time"))]
+    #[cfg_attr(feature = "schema", schemars(extend("format" = "date-time")))]
     pub newest: Option<String>,
     /// Only rows created at or after this RFC 3339 time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("format" = "date-time"))]
+    #[cfg_attr(feature = "schema", schemars(extend("format" = "date-time")))]
     pub oldest: Option<String>,
     /// Cursor: the id (a UUID) of the last row of the previous page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "NullableUuid")]
+    #[cfg_attr(feature = "schema", schemars(with = "NullableUuid"))]
     pub next: Option<String>,
     /// Page size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -393,11 +409,11 @@ pub struct Windowing {
     /// Agenta's bucketing interval, a positive integer (accepted, unused by interaction
     /// queries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("exclusiveMinimum" = 0))]
+    #[cfg_attr(feature = "schema", schemars(extend("exclusiveMinimum" = 0)))]
     pub interval: Option<i64>,
     /// Agenta's sampling rate, `0.0..=1.0` (accepted, unused by interaction queries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("minimum" = 0.0, "maximum" = 1.0))]
+    #[cfg_attr(feature = "schema", schemars(extend("minimum" = 0.0, "maximum" = 1.0)))]
     pub rate: Option<f64>,
 }
 
@@ -503,7 +519,8 @@ impl Windowing {
 }
 
 /// `POST /sessions/interactions/query` body.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InteractionQueryRequest {
     /// Filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -514,7 +531,8 @@ pub struct InteractionQueryRequest {
 }
 
 /// The answer to a `user_approval` gate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ApprovalAnswer {
     /// Approve (true) or deny (false) the tool call.
     pub approved: bool,
@@ -571,7 +589,8 @@ impl ApprovalAnswer {
 /// `POST /sessions/interactions/{id}/respond` body: `{"answer": {...}}`. As in Agenta,
 /// the answer may be missing or `null` (read as `{}`, which denies an approval). A
 /// `user_approval` answer is an [`ApprovalAnswer`]; other kinds take any object.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RespondRequest {
     /// The answer object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -594,7 +613,8 @@ impl RespondRequest {
 
 /// Schema-only: `data` of a create request, whose `parameters` is a non-empty object when
 /// present (the stamp: never `null`, never `{}`).
-#[derive(JsonSchema)]
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
 #[allow(dead_code)]
 struct CreateInteractionData {
     #[serde(default)]
@@ -607,13 +627,14 @@ struct CreateInteractionData {
     resolution: Option<JsonObject>,
     /// The turn's stamped `effectiveParameters`, verbatim; omitted when the turn had none.
     #[serde(default)]
-    #[schemars(with = "JsonObject", extend("minProperties" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "JsonObject", extend("minProperties" = 1)))]
     parameters: Option<JsonObject>,
 }
 
 /// `POST /sessions/interactions/` body: the runner opening a gate. Idempotent on
 /// `(project, session_id, token)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CreateInteractionRequest {
     /// The agent session.
     pub session_id: String,
@@ -626,7 +647,7 @@ pub struct CreateInteractionRequest {
     pub kind: InteractionKind,
     /// Request, references, stamped parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<CreateInteractionData>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<CreateInteractionData>"))]
     pub data: Option<InteractionData>,
     /// Delivery flags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -652,7 +673,8 @@ open_enum! {
 /// The resolution of a `user_approval` row, exactly as Agenta's
 /// `SessionInteractionResolution` takes it: `{verdict, tool_call_id}`, both required, no
 /// other key. (Other kinds take any object.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Resolution {
     /// What happened.
@@ -737,9 +759,10 @@ impl Resolution {
 /// `POST /sessions/interactions/transition` body (runner side, keyed by token). A
 /// `resolution` goes only with status `responded` or `resolved`; on a `user_approval` row it
 /// must be a strict [`Resolution`], on other kinds any object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(extend("if" = {"required": ["resolution"], "properties": {"resolution": {"type": "object"}}},
-                  "then" = {"properties": {"status": {"enum": ["responded", "resolved"]}}}))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(extend("if" = {"required": ["resolution"], "properties": {"resolution": {"type": "object"}}},
+                  "then" = {"properties": {"status": {"enum": ["responded", "resolved"]}}})))]
 pub struct TransitionRequest {
     /// The agent session.
     pub session_id: String,
@@ -772,7 +795,8 @@ impl TransitionRequest {
 }
 
 /// `POST /sessions/interactions/cancel-stale` body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CancelStaleRequest {
     /// The agent session.
     pub session_id: String,
@@ -784,7 +808,8 @@ pub struct CancelStaleRequest {
 }
 
 /// `{"cancelled": n}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CancelStaleResponse {
     /// How many rows were cancelled.
     pub cancelled: u64,
@@ -925,7 +950,8 @@ impl<'de> Deserialize<'de> for WatchEvent {
     }
 }
 
-impl JsonSchema for WatchEvent {
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for WatchEvent {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "WatchEvent".into()
     }

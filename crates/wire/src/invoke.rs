@@ -1,7 +1,6 @@
 //! The service tier's invoke body (Agenta's `POST /invoke`), the turns listing, and the
 //! minimal workflow registry of the reference control plane.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::execution::ExecutionRef;
@@ -10,7 +9,8 @@ use crate::run::ChatMessage;
 use crate::JsonObject;
 
 /// `data.inputs` of an invoke.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InvokeInputs {
     /// The conversation to run (for a resume: rebuilt history plus the approval envelope).
     #[serde(default)]
@@ -21,7 +21,8 @@ pub struct InvokeInputs {
 }
 
 /// `data` of an invoke.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InvokeData {
     /// The inputs.
     #[serde(default)]
@@ -38,7 +39,8 @@ pub struct InvokeData {
 }
 
 /// `POST /api/invoke` body (Agenta's invoke shape).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InvokeRequest {
     /// The agent session; a session run is stamped with `effectiveParameters`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,9 +53,10 @@ pub struct InvokeRequest {
 }
 
 /// How an invoked turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
-#[schemars(transform = crate::json::StringEnum { name: "TurnStatus", open: false })]
+#[cfg_attr(feature = "schema", schemars(transform = crate::json::StringEnum { name: "TurnStatus", open: false }))]
 pub enum TurnStatus {
     /// Stopped at an approval gate; resumes when answered.
     Parked,
@@ -64,7 +67,8 @@ pub enum TurnStatus {
 }
 
 /// The answer to `POST /api/invoke`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InvokeResponse {
     /// How the turn ended.
     pub status: TurnStatus,
@@ -90,7 +94,8 @@ pub struct InvokeResponse {
 }
 
 /// One turn of a session, as listed by `GET /api/sessions/{session_id}/turns`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Turn {
     /// The turn id.
     pub turn_id: String,
@@ -116,7 +121,8 @@ pub struct Turn {
 }
 
 /// `{"session_id", "count", "turns": [...]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TurnsResponse {
     /// The session.
     pub session_id: String,
@@ -131,7 +137,8 @@ pub struct TurnsResponse {
 }
 
 /// One tool call a session ran (the tool-run ledger, written before the tool ran).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolRunEntry {
     /// The tool call id (for an approved gate: the gated call's id).
     pub tool_call_id: String,
@@ -148,14 +155,16 @@ pub struct ToolRunEntry {
 }
 
 /// `{"slug": S}`: names a workflow or variant to create-or-reuse.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SlugRef {
     /// The slug.
     pub slug: String,
 }
 
 /// `POST /api/workflows/revisions/commit` body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CommitRevisionRequest {
     /// The workflow (created if missing).
     pub workflow: SlugRef,
@@ -166,7 +175,8 @@ pub struct CommitRevisionRequest {
 }
 
 /// `{"id", "slug"}` of a created-or-found entity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EntityRef {
     /// UUID.
     pub id: String,
@@ -175,7 +185,8 @@ pub struct EntityRef {
 }
 
 /// `{"id", "slug", "version"}` of a committed revision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RevisionRef {
     /// UUID.
     pub id: String,
@@ -186,7 +197,8 @@ pub struct RevisionRef {
 }
 
 /// The answer to a revision commit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CommitRevisionResponse {
     /// The workflow.
     pub workflow: EntityRef,

@@ -11,7 +11,6 @@
 //! - `string_enum_schema` and `StringEnum`: the one schema form of a string enum, the
 //!   form code generators read (`enum`, never a `oneOf` of `const`s).
 
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
@@ -126,9 +125,11 @@ where
 
 /// Schema-only marker: a key that is required but may be `null` (`anyOf [T, null]`).
 /// schemars' `required` alone would drop the `null`.
+#[cfg(feature = "schema")]
 pub(crate) struct Nullable<T>(std::marker::PhantomData<T>);
 
-impl<T: JsonSchema> JsonSchema for Nullable<T> {
+#[cfg(feature = "schema")]
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Nullable<T> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         format!("Nullable_{}", T::schema_name()).into()
     }
@@ -138,7 +139,7 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        <Option<T> as JsonSchema>::json_schema(generator)
+        <Option<T> as schemars::JsonSchema>::json_schema(generator)
     }
 }
 
@@ -154,6 +155,7 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
 /// Only what a host's answer grows is open (the capabilities, the error codes); every
 /// other enum lists the known values closed, as an exact writer sends them (a Rust
 /// reader still keeps an unknown one: `open_enum!`).
+#[cfg(feature = "schema")]
 pub(crate) fn string_enum_schema(
     name: &str,
     description: &str,
@@ -203,6 +205,7 @@ pub(crate) fn string_enum_schema(
 /// enum that derives `JsonSchema`: rewrites what schemars derives (a `oneOf` of
 /// documented `const`s, or an `enum`) into `string_enum_schema`'s form. `name` is the
 /// type's schema name; `open` says whether the schema admits any string.
+#[cfg(feature = "schema")]
 pub(crate) struct StringEnum {
     /// The type's schema name (the title of the known values when open).
     pub(crate) name: &'static str,
@@ -210,6 +213,7 @@ pub(crate) struct StringEnum {
     pub(crate) open: bool,
 }
 
+#[cfg(feature = "schema")]
 impl schemars::transform::Transform for StringEnum {
     fn transform(&mut self, schema: &mut schemars::Schema) {
         let description = schema
@@ -272,6 +276,7 @@ macro_rules! open_enum {
             @enum [$( #[doc = $doc] )+] $name { $( [#[doc = $variant_doc]] $variant = $text, )+ }
         }
 
+        #[cfg(feature = "schema")]
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
@@ -302,6 +307,7 @@ macro_rules! open_enum {
             @enum [$( #[$meta] )*] $name { $( [$( #[$variant_meta] )*] $variant = $text, )+ }
         }
 
+        #[cfg(feature = "schema")]
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
@@ -388,7 +394,8 @@ macro_rules! open_enum {
 
 pub(crate) use open_enum;
 
-#[cfg(test)]
+// The string enums' schema form: only with the schema support.
+#[cfg(all(test, feature = "schema"))]
 mod tests {
     use serde_json::{json, Value};
 

@@ -6,13 +6,13 @@
 //! v1,<base64 HMAC-SHA256 over "id.timestamp.body">`), with the body
 //! `{"type", "timestamp", "data"}` (CONTRACT.md, "Webhooks").
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::JsonObject;
 
 /// One event for one endpoint, in the outbox.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WebhookDelivery {
     /// The event's id: the `webhook-id` header, the same on every attempt and endpoint.
     pub event_id: String,
@@ -45,7 +45,8 @@ pub struct WebhookDelivery {
 }
 
 /// `{"count", "deliveries": [...]}`, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WebhookDeliveriesResponse {
     /// Number of deliveries listed.
     pub count: u64,

@@ -6,12 +6,15 @@
 //! - `test`: run every test: Rust, Python (schema, OpenAPI), schemathesis against a live
 //!   server, TypeScript (schema), the installed Python wheel and Kotlin jar.
 //! - `bench`: run the benchmarks and rewrite BENCHMARKS.md.
+//! - `package`: check publish flags and rust-versions against the lockfile, then
+//!   `cargo package` (packaged and verify-built) every publishable crate.
 
 // A command-line tool: it prints progress and failures of the chores it runs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
 mod bindings;
+mod package;
 mod postgres;
 mod schema;
 // The benchmark crate's order statistics, compiled in rather than depended on: the
@@ -30,7 +33,7 @@ fn main() -> ExitCode {
     let (command, rest) = match args.split_first() {
         Some((command, rest)) => (command.as_str(), rest),
         None => {
-            eprintln!("usage: cargo xtask <schema|bindings|test|bench> [--check]");
+            eprintln!("usage: cargo xtask <schema|bindings|test|bench|package> [--check]");
             return ExitCode::from(2);
         }
     };
@@ -39,8 +42,9 @@ fn main() -> ExitCode {
         "bindings" => bindings::run(rest),
         "test" => test::run(rest),
         "bench" => bench::run(rest),
+        "package" => package::run(rest),
         other => Err(format!(
-            "unknown command `{other}`; expected schema, bindings, test or bench"
+            "unknown command `{other}`; expected schema, bindings, test, bench or package"
         )),
     };
     match result {

@@ -1,14 +1,16 @@
 //! The run's context: per-call trace propagation (`context`), telemetry export
 //! (`telemetry`) and the run's own identity (`runContext`).
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::json::{present_or_null, required_nullable, Nullable};
+#[cfg(feature = "schema")]
+use crate::json::Nullable;
+use crate::json::{present_or_null, required_nullable};
 use crate::JsonObject;
 
 /// `context`: the run's per-call protocol context (W3C trace propagation).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestContext {
     /// The trace-propagation headers.
     pub propagation: Propagation,
@@ -19,15 +21,16 @@ pub struct RequestContext {
 
 /// `context.propagation`: both keys are always written, `null` when unset
 /// (`"baggage": null` round-trips).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Propagation {
     /// W3C `traceparent`.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<String>")]
+    #[cfg_attr(feature = "schema", schemars(required, with = "Nullable<String>"))]
     pub traceparent: Option<String>,
     /// W3C `baggage`.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<String>")]
+    #[cfg_attr(feature = "schema", schemars(required, with = "Nullable<String>"))]
     pub baggage: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -35,15 +38,16 @@ pub struct Propagation {
 }
 
 /// `telemetry`: where the run's spans go and whether content is captured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Telemetry {
     /// The capture policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "TelemetryCapture")]
+    #[cfg_attr(feature = "schema", schemars(with = "TelemetryCapture"))]
     pub capture: Option<TelemetryCapture>,
     /// The exporters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "TelemetryExporters")]
+    #[cfg_attr(feature = "schema", schemars(with = "TelemetryExporters"))]
     pub exporters: Option<TelemetryExporters>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -51,11 +55,12 @@ pub struct Telemetry {
 }
 
 /// `telemetry.capture`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TelemetryCapture {
     /// `telemetry.capture.content`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "CaptureContent")]
+    #[cfg_attr(feature = "schema", schemars(with = "CaptureContent"))]
     pub content: Option<CaptureContent>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -63,7 +68,8 @@ pub struct TelemetryCapture {
 }
 
 /// `telemetry.capture.content`: whether message and tool content is put on spans.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CaptureContent {
     /// Capture content (Agenta's default is on).
     pub enabled: bool,
@@ -73,11 +79,12 @@ pub struct CaptureContent {
 }
 
 /// `telemetry.exporters`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TelemetryExporters {
     /// The OTLP exporter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "OtlpExporter")]
+    #[cfg_attr(feature = "schema", schemars(with = "OtlpExporter"))]
     pub otlp: Option<OtlpExporter>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -85,7 +92,8 @@ pub struct TelemetryExporters {
 }
 
 /// `telemetry.exporters.otlp`: the traces endpoint and its `authorization` header.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OtlpExporter {
     /// OTLP/HTTP traces endpoint; `null` when the run has none (Agenta's SDK writes the key).
     // Absent is `None`, `null` is `Some(None)`: each is written back as read.
@@ -94,7 +102,7 @@ pub struct OtlpExporter {
         deserialize_with = "present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(with = "Nullable<String>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Nullable<String>"))]
     pub endpoint: Option<Option<String>>,
     /// Headers (the credential rides `authorization`); a value is `null` when unset
     /// (Agenta's SDK writes `"authorization": null` for a run with no credential).
@@ -104,7 +112,7 @@ pub struct OtlpExporter {
         deserialize_with = "present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(with = "Nullable<NullableStringMap>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Nullable<NullableStringMap>"))]
     pub headers: Option<Option<NullableStringMap>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -116,20 +124,21 @@ pub type NullableStringMap = indexmap::IndexMap<String, Option<String>>;
 
 /// `runContext`: the run's own identity. INNER keys are snake_case (they are the
 /// namespace `$ctx.<dotted.path>` tokens address). Every part is written only when set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(extend("minProperties" = 1))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(extend("minProperties" = 1)))]
 pub struct RunContext {
     /// The run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RunContextRun")]
+    #[cfg_attr(feature = "schema", schemars(with = "RunContextRun"))]
     pub run: Option<RunContextRun>,
     /// The running workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RunContextWorkflow")]
+    #[cfg_attr(feature = "schema", schemars(with = "RunContextWorkflow"))]
     pub workflow: Option<RunContextWorkflow>,
     /// The run's trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RunContextTrace")]
+    #[cfg_attr(feature = "schema", schemars(with = "RunContextTrace"))]
     pub trace: Option<RunContextTrace>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -165,12 +174,13 @@ impl RunContext {
 }
 
 /// `runContext.run`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(extend("minProperties" = 1))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(extend("minProperties" = 1)))]
 pub struct RunContextRun {
     /// Run kind, e.g. `test`, `playground`, `api`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub kind: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -178,25 +188,26 @@ pub struct RunContextRun {
 }
 
 /// `runContext.workflow`: artifact, variant, revision, draft flag.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(extend("minProperties" = 1))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(extend("minProperties" = 1)))]
 pub struct RunContextWorkflow {
     /// The workflow (artifact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RunContextReference")]
+    #[cfg_attr(feature = "schema", schemars(with = "RunContextReference"))]
     pub artifact: Option<RunContextReference>,
     /// The variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RunContextReference")]
+    #[cfg_attr(feature = "schema", schemars(with = "RunContextReference"))]
     pub variant: Option<RunContextReference>,
     /// The revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RunContextReference")]
+    #[cfg_attr(feature = "schema", schemars(with = "RunContextReference"))]
     pub revision: Option<RunContextReference>,
     /// The run uses unsaved (draft) config. Agenta's SDK writes a boolean; its runner reads
     /// any JSON value here (hashed as it is, `?? null`), so any is read and written back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "serde_json::Value")]
+    #[cfg_attr(feature = "schema", schemars(with = "serde_json::Value"))]
     pub is_draft: Option<serde_json::Value>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -215,21 +226,22 @@ impl RunContextWorkflow {
 }
 
 /// `{id?, slug?, version?}` inside `runContext.workflow`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(extend("minProperties" = 1))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(extend("minProperties" = 1)))]
 pub struct RunContextReference {
     /// Id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub id: Option<String>,
     /// Slug.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub slug: Option<String>,
     /// Version (revisions). Agenta's SDK writes a string; its runner reads any JSON value
     /// here (a revision's is hashed as it is, `?? null`), so any is read and written back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "serde_json::Value")]
+    #[cfg_attr(feature = "schema", schemars(with = "serde_json::Value"))]
     pub version: Option<serde_json::Value>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -237,16 +249,17 @@ pub struct RunContextReference {
 }
 
 /// `runContext.trace`: either id may be alone (Agenta writes only the ids that are set).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(extend("minProperties" = 1))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(extend("minProperties" = 1)))]
 pub struct RunContextTrace {
     /// 32 hex characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub trace_id: Option<String>,
     /// 16 hex characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub span_id: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]

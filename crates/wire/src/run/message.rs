@@ -1,14 +1,14 @@
 //! Chat messages and their content blocks: the conversation a `/run` request carries
 //! (`messages`) and a result returns.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::json::open_enum;
 use crate::JsonObject;
 
 /// The content of a chat message: plain text or a list of blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum MessageContent {
     /// Plain text.
@@ -18,13 +18,14 @@ pub enum MessageContent {
 }
 
 /// One chat message: `{role, content}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChatMessage {
     /// `user`, `assistant`, `system` or `tool`.
     pub role: String,
     /// Text or blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "MessageContent")]
+    #[cfg_attr(feature = "schema", schemars(with = "MessageContent"))]
     pub content: Option<MessageContent>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -61,7 +62,8 @@ open_enum! {
 }
 
 /// One content block. Which fields are set depends on `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContentBlock {
     /// The block kind.
@@ -69,51 +71,51 @@ pub struct ContentBlock {
     pub block_type: ContentBlockType,
     /// Text (text blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub text: Option<String>,
     /// Base64 data (images).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub data: Option<String>,
     /// MIME type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub mime_type: Option<String>,
     /// Resource URI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub uri: Option<String>,
     /// Attachment id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub attachment_id: Option<String>,
     /// Attachment file name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub filename: Option<String>,
     /// Attachment size in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub size: Option<u64>,
     /// Tool call id (tool_call / tool_result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub tool_call_id: Option<String>,
     /// Tool name (tool_call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub tool_name: Option<String>,
     /// Tool input (tool_call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "serde_json::Value")]
+    #[cfg_attr(feature = "schema", schemars(with = "serde_json::Value"))]
     pub input: Option<serde_json::Value>,
     /// Tool output (tool_result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "serde_json::Value")]
+    #[cfg_attr(feature = "schema", schemars(with = "serde_json::Value"))]
     pub output: Option<serde_json::Value>,
     /// The tool failed (tool_result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub is_error: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]

@@ -2,7 +2,6 @@
 //! capabilities (`modelCapabilities`) and its resolved routing and credentials
 //! (`modelConnection`).
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::StringMap;
@@ -23,13 +22,14 @@ open_enum! {
 
 /// `connection`: the author's connection CHOICE (non-secret routing config). Written only
 /// when it is not the default (`agenta` without a slug).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Connection {
     /// The mode.
     pub mode: ConnectionMode,
     /// A named connection's slug.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub slug: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -44,12 +44,13 @@ impl Connection {
 }
 
 /// `modelCapabilities`: what the model accepts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCapabilities {
     /// Input modalities, e.g. `["text", "image"]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub input_modalities: Option<Vec<String>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -87,7 +88,8 @@ open_enum! {
 }
 
 /// Where a model credential is bound: `{"kind": "environment", "name": "OPENAI_API_KEY"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CredentialBinding {
     /// Always `environment`.
     pub kind: EnvironmentBindingKind,
@@ -99,7 +101,8 @@ pub struct CredentialBinding {
 }
 
 /// One model credential: binding, secret value, usage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ModelCredential {
     /// Where it is bound.
     pub binding: CredentialBinding,
@@ -113,24 +116,25 @@ pub struct ModelCredential {
 }
 
 /// `modelConnection.endpoint`: non-secret connection config.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
     /// API base URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub base_url: Option<String>,
     /// API version (Azure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub api_version: Option<String>,
     /// Region (Bedrock, Vertex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub region: Option<String>,
     /// Public headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StringMap")]
+    #[cfg_attr(feature = "schema", schemars(with = "StringMap"))]
     pub headers: Option<StringMap>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -138,7 +142,8 @@ pub struct Endpoint {
 }
 
 /// `modelConnection`: resolved model routing, environment and credentials.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelConnection {
     /// Provider, e.g. `openai`.
@@ -151,11 +156,11 @@ pub struct ModelConnection {
     pub credentials: Vec<ModelCredential>,
     /// Non-secret environment (written when non-empty, before `endpoint`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StringMap")]
+    #[cfg_attr(feature = "schema", schemars(with = "StringMap"))]
     pub environment: Option<StringMap>,
     /// Non-secret endpoint config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Endpoint")]
+    #[cfg_attr(feature = "schema", schemars(with = "Endpoint"))]
     pub endpoint: Option<Endpoint>,
     /// Fields this version does not know (`subscription`, `protocol`, ...), kept for
     /// round trips.
@@ -165,7 +170,8 @@ pub struct ModelConnection {
 
 /// `sandboxCredentials[]` (0.125.1): one resolved credential delivered to the sandbox
 /// environment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SandboxCredential {
     /// Where it is bound.
     pub binding: CredentialBinding,

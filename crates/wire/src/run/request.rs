@@ -3,7 +3,6 @@
 //! Agenta's SDK writes, in its order) and its builder, and the ways a request can depart
 //! from the contract ([`RunRequestProblem`]).
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -11,7 +10,9 @@ use super::{
     Permissions, RequestContext, ResolvedToolSpec, RunContext, SandboxCredential, Telemetry,
     ToolCallback, WireSkill,
 };
-use crate::json::{non_empty_object, open_enum, present_or_null, required_nullable, Nullable};
+#[cfg(feature = "schema")]
+use crate::json::Nullable;
+use crate::json::{non_empty_object, open_enum, present_or_null, required_nullable};
 use crate::JsonObject;
 
 open_enum! {
@@ -89,7 +90,8 @@ open_enum! {
 }
 
 /// `sandboxPermission.network`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NetworkEgress {
     /// Network mode.
     pub mode: NetworkMode,
@@ -101,13 +103,14 @@ pub struct NetworkEgress {
 }
 
 /// `sandboxPermission`: the declared sandbox security boundary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SandboxPermission {
     /// Outbound network policy.
     pub network: NetworkEgress,
     /// Filesystem access, when declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "FilesystemMode")]
+    #[cfg_attr(feature = "schema", schemars(with = "FilesystemMode"))]
     pub filesystem: Option<FilesystemMode>,
     /// Enforcement level.
     pub enforcement: Enforcement,
@@ -117,7 +120,8 @@ pub struct SandboxPermission {
 }
 
 /// `harnessFiles[]`: a file the harness config renders into the session directory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HarnessFile {
     /// Path relative to the session directory.
     pub path: String,
@@ -167,9 +171,10 @@ pub struct HarnessFile {
 ///     .with_effective_parameters(params, &StampPolicy::default());
 /// assert!(!serde_json::to_string(&request).unwrap().contains("effectiveParameters"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("allOf" = [
+#[cfg_attr(feature = "schema", schemars(extend("allOf" = [
     {
         "if": {"properties": {"harness": {"const": "mock"}}},
         "else": {"required": ["tools", "customTools", "toolCallback", "permissions"]}
@@ -182,7 +187,7 @@ pub struct HarnessFile {
         "if": {"required": ["effectiveParameters"]},
         "then": {"properties": {"sessionId": {"type": "string", "minLength": 1}}}
     }
-]))]
+])))]
 pub struct RunRequest {
     /// The harness.
     pub harness: Harness,
@@ -190,33 +195,36 @@ pub struct RunRequest {
     pub sandbox: Sandbox,
     /// The agent session (`null` on a non-session run).
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<String>")]
+    #[cfg_attr(feature = "schema", schemars(required, with = "Nullable<String>"))]
     pub session_id: Option<String>,
     /// The AGENTS.md text (the agent's instructions).
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<String>")]
+    #[cfg_attr(feature = "schema", schemars(required, with = "Nullable<String>"))]
     pub agents_md: Option<String>,
     /// The model id.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<String>")]
+    #[cfg_attr(feature = "schema", schemars(required, with = "Nullable<String>"))]
     pub model: Option<String>,
     /// The conversation.
     pub messages: Vec<ChatMessage>,
     /// Trace propagation.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<RequestContext>")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(required, with = "Nullable<RequestContext>")
+    )]
     pub context: Option<RequestContext>,
     /// Telemetry export config.
     #[serde(deserialize_with = "required_nullable")]
-    #[schemars(required, with = "Nullable<Telemetry>")]
+    #[cfg_attr(feature = "schema", schemars(required, with = "Nullable<Telemetry>"))]
     pub telemetry: Option<Telemetry>,
     /// Built-in tool names (deprecated, still written; absent on `mock`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub tools: Option<Vec<String>>,
     /// Resolved custom tools (absent on `mock`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<ResolvedToolSpec>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<ResolvedToolSpec>"))]
     pub custom_tools: Option<Vec<ResolvedToolSpec>>,
     /// The callback gateway: `null` when unset, absent on `mock`. (In Rust: `None` is
     /// absent, `Some(None)` is `null`.)
@@ -225,88 +233,88 @@ pub struct RunRequest {
         deserialize_with = "present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(with = "Nullable<ToolCallback>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Nullable<ToolCallback>"))]
     pub tool_callback: Option<Option<ToolCallback>>,
     /// Permission policy (absent on `mock`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Permissions")]
+    #[cfg_attr(feature = "schema", schemars(with = "Permissions"))]
     pub permissions: Option<Permissions>,
     /// System prompt override.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub system_prompt: Option<String>,
     /// Text appended to the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub append_system_prompt: Option<String>,
     /// Agenta-owned guidance the runner delivers through the harness's own channel
     /// (0.125.1; not hashed into the fingerprint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub platform_instructions: Option<String>,
     /// MCP servers (written when non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<McpServerConfig>", extend("minItems" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<McpServerConfig>", extend("minItems" = 1)))]
     pub mcp_servers: Option<Vec<McpServerConfig>>,
     /// Skills (written when non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<WireSkill>", extend("minItems" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<WireSkill>", extend("minItems" = 1)))]
     pub skills: Option<Vec<WireSkill>>,
     /// The sandbox boundary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "SandboxPermission")]
+    #[cfg_attr(feature = "schema", schemars(with = "SandboxPermission"))]
     pub sandbox_permission: Option<SandboxPermission>,
     /// Credentials delivered to the sandbox environment (0.125.1; written when non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<SandboxCredential>", extend("minItems" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<SandboxCredential>", extend("minItems" = 1)))]
     pub sandbox_credentials: Option<Vec<SandboxCredential>>,
     /// The author's connection choice (not written for the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Connection")]
+    #[cfg_attr(feature = "schema", schemars(with = "Connection"))]
     pub connection: Option<Connection>,
     /// Model capabilities, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "ModelCapabilities")]
+    #[cfg_attr(feature = "schema", schemars(with = "ModelCapabilities"))]
     pub model_capabilities: Option<ModelCapabilities>,
     /// Resolved model connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "ModelConnection")]
+    #[cfg_attr(feature = "schema", schemars(with = "ModelConnection"))]
     pub model_connection: Option<ModelConnection>,
     /// Codex mode (codex only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "HarnessMode")]
+    #[cfg_attr(feature = "schema", schemars(with = "HarnessMode"))]
     pub harness_mode: Option<HarnessMode>,
     /// Rendered harness config files (written when non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<HarnessFile>", extend("minItems" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<HarnessFile>", extend("minItems" = 1)))]
     pub harness_files: Option<Vec<HarnessFile>>,
     /// The compiled gateway policy (0.125.1; written when the agent has gateway connections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "GatewayPolicy")]
+    #[cfg_attr(feature = "schema", schemars(with = "GatewayPolicy"))]
     pub gateway_policy: Option<GatewayPolicy>,
     /// The run's own context (inner keys snake_case; written when non-empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RunContext")]
+    #[cfg_attr(feature = "schema", schemars(with = "RunContext"))]
     pub run_context: Option<RunContext>,
     /// SDK-rendered context for this turn's prompt (0.125.1; not hashed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub turn_context: Option<String>,
     /// The turn id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub turn_id: Option<String>,
     /// A session-owned (detached) turn (0.125.1; written only as `true`, on a session run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub detached: Option<bool>,
     /// The project id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub project_id: Option<String>,
     /// The durable continuation command that caused this run (0.125.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub control_command_id: Option<String>,
     /// `effectiveParameters`, the turn's effective config: the agent config this
     /// turn actually runs under (after reference hydration, or the caller's inline config),
@@ -322,7 +330,7 @@ pub struct RunRequest {
         deserialize_with = "non_empty_object",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(with = "JsonObject", extend("minProperties" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "JsonObject", extend("minProperties" = 1)))]
     pub effective_parameters: Option<JsonObject>,
     /// Fields this version does not know, kept for round trips (written last).
     #[serde(flatten)]

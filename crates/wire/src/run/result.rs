@@ -1,7 +1,6 @@
 //! What a run returns: the [`RunResult`] with its events, usage and harness
 //! capabilities, and the NDJSON stream records ([`RunStreamRecord`]).
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ChatMessage;
@@ -119,7 +118,8 @@ impl<'de> Deserialize<'de> for RunEvent {
     }
 }
 
-impl JsonSchema for RunEvent {
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for RunEvent {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "RunEvent".into()
     }
@@ -158,6 +158,7 @@ where
 
 /// The schema of `RunResult.events`: objects whose `type`, when present, is a string
 /// (an event without a type is accepted on the wire and dropped on parse).
+#[cfg(feature = "schema")]
 fn result_events_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "description": "The run's events. An event without a `type` is dropped on parse (not rejected).",
@@ -171,7 +172,8 @@ fn result_events_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 /// `usage`: tokens and cost.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentUsage {
     /// Input tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -193,7 +195,8 @@ pub struct AgentUsage {
 /// `capabilities`: what the harness can do (the 11 flags). An absent flag takes Agenta's
 /// default, `textMessages` true and the rest false ([`HarnessCapabilities::flag`]); the
 /// flags are kept as written.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct HarnessCapabilities {
     /// Text messages.
@@ -261,47 +264,50 @@ impl HarnessCapabilities {
 ///
 /// Agenta's reader treats a `null` optional key as absent; this type reads it so too, and
 /// remembers it, so that the result is written back as it was read.
-#[derive(Debug, Clone, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+// serde is implemented by hand below; the `serde` attributes here are for the schemars
+// derive alone, hence under the same feature.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", serde(rename_all = "camelCase"))]
 pub struct RunResult {
     /// The run succeeded.
     pub ok: bool,
     /// Final output text.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub output: Option<String>,
     /// The conversation after the run.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub messages: Option<Vec<ChatMessage>>,
     /// The run's events (those Agenta's reader drops are dropped on parse).
-    #[serde(default)]
-    #[schemars(schema_with = "result_events_schema")]
+    #[cfg_attr(feature = "schema", serde(default))]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "result_events_schema"))]
     pub events: Option<Vec<RunEvent>>,
     /// Token usage.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub usage: Option<AgentUsage>,
     /// Why the model stopped, e.g. `end_turn`.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub stop_reason: Option<String>,
     /// Harness capabilities.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub capabilities: Option<HarnessCapabilities>,
     /// The session the run used.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub session_id: Option<String>,
     /// The model the run used.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub model: Option<String>,
     /// The run's trace id.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub trace_id: Option<String>,
     /// Failure message.
-    #[serde(default)]
+    #[cfg_attr(feature = "schema", serde(default))]
     pub error: Option<String>,
     /// Fields this version does not know, kept for round trips.
-    #[serde(flatten)]
+    #[cfg_attr(feature = "schema", serde(flatten))]
     pub extra: JsonObject,
     /// The optional keys that were read as `null` (written back as `null` while unset).
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     nulls: ResultNulls,
 }
 
@@ -469,7 +475,8 @@ impl RunResult {
 
 /// One line of the NDJSON `/run` stream (`Accept: application/x-ndjson`): any number of
 /// `{"kind":"event","event":{...}}` then exactly one `{"kind":"result","result":{...}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RunStreamRecord {
     /// A run event.

@@ -2,11 +2,12 @@
 //! custom tools (`customTools`) and their callback gateway (`toolCallback`), MCP
 //! servers (`mcpServers`) and skills (`skills`).
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::StringMap;
-use crate::json::{open_enum, present_or_null, Nullable};
+#[cfg(feature = "schema")]
+use crate::json::Nullable;
+use crate::json::{open_enum, present_or_null};
 use crate::JsonObject;
 
 open_enum! {
@@ -67,7 +68,8 @@ open_enum! {
 }
 
 /// `toolCallback`: where callback (gateway) tools route their calls.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCallback {
     /// The gateway URL.
     pub endpoint: String,
@@ -78,7 +80,7 @@ pub struct ToolCallback {
         deserialize_with = "present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(with = "Nullable<String>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Nullable<String>"))]
     pub authorization: Option<Option<String>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -103,14 +105,15 @@ impl ToolCallback {
 }
 
 /// `permissions`: the default policy and ordered rules.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Permissions {
     /// The default policy.
     pub default: PermissionMode,
     /// Rules, first match wins. Written only when non-empty (an empty list read is kept:
     /// `[]` and absent hash differently in the fingerprint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<PermissionRule>", extend("minItems" = 1))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<PermissionRule>", extend("minItems" = 1)))]
     pub rules: Option<Vec<PermissionRule>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -125,7 +128,8 @@ impl Permissions {
 }
 
 /// One permission rule: `{"pattern": "Bash(npm run:*)", "permission": "allow"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PermissionRule {
     /// Tool pattern, e.g. `Read`, `Bash(npm run:*)`, `mcp__server__tool`.
     pub pattern: String,
@@ -137,7 +141,8 @@ pub struct PermissionRule {
 }
 
 /// `call`: the direct-call descriptor of a callback tool (instead of `callRef`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     /// HTTP method.
     pub method: HttpMethod,
@@ -145,15 +150,15 @@ pub struct ToolCall {
     pub path: String,
     /// Static, server-fixed body fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "JsonObject")]
+    #[cfg_attr(feature = "schema", schemars(with = "JsonObject"))]
     pub body: Option<JsonObject>,
     /// Dotted body path -> `$ctx.<key>` token filled from the run context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StringMap")]
+    #[cfg_attr(feature = "schema", schemars(with = "StringMap"))]
     pub context: Option<StringMap>,
     /// Dotted body path where the model's arguments go (e.g. `data.inputs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub args_into: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -161,15 +166,16 @@ pub struct ToolCall {
 }
 
 /// `render`: how a client should display a tool's result.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RenderHint {
     /// Render kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub kind: Option<String>,
     /// Component name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub component: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -181,67 +187,68 @@ pub struct RenderHint {
 ///
 /// A callback tool carries `call` XOR `callRef`, never both (a document with both is
 /// rejected on parse and by the schema).
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("not" = {"required": ["call", "callRef"]}))]
+#[cfg_attr(feature = "schema", schemars(extend("not" = {"required": ["call", "callRef"]})))]
 pub struct ResolvedToolSpec {
     /// Tool name as the model sees it.
     pub name: String,
     /// Description for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub description: Option<String>,
     /// JSON Schema of the tool's arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "JsonObject")]
+    #[cfg_attr(feature = "schema", schemars(with = "JsonObject"))]
     pub input_schema: Option<JsonObject>,
     /// Display hint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RenderHint")]
+    #[cfg_attr(feature = "schema", schemars(with = "RenderHint"))]
     pub render: Option<RenderHint>,
     /// The tool only reads (runs without asking under `allow_reads`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub read_only: Option<bool>,
     /// Per-tool permission, overriding the default policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "RulePermission")]
+    #[cfg_attr(feature = "schema", schemars(with = "RulePermission"))]
     pub permission: Option<RulePermission>,
     /// Executor axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "ToolKind")]
+    #[cfg_attr(feature = "schema", schemars(with = "ToolKind"))]
     pub kind: Option<ToolKind>,
     /// Gateway reference of a callback tool (XOR `call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub call_ref: Option<String>,
     /// Direct-call descriptor of a callback tool (XOR `callRef`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "ToolCall")]
+    #[cfg_attr(feature = "schema", schemars(with = "ToolCall"))]
     pub call: Option<ToolCall>,
     /// Argument path -> `$ctx.<key>` token, filled server-side (callRef tools).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StringMap")]
+    #[cfg_attr(feature = "schema", schemars(with = "StringMap"))]
     pub context_bindings: Option<StringMap>,
     /// Call timeout in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub timeout_ms: Option<u64>,
     /// Argument names the model may write that the call must not carry (0.125.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
     pub ephemeral_args: Option<Vec<String>>,
     /// Runtime of a code tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub runtime: Option<String>,
     /// Source of a code tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub code: Option<String>,
     /// Environment of a code tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StringMap")]
+    #[cfg_attr(feature = "schema", schemars(with = "StringMap"))]
     pub env: Option<StringMap>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -340,7 +347,8 @@ impl ResolvedToolSpec {
 }
 
 /// `mcpServers[]`: a resolved external HTTP MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct McpServerConfig {
     /// Server name.
     pub name: String,
@@ -355,22 +363,23 @@ pub struct McpServerConfig {
 
 /// How the runner reaches one MCP server. Public `headers` and secret `credentials`
 /// stay separate.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct McpConnection {
     /// Transport, e.g. `http`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub connection_type: Option<String>,
     /// Server URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub url: Option<String>,
     /// Public (non-secret) headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StringMap")]
+    #[cfg_attr(feature = "schema", schemars(with = "StringMap"))]
     pub headers: Option<StringMap>,
     /// Secret header values, resolved for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<McpCredential>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<McpCredential>"))]
     pub credentials: Option<Vec<McpCredential>>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -378,7 +387,8 @@ pub struct McpConnection {
 }
 
 /// One secret MCP header: `{binding: {kind: "header", name}, value, usage: "opaque_http"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct McpCredential {
     /// Which header carries it.
     pub binding: McpCredentialBinding,
@@ -392,7 +402,8 @@ pub struct McpCredential {
 }
 
 /// `binding` of an MCP credential.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct McpCredentialBinding {
     /// Always `header`.
     pub kind: HeaderBindingKind,
@@ -420,30 +431,31 @@ open_enum! {
 }
 
 /// `skills[]`: a resolved inline skill package.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WireSkill {
     /// Skill name.
     pub name: String,
     /// When to use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub description: Option<String>,
     /// The SKILL.md body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub body: Option<String>,
     /// Bundled files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<SkillFile>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<SkillFile>"))]
     pub files: Option<Vec<SkillFile>>,
     /// Only the user may invoke it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub disable_model_invocation: Option<bool>,
     /// Bundled files may be executable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub allow_executable_files: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -451,7 +463,8 @@ pub struct WireSkill {
 }
 
 /// One bundled file of a skill.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SkillFile {
     /// Path relative to the skill folder.
     pub path: String,
@@ -459,7 +472,7 @@ pub struct SkillFile {
     pub content: String,
     /// Mark it executable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub executable: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -468,7 +481,8 @@ pub struct SkillFile {
 
 /// `gatewayPolicy` (0.125.1): the compiled per-tool decisions of the agent's gateway
 /// connections, read only by the runner.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GatewayPolicy {
     /// Integration name -> its compiled policy.
     #[serde(default)]
@@ -479,7 +493,8 @@ pub struct GatewayPolicy {
 }
 
 /// One integration of a [`GatewayPolicy`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayIntegration {
     /// The provider, e.g. `composio`.
@@ -497,14 +512,15 @@ pub struct GatewayIntegration {
 }
 
 /// One compiled tool decision of a [`GatewayIntegration`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayTool {
     /// What the tool may do.
     pub permission: RulePermission,
     /// Tri-state: `true` reads, `false` writes, `null` unknown (always written).
     #[serde(default)]
-    #[schemars(required, with = "Nullable<bool>")]
+    #[cfg_attr(feature = "schema", schemars(required, with = "Nullable<bool>"))]
     pub read_only: Option<bool>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
