@@ -255,3 +255,81 @@ async fn a_real_prometheus_scrapes_it_and_promtool_accepts_it() {
     drop(prometheus);
     h.server.shutdown().await;
 }
+
+#[tokio::test]
+async fn admission_waits_and_lease_takeovers_are_counted() {
+    // No resume workers: answered gates stay queued, and the backlog limit is 1. The
+    // database outlives this server (a file of the test's own, or its Postgres database).
+    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::with(TestServerOptions {
+        database_path: Some(dir.path().join("takeover.db")),
+        run_dispatcher: false,
+        max_resume_backlog: Some(1),
+        backlog_wait: Some(Duration::from_millis(200)),
+        ..Default::default()
+    })
+    .await;
+    let first = h.park("waits-1", "m-wait").await;
+    let second = h.park("waits-2", "m-wait").await;
+    assert_eq!(h.respond(&first, true).await.0, 200);
+    // The backlog is at its limit: this answer waits the longest wait, then is taken.
+    assert_eq!(h.respond(&second, true).await.0, 200);
+    let (_, _, text) = scrape(&h).await;
+    assert_eq!(
+        sample(
+            &text,
+            r#"gatehouse_admission_waits_total{outcome="timed_out"}"#
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(
+        text.contains("gatehouse_admission_wait_seconds_bucket"),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "gatehouse_resume_backlog"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, r#"gatehouse_gates{status="responded"}"#),
+        Some(2.0)
+    );
+
+    // The first job as a worker that died holding it left it: claimed once, its lease
+    // expired. A server with workers takes it over.
+    let db = crate::common::db::Db::open(&h.server).await;
+    let changed = db
+        .execute(
+            "UPDATE resume_jobs SET attempts = 1, lease_owner = 'a-dead-worker', \
+             lease_expires_ms = 0 WHERE interaction_id = $1",
+            &[&first],
+        )
+        .await;
+    assert_eq!(changed, 1);
+    db.close().await;
+    let options = TestServerOptions {
+        run_dispatcher: true,
+        ..h.server.options.clone()
+    };
+    h.server.shutdown().await;
+    let h = Harness::with(options).await;
+    h.wait_resolved(&first).await;
+    h.wait_resolved(&second).await;
+    let (_, _, text) = scrape(&h).await;
+    assert_eq!(
+        sample(
+            &text,
+            r#"gatehouse_lease_takeovers_total{work="resume_job"}"#
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, r#"gatehouse_resumes_total{outcome="resumed"}"#),
+        Some(2.0),
+        "{text}"
+    );
+    h.server.shutdown().await;
+}
