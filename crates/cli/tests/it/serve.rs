@@ -308,6 +308,10 @@ fn serve_refuses_a_bad_key_binding_or_limit() {
         vec!["--header-read-timeout", "0"],
         vec!["--max-connections-per-client", "-1"],
         vec!["--db-acquire-timeout", "0"],
+        vec!["--cors-origin", "app.example.com"],
+        vec!["--cors-origin", "https://app.example.com/path"],
+        vec!["--log-format", "xml"],
+        vec!["--metrics", "maybe"],
     ] {
         let out = Command::new(BIN)
             .args(["serve", "--bind", "127.0.0.1:0"])
