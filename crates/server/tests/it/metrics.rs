@@ -1,21 +1,14 @@
-//! `GET /metrics`: Prometheus's text format, scraped by a real Prometheus server
-//! (Debian's `prometheus`) and checked by `promtool check metrics`; requests counted by
-//! route template, never by raw path; off with `metrics: false`.
-//!
-//! The Prometheus test needs `prometheus` and `promtool` (`apt-get install prometheus`;
-//! `.ci/run` installs them): without them it says so in one line and passes, except
-//! under `CI=true`, where it fails. Prometheus listens on loopback only and the test
-//! waits at most 60 s for its scrape.
+//! `GET /metrics`: Prometheus's text format; requests counted by route template, never
+//! by raw path; gates, resumes, admission waits and lease takeovers counted; off with
+//! `metrics: false`. A real Prometheus scraping it, and `promtool check metrics`, are in
+//! `tests/real_tools.rs`.
 
-use std::io::Write;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::Value;
 
-use crate::common::{require_tool, Harness};
+use crate::common::Harness;
 
 async fn scrape(h: &Harness) -> (u16, String, String) {
     let response = h
@@ -111,148 +104,6 @@ async fn metrics_off_records_nothing_and_answers_404() {
     assert_eq!(status, 404, "{text}");
     let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["code"], "ROUTE_NOT_FOUND");
-    h.server.shutdown().await;
-}
-
-/// Prometheus on loopback, scraping `target` every second, its data in `dir`.
-struct Prometheus {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start_prometheus(dir: &std::path::Path, target: &str) -> Prometheus {
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\
-             scrape_configs:\n  - job_name: gatehouse\n    static_configs:\n      - targets: ['{target}']\n"
-        ),
-    )
-    .unwrap();
-    let port = free_port();
-    let child = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
-        .spawn()
-        .unwrap();
-    Prometheus {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    }
-}
-
-/// The samples Prometheus holds for `query` now (empty until it scraped them).
-async fn query(http: &reqwest::Client, prometheus: &Prometheus, query: &str) -> Vec<Value> {
-    let Ok(response) = http
-        .get(format!("{}/api/v1/query", prometheus.url))
-        .query(&[("query", query)])
-        .send()
-        .await
-    else {
-        return Vec::new();
-    };
-    let Ok(body) = response.json::<Value>().await else {
-        return Vec::new();
-    };
-    body["data"]["result"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
-#[tokio::test]
-async fn a_real_prometheus_scrapes_it_and_promtool_accepts_it() {
-    if !require_tool("prometheus", "prometheus") || !require_tool("promtool", "prometheus") {
-        return;
-    }
-    let h = Harness::start().await;
-    let gate = h.park("scraped-session", "m-scraped").await;
-    let (status, body) = h.respond(&gate, true).await;
-    assert_eq!(status, 200, "{body}");
-    h.wait_resolved(&gate).await;
-
-    // promtool: the exposition parses and passes its lint (names, help, types).
-    let (_, _, text) = scrape(&h).await;
-    let mut promtool = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    promtool
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let checked = promtool.wait_with_output().unwrap();
-    assert!(
-        checked.status.success(),
-        "promtool check metrics: {}{}\n{text}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
-
-    let dir = tempfile::tempdir().unwrap();
-    let target = h.server.base_url.trim_start_matches("http://").to_string();
-    let prometheus = start_prometheus(dir.path(), &target);
-    let respond_series = r#"gatehouse_http_requests_total{route="/api/sessions/interactions/{id}/respond",status="200"}"#;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let (up, responds) = loop {
-        let up = query(&h.http, &prometheus, r#"up{job="gatehouse"}"#).await;
-        let responds = query(&h.http, &prometheus, respond_series).await;
-        let scraped = up.first().is_some_and(|s| s["value"][1] == "1");
-        if (scraped && !responds.is_empty()) || Instant::now() > deadline {
-            break (up, responds);
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
-    let log = std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default();
-    assert_eq!(
-        up.first().map(|s| s["value"][1].clone()),
-        Some(Value::from("1")),
-        "Prometheus never scraped the target successfully: {up:?}\n{log}"
-    );
-    assert_eq!(
-        responds.first().map(|s| s["value"][1].clone()),
-        Some(Value::from("1")),
-        "{responds:?}"
-    );
-    let resolved = query(
-        &h.http,
-        &prometheus,
-        r#"gatehouse_gates{status="resolved"}"#,
-    )
-    .await;
-    assert_eq!(
-        resolved.first().map(|s| s["value"][1].clone()),
-        Some(Value::from("1")),
-        "{resolved:?}"
-    );
-    drop(prometheus);
     h.server.shutdown().await;
 }
 
