@@ -71,6 +71,7 @@ def test_every_operation_is_secured_or_public_and_documents_its_errors():
         "GET /api/openapi.json",
         "GET /health",
         "GET /health/ready",
+        "GET /metrics",
     }
 
 

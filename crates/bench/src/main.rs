@@ -10,6 +10,8 @@
 //!     runs only the approve-all benchmark (over bare loopback, or behind the delay
 //!     proxy with a round trip of MS) and prints its report (for profiling it under
 //!     strace/perf)
+//! gatehouse-bench metrics-overhead [--quick]
+//!     runs only row 10 (a respond with metrics on vs off) and prints its report
 //! gatehouse-bench ffi --out FILE [--quick] [the binding flags of live, and
 //!         --kotlin-project DIR --kotlin-lib-dir DIR --swift-package DIR --swift-lib-dir DIR]
 //!     runs only row 6 (the Rust client beside each binding given) and writes its report
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         Some("live") => live(&args[1..]),
         Some("approve-all") => approve_all_only(&args[1..]),
         Some("ffi") => ffi_only(&args[1..]),
+        Some("metrics-overhead") => metrics_overhead_only(&args[1..]),
         _ => Err(BenchError::Invalid(
             "usage: gatehouse-bench <prepare-stamp --dir DIR | live --out FILE [--quick]>".into(),
         )),
@@ -126,6 +129,19 @@ fn approve_all_only(args: &[String]) -> Result<(), BenchError> {
     let report = gatehouse_bench::live::bench_approve_all_over(&rt, &config, rtt)?;
     let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Json {
         what: "serializing the approve-all report".into(),
+        source,
+    })?;
+    println!("{text}");
+    Ok(())
+}
+
+/// Row 10 alone: print its report.
+fn metrics_overhead_only(args: &[String]) -> Result<(), BenchError> {
+    let config = counts(args);
+    let rt = gatehouse_bench::live::Runtimes::new()?;
+    let report = gatehouse_bench::live::bench_metrics_overhead(&rt, &config)?;
+    let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Json {
+        what: "serializing the metrics overhead report".into(),
         source,
     })?;
     println!("{text}");

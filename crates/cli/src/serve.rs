@@ -120,11 +120,42 @@ pub struct ServeArgs {
     /// sends it while an attempt may still be under way.
     #[arg(long, env = "GATEHOUSE_WEBHOOK_TIMEOUT", value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
     webhook_timeout: u64,
+    /// Record metrics and serve them at GET /metrics in Prometheus's text format, no key
+    /// needed (keep the port off public networks, or turn them off): requests by route
+    /// and status, latency, gates by status, the resume backlog, admission waits, lease
+    /// takeovers, reconciler actions, webhook deliveries, database pool use. `false`:
+    /// nothing is recorded and /metrics answers 404.
+    #[arg(long, env = "GATEHOUSE_METRICS", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    metrics: bool,
+    /// Log format on stderr: `text` (one readable line per event) or `json` (one JSON
+    /// object per line, with the request's id in every line of a request). `RUST_LOG`
+    /// sets the level (default `info`).
+    #[arg(long, env = "GATEHOUSE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+    /// An origin browser pages may call the API from (CORS), `scheme://host[:port]`
+    /// (repeatable; GATEHOUSE_CORS_ORIGINS is comma separated). None (the default): CORS
+    /// is off, and browsers keep other origins' pages from reading any answer.
+    #[arg(
+        long = "cors-origin",
+        value_name = "ORIGIN",
+        env = "GATEHOUSE_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    cors_origins: Vec<String>,
+}
+
+/// How `gatehouse serve` writes its log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One readable line per event.
+    Text,
+    /// One JSON object per line (JSON lines).
+    Json,
 }
 
 /// Run the server until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> CliResult {
-    init_logging();
+    init_logging(args.log_format);
     let mut api_keys = Vec::with_capacity(args.api_keys.len());
     for raw in &args.api_keys {
         if raw.trim().is_empty() {
@@ -154,6 +185,15 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.max_resume_backlog = args.max_resume_backlog;
     config.lease = std::time::Duration::from_millis(args.lease_ms);
     config.webhooks = webhook_settings(&args)?;
+    config.metrics = args.metrics;
+    for raw in &args.cors_origins {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let origin = gatehouse_server::cors::parse_origin(raw)
+            .map_err(|err| CliError::usage(format!("invalid --cors-origin: {err}")))?;
+        config.cors_origins.push(origin);
+    }
 
     let server = gatehouse_server::start(config).await.map_err(|err| {
         CliError::other(format!(
@@ -200,16 +240,25 @@ fn webhook_settings(args: &ServeArgs) -> CliResult<WebhookSettings> {
     Ok(settings)
 }
 
-/// One line per event on stderr; `RUST_LOG` overrides the default `info` level.
-fn init_logging() {
+/// One line per event on stderr, readable or JSON; `RUST_LOG` overrides the default
+/// `info` level. JSON lines carry the current span (`request`, with its `request_id`).
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_target(false)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+    };
 }
 
 /// Resolve on Ctrl-C or (on Unix) SIGTERM.
@@ -257,11 +306,12 @@ mod tests {
             let expected = match long {
                 "api-key" => "GATEHOUSE_API_KEYS".to_string(),
                 "webhook" => "GATEHOUSE_WEBHOOKS".to_string(),
+                "cors-origin" => "GATEHOUSE_CORS_ORIGINS".to_string(),
                 other => format!("GATEHOUSE_{}", other.replace('-', "_").to_uppercase()),
             };
             assert_eq!(env.to_str(), Some(expected.as_str()), "--{long}");
             checked += 1;
         }
-        assert!(checked >= 13, "only {checked} flags seen");
+        assert!(checked >= 16, "only {checked} flags seen");
     }
 }

@@ -43,6 +43,7 @@ pub(crate) fn parse_error_body(body: &[u8]) -> ErrorBodyInfo {
         let fastapi = gatehouse_wire::error::FastApiErrorBody {
             detail: detail.clone(),
             code: None,
+            request_id: None,
             extra: Default::default(),
         };
         info.message = Some(bound_chars(&fastapi.detail_text(), MAX_DETAIL_CHARS));

@@ -261,6 +261,14 @@ pub struct ServerConfig {
     pub db_acquire_timeout: Duration,
     /// Webhook endpoints and their retry policy ([`crate::webhooks`]); none by default.
     pub webhooks: crate::webhooks::WebhookSettings,
+    /// Record metrics and serve them at `GET /metrics` in Prometheus's text format, no
+    /// key needed ([`crate::metrics`]). Default true; off, `/metrics` answers 404 and
+    /// nothing is recorded.
+    pub metrics: bool,
+    /// Origins a browser page may call this API from (CORS, [`crate::cors`]), each
+    /// `scheme://host[:port]`. Empty (the default): no CORS headers, so browsers keep
+    /// other origins' pages out.
+    pub cors_origins: Vec<String>,
 }
 
 impl ServerConfig {
@@ -268,7 +276,7 @@ impl ServerConfig {
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
     /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024
     /// connections per client address, connections and event streams capped by the
-    /// open-file limit, 5 s waits for the database.
+    /// open-file limit, 5 s waits for the database, metrics on, no CORS.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -293,6 +301,8 @@ impl ServerConfig {
             max_watchers: None,
             db_acquire_timeout: crate::store::DEFAULT_ACQUIRE_TIMEOUT,
             webhooks: crate::webhooks::WebhookSettings::default(),
+            metrics: true,
+            cors_origins: Vec::new(),
         }
     }
 

@@ -3,7 +3,8 @@
 //! Agenta-shaped routes answer `{"detail": ..., "code": ...}` ([`FastApiErrorBody`]);
 //! AgentPlat-shaped routes (execution sessions) answer
 //! `{"error": {"code", "message", "gatehouseCode"}}` ([`AgentPlatErrorEnvelope`]).
-//! Every `UNAVAILABLE` answer carries `Retry-After` ([`RETRY_AFTER_SECS`]); a storage
+//! Both carry the request's id (`request_id`, AgentPlat's `requestId`,
+//! [`crate::request_id`]). Every `UNAVAILABLE` answer carries `Retry-After` ([`RETRY_AFTER_SECS`]); a storage
 //! failure is classified once ([`StoreError::is_unavailable`]): 503 when the database
 //! cannot do the work now, else 500.
 
@@ -162,6 +163,7 @@ impl ApiError {
             other => FastApiErrorBody {
                 detail: other.clone(),
                 code: None,
+                request_id: None,
                 extra: Default::default(),
             }
             .detail_text(),
@@ -202,10 +204,13 @@ impl std::error::Error for ApiError {}
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
+        // The request's id, so a client can quote it and an operator find its log lines.
+        let request_id = crate::request_id::current();
         let body = match self.shape {
             ErrorShape::Agenta => serde_json::to_vec(&FastApiErrorBody {
                 detail: self.detail.clone(),
                 code: Some(self.code),
+                request_id,
                 extra: Default::default(),
             }),
             ErrorShape::AgentPlat => {
@@ -213,6 +218,7 @@ impl IntoResponse for ApiError {
                 if !self.detail.is_string() {
                     envelope.error.details = Some(self.detail.clone());
                 }
+                envelope.error.request_id = request_id;
                 serde_json::to_vec(&envelope)
             }
         }

@@ -285,6 +285,7 @@ fn json_error_response_with_headers(
     let body = serde_json::to_vec(&FastApiErrorBody {
         detail: serde_json::Value::String(message.to_string()),
         code: Some(code),
+        request_id: None,
         extra: Default::default(),
     })
     .unwrap_or_else(|_| br#"{"detail":"Bad Request","code":"BAD_REQUEST"}"#.to_vec());

@@ -54,6 +54,9 @@
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
 //! | [`webhooks`] | signed webhook events: the durable outbox written in the transaction of each change it announces ([`webhooks::outbox`]), the delivery workers of every instance (lease, backoff; [`webhooks::deliver::record_outcome`] records each attempt's outcome), the signature, the settings, `GET /api/webhooks/deliveries` |
+//! | [`metrics`] | `GET /metrics` (Prometheus's text format): this server's recorder, what each part counts, the gauges read at scrape |
+//! | [`request_id`] | the request id of every request (`X-Request-Id`), its tracing span, and the id every error body carries |
+//! | [`cors`] | CORS for browser pages, off unless [`ServerConfig::cors_origins`] names origins |
 //! | [`readiness`] | `GET /health/ready`: the database takes a write, the migrations are applied, the resume workers and the reconciler are alive (their [`readiness::Pulse`]s) |
 //! | [`auth`] | API keys (`ApiKey` / `Bearer`), kept as digests, and THE project authorisation ([`auth::authorize_project`]) every route that acts in a project goes through |
 //! | [`http`] | serving connections: the accept loop (it backs off on accept errors), HTTP/1.1, the header-read timeout, the connection caps, JSON for hyper's own parse-error answers |
@@ -144,12 +147,15 @@
 pub mod api;
 pub mod auth;
 pub mod config;
+pub mod cors;
 pub mod error;
 pub mod execution;
 pub mod http;
 pub mod interactions;
 pub mod limits;
+pub mod metrics;
 pub mod readiness;
+pub mod request_id;
 pub mod runner;
 pub mod store;
 pub mod testing;
@@ -216,6 +222,8 @@ pub struct AppInner {
     pub watchers: limits::StreamSlots,
     /// What `GET /health/ready` checks: the background tasks' pulses, the database probe.
     pub readiness: readiness::Readiness,
+    /// This server's metrics (`GET /metrics`); records nothing when they are off.
+    pub metrics: metrics::Metrics,
     keys: KeyRing,
 }
 
@@ -250,6 +258,7 @@ impl AppState {
         let budget =
             limits::FdBudget::derive(limits::open_file_limit(), store.max_connections(), &config);
         let watchers = limits::StreamSlots::new(budget.max_watchers);
+        let config_metrics = config.metrics;
         Self(Arc::new(AppInner {
             config,
             store,
@@ -262,6 +271,7 @@ impl AppState {
             budget,
             watchers,
             readiness: readiness::Readiness::default(),
+            metrics: metrics::Metrics::new(config_metrics),
             keys,
         }))
     }
@@ -284,6 +294,7 @@ pub struct RunningServer {
     reconciler: Option<JoinHandle<()>>,
     gauge: Option<JoinHandle<()>>,
     webhooks: Option<JoinHandle<()>>,
+    metrics_upkeep: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -314,6 +325,7 @@ impl RunningServer {
             ("reconciler", self.reconciler),
             ("backlog gauge", self.gauge),
             ("webhook workers", self.webhooks),
+            ("metrics upkeep", self.metrics_upkeep),
         ] {
             if let Some(task) = task {
                 if let Err(err) = task.await {
@@ -395,6 +407,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .then(|| execution::reconcile::spawn(state.clone()));
     let gauge = admission::spawn_gauge(state.clone());
     let webhooks = webhooks::deliver::spawn(state.clone());
+    let metrics_upkeep = metrics::spawn_upkeep(state.clone());
     tracing::info!(%addr, backend = state.store.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
@@ -405,5 +418,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         reconciler,
         gauge,
         webhooks,
+        metrics_upkeep,
     })
 }

@@ -289,7 +289,15 @@ pub async fn report(state: &AppState) -> ReadinessResponse {
 /// `GET /health/ready`: 200 when every check passes, else 503 with `Retry-After` (the
 /// body is then also the error envelope: `detail`, `code: "UNAVAILABLE"`); no key needed.
 pub async fn ready(State(state): State<AppState>) -> Response {
-    let answer = report(&state).await;
+    let mut answer = report(&state).await;
+    if answer.status != ReadinessStatus::Ok {
+        // As every error body: the request's id beside `detail` and `code`.
+        if let Some(id) = crate::request_id::current() {
+            answer
+                .extra
+                .insert("request_id".to_string(), serde_json::Value::String(id));
+        }
+    }
     let mut response = crate::api::reply::json(&answer);
     if answer.status != ReadinessStatus::Ok {
         *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;

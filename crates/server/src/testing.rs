@@ -63,6 +63,10 @@ pub struct TestServerOptions {
     pub max_connections_per_client: Option<usize>,
     /// The longest wait for the database before a 503; default 5 s.
     pub db_acquire_timeout: Option<Duration>,
+    /// Record and serve metrics (`GET /metrics`); default true.
+    pub metrics: bool,
+    /// Origins allowed by CORS; default none (CORS off).
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for TestServerOptions {
@@ -88,6 +92,8 @@ impl Default for TestServerOptions {
             header_read_timeout: None,
             max_connections_per_client: None,
             db_acquire_timeout: None,
+            metrics: true,
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -228,6 +234,8 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     if let Some(v) = opts.max_connections_per_client {
         config.max_connections_per_client = v;
     }
+    config.metrics = opts.metrics;
+    config.cors_origins = opts.cors_origins.clone();
     if let Some(v) = opts.db_acquire_timeout {
         config.db_acquire_timeout = v;
     }

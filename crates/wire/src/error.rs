@@ -196,6 +196,11 @@ pub struct FastApiErrorBody {
         deserialize_with = "known_code"
     )]
     pub code: Option<GatehouseCode>,
+    /// The id of the request this answers (`X-Request-Id`), for finding its log lines
+    /// (absent from a real Agenta server and from answers given before a request was
+    /// read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -207,6 +212,7 @@ impl FastApiErrorBody {
         Self {
             detail: serde_json::Value::String(message.into()),
             code: Some(code),
+            request_id: None,
             extra: JsonObject::new(),
         }
     }
@@ -315,6 +321,10 @@ pub struct AgentPlatError {
         deserialize_with = "known_code"
     )]
     pub gatehouse_code: Option<GatehouseCode>,
+    /// The id of the request this answers (`X-Request-Id`), for finding its log lines
+    /// (absent from a real AgentPlat server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -329,6 +339,7 @@ impl AgentPlatErrorEnvelope {
                 message: message.into(),
                 details: None,
                 gatehouse_code: Some(code),
+                request_id: None,
                 extra: JsonObject::new(),
             },
         }

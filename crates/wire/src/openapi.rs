@@ -208,6 +208,13 @@ fn content(body: &Body) -> (&'static str, Value) {
             "application/json",
             json!({"schema": {"type": "object", "required": ["openapi", "paths"]}}),
         ),
+        Body::PrometheusText => (
+            "text/plain",
+            json!({"schema": {
+                "type": "string",
+                "description": "Prometheus's text exposition format, version 0.0.4: `# HELP` and `# TYPE` lines, then one sample per line.",
+            }}),
+        ),
         Body::EventStream(name) => (
             "text/event-stream",
             json!({

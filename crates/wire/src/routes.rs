@@ -155,6 +155,8 @@ pub enum Body {
     Ndjson(&'static str),
     /// `application/json`: an OpenAPI document (the one [`crate::openapi`] generates).
     OpenApiDocument,
+    /// `text/plain`: metrics in Prometheus's text exposition format (version 0.0.4).
+    PrometheusText,
 }
 
 /// One success answer of an operation.
@@ -931,6 +933,29 @@ pub const READINESS: Operation = Operation {
     }],
 };
 
+/// The path of the metrics.
+pub const METRICS_PATH: &str = "/metrics";
+
+/// `GET /metrics` (`metrics`).
+pub const METRICS: Operation = Operation {
+    id: "metrics",
+    method: Method::Get,
+    path: METRICS_PATH,
+    family: Family::Gatehouse,
+    summary: "Metrics (Prometheus text format)",
+    description: "This instance's metrics in Prometheus's text exposition format, for a Prometheus scrape: requests by method, matched route template and status (`gatehouse_http_requests_total`), their latency (`gatehouse_http_request_duration_seconds`), gates by status (`gatehouse_gates`), resume attempts (`gatehouse_resumes_total`), the resume backlog (`gatehouse_resume_backlog`), admission waits (`gatehouse_admission_waits_total`, `gatehouse_admission_wait_seconds`), lease takeovers (`gatehouse_lease_takeovers_total`), reconciler actions (`gatehouse_reconciler_actions_total`), webhook deliveries (`gatehouse_webhook_deliveries_total`), database pool use (`gatehouse_db_pool_connections`). No key needed. Served unless the server runs with metrics off (`gatehouse serve --metrics false`), when it answers 404 `ROUTE_NOT_FOUND`.",
+    auth: false,
+    project: false,
+    params: &[],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "the metrics, `text/plain; version=0.0.4`",
+        bodies: &[Body::PrometheusText],
+    }],
+    failures: &[],
+};
+
 // ---- The runner tier (A1), outside /api -----------------------------------------
 
 /// `POST /run` (`run`).
@@ -988,6 +1013,7 @@ pub const OPERATIONS: &[Operation] = &[
     STREAM_EXECUTION_EVENTS_AT_ROOT,
     HEALTH,
     READINESS,
+    METRICS,
     // ---- The runner tier (A1), outside /api -----------------------------------------
     RUN,
 ];

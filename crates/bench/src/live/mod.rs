@@ -10,12 +10,14 @@
 //! setup, opening gates, the statistics glue, [`run_all`]); each benchmark is a file of
 //! its own: [`respond`](bench_respond) (row 3), [`approve_all`](bench_approve_all) (row 4),
 //! [`contention`](bench_contention) (row 5), [`ffi`](bench_ffi) (row 6),
-//! [`floor`](bench_floor) (row 8) and [`sustained`](bench_sustained) (row 9).
+//! [`floor`](bench_floor) (row 8), [`sustained`](bench_sustained) (row 9) and
+//! [`metrics_overhead`](bench_metrics_overhead) (row 10).
 
 mod approve_all;
 mod contention;
 mod ffi;
 mod floor;
+mod metrics_overhead;
 mod respond;
 mod sustained;
 
@@ -25,6 +27,7 @@ pub use approve_all::{
 pub use contention::{bench_contention, ContentionReport};
 pub use ffi::{bench_ffi, FfiReport, KotlinFfi, PythonFfi, SwiftFfi};
 pub use floor::{bench_floor, FloorReport};
+pub use metrics_overhead::{bench_metrics_overhead, MetricsOverheadReport};
 pub use respond::{bench_respond, RespondReport};
 pub use sustained::{bench_sustained, SustainedReport};
 
@@ -149,6 +152,8 @@ pub struct LiveReport {
     pub floor: FloorReport,
     /// Row 9: sustained responds against the resume workers, SQLite then Postgres.
     pub sustained: Vec<SustainedReport>,
+    /// Row 10: a respond with metrics on vs off.
+    pub metrics_overhead: MetricsOverheadReport,
 }
 
 /// The respond body both sides send (what the client serializes for `Answer::approve()`).
@@ -348,6 +353,8 @@ pub fn run_all(
     let floor = bench_floor(&rt, config)?;
     progress("respond: client vs bare POST");
     let respond = bench_respond(&rt, config)?;
+    progress("respond: metrics on vs off");
+    let metrics_overhead = bench_metrics_overhead(&rt, config)?;
     progress("approve-all vs one by one");
     let approve_all = bench_approve_all(&rt, config)?;
     progress("approve-all vs one by one, over a simulated round trip");
@@ -366,6 +373,7 @@ pub fn run_all(
     }
     Ok(LiveReport {
         sustained,
+        metrics_overhead,
         respond,
         approve_all,
         approve_all_rtt,

@@ -308,6 +308,10 @@ fn serve_refuses_a_bad_key_binding_or_limit() {
         vec!["--header-read-timeout", "0"],
         vec!["--max-connections-per-client", "-1"],
         vec!["--db-acquire-timeout", "0"],
+        vec!["--cors-origin", "app.example.com"],
+        vec!["--cors-origin", "https://app.example.com/path"],
+        vec!["--log-format", "xml"],
+        vec!["--metrics", "maybe"],
     ] {
         let out = Command::new(BIN)
             .args(["serve", "--bind", "127.0.0.1:0"])
@@ -317,5 +321,120 @@ fn serve_refuses_a_bad_key_binding_or_limit() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!stderr.contains("s3cret"), "{stderr}");
+    }
+}
+
+/// `--log-format json`: every stderr line is a JSON object; the lines of a request carry
+/// its id (the client's `X-Request-Id`, or a generated one, answered in the header and
+/// in error bodies); no line holds the API key, a wrong key tried, or a secret of a
+/// request's config, even at `debug`.
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_logs_json_lines_with_request_ids_and_never_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("json.db").display());
+    let key = "ops=key-9f1c2e7d-never-logged";
+    let mut child = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
+        .env("GATEHOUSE_LOG_FORMAT", "json")
+        .env("GATEHOUSE_API_KEYS", key)
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base_url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let served = Served {
+        child,
+        base_url: base_url.clone(),
+        _dir: dir,
+    };
+    let project = uuid::Uuid::new_v4();
+    let http = reqwest::Client::new();
+    let secret_header = "Bearer sk-live-51f0a9c3-secret-header";
+    let secret_api_key = "sk-proj-7d2b-secret-api-key";
+    let invoke = serde_json::json!({
+        "session_id": "json-logs",
+        "data": {
+            "inputs": {"messages": [{"role": "user", "content": "go"}]},
+            "parameters": {"agent": {
+                "llm": {"model": "m-json", "api_key": secret_api_key},
+                "runner": {"permissions": {"default": "ask"}},
+                "mcps": [{"name": "notion", "headers": {"Authorization": secret_header}}]
+            }}
+        }
+    });
+    let response = http
+        .post(format!("{base_url}/api/invoke?project_id={project}"))
+        .header("Authorization", "ApiKey key-9f1c2e7d-never-logged")
+        .header("X-Request-Id", "invoke-req-1")
+        .json(&invoke)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()["x-request-id"], "invoke-req-1");
+    // A wrong key: 401, its id generated, in the header and the body.
+    let response = http
+        .post(format!(
+            "{base_url}/api/sessions/interactions/query?project_id={project}"
+        ))
+        .header("Authorization", "Bearer wrong-key-3b8e-never-logged")
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    let generated = response.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["request_id"], generated.as_str(), "{body}");
+
+    let (code, _, stderr) = terminate(served, "-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+        })
+        .collect();
+    let request_id_of = |path: &str| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l["fields"]["message"] == "request" && l["fields"]["path"] == path)
+            .map(|l| l["span"]["request_id"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(request_id_of("/api/invoke"), ["invoke-req-1"], "{stderr}");
+    assert_eq!(
+        request_id_of("/api/sessions/interactions/query"),
+        [generated],
+        "{stderr}"
+    );
+    // Lines logged while the invoke ran (its turn, the stripped secret) carry its id too.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["span"]["request_id"] == "invoke-req-1"
+                && l["fields"]["message"] != "request"),
+        "{stderr}"
+    );
+    for secret in [
+        "key-9f1c2e7d-never-logged",
+        "wrong-key-3b8e-never-logged",
+        "sk-live-51f0a9c3-secret-header",
+        secret_api_key,
+    ] {
+        assert!(!stderr.contains(secret), "{secret} leaked into the log");
     }
 }

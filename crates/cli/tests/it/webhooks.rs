@@ -493,6 +493,25 @@ async fn every_event_arrives_signed_once_after_the_receiver_was_down() {
         "{ready}"
     );
 
+    // /metrics counts each attempt by outcome: every event delivered once, and the
+    // attempts made while the receiver was down as failed.
+    let metrics = reqwest::get(format!("{}/metrics", server.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let count = |outcome: &str| -> u64 {
+        let series = format!("gatehouse_webhook_deliveries_total{{outcome=\"{outcome}\"}} ");
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series.as_str()))
+            .map(|value| value.trim().parse().unwrap())
+            .unwrap_or(0)
+    };
+    assert_eq!(count("delivered"), events.len() as u64, "{metrics}");
+    assert!(count("failed") >= 1, "{metrics}");
+
     drop(server);
     let logs = std::fs::read_to_string(&stderr).unwrap();
     assert!(logs.contains("webhook attempt failed; retrying"), "{logs}");

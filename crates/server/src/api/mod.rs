@@ -10,6 +10,7 @@
 //! | `GET /api/openapi.json` (no auth): the OpenAPI 3.1 document of every route | [`openapi`] |
 //! | the runner tier's `POST /run` (outside `/api`) | [`runs`] |
 //! | `GET /health` (no auth) | here |
+//! | `GET /metrics` (no auth, unless metrics are off): Prometheus's text format | [`crate::metrics`] |
 //!
 //! [`extract`] holds the request extractors every area's routes share, [`reply`] the
 //! JSON answers; neither names anything above it, so the areas use them without
@@ -33,7 +34,7 @@ pub mod runs;
 
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{MatchedPath, Request};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -43,6 +44,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::config::ServerConfig;
 use crate::error::ApiError;
+use crate::metrics::UNMATCHED_ROUTE;
 use crate::AppState;
 use reply::json_text;
 
@@ -154,18 +156,33 @@ async fn limit_identifiers(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-/// One log line per request: method, path (no query string), status, latency. Never
-/// headers (the API key) or bodies (parameters).
-async fn log_request(request: Request, next: Next) -> Response {
+/// One log line per request (in the request's span, so with its request id): method,
+/// path (no query string), the matched route template, status, latency; and the
+/// request's metrics (by route template, never the raw path). Never headers (the API
+/// key) or bodies (parameters).
+async fn log_request(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| UNMATCHED_ROUTE.to_string(), |m| m.as_str().to_string());
     let started = Instant::now();
     let response = next.run(request).await;
+    let elapsed = started.elapsed();
+    state
+        .metrics
+        .request(&method, &route, response.status(), elapsed);
     tracing::info!(
         %method,
         %path,
+        %route,
         status = response.status().as_u16(),
-        ms = started.elapsed().as_millis() as u64,
+        ms = elapsed.as_millis() as u64,
         "request"
     );
     response
@@ -202,7 +219,11 @@ pub fn router(state: AppState) -> Router {
         api = api.merge(crate::execution::api::router(&state));
         root = root.merge(crate::execution::api::root_router(&state));
     }
-    Router::new()
+    if state.metrics.is_enabled() {
+        root = root.merge(crate::metrics::routes());
+    }
+    let cors = crate::cors::layer(&state.config.cors_origins);
+    let router = Router::new()
         .nest("/api", api)
         .merge(root)
         .merge(runs::routes().route_layer(auth))
@@ -210,7 +231,15 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn(limit_identifiers))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn(json_errors))
-        .layer(middleware::from_fn(log_request))
+        .layer(middleware::from_fn(json_errors));
+    // CORS answers a preflight itself and adds its headers to every answer (errors
+    // too), inside the request log and the request id.
+    let router = match cors {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    router
+        .layer(middleware::from_fn_with_state(state.clone(), log_request))
+        .layer(middleware::from_fn(crate::request_id::assign))
         .with_state(state)
 }

@@ -192,6 +192,7 @@ async fn to_agentplat(response: Response, root: bool) -> Response {
         let message = gatehouse_wire::error::FastApiErrorBody {
             detail: detail.clone(),
             code: None,
+            request_id: None,
             extra: Default::default(),
         }
         .detail_text();
@@ -242,6 +243,7 @@ fn reshape(err: ApiError) -> ApiError {
         other => gatehouse_wire::error::FastApiErrorBody {
             detail: other.clone(),
             code: None,
+            request_id: None,
             extra: Default::default(),
         }
         .detail_text(),

@@ -20,6 +20,8 @@ pub struct Pass {
     pub paused: usize,
     /// Sessions ended (expired holds with nothing to retry them, stranded pauses).
     pub ended: usize,
+    /// Sessions whose run hold had expired, taken over (paused or ended).
+    pub taken_over: usize,
 }
 
 /// One pass over `exec`.
@@ -32,10 +34,12 @@ pub async fn reconcile_once(exec: &ExecutionStore) -> Pass {
                     Ok(Some(status)) if status.is_terminal() => {
                         tracing::warn!(session_id = %id, status = status.as_str(), "reconciled an execution session whose run stopped");
                         pass.ended += 1;
+                        pass.taken_over += 1;
                     }
                     Ok(Some(_)) => {
                         tracing::info!(session_id = %id, "paused an execution session whose resume attempt stopped; the resume is retried");
                         pass.paused += 1;
+                        pass.taken_over += 1;
                     }
                     Ok(None) => {}
                     Err(err) => {
@@ -81,7 +85,13 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
             }
             {
                 let _busy = pulse.busy();
-                reconcile_once(&exec).await;
+                let pass = reconcile_once(&exec).await;
+                state.metrics.reconciler_pass(pass.paused, pass.ended);
+                for _ in 0..pass.taken_over {
+                    state
+                        .metrics
+                        .lease_takeover(crate::metrics::LeasedWork::ExecutionSession);
+                }
             }
             tokio::select! {
                 _ = tokio::time::sleep(state.config.reconcile_interval) => {}

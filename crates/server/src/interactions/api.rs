@@ -277,7 +277,7 @@ async fn respond(
     }
     let hash = key.as_ref().map(|_| respond_hash(&id, &body.raw));
     let idempotency = key.as_deref().zip(hash.as_deref());
-    state.backlog.admit().await;
+    record_admission(&state, state.backlog.admit().await);
     let outcome = state
         .store
         .respond(&project_id, &id, &answer, &actor, idempotency)
@@ -489,7 +489,7 @@ async fn respond_batch(
             idempotency: v.key.as_ref().map(|(k, h)| (k.as_str(), h.as_str())),
         })
         .collect();
-    state.backlog.admit().await;
+    record_admission(&state, state.backlog.admit().await);
     let mut attempt = 0;
     let outcomes = loop {
         attempt += 1;
@@ -755,4 +755,14 @@ where
     let (sender, receiver) = tokio::sync::mpsc::channel::<Event>(64);
     tokio::spawn(producer(sender));
     tokio_stream::wrappers::ReceiverStream::new(receiver).map(Ok)
+}
+
+/// Count an answer that had to wait for the resume backlog.
+fn record_admission(state: &AppState, admission: super::admission::Admission) {
+    use super::admission::Admission;
+    match admission {
+        Admission::AtOnce => {}
+        Admission::AfterBacklogShrank(waited) => state.metrics.admission_wait(true, waited),
+        Admission::WaitedTooLong(waited) => state.metrics.admission_wait(false, waited),
+    }
 }

@@ -43,6 +43,7 @@ use super::store::{
     ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, TurnClaim, TurnRecord,
 };
 use super::turn::{begin_turn, end_turn, ResumePoint, TurnInput, TurnWrite};
+use crate::metrics::ResumeOutcome;
 use crate::readiness::{PulseGuard, Task};
 use crate::AppState;
 
@@ -108,7 +109,15 @@ pub async fn drain(state: &AppState, lease_ms: i64) {
             return;
         }
         match state.store.claim_job(lease_ms).await {
-            Ok(Some(job)) => process(state, &job).await,
+            Ok(Some(job)) => {
+                if job.attempts > 1 {
+                    // An earlier claim's lease expired (its worker failed, died or stalled).
+                    state
+                        .metrics
+                        .lease_takeover(crate::metrics::LeasedWork::ResumeJob);
+                }
+                process(state, &job).await
+            }
             Ok(None) => return,
             Err(err) => {
                 tracing::warn!(error = %err, "claiming a resume job failed; will retry");
@@ -127,15 +136,18 @@ async fn process(state: &AppState, job: &ClaimedJob) {
     };
     match state.store.fail_job(job, &reason).await {
         Ok(FailOutcome::Retrying) => {
+            state.metrics.resume(ResumeOutcome::Retrying);
             tracing::warn!(interaction_id = %job.interaction_id, %reason, attempt = job.attempts, "resume failed; the lease will expire and it is retried");
         }
         Ok(FailOutcome::GaveUp { resolved }) => {
+            state.metrics.resume(ResumeOutcome::GaveUp);
             tracing::warn!(interaction_id = %job.interaction_id, %reason, attempts = job.attempts, "resume failed for the last time; the row says so");
             if let Some(row) = resolved {
                 state.events.row_changed(&row, InteractionStatus::Resolved);
             }
         }
         Ok(FailOutcome::LeaseLost) => {
+            state.metrics.resume(ResumeOutcome::LeaseLost);
             tracing::warn!(interaction_id = %job.interaction_id, %reason, "resume failed after its lease moved on; another worker owns it");
         }
         Err(err) => {
@@ -375,11 +387,13 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
                 changed.push((gate.id.as_str(), InteractionStatus::Pending));
             }
             end_turn(state, &session_id, &executed, TurnWrite::Written(&changed)).await;
+            state.metrics.resume(ResumeOutcome::Resumed);
             tracing::info!(interaction_id = %row.id, turn_id = %executed.turn.id, "resumed");
             Ok(())
         }
         Ok(CompleteOutcome::LeaseLost) => {
             end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
+            state.metrics.resume(ResumeOutcome::LeaseLost);
             tracing::warn!(interaction_id = %row.id, "lease lost before completion; another worker owns the resume");
             Ok(())
         }

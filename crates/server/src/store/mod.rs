@@ -210,6 +210,17 @@ pub(crate) enum Backend {
     Postgres(PgPool),
 }
 
+/// A pool's connections at one moment ([`Store::pool_use`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUse {
+    /// Connections open (idle or in use).
+    pub open: usize,
+    /// Open connections waiting in the pool.
+    pub idle: usize,
+    /// The most the pool opens.
+    pub max: usize,
+}
+
 /// The durable store of the control plane. Cheap to clone (pools are shared).
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -557,6 +568,19 @@ impl Store {
         match self.backend {
             Backend::Sqlite(_) => SQLITE_NOW_MS,
             Backend::Postgres(_) => POSTGRES_NOW_MS,
+        }
+    }
+
+    /// The pool's connections now: open, idle among them, and the most it opens.
+    pub fn pool_use(&self) -> PoolUse {
+        let (open, idle) = match &self.backend {
+            Backend::Sqlite(pool) => (pool.size(), pool.num_idle()),
+            Backend::Postgres(pool) => (pool.size(), pool.num_idle()),
+        };
+        PoolUse {
+            open: open as usize,
+            idle,
+            max: self.max_connections(),
         }
     }
 

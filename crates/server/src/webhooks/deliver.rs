@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use super::config::{WebhookEndpoint, WebhookSettings};
 use super::outbox::ClaimedDelivery;
 use super::sign::signature;
+use crate::metrics::{Metrics, WebhookOutcome};
 use crate::readiness::{PulseGuard, Task};
 use crate::AppState;
 
@@ -41,10 +42,11 @@ pub enum DeliveryOutcome {
 }
 
 /// THE place a delivery attempt's outcome is recorded, once per attempt, after the
-/// outbox row was updated: the log line, and the hook for delivery metrics (count by
-/// endpoint, event type and outcome; `attempt` is 1-based; `elapsed` is the POST's
-/// duration).
+/// outbox row was updated: the log line, and `gatehouse_webhook_deliveries_total{outcome}`
+/// (`attempt` is 1-based; `elapsed` is the POST's duration). A lost lease is not counted:
+/// the worker that owns the event records its own attempt.
 pub fn record_outcome(
+    metrics: &Metrics,
     endpoint: &str,
     event_type: &str,
     attempt: i64,
@@ -52,6 +54,12 @@ pub fn record_outcome(
     outcome: &DeliveryOutcome,
 ) {
     let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    match outcome {
+        DeliveryOutcome::Delivered => metrics.webhook_delivery(WebhookOutcome::Delivered),
+        DeliveryOutcome::Retrying { .. } => metrics.webhook_delivery(WebhookOutcome::Failed),
+        DeliveryOutcome::GaveUp { .. } => metrics.webhook_delivery(WebhookOutcome::GaveUp),
+        DeliveryOutcome::LeaseLost => {}
+    }
     match outcome {
         DeliveryOutcome::Delivered => {
             tracing::debug!(
@@ -193,6 +201,7 @@ async fn attempt(state: &AppState, client: &reqwest::Client, claim: &ClaimedDeli
         Err(error) => failed(state, settings, claim, error).await,
     };
     record_outcome(
+        &state.metrics,
         &claim.endpoint,
         &claim.event_type,
         claim.attempts,

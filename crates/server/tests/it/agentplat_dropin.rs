@@ -495,15 +495,19 @@ async fn replay_scenario(file: &std::path::Path) {
         if let Some(error) = x.response.get("error") {
             assert_eq!(body["error"]["code"], error["code"], "{at}: {body}");
             assert_eq!(body["error"]["message"], error["message"], "{at}: {body}");
-            // AgentPlat's error, and Gatehouse's machine code after it (CONTRACT.md's
-            // differences: typed conflicts).
+            // AgentPlat's error, then Gatehouse's machine code and the request's id
+            // (CONTRACT.md's differences: typed conflicts, a request's log lines).
             let keys: Vec<&str> = body["error"]
                 .as_object()
                 .unwrap()
                 .keys()
                 .map(String::as_str)
                 .collect();
-            assert_eq!(keys, ["code", "message", "gatehouseCode"], "{at}: {body}");
+            assert_eq!(
+                keys,
+                ["code", "message", "gatehouseCode", "requestId"],
+                "{at}: {body}"
+            );
             continue;
         }
         let mut ours = body.clone();

@@ -201,7 +201,8 @@ async fn with_the_setting_the_tenant_header_reaches_its_project_and_nothing_else
 async fn a_missing_expected_revision_is_a_revision_conflict() {
     let h = Harness::start().await;
     let ParkedRun { room, session, .. } = h.park_run("task-no-revision", "m-root").await;
-    let conflict = r#"{"error":{"code":"CONFLICT","message":"Execution session revision conflict","gatehouseCode":"REVISION_CONFLICT"}}"#;
+    // The request's id (sent, so it is known) last, after Gatehouse's code.
+    let conflict = r#"{"error":{"code":"CONFLICT","message":"Execution session revision conflict","gatehouseCode":"REVISION_CONFLICT","requestId":"rev-check"}}"#;
     for prefix in ["", "/api"] {
         let path = format!(
             "{prefix}{}/interventions?project_id={}",
@@ -212,6 +213,7 @@ async fn a_missing_expected_revision_is_a_revision_conflict() {
             Call::new(&h, reqwest::Method::POST, &path)
                 .tenant()
                 .key()
+                .header("X-Request-Id", "rev-check")
                 .json(body)
         };
         let op = format!("op{}", prefix.replace('/', "-"));

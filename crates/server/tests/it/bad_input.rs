@@ -112,7 +112,7 @@ async fn another_projects_id_is_404_never_403() {
     .await;
     assert_eq!(status, 404);
     assert_eq!(
-        body,
+        without_request_id(body),
         json!({"detail": "Interaction not found", "code": "NOT_FOUND"})
     );
     let (status, body) = raw(
@@ -273,7 +273,7 @@ async fn bad_ids_unknown_routes_and_missing_project() {
     let (status, body) = h.get("/api/nothing/here").await;
     assert_eq!(status, 404);
     assert_eq!(
-        body,
+        without_request_id(body),
         json!({"detail": "Not Found", "code": "ROUTE_NOT_FOUND"})
     );
     // Without the execution service, its routes are absent: AgentPlat's route-not-found.
@@ -320,4 +320,14 @@ async fn bad_ids_unknown_routes_and_missing_project() {
     .await;
     assert_eq!(status, 405, "{body}");
     assert!(body["detail"].is_string());
+}
+
+/// An error body less its `request_id` (a new one per request), which it must carry.
+fn without_request_id(mut body: Value) -> Value {
+    let id = body.as_object_mut().and_then(|o| o.remove("request_id"));
+    assert!(
+        id.as_ref().is_some_and(Value::is_string),
+        "no request_id: {body}"
+    );
+    body
 }

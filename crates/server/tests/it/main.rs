@@ -4,7 +4,10 @@
 //!
 //! `tests/logging.rs` stays a binary of its own: it installs the process-wide tracing
 //! subscriber and counts the request lines of its one server, which the other tests'
-//! servers would add to (and slow down) in a shared process.
+//! servers would add to (and slow down) in a shared process. `tests/real_tools.rs` (a real
+//! Prometheus scraping `/metrics`, a page in headless Chromium calling the API) is one too:
+//! starting those tools takes the cores for seconds, which starved the lease-timing tests
+//! here when they ran side by side.
 
 // Test code: a broken fixture or server should fail the test loudly, here and in helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -23,6 +26,7 @@ mod batch;
 mod batch_idempotency;
 mod clock_skew;
 mod concurrency;
+mod cors;
 mod crash_safety;
 mod database_faults;
 mod execution;
@@ -33,10 +37,12 @@ mod http_layer;
 mod interactions;
 mod lease;
 mod limits_and_races;
+mod metrics;
 mod nul_text;
 mod one_resume_per_turn;
 mod openapi;
 mod project_keys;
+mod request_ids;
 mod restart;
 mod resume_claims;
 mod run;

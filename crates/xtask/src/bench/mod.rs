@@ -11,7 +11,8 @@
 //! 4. `bench/python/agenta_stamp.py`: Agenta's own `stamp_effective_parameters` from the
 //!    `agenta==0.125.1` wheel (downloaded with `pip download --no-deps` into
 //!    `<target>/gatehouse-bench/agenta`), parity and timing;
-//! 5. `gatehouse-bench live`: respond, approve-all, contention, FFI (with
+//! 5. `gatehouse-bench live`: respond, respond with metrics on vs off, approve-all,
+//!    contention, FFI (with
 //!    `bench/python/ffi_respond.py`, the Kotlin binding's `RespondCostBench.kt`, run by
 //!    Maven, and the Swift binding's `bench/swift` where a Swift toolchain exists), the floor, and the sustained respond load against
 //!    the resume workers (SQLite, and a PostgreSQL cluster started for it);

@@ -621,6 +621,25 @@ pub(super) fn render(
         );
     }
 
+    // Row 10: a respond with metrics on vs off.
+    let overhead = &live["metrics_overhead"];
+    let (on_median, on_spread) = live_time(&overhead["metrics_on_us"], 1e3);
+    let (off_median, off_spread) = live_time(&overhead["metrics_off_us"], 1e3);
+    let pct = f(overhead, "overhead_pct");
+    table.row(
+        "10",
+        &format!(
+            "one respond round trip through `gatehouse-client`, server recording metrics (`/metrics`, the default; SQLite on loopback, fresh gate each; {} per side, interleaved)",
+            overhead["iterations"]
+        ),
+        &on_median,
+        &on_spread,
+        &format!("the same server with `--metrics false`, same run: {off_median} ({off_spread})"),
+        &format!("{pct:+.1}% metrics overhead"),
+        "< 3%",
+        met(pct < 3.0),
+    );
+
     // Where a stamp's time goes.
     let mut parts = String::new();
     parts.push_str("\n### Where a stamp's time goes (criterion, same run)\n\n");

@@ -318,6 +318,21 @@ impl Store {
         })
     }
 
+    /// How many interactions the database holds in each status (every project, every
+    /// instance), for the metrics' `gatehouse_gates` gauge.
+    pub async fn gates_by_status(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        with_pool!(self, pool => {
+            let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM interactions GROUP BY status")
+                .fetch_all(pool)
+                .await?;
+            let mut counts = Vec::with_capacity(rows.len());
+            for row in rows {
+                counts.push((row.text("status")?, u64::try_from(row.int("n")?).unwrap_or(0)));
+            }
+            Ok(counts)
+        })
+    }
+
     /// The job of an interaction: `(state, resume_turn_id, attempts)`.
     pub async fn job_state(
         &self,

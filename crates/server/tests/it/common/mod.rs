@@ -309,3 +309,21 @@ where
 pub fn user(text: &str) -> Value {
     json!([{"role": "user", "content": text}])
 }
+
+/// Whether `tool` (from Debian's `package`) is on the PATH. When it is not: under
+/// `CI=true` the test fails (`.ci/run` installs it), elsewhere one line says the test is
+/// skipped and it passes.
+#[allow(clippy::print_stderr)] // the one line saying the test is skipped
+pub fn require_tool(tool: &str, package: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()));
+    if found {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI needs {tool} (apt-get install {package})"
+    );
+    eprintln!("skipped: {tool} is not installed (apt-get install {package})");
+    false
+}
