@@ -29,9 +29,12 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
     let mut steps = Vec::new();
     let report = run_all(&config, |step| steps.push(step.to_string())).unwrap();
     let postgres = config.postgres_url.is_some();
-    assert_eq!(steps.len(), 8 + usize::from(postgres), "{steps:?}");
+    assert_eq!(steps.len(), 9 + usize::from(postgres), "{steps:?}");
     assert_eq!(report.respond.client_us.n, 4);
     assert_eq!(report.respond.bare_us.n, 4);
+    assert_eq!(report.metrics_overhead.metrics_on_us.n, 4);
+    assert_eq!(report.metrics_overhead.metrics_off_us.n, 4);
+    assert!(report.metrics_overhead.overhead_pct.is_finite());
     assert_eq!(report.approve_all.parallel_ms.n, 2);
     assert_eq!(report.approve_all.sequential_ms.n, 2);
     assert_eq!(report.approve_all.simulated_rtt_ms, None);
