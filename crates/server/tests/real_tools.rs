@@ -29,23 +29,6 @@ use common::{require_tool, Harness};
 
 // ---- Prometheus ------------------------------------------------------------------
 
-async fn scrape(h: &Harness) -> (u16, String, String) {
-    let response = h
-        .http
-        .get(format!("{}/metrics", h.server.base_url))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    (status, content_type, response.text().await.unwrap())
-}
-
 /// Prometheus on loopback, scraping `target` every second, its data in `dir`.
 struct Prometheus {
     child: Child,
@@ -126,7 +109,7 @@ async fn a_real_prometheus_scrapes_it_and_promtool_accepts_it() {
     h.wait_resolved(&gate).await;
 
     // promtool: the exposition parses and passes its lint (names, help, types).
-    let (_, _, text) = scrape(&h).await;
+    let (_, _, text) = h.scrape_metrics().await;
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

@@ -10,23 +10,6 @@ use serde_json::Value;
 
 use crate::common::Harness;
 
-async fn scrape(h: &Harness) -> (u16, String, String) {
-    let response = h
-        .http
-        .get(format!("{}/metrics", h.server.base_url))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    (status, content_type, response.text().await.unwrap())
-}
-
 /// The value of the sample whose line starts with `prefix` (name and labels).
 fn sample(text: &str, prefix: &str) -> Option<f64> {
     text.lines()
@@ -47,7 +30,7 @@ async fn requests_are_counted_by_route_template_and_gates_by_status() {
     let (status, _) = h.get("/no/such/route").await;
     assert_eq!(status, 404);
 
-    let (status, content_type, text) = scrape(&h).await;
+    let (status, content_type, text) = h.scrape_metrics().await;
     assert_eq!(status, 200, "{text}");
     assert!(content_type.starts_with("text/plain"), "{content_type}");
     let respond = r#"gatehouse_http_requests_total{method="POST",route="/api/sessions/interactions/{id}/respond",status="200"}"#;
@@ -100,7 +83,7 @@ async fn metrics_off_records_nothing_and_answers_404() {
         ..Default::default()
     })
     .await;
-    let (status, _, text) = scrape(&h).await;
+    let (status, _, text) = h.scrape_metrics().await;
     assert_eq!(status, 404, "{text}");
     let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["code"], "ROUTE_NOT_FOUND");
@@ -125,7 +108,7 @@ async fn admission_waits_and_lease_takeovers_are_counted() {
     assert_eq!(h.respond(&first, true).await.0, 200);
     // The backlog is at its limit: this answer waits the longest wait, then is taken.
     assert_eq!(h.respond(&second, true).await.0, 200);
-    let (_, _, text) = scrape(&h).await;
+    let (_, _, text) = h.scrape_metrics().await;
     assert_eq!(
         sample(
             &text,
@@ -168,7 +151,7 @@ async fn admission_waits_and_lease_takeovers_are_counted() {
     let h = Harness::with(options).await;
     h.wait_resolved(&first).await;
     h.wait_resolved(&second).await;
-    let (_, _, text) = scrape(&h).await;
+    let (_, _, text) = h.scrape_metrics().await;
     assert_eq!(
         sample(
             &text,

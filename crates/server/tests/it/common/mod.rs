@@ -25,6 +25,24 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// `GET /metrics`: status, content type, body.
+    pub async fn scrape_metrics(&self) -> (u16, String, String) {
+        let response = self
+            .http
+            .get(format!("{}/metrics", self.server.base_url))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        (status, content_type, response.text().await.unwrap())
+    }
+
     pub async fn start() -> Self {
         Self::with(TestServerOptions::default()).await
     }
