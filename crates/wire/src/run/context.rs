@@ -92,7 +92,9 @@ pub struct TelemetryExporters {
 }
 
 /// `telemetry.exporters.otlp`: the traces endpoint and its `authorization` header.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+// `Debug` (below) shows the header names and the unknown keys, never their values (the
+// credential rides a header), so a `{:?}` in a log line leaks nothing.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OtlpExporter {
     /// OTLP/HTTP traces endpoint; `null` when the run has none (Agenta's SDK writes the key).
@@ -117,6 +119,27 @@ pub struct OtlpExporter {
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl std::fmt::Debug for OtlpExporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers = self.headers.as_ref().map(|headers| {
+            headers
+                .as_ref()
+                .map(|map| map.keys().map(String::as_str).collect::<Vec<_>>())
+        });
+        f.debug_struct("OtlpExporter")
+            .field(
+                "endpoint",
+                &self.endpoint.as_ref().map(|e| e.as_ref().map(|_| "<set>")),
+            )
+            .field("headers (names only)", &headers)
+            .field(
+                "extra (keys only)",
+                &self.extra.keys().map(String::as_str).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 /// Header name to value, where a value may be `null` (an unset credential), in order.
@@ -296,6 +319,18 @@ mod tests {
             let telemetry: Telemetry = serde_json::from_str(text).unwrap();
             assert_eq!(serde_json::to_string(&telemetry).unwrap(), text);
         }
+    }
+
+    #[test]
+    fn debug_never_shows_the_credential_or_the_endpoint() {
+        let text = r#"{"exporters":{"otlp":{"endpoint":"https://otlp.example/v1/traces?token=t0ps3cret","headers":{"authorization":"Access s3cr3t-value"},"x-key":"k3y-value"}}}"#;
+        let telemetry: Telemetry = serde_json::from_str(text).unwrap();
+        let shown = format!("{telemetry:?}");
+        for secret in ["t0ps3cret", "s3cr3t-value", "k3y-value"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains("authorization"), "{shown}");
+        assert!(shown.contains("x-key"), "{shown}");
     }
 
     #[test]
