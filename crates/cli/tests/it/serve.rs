@@ -13,6 +13,12 @@ struct Served {
 }
 
 fn serve(extra: &[&str]) -> Served {
+    serve_with_env(extra, &[])
+}
+
+/// `gatehouse serve` on a fresh SQLite file with `extra` flags and `env` set (neither
+/// `GATEHOUSE_API_KEYS` nor `RUST_LOG` inherited), once it printed its listening line.
+fn serve_with_env(extra: &[&str], env: &[(&str, &str)]) -> Served {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("serve.db").display());
     let mut child = Command::new(BIN)
@@ -20,6 +26,7 @@ fn serve(extra: &[&str]) -> Served {
         .args(extra)
         .env_remove("GATEHOUSE_API_KEYS")
         .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -331,32 +338,16 @@ fn serve_refuses_a_bad_key_binding_or_limit() {
 #[cfg(unix)]
 #[tokio::test]
 async fn serve_logs_json_lines_with_request_ids_and_never_a_secret() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", dir.path().join("json.db").display());
     let key = "ops=key-9f1c2e7d-never-logged";
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
-        .env("GATEHOUSE_LOG_FORMAT", "json")
-        .env("GATEHOUSE_API_KEYS", key)
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base_url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    let served = Served {
-        child,
-        base_url: base_url.clone(),
-        _dir: dir,
-    };
+    let served = serve_with_env(
+        &[],
+        &[
+            ("GATEHOUSE_LOG_FORMAT", "json"),
+            ("GATEHOUSE_API_KEYS", key),
+            ("RUST_LOG", "debug"),
+        ],
+    );
+    let base_url = served.base_url.clone();
     let project = uuid::Uuid::new_v4();
     let http = reqwest::Client::new();
     let secret_header = "Bearer sk-live-51f0a9c3-secret-header";
