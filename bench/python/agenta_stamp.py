@@ -11,7 +11,8 @@ the seed contract use 65536), then:
    JSON (same values, same key order) and the measured size
    (``len(json.dumps(x).encode())``, also for an over-cap drop);
 2. timing: ``timeit`` in-process on the golden blob and on the 64 KiB config, reporting
-   the per-call median over repeats (and the spread).
+   the per-call median over repeats (and the spread): the stamp of a dict, config in and
+   ``/run`` body bytes out, and text in (``json.loads``) and stamp out.
 
 Usage: agenta_stamp.py --wheel WHEEL --inputs DIR --out FILE [--quick]
 Exit status 0 with the report written; 1 on a parity mismatch (report still written);
@@ -194,6 +195,14 @@ def main() -> int:
             return json.dumps(request).encode("utf-8")
 
         timings["body_" + label] = time_per_call(body, blob, repeats, min_time)
+        # Text in, stamp out: json.loads of the compact text the Rust side reads, then the
+        # stamp (what a service does with a config that arrives as a request body).
+        text = (args.inputs / file.replace(".json", ".text.json")).read_text()
+
+        def read_stamp(text):
+            return module.stamp_effective_parameters(json.loads(text))
+
+        timings["read_" + label] = time_per_call(read_stamp, text, repeats, min_time)
 
     report = {
         "agenta_version": "0.125.1",

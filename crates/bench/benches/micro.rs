@@ -1,15 +1,22 @@
 //! Micro benchmarks (criterion), read back by `cargo xtask bench` from
 //! `$CRITERION_HOME/<group>/<id>/new/sample.json`:
 //!
-//! - `stamp/golden_178B`, `stamp/config_64KiB`: `stamp_borrowed` under the default
-//!   policy (cap 65536) on the caller's hot config, which it only reads (Agenta's Python
-//!   likewise stamps a dict it keeps);
-//! - `run_body/<input>`: config in, `/run` body bytes out: `stamp_borrowed` and
+//! - `stamp/golden_178B`, `stamp/config_64KiB`: `stamp_measured` under the default
+//!   policy (cap 65536) on a config as the server holds it once read (`MeasuredConfig`,
+//!   its `json.dumps` measure taken while the text was read), which it only reads
+//!   (Agenta's Python likewise stamps a dict it keeps);
+//! - `read_stamp/<input>`: text in, stamp out: `MeasuredConfig::from_json` of the input's
+//!   compact JSON text (`inputs::config_text`) and `stamp_measured`, beside Agenta's
+//!   `json.loads` + `stamp_effective_parameters` of the same text;
+//! - `run_body/<input>`: config in, `/run` body bytes out: `stamp_measured` and
 //!   `RunRequest::to_json_with_stamp` over `inputs::run_body_base`;
 //! - `stamp_owned/<input>`: `stamp_effective_parameters`, which consumes its input: each
 //!   call gets its own copy, made in criterion's untimed setup (`iter_batched`, batches
 //!   of `owned_batch`); the stamped result is dropped inside the timed routine, as a
 //!   caller would drop it;
+//! - `stamp_parts/{walk,read_plain,read_measured}/<input>`: `stamp_borrowed` (the stamp
+//!   that walks the whole config, for a config built in memory), serde_json's own reading
+//!   of the text into a `Value`, and the measuring reading (`MeasuredConfig::from_json`);
 //! - `stamp_parts/{clone,drop,measure,redact}/<input>`: where a stamp's time goes: one deep
 //!   clone of the input `Value`, dropping one owned copy (made in untimed setup; a stamp
 //!   consumes its input, so a dropped stamp frees it), `python_json_dumps_len` alone,
@@ -29,9 +36,11 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
 use gatehouse_bench::inputs::{
-    config_64k, golden_blob, read_fixture, run_body_base, RUN_REQUEST_GOLDENS,
+    config_64k, config_text, golden_blob, read_fixture, run_body_base, RUN_REQUEST_GOLDENS,
 };
-use gatehouse_wire::effective::{stamp_borrowed, stamp_effective_parameters, StampPolicy};
+use gatehouse_wire::effective::{
+    stamp_borrowed, stamp_effective_parameters, stamp_measured, MeasuredConfig, StampPolicy,
+};
 use gatehouse_wire::pyjson::python_json_dumps_len;
 use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::run::RunRequest;
@@ -57,17 +66,37 @@ fn stamp(c: &mut Criterion) {
     let policy = StampPolicy::default();
     let golden = golden_blob().expect("the stamp vectors are readable");
     let big = config_64k();
-    // The stamp as the server and the SDK builder use it: it borrows the caller's hot
-    // config (nothing copied or freed), as Agenta's Python stamps a dict it keeps.
+    // The stamp of a config as the server holds it once read from text: the measure was
+    // taken while reading, and the stamp borrows the config (nothing copied or freed), as
+    // Agenta's Python stamps a dict it keeps.
+    let texts = [
+        ("golden_178B", config_text(&golden)),
+        ("config_64KiB", config_text(&big)),
+    ];
     let mut group = c.benchmark_group("stamp");
-    for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
-        let object = input.as_object().expect("an object");
-        let view = stamp_borrowed(object, &policy).expect("stamped");
+    for (name, text) in &texts {
+        let config = MeasuredConfig::from_json(text).expect("a config");
+        let view = stamp_measured(&config, &policy).expect("stamped");
+        let walked = stamp_borrowed(config.object(), &policy).expect("stamped");
+        assert_eq!(view.measured_bytes, walked.measured_bytes);
         group.throughput(Throughput::Bytes(view.measured_bytes as u64));
-        group.bench_function(name, |b| {
+        group.bench_function(*name, |b| {
             b.iter(|| {
-                stamp_borrowed(black_box(object), black_box(&policy))
+                stamp_measured(black_box(&config), black_box(&policy))
                     .map(|view| view.measured_bytes)
+            })
+        });
+    }
+    group.finish();
+
+    // Text in, stamp out: reading the config and stamping it, beside Agenta's
+    // `json.loads` + `stamp_effective_parameters` of the same text.
+    let mut group = c.benchmark_group("read_stamp");
+    for (name, text) in &texts {
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                let config = MeasuredConfig::from_json(black_box(text)).expect("a config");
+                stamp_measured(&config, black_box(&policy)).map(|view| view.measured_bytes)
             })
         });
     }
@@ -77,11 +106,11 @@ fn stamp(c: &mut Criterion) {
     // beside Agenta's `stamp_effective_parameters` + `json.dumps` of its request.
     let base = run_body_base();
     let mut group = c.benchmark_group("run_body");
-    for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
-        let object = input.as_object().expect("an object");
-        group.bench_function(name, |b| {
+    for (name, text) in &texts {
+        let config = MeasuredConfig::from_json(text).expect("a config");
+        group.bench_function(*name, |b| {
             b.iter(|| {
-                let view = stamp_borrowed(black_box(object), &policy).expect("stamped");
+                let view = stamp_measured(black_box(&config), &policy).expect("stamped");
                 base.to_json_with_stamp(&view).expect("serializes").len()
             })
         });
@@ -114,8 +143,22 @@ fn stamp_parts(c: &mut Criterion) {
     let golden = golden_blob().expect("the stamp vectors are readable");
     let big = config_64k();
     let mut group = c.benchmark_group("stamp_parts");
+    let policy = StampPolicy::default();
     for (name, input) in [("golden_178B", &golden), ("config_64KiB", &big)] {
         let object = input.as_object().expect("an object").clone();
+        let text = config_text(input);
+        group.bench_with_input(BenchmarkId::new("walk", name), &object, |b, object| {
+            b.iter(|| {
+                stamp_borrowed(black_box(object), black_box(&policy))
+                    .map(|view| view.measured_bytes)
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("read_plain", name), &text, |b, text| {
+            b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(text)).expect("JSON"))
+        });
+        group.bench_with_input(BenchmarkId::new("read_measured", name), &text, |b, text| {
+            b.iter(|| MeasuredConfig::from_json(black_box(text)).expect("a config"))
+        });
         group.bench_with_input(BenchmarkId::new("clone", name), input, |b, input| {
             b.iter(|| black_box(input).clone())
         });

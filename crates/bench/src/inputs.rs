@@ -20,6 +20,12 @@ pub const C2_DEPARTURE_CASES: [&str; 2] = [
     "bare_template_top_level_mcps_not_redacted",
 ];
 
+/// The JSON text a config arrives as (compact, as a client sends it): what the `read_stamp`
+/// benchmarks read, on both sides (`gatehouse-bench prepare-stamp` writes it for Python).
+pub fn config_text(config: &Value) -> String {
+    serde_json::to_string(config).unwrap_or_default()
+}
+
 /// The `/run` request goldens, by short name (`run_request.<name>.json`).
 pub const RUN_REQUEST_GOLDENS: [&str; 4] = ["pi_core", "claude", "codex", "attachment"];
 

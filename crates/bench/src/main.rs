@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! gatehouse-bench prepare-stamp --dir DIR [--generated N]
-//!     writes DIR/golden.json, DIR/config_64k.json, DIR/shared_inputs.json and
+//!     writes DIR/golden.json, DIR/config_64k.json (and their compact texts,
+//!     DIR/golden.text.json and DIR/config_64k.text.json), DIR/shared_inputs.json and
 //!     DIR/rust_outputs.json (Gatehouse's stamp of every shared input)
 //! gatehouse-bench live --out FILE [--quick] [--python PY --ffi-script PATH --python-package DIR]
 //!     runs the live-server benchmarks and writes their report as JSON
@@ -97,6 +98,19 @@ fn prepare_stamp(args: &[String]) -> Result<(), BenchError> {
     })?;
     write_json(&dir.join("golden.json"), &golden_blob()?)?;
     write_json(&dir.join("config_64k.json"), &config_64k())?;
+    // The texts the `read_stamp` rows read, byte for byte the ones the Rust side reads.
+    for (file, config) in [
+        ("golden.text.json", golden_blob()?),
+        ("config_64k.text.json", config_64k()),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, gatehouse_bench::inputs::config_text(&config)).map_err(|source| {
+            BenchError::Io {
+                what: format!("writing {}", path.display()),
+                source,
+            }
+        })?;
+    }
     let base =
         serde_json::to_value(gatehouse_bench::inputs::run_body_base()).map_err(|source| {
             BenchError::Json {

@@ -27,7 +27,10 @@
 use serde_json::Value;
 
 use crate::pyjson::{self, PyValue};
-use crate::redact::{redact_object, redacted_len, RedactedObject, Redaction, Rule};
+use crate::redact::{
+    redact_object, redacted_len, redacted_len_measured, RedactedObject, Redaction, Rule,
+};
+pub use crate::redact::{MeasuredConfig, ReadConfigError};
 use crate::JsonObject;
 
 /// The default size cap in bytes (Agenta's seed contract: 64 KiB).
@@ -194,6 +197,22 @@ impl<'a> StampedView<'a> {
         object
     }
 
+    /// The stamp, owned: a copy of the input, redacted, with its size and the labels of
+    /// what was stripped (one copy, one redaction).
+    pub fn to_stamped(&self) -> Stamped {
+        let mut parameters = self.params.clone();
+        let stripped = if self.changed {
+            self.rule.redact::<Value>(&mut parameters)
+        } else {
+            Vec::new()
+        };
+        Stamped {
+            parameters,
+            measured_bytes: self.measured_bytes,
+            stripped,
+        }
+    }
+
     /// The sorted labels of what the redaction strips (for the log; no value), as
     /// [`Stamped::stripped`].
     pub fn stripped(&self) -> Vec<String> {
@@ -236,6 +255,45 @@ pub fn stamp_borrowed<'a>(
     }
     let rule = Rule::for_params::<Value>(params, policy.redaction);
     let (measured_bytes, changed) = redacted_len(params, rule);
+    if measured_bytes > policy.max_bytes {
+        return Err(NotStamped::OverCap {
+            measured_bytes,
+            max_bytes: policy.max_bytes,
+        });
+    }
+    Ok(StampedView {
+        params,
+        rule,
+        changed,
+        measured_bytes,
+    })
+}
+
+/// Stamp a config read by [`MeasuredConfig`]: exactly [`stamp_borrowed`] of
+/// [`MeasuredConfig::object`] (the same view, size and outcome), but the `json.dumps`
+/// length of every part the redaction leaves whole was taken while the text was read, so
+/// only the path to what the rule strips or rewrites is walked. A caller that receives a
+/// config as text (a request body, a stored revision) reads it this way and stamps it
+/// without a second pass over it.
+///
+/// ```
+/// use gatehouse_wire::effective::{stamp_measured, MeasuredConfig, StampPolicy};
+/// let config = MeasuredConfig::from_json(r#"{"agent": {"mcps": [{"name": "notion",
+///     "connection": {"url": "https://mcp.example", "headers": {"authorization": "Bearer sk"}}}]}}"#).unwrap();
+/// let view = stamp_measured(&config, &StampPolicy::default()).unwrap();
+/// assert_eq!(view.stripped(), vec!["connection.headers".to_string()]);
+/// assert_eq!(view.measured_bytes, 87); // {"agent": {"mcps": [{"name": "notion", "connection": {"url": "https://mcp.example"}}]}}
+/// ```
+pub fn stamp_measured<'a>(
+    config: &'a MeasuredConfig,
+    policy: &StampPolicy,
+) -> Result<StampedView<'a>, NotStamped> {
+    let params = config.object();
+    if params.is_empty() {
+        return Err(NotStamped::Empty);
+    }
+    let rule = Rule::for_params::<Value>(params, policy.redaction);
+    let (measured_bytes, changed) = redacted_len_measured(config, rule);
     if measured_bytes > policy.max_bytes {
         return Err(NotStamped::OverCap {
             measured_bytes,

@@ -290,7 +290,7 @@ impl ExecutionHook {
                 ),
             ));
         };
-        if config_digest(&revision.parameters) != open.agent_revision_digest {
+        if config_digest(revision.parameters.object()) != open.agent_revision_digest {
             return Err(ApiError::new(
                 GatehouseCode::BindingConflict,
                 format!(

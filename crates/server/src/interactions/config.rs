@@ -5,7 +5,7 @@
 //! a turn reads from a config (model, permissions, script), and the redaction a config
 //! gets before it is kept at rest ([`redact_for_storage`]).
 
-use gatehouse_wire::effective::StampPolicy;
+use gatehouse_wire::effective::{MeasuredConfig, StampPolicy};
 use gatehouse_wire::interaction::{Reference, References};
 use gatehouse_wire::invoke::InvokeRequest;
 use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
@@ -79,13 +79,21 @@ impl ConfigSource {
 /// A resolved config and the references the turn runs with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedConfig {
-    /// The config.
-    pub parameters: JsonObject,
+    /// The config (measured while read when it came from stored text; see
+    /// [`ResolvedConfig::parameters`]).
+    pub config: MeasuredConfig,
     /// Where it came from.
     pub source: ConfigSource,
     /// The references (as sent, completed from the registry when hydrated). Holds a
     /// `workflow_revision` only when the run used a saved revision (or the caller named one).
     pub references: References,
+}
+
+impl ResolvedConfig {
+    /// The config's parameters.
+    pub fn parameters(&self) -> &JsonObject {
+        self.config.object()
+    }
 }
 
 fn non_empty(obj: Option<&JsonObject>) -> Option<&JsonObject> {
@@ -120,7 +128,7 @@ pub async fn resolve_config(
             let pinned = references.workflow_revision.is_some();
             fill_references(store, project_id, &mut references, &revision).await?;
             return Ok(ResolvedConfig {
-                parameters: revision.parameters,
+                config: revision.parameters,
                 source: if pinned {
                     ConfigSource::PinnedRevision
                 } else {
@@ -135,7 +143,7 @@ pub async fn resolve_config(
         );
     } else if let Some(parameters) = non_empty(request.data.parameters.as_ref()) {
         return Ok(ResolvedConfig {
-            parameters: parameters.clone(),
+            config: MeasuredConfig::from_object(parameters.clone()),
             source: ConfigSource::Inline,
             references,
         });
@@ -149,14 +157,14 @@ pub async fn resolve_config(
             .filter(|p| !p.is_empty());
         if let Some(parameters) = parameters {
             return Ok(ResolvedConfig {
-                parameters: parameters.clone(),
+                config: MeasuredConfig::from_object(parameters.clone()),
                 source: ConfigSource::InlineRevision,
                 references,
             });
         }
     }
     Ok(ResolvedConfig {
-        parameters: default_parameters(),
+        config: MeasuredConfig::from_object(default_parameters()),
         source: ConfigSource::Default,
         references,
     })
@@ -273,14 +281,14 @@ pub async fn resume_config(
             redact_effective_parameters(config.clone(), redaction).0
         };
         return Ok(ResolvedConfig {
-            parameters,
+            config: MeasuredConfig::from_object(parameters),
             source,
             references,
         });
     }
     if let Some(stamp) = non_empty(invoke.data.parameters.as_ref()) {
         return Ok(ResolvedConfig {
-            parameters: stamp.clone(),
+            config: MeasuredConfig::from_object(stamp.clone()),
             source: ConfigSource::Inline,
             references,
         });
@@ -297,7 +305,9 @@ pub async fn resume_config(
     };
     match store.get_revision(project_id, revision_id).await {
         Ok(Some(revision)) => Ok(ResolvedConfig {
-            parameters: redact_effective_parameters(revision.parameters, redaction).0,
+            config: MeasuredConfig::from_object(
+                redact_effective_parameters(revision.parameters.into_object(), redaction).0,
+            ),
             source: ConfigSource::PinnedRevision,
             references,
         }),

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use gatehouse_wire::effective::{StampOutcome, StampPolicy};
+use gatehouse_wire::effective::{MeasuredConfig, StampOutcome, StampPolicy};
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
@@ -230,7 +230,7 @@ impl std::fmt::Debug for ExecutedTurn {
 pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<ExecutedTurn, ApiError> {
     let run = TurnRun::new(state, input);
     let (resolved, config_refused) = run.config().await?;
-    let model = config_model(&resolved.parameters);
+    let model = config_model(resolved.parameters());
     tracing::info!(
         project_id = %run.project_id, session_id = %run.session_id, turn_id = %run.turn_id,
         config_source = resolved.source.as_str(),
@@ -390,7 +390,7 @@ impl<'a> TurnRun<'a> {
                     reason = %reason, "resume refused: failing closed"
                 );
                 let refused = ResolvedConfig {
-                    parameters: JsonObject::new(),
+                    config: MeasuredConfig::from_object(JsonObject::new()),
                     source: ConfigSource::from_name(&point.parked.config_source),
                     references: self.invoke.references.clone().unwrap_or_default(),
                 };
@@ -413,14 +413,9 @@ impl<'a> TurnRun<'a> {
             model.unwrap_or_default().to_string(),
             self.messages().to_vec(),
         )
-        .for_session(
-            self.session_id.clone(),
-            // The stamp consumes its input; the config is still needed after it (the
-            // harness script, permissions, the interaction row), so the stamp gets its
-            // own copy.
-            Value::Object(resolved.parameters.clone()),
-            &self.policy,
-        );
+        // The config is only read (the harness script, permissions and the interaction
+        // row need it after); the stamp on the request is a redacted copy.
+        .for_session_measured(self.session_id.clone(), &resolved.config, &self.policy);
         match &stamp {
             StampOutcome::Stamped {
                 measured_bytes,
@@ -446,7 +441,7 @@ impl<'a> TurnRun<'a> {
         }
         // The harness's misbehaviour switch for protected-action tests (see runner).
         if resolved
-            .parameters
+            .parameters()
             .get("agent")
             .and_then(|a| a.get("runner"))
             .and_then(|r| r.get("skip_pre_action"))
@@ -469,7 +464,7 @@ impl<'a> TurnRun<'a> {
             resumed_from_interaction_id: self.resumed_from(),
             model,
             actor: self.actor.clone(),
-            parameters: Some(resolved.parameters.clone()),
+            parameters: Some(resolved.parameters().clone()),
             references: Some(resolved.references.clone()),
             predecessor_session_id: self
                 .invoke
@@ -541,12 +536,12 @@ impl<'a> TurnRun<'a> {
                 StartAt::Resume(point.parked.gate.clone()),
             )),
             None => config_script(
-                &resolved.parameters,
+                resolved.parameters(),
                 last_user_text(self.messages()).as_deref(),
             )
             .map(|script| (script, StartAt::Fresh)),
         };
-        let permissions = config_permissions(&resolved.parameters);
+        let permissions = config_permissions(resolved.parameters());
         // Tool call ids: a fresh turn's own; every attempt of one resume names its calls
         // after the answered gate, so the tool-run ledger knows them again.
         let call_seed = self.resumed_from().unwrap_or_else(|| self.turn_id.clone());
@@ -618,7 +613,7 @@ impl<'a> TurnRun<'a> {
         let redacted = match &request.effective_parameters {
             Some(stamped) => stamped.clone(),
             None => {
-                redact_effective_parameters(resolved.parameters.clone(), self.policy.redaction).0
+                redact_effective_parameters(resolved.parameters().clone(), self.policy.redaction).0
             }
         };
         let parked = ParkedState {

@@ -640,6 +640,18 @@ pub(crate) fn to_json_text<T: serde::Serialize>(value: &T) -> String {
 }
 
 /// Decode a JSON text column.
+/// A stored config, read with its `json.dumps` measure taken as it is read (see
+/// [`gatehouse_wire::effective::MeasuredConfig`]).
+pub(crate) fn measured_config_text(
+    column: &'static str,
+    text: &str,
+) -> Result<gatehouse_wire::effective::MeasuredConfig, StoreError> {
+    gatehouse_wire::effective::MeasuredConfig::from_json(text).map_err(|err| StoreError::Corrupt {
+        column,
+        reason: err.to_string(),
+    })
+}
+
 pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(
     column: &'static str,
     text: &str,

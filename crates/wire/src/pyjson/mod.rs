@@ -47,5 +47,5 @@ pub use parse::{
 };
 pub(crate) use value::code_points;
 pub use value::{NotRepresentable, PyDict, PyValue};
-pub(crate) use write::python_string_len;
 pub use write::{dumps, python_json_dumps, python_json_dumps_len};
+pub(crate) use write::{python_json_object_len, python_string_len};

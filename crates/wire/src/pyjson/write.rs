@@ -171,7 +171,7 @@ pub fn python_json_dumps_len(value: &Value) -> usize {
     }
 }
 
-fn python_json_object_len(map: &JsonObject) -> usize {
+pub(crate) fn python_json_object_len(map: &JsonObject) -> usize {
     if map.is_empty() {
         return 2;
     }

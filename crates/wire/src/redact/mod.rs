@@ -16,14 +16,18 @@
 //! Inside: `keys` (secret names and URLs), `tree` (the two JSON models the rule walks:
 //! `serde_json::Value` and [`crate::pyjson::PyValue`]), `rule` (the rule, decided node by
 //! node, and the walk that strips in place), `borrowed` (the same rule writing or measuring
-//! a borrowed config as redacted, for the borrowing stamp).
+//! a borrowed config as redacted, for the borrowing stamp), `measured` (a config read
+//! with its `json.dumps` measure, and the stamp's walk over only what the rule touches).
 
 mod borrowed;
 mod keys;
+mod measured;
 mod rule;
 mod tree;
 
 pub(crate) use borrowed::{redacted_len, RedactedObject};
 pub use keys::{is_credential_shaped_key, strip_url_secrets};
+pub(crate) use measured::redacted_len_measured;
+pub use measured::{MeasuredConfig, ReadConfigError};
 pub use rule::{redact_effective_parameters, Redaction};
 pub(crate) use rule::{redact_object, Rule};

@@ -34,6 +34,24 @@ fn is_credential_key(key: &str, redaction: Redaction) -> bool {
     }
 }
 
+/// True when [`Rule::strips`] could take `key` from some object, under either redaction and
+/// in any place (a credential key, a credential-shaped key, `env`, a `credentials` block's
+/// `value`). The measuring reader (`measured.rs`) marks a subtree with no such key, and no
+/// string [`Rule::rewrite`] could change, as one the rule leaves whole: keep the two in step.
+pub(super) fn may_strip_key(key: &str) -> bool {
+    key == "value"
+        || key.eq_ignore_ascii_case("env")
+        || key.eq_ignore_ascii_case("headers")
+        || key.eq_ignore_ascii_case("authorization")
+        || is_credential_shaped_key(key)
+}
+
+/// True when [`Rule::rewrite`] could change the string `text` in some place (a URL with
+/// secrets in it); see [`may_strip_key`].
+pub(super) fn may_rewrite(text: &str) -> bool {
+    strip_url_secrets(text).is_some()
+}
+
 /// True when `object` holds a credential key with a non-null value.
 fn holds_credential<T: Tree>(object: &T::Object, redaction: Redaction) -> bool {
     T::any_entry(object, |key, value| {

@@ -521,6 +521,36 @@ impl RunRequest {
             .with_effective_parameters(params, policy)
     }
 
+    /// A session run stamped from a config read with its measure
+    /// ([`crate::effective::MeasuredConfig`]): the same request and outcome as
+    /// [`RunRequest::for_session`] of its object, without walking the parts the redaction
+    /// leaves whole. The config is only read; the stamp on the request is a redacted copy.
+    pub fn for_session_measured(
+        self,
+        session_id: impl Into<String>,
+        config: &crate::effective::MeasuredConfig,
+        policy: &crate::effective::StampPolicy,
+    ) -> (Self, crate::effective::StampOutcome) {
+        use crate::effective::{stamp_measured, StampOutcome};
+        let mut request = self.with_session_id(Some(session_id.into()));
+        request.effective_parameters = None;
+        if !request.is_session_run() {
+            return (request, StampOutcome::NoSession);
+        }
+        match stamp_measured(config, policy) {
+            Ok(view) => {
+                let stamped = view.to_stamped();
+                let outcome = StampOutcome::Stamped {
+                    measured_bytes: stamped.measured_bytes,
+                    stripped: stamped.stripped,
+                };
+                request.effective_parameters = Some(stamped.parameters);
+                (request, outcome)
+            }
+            Err(reason) => (request, StampOutcome::NotStamped(reason)),
+        }
+    }
+
     /// The `/run` body of this request with `stamp` as its `effectiveParameters`, written
     /// straight from the caller's config (nothing copied): the bytes a service sends.
     /// The stamp goes only on a session run (a non-empty `sessionId`), as
@@ -775,5 +805,48 @@ impl RunRequest {
             }
         }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::effective::{MeasuredConfig, StampOutcome, StampPolicy};
+    use crate::run::{Harness, Sandbox};
+
+    fn request() -> RunRequest {
+        RunRequest::new(
+            Harness::PiCore,
+            Sandbox::Local,
+            "m",
+            vec![ChatMessage::text("user", "hi")],
+        )
+    }
+
+    /// The measured stamp puts the same `effectiveParameters` on the request, and says the
+    /// same, as the stamp of the config's object.
+    #[test]
+    fn a_measured_config_stamps_the_request_as_its_object_does() {
+        let policy = StampPolicy::default();
+        for text in [
+            r#"{"agent": {"mcps": [{"name": "n", "connection": {"url": "https://h/?token=1", "headers": {"a": "b"}}}], "llm": {"api_key": "k", "model": "m"}}}"#,
+            r#"{"agent": {"instructions": "be brief", "tools": [{"name": "t", "inputSchema": {"properties": {"token": {}}}}]}}"#,
+            r#"{}"#,
+        ] {
+            let config = MeasuredConfig::from_json(text).unwrap();
+            let (measured, measured_outcome) =
+                request().for_session_measured("s", &config, &policy);
+            let (walked, walked_outcome) = request().for_session(
+                "s",
+                serde_json::Value::Object(config.object().clone()),
+                &policy,
+            );
+            assert_eq!(measured_outcome, walked_outcome, "{text}");
+            assert_eq!(measured, walked, "{text}");
+        }
+        let config = MeasuredConfig::from_json(r#"{"a": 1}"#).unwrap();
+        let (unstamped, outcome) = request().for_session_measured("", &config, &policy);
+        assert_eq!(outcome, StampOutcome::NoSession);
+        assert!(unstamped.effective_parameters.is_none());
     }
 }

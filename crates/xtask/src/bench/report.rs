@@ -207,7 +207,8 @@ pub(super) fn render(
 ) -> Result<String, String> {
     let mut table = Table::new();
 
-    // Row 1: stamping (the borrowing stamp), and config in -> /run body bytes out.
+    // Row 1: stamping (a config read with its measure), text in -> stamp out, and config in
+    // -> /run body bytes out.
     let timings = &agenta["timings"];
     for (label, id, py_key) in [
         ("stamp, 178 B golden blob", "stamp/golden_178B", "golden"),
@@ -220,7 +221,9 @@ pub(super) fn render(
         let speedup = py_median / ours.median;
         table.row(
             "1",
-            &format!("{label} ({bytes:.0} B measured): time/call, throughput"),
+            &format!(
+                "{label} ({bytes:.0} B measured), as read by `MeasuredConfig`: time/call, throughput"
+            ),
             &format!(
                 "{} ({:.0} MB/s)",
                 time(ours.median),
@@ -241,6 +244,18 @@ pub(super) fn render(
     }
     for (label, id, py_key, stamp_key) in [
         (
+            "text in, stamp out (`MeasuredConfig::from_json` + `stamp_measured`), 178 B golden blob",
+            "read_stamp/golden_178B",
+            "read_golden",
+            "golden",
+        ),
+        (
+            "text in, stamp out (`MeasuredConfig::from_json` + `stamp_measured`), 64 KiB config",
+            "read_stamp/config_64KiB",
+            "read_config_64k",
+            "config_64k",
+        ),
+        (
             "config in, `/run` body bytes out (stamp + the request around it), 178 B golden blob",
             "run_body/golden_178B",
             "body_golden",
@@ -258,13 +273,18 @@ pub(super) fn render(
         let py_median = f(py, "median_ns");
         let bytes = f(&timings[stamp_key], "input_bytes");
         let speedup = py_median / ours.median;
+        let theirs = if py_key.starts_with("read_") {
+            "`json.loads` + `stamp_effective_parameters`"
+        } else {
+            "`stamp_effective_parameters` + `json.dumps(request).encode()`"
+        };
         table.row(
             "1",
             &format!("{label} ({bytes:.0} B stamp): time/call"),
             &time(ours.median),
             &spread(&ours),
             &format!(
-                "Agenta 0.125.1 Python, `stamp_effective_parameters` + `json.dumps(request).encode()`: {} (IQR {}–{})",
+                "Agenta 0.125.1 Python, {theirs}: {} (IQR {}–{})",
                 time(py_median),
                 time(f(py, "p25_ns")),
                 time(f(py, "p75_ns"))
@@ -643,13 +663,17 @@ pub(super) fn render(
     // Where a stamp's time goes.
     let mut parts = String::new();
     parts.push_str("\n### Where a stamp's time goes (criterion, same run)\n\n");
-    parts.push_str("| input | `stamp_borrowed` (row 1) | `stamp_effective_parameters` (takes the config: its free included) | one deep `Value::clone` | drop one owned copy | `python_json_dumps_len` alone | `redact_effective_parameters` alone |\n");
-    parts.push_str("|---|---|---|---|---|---|---|\n");
+    parts.push_str("| input | `stamp_measured` (row 1) | `stamp_borrowed` (walks the whole config) | `stamp_effective_parameters` (takes the config: its free included) | serde_json's reading of the text | the measuring reading (`MeasuredConfig::from_json`) | one deep `Value::clone` | drop one owned copy | `python_json_dumps_len` alone | `redact_effective_parameters` alone |\n");
+    parts.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
     for (label, name) in [
         ("178 B golden", "golden_178B"),
         ("64 KiB config", "config_64KiB"),
     ] {
         let whole = criterion_stats(criterion, &format!("stamp/{name}"))?;
+        let walk = criterion_stats(criterion, &format!("stamp_parts/walk/{name}"))?;
+        let read_plain = criterion_stats(criterion, &format!("stamp_parts/read_plain/{name}"))?;
+        let read_measured =
+            criterion_stats(criterion, &format!("stamp_parts/read_measured/{name}"))?;
         let owned = criterion_stats(criterion, &format!("stamp_owned/{name}"))?;
         let clone = criterion_stats(criterion, &format!("stamp_parts/clone/{name}"))?;
         let drop = criterion_stats(criterion, &format!("stamp_parts/drop/{name}"))?;
@@ -657,9 +681,12 @@ pub(super) fn render(
         let redact = criterion_stats(criterion, &format!("stamp_parts/redact/{name}"))?;
         let _ = writeln!(
             parts,
-            "| {label} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             time(whole.median),
+            time(walk.median),
             time(owned.median),
+            time(read_plain.median),
+            time(read_measured.median),
             time(clone.median),
             time(drop.median),
             time(measure.median),

@@ -1,11 +1,13 @@
 //! The minimal workflow registry: workflows, variants with a HEAD, and immutable
 //! revisions holding a config (`parameters`).
 
+use gatehouse_wire::effective::MeasuredConfig;
 use gatehouse_wire::JsonObject;
 use sha2::{Digest, Sha256};
 
 use crate::store::{
-    from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError,
+    in_tx, measured_config_text, new_id, now_text, to_json_text, with_pool, RowExt, Store,
+    StoreError,
 };
 
 /// A workflow (artifact).
@@ -43,8 +45,9 @@ pub struct RevisionRecord {
     pub slug: String,
     /// 1, 2, ... within the variant.
     pub version: i64,
-    /// The config.
-    pub parameters: JsonObject,
+    /// The config, read from its stored text with its `json.dumps` measure (the stamp of
+    /// a turn hydrated from this revision walks only what the redaction touches).
+    pub parameters: MeasuredConfig,
 }
 
 fn revision_from_row(row: &impl RowExt) -> Result<RevisionRecord, StoreError> {
@@ -54,7 +57,10 @@ fn revision_from_row(row: &impl RowExt) -> Result<RevisionRecord, StoreError> {
         variant_id: row.text("variant_id")?,
         slug: row.text("slug")?,
         version: row.int("version")?,
-        parameters: from_json_text("workflow_revisions.parameters", &row.text("parameters")?)?,
+        parameters: measured_config_text(
+            "workflow_revisions.parameters",
+            &row.text("parameters")?,
+        )?,
     })
 }
 
@@ -153,7 +159,7 @@ impl Store {
                 variant_id: variant.id.clone(),
                 slug,
                 version,
-                parameters: parameters.clone(),
+                parameters: MeasuredConfig::from_object(parameters.clone()),
             };
             Ok((workflow, variant, revision))
         })
