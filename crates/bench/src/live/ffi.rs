@@ -112,11 +112,32 @@ fn all_output(output: &std::process::Output) -> String {
 
 /// The last line of what a failed driver wrote, for its error.
 fn last_line(text: &str) -> String {
-    text.trim()
-        .lines()
-        .last()
-        .unwrap_or("no output")
-        .to_string()
+    // Maven ends with colour resets and a help footer: the first `[ERROR]` line says what
+    // failed; otherwise the last line with text once the escape codes are gone.
+    let lines: Vec<String> = text.lines().map(strip_ansi).collect();
+    lines
+        .iter()
+        .find(|line| line.starts_with("[ERROR]") && line.len() > "[ERROR] ".len())
+        .or_else(|| lines.iter().rev().find(|line| !line.trim().is_empty()))
+        .map_or_else(|| "no output".to_string(), |line| line.trim().to_string())
+}
+
+/// `line` without its ANSI escape sequences (`ESC [ ... letter`).
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for next in chars.by_ref() {
+                if next.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A binding driver's config file (the server to answer, the gates, the warm-up count,
@@ -166,6 +187,12 @@ fn kotlin_responds(
         .current_dir(&kotlin.project_dir)
         .args(["-B", "-q", "--no-transfer-progress"])
         .arg(format!("-Dgatehouse.lib.dir={}", kotlin.lib_dir.display()))
+        // The library is built already; and the pom's cargo steps would take `exec.args`
+        // (the driver's config below) as their own arguments.
+        .args([
+            "-Dgatehouse.cargo.skip=true",
+            "-Dgatehouse.server.skip=true",
+        ])
         .args([
             "test-compile",
             "org.codehaus.mojo:exec-maven-plugin:3.5.0:java",
@@ -425,6 +452,20 @@ pub fn bench_ffi(rt: &Runtimes, config: &LiveConfig) -> Result<FfiReport, BenchE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_drivers_line_is_what_maven_said_failed_not_a_colour_reset() {
+        let maven = "\u{1b}[0m\u{1b}[0m[INFO] Scanning\n\u{1b}[0m[ERROR] Failed to execute goal: JSONObject[\"base_url\"] not found\n[ERROR] \n[ERROR] Re-run Maven\n\u{1b}[0m\u{1b}[0m\n";
+        assert_eq!(
+            last_line(maven),
+            "[ERROR] Failed to execute goal: JSONObject[\"base_url\"] not found"
+        );
+        assert_eq!(
+            last_line("built\n\u{1b}[1mswift: oops\u{1b}[0m\n\n"),
+            "swift: oops"
+        );
+        assert_eq!(last_line(""), "no output");
+    }
 
     #[test]
     fn each_drivers_answer_reads_in_microseconds_with_what_ran_it() {
