@@ -65,6 +65,8 @@
 //!   stamps `effectiveParameters` on a session run and never on a non-session run;
 //! - [`effective::stamp_effective_parameters`] redacts and measures a config
 //!   ([`redact`] is the rule, [`pyjson::python_json_dumps_len`] the size measure);
+//! - [`effective::MeasuredConfig`] reads a config from text with its `json.dumps` measure,
+//!   and [`effective::stamp_measured`] stamps it walking only what the redaction touches;
 //! - [`effective::stamp_python_text`] stamps a JSON text exactly as Agenta's Python does;
 //! - [`fingerprint::config_fingerprint`] hashes the config-bearing part of a request as
 //!   Agenta's runner does ([`fingerprint::FingerprintVariant`]: PR head or main);
