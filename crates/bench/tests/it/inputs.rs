@@ -212,3 +212,54 @@ fn the_borrowing_stamp_writes_what_the_owning_stamp_keeps() {
         }
     }
 }
+
+/// The measured stamp (row 1) is the walking stamp: on every shared input read back from
+/// its JSON text, and on the 64 KiB config, `stamp_measured` gives the same view, size,
+/// stripped fields and verdict as `stamp_borrowed`, under both rules.
+#[test]
+fn the_measured_stamp_is_the_walking_stamp_on_every_benchmark_input() {
+    use gatehouse_bench::inputs::config_text;
+    use gatehouse_wire::effective::{stamp_borrowed, stamp_measured, MeasuredConfig};
+    use gatehouse_wire::redact::Redaction;
+    let mut inputs = shared_stamp_inputs(200).unwrap_or_default();
+    inputs.push(gatehouse_bench::inputs::NamedInput {
+        name: "config_64k".into(),
+        input: config_64k(),
+    });
+    let mut compared = 0;
+    for redaction in [Redaction::Gatehouse, Redaction::AgentaCompatible] {
+        for max_bytes in [65_536, 262_144] {
+            let policy = StampPolicy {
+                max_bytes,
+                redaction,
+            };
+            for input in &inputs {
+                if !input.input.is_object() {
+                    continue;
+                }
+                let config = MeasuredConfig::from_json(&config_text(&input.input)).unwrap();
+                let walked = stamp_borrowed(config.object(), &policy);
+                match (stamp_measured(&config, &policy), walked) {
+                    (Ok(measured), Ok(walked)) => {
+                        assert_eq!(
+                            serde_json::to_string(&measured).unwrap(),
+                            serde_json::to_string(&walked).unwrap(),
+                            "{}",
+                            input.name
+                        );
+                        assert_eq!(
+                            measured.measured_bytes, walked.measured_bytes,
+                            "{}",
+                            input.name
+                        );
+                        assert_eq!(measured.stripped(), walked.stripped(), "{}", input.name);
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a, b, "{}", input.name),
+                    (a, b) => panic!("{}: {a:?} vs {b:?}", input.name),
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 4, "{compared}");
+}
