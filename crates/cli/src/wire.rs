@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use gatehouse_wire::effective::{stamp_python_text, NotStamped, PythonStampError, StampPolicy};
-use gatehouse_wire::fingerprint::FingerprintVariant;
+use gatehouse_wire::fingerprint::{
+    config_fingerprint_of_text, FingerprintTextError, FingerprintVariant,
+};
 use gatehouse_wire::pyjson::{parse_js, PyValue, JS_MAX_DEPTH};
 use gatehouse_wire::redact::Redaction;
 use serde_json::Value;
@@ -82,7 +84,10 @@ enum WireCommand {
     },
     /// Print the `configFingerprint` (A3) of a `/run` request: the hash Agenta's runner
     /// computes (PR #5689 head by default), lowercase hex on stdout. The request is read as
-    /// the runner's `JSON.parse` reads it (lone surrogates kept, the last of duplicate keys).
+    /// the runner's `JSON.parse` reads it (lone surrogates kept, the last of duplicate keys, a
+    /// blank body as `{}`) and hashed whether or not it is a valid `/run` request, as the
+    /// runner hashes it (a note on stderr says when it is not); exit 1 when `JSON.parse`
+    /// refuses it or the runner's hash throws on it (a `null` MCP server, say).
     Fingerprint {
         /// Which runner's hash: `pr-head` (default; hashes the workflow revision and the
         /// draft flag) or `main` (Agenta main 753af3838e, which does not).
@@ -401,14 +406,25 @@ fn row(file: Option<&Path>, batch: bool) -> CliResult {
 fn fingerprint(file: Option<&Path>, variant: FingerprintVariant) -> CliResult {
     let source = source_name(file);
     let bytes = read_input(file)?;
-    let (request, document) = read_tolerant(&bytes, &source)?;
-    // The document must read as a /run request; the hash is taken from what the runner's
-    // JSON.parse makes of it (lone surrogates and all), as the runner takes it.
-    gatehouse_wire::from_json_value::<gatehouse_wire::run::RunRequest>(document)
-        .map_err(|err| CliError::other(format!("{source} is not a /run request: {err}")))?;
-    println!(
-        "{}",
-        gatehouse_wire::fingerprint::config_fingerprint_of_value(&request, variant)
-    );
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
+    // The hash of what the runner's JSON.parse reads (a blank body is `{}` there), valid
+    // `/run` request or not: the runner hashes before anything checks the request.
+    let hash = config_fingerprint_of_text(text, variant).map_err(|err| match err {
+        FingerprintTextError::NotJson(err) => {
+            CliError::other(format!("{source} is not valid JSON: {err}"))
+        }
+        FingerprintTextError::NotHashable(err) => CliError::other(format!("{source}: {err}")),
+    })?;
+    if let Ok((_, document)) = read_tolerant(&bytes, &source) {
+        if let Err(err) =
+            gatehouse_wire::from_json_value::<gatehouse_wire::run::RunRequest>(document)
+        {
+            eprintln!(
+                "note: {source} is not a valid /run request ({err}); the runner hashes what it reads all the same"
+            );
+        }
+    }
+    println!("{hash}");
     Ok(())
 }

@@ -39,7 +39,7 @@ use std::cmp::Ordering;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::pyjson::{code_points, PyDict, PyValue};
+use crate::pyjson::{code_points, push_python_char, PyDict, PyValue};
 use crate::run::RunRequest;
 
 /// Which version of Agenta's `configFingerprint` to compute.
@@ -64,6 +64,31 @@ impl FingerprintVariant {
     }
 }
 
+/// Why Agenta's runner cannot hash a request: its `configFingerprint` throws a `TypeError`
+/// reading it (`null.connection`, `.map` of something not a list), so the runner fails the
+/// turn and matches no warm session. The reason names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Agenta's runner cannot hash this request: its configFingerprint throws a TypeError ({0})")]
+pub struct NotHashable(&'static str);
+
+impl NotHashable {
+    /// Which field makes the runner throw.
+    pub fn reason(&self) -> &'static str {
+        self.0
+    }
+}
+
+/// Why [`config_fingerprint_of_text`] gives no fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FingerprintTextError {
+    /// `JSON.parse` refuses the text.
+    #[error("not JSON as the runner's JSON.parse reads it: {0}")]
+    NotJson(#[from] crate::pyjson::PyJsonError),
+    /// The runner reads it but cannot hash it.
+    #[error(transparent)]
+    NotHashable(#[from] NotHashable),
+}
+
 /// The PR-head fingerprint of `request`: lowercase hex SHA-256 of
 /// `canonical_json(&fingerprint_material(request))`.
 pub fn config_fingerprint(request: &RunRequest) -> String {
@@ -72,7 +97,9 @@ pub fn config_fingerprint(request: &RunRequest) -> String {
 
 /// The fingerprint of `request` under `variant`.
 pub fn config_fingerprint_variant(request: &RunRequest, variant: FingerprintVariant) -> String {
-    config_fingerprint_of(&request_json(request), variant)
+    // A typed request's `mcpServers` and credential lists are lists of objects, on which
+    // `configFingerprint` never throws.
+    config_fingerprint_of(&request_json(request), variant).unwrap_or_default()
 }
 
 /// The top-level keys [`fingerprint_shape`] reads.
@@ -97,8 +124,12 @@ const SHAPE_KEYS: [&str; 18] = [
     "runContext",
 ];
 
-/// The fingerprint of a `/run` request given as JSON (what the runner receives).
-pub fn config_fingerprint_of(request: &Value, variant: FingerprintVariant) -> String {
+/// The fingerprint of a `/run` request given as JSON (what the runner receives), or why the
+/// runner cannot hash it.
+pub fn config_fingerprint_of(
+    request: &Value,
+    variant: FingerprintVariant,
+) -> Result<String, NotHashable> {
     // Only the keys the shape reads are converted (never the transcript in `messages`).
     let request = match request {
         Value::Object(map) => PyValue::Dict(
@@ -117,10 +148,14 @@ pub fn config_fingerprint_of(request: &Value, variant: FingerprintVariant) -> St
 
 /// The fingerprint of a `/run` request as the runner's `JSON.parse` reads it
 /// ([`crate::pyjson::parse_js`]: lone surrogates kept, the last of duplicate keys, any
-/// value where the runner reads any).
-pub fn config_fingerprint_of_value(request: &PyValue, variant: FingerprintVariant) -> String {
-    let canonical = canonical_json_of(&fingerprint_shape(request, variant));
-    hex::encode(Sha256::digest(canonical.as_bytes()))
+/// value where the runner reads any, valid `/run` request or not), or why the runner cannot
+/// hash it.
+pub fn config_fingerprint_of_value(
+    request: &PyValue,
+    variant: FingerprintVariant,
+) -> Result<String, NotHashable> {
+    let canonical = canonical_json_of(&fingerprint_shape(request, variant)?);
+    Ok(hex::encode(Sha256::digest(canonical.as_bytes())))
 }
 
 /// The fingerprint of a `/run` request's text, read as the runner reads it
@@ -136,11 +171,33 @@ pub fn config_fingerprint_of_value(request: &PyValue, variant: FingerprintVarian
 pub fn config_fingerprint_of_text(
     text: &str,
     variant: FingerprintVariant,
-) -> Result<String, crate::pyjson::PyJsonError> {
+) -> Result<String, FingerprintTextError> {
+    // The runner reads a blank body as `{}` (`raw.trim() ? JSON.parse(raw) : {}`).
+    if text.trim_matches(is_js_blank).is_empty() {
+        return Ok(config_fingerprint_of_value(
+            &PyValue::Dict(PyDict::new()),
+            variant,
+        )?);
+    }
     Ok(config_fingerprint_of_value(
         &crate::pyjson::parse_js(text)?,
         variant,
-    ))
+    )?)
+}
+
+/// What JavaScript's `String.prototype.trim` removes: its whitespace and line terminators.
+fn is_js_blank(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
 }
 
 fn request_json(request: &RunRequest) -> Value {
@@ -150,10 +207,12 @@ fn request_json(request: &RunRequest) -> Value {
 
 /// The PR-head shape of `request` (before canonicalization); see the module docs.
 pub fn fingerprint_material(request: &RunRequest) -> PyValue {
+    // A typed request never makes the runner throw (see `config_fingerprint_variant`).
     fingerprint_shape(
         &PyValue::from_json(&request_json(request)),
         FingerprintVariant::PrHead,
     )
+    .unwrap_or(PyValue::Null)
 }
 
 /// `value.key` as JavaScript reads it: `None` is `undefined` (not an object, or no key).
@@ -187,26 +246,53 @@ fn put(shape: &mut PyDict, key: &str, value: Option<&PyValue>) {
     }
 }
 
-/// `{binding, usage}` of each credential (a missing one is left out, as `undefined` is).
-fn credential_shapes(credentials: Option<&PyValue>) -> PyValue {
-    let items = match credentials {
-        Some(PyValue::List(items)) => items
-            .iter()
-            .map(|credential| {
-                let mut shape = PyDict::new();
-                put(&mut shape, "binding", prop(Some(credential), "binding"));
-                put(&mut shape, "usage", prop(Some(credential), "usage"));
-                PyValue::Dict(shape)
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    PyValue::List(items)
+/// `credentials.map(c => ({binding: c.binding, usage: c.usage}))` of a list (a missing
+/// field is left out, as `undefined` is); JavaScript throws on a `null` credential.
+fn credential_shapes(
+    credentials: &[PyValue],
+    null_credential: &'static str,
+) -> Result<PyValue, NotHashable> {
+    credentials
+        .iter()
+        .map(|credential| {
+            if matches!(credential, PyValue::Null) {
+                return Err(NotHashable(null_credential));
+            }
+            let mut shape = PyDict::new();
+            put(&mut shape, "binding", prop(Some(credential), "binding"));
+            put(&mut shape, "usage", prop(Some(credential), "usage"));
+            Ok(PyValue::Dict(shape))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(PyValue::List)
 }
 
-fn model_connection_shape(connection: Option<&PyValue>) -> PyValue {
+/// `{...value}` as JavaScript spreads a JSON value: an object's own entries; a string's
+/// UTF-16 code units and an array's elements, under their indexes; nothing else (a number,
+/// a boolean, `null`, `undefined`).
+fn spread(value: Option<&PyValue>) -> PyDict {
+    match value {
+        Some(PyValue::Dict(map)) => map.clone(),
+        Some(PyValue::List(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| (index.to_string(), item.clone()))
+            .collect(),
+        Some(PyValue::Str(escaped)) => utf16_units(escaped)
+            .enumerate()
+            .map(|(index, unit)| {
+                let mut text = String::new();
+                push_python_char(unit, &mut text);
+                (index.to_string(), PyValue::Str(text))
+            })
+            .collect(),
+        _ => PyDict::new(),
+    }
+}
+
+fn model_connection_shape(connection: Option<&PyValue>) -> Result<PyValue, NotHashable> {
     if !truthy(connection) {
-        return PyValue::Null;
+        return Ok(PyValue::Null);
     }
     let mut shape = PyDict::new();
     put(&mut shape, "provider", prop(connection, "provider"));
@@ -222,38 +308,45 @@ fn model_connection_shape(connection: Option<&PyValue>) -> PyValue {
         or_null(prop(connection, "environment")),
     );
     // `(credentials ?? []).map(...)`.
-    shape.insert(
-        "credentials".into(),
-        credential_shapes(prop(connection, "credentials")),
-    );
-    PyValue::Dict(shape)
+    let credentials = match prop(connection, "credentials") {
+        None | Some(PyValue::Null) => PyValue::List(Vec::new()),
+        Some(PyValue::List(items)) => {
+            credential_shapes(items, "a `modelConnection.credentials` entry is null")?
+        }
+        Some(_) => return Err(NotHashable("`modelConnection.credentials` is not a list")),
+    };
+    shape.insert("credentials".into(), credentials);
+    Ok(PyValue::Dict(shape))
 }
 
 /// `{...server, connection: {...server.connection, credentials: <binding + usage>}}`.
-fn mcp_server_shape(server: &PyValue) -> PyValue {
-    let mut shape = match server {
-        PyValue::Dict(map) => map.clone(),
-        _ => PyDict::new(),
-    };
+fn mcp_server_shape(server: &PyValue) -> Result<PyValue, NotHashable> {
+    if matches!(server, PyValue::Null) {
+        return Err(NotHashable("an `mcpServers` entry is null"));
+    }
+    let mut shape = spread(Some(server));
     let connection = prop(Some(server), "connection");
-    let mut connection_shape = match connection {
-        Some(PyValue::Dict(map)) => map.clone(),
-        _ => PyDict::new(),
-    };
+    let mut connection_shape = spread(connection);
     match prop(connection, "credentials") {
-        Some(PyValue::List(_)) => {
-            connection_shape.insert(
-                "credentials".into(),
-                credential_shapes(prop(connection, "credentials")),
-            );
+        Some(PyValue::List(items)) => {
+            let credentials = credential_shapes(
+                items,
+                "an `mcpServers[].connection.credentials` entry is null",
+            )?;
+            connection_shape.insert("credentials".into(), credentials);
         }
         // `credentials?.map(...)` is `undefined` for a missing or null list: dropped.
-        _ => {
+        None | Some(PyValue::Null) => {
             connection_shape.shift_remove("credentials");
+        }
+        Some(_) => {
+            return Err(NotHashable(
+                "an `mcpServers[].connection.credentials` is not a list",
+            ))
         }
     }
     shape.insert("connection".into(), PyValue::Dict(connection_shape));
-    PyValue::Dict(shape)
+    Ok(PyValue::Dict(shape))
 }
 
 /// `resolveCodexMode`: a known mode as given, anything else the codex default.
@@ -266,8 +359,14 @@ fn codex_mode(requested: Option<&PyValue>) -> PyValue {
 }
 
 /// The shape `configFingerprint` hashes, built from the request as the runner's
-/// `JSON.parse` reads it (see the module docs).
-pub fn fingerprint_shape(request: &PyValue, variant: FingerprintVariant) -> PyValue {
+/// `JSON.parse` reads it (see the module docs), or why the runner throws reading it.
+pub fn fingerprint_shape(
+    request: &PyValue,
+    variant: FingerprintVariant,
+) -> Result<PyValue, NotHashable> {
+    if matches!(request, PyValue::Null) {
+        return Err(NotHashable("the request is null"));
+    }
     let request = Some(request);
     let field = |key: &str| or_null(prop(request, key));
     let mut shape = PyDict::new();
@@ -286,7 +385,7 @@ pub fn fingerprint_shape(request: &PyValue, variant: FingerprintVariant) -> PyVa
     shape.insert("connection".into(), field("connection"));
     shape.insert(
         "modelConnection".into(),
-        model_connection_shape(prop(request, "modelConnection")),
+        model_connection_shape(prop(request, "modelConnection"))?,
     );
     for key in [
         "modelCapabilities",
@@ -298,11 +397,16 @@ pub fn fingerprint_shape(request: &PyValue, variant: FingerprintVariant) -> PyVa
     ] {
         shape.insert(key.into(), field(key));
     }
+    // `mcpServers?.map(...) ?? null`: `.map` of anything but a list throws.
     let servers = match prop(request, "mcpServers") {
-        Some(PyValue::List(servers)) => {
-            PyValue::List(servers.iter().map(mcp_server_shape).collect())
-        }
-        _ => PyValue::Null,
+        Some(PyValue::List(servers)) => PyValue::List(
+            servers
+                .iter()
+                .map(mcp_server_shape)
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None | Some(PyValue::Null) => PyValue::Null,
+        Some(_) => return Err(NotHashable("`mcpServers` is not a list")),
     };
     shape.insert("mcpServers".into(), servers);
     shape.insert(
@@ -326,7 +430,7 @@ pub fn fingerprint_shape(request: &PyValue, variant: FingerprintVariant) -> PyVa
         shape.insert("workflowRevision".into(), pinned);
         shape.insert("isDraft".into(), or_null(prop(workflow, "is_draft")));
     }
-    PyValue::Dict(shape)
+    Ok(PyValue::Dict(shape))
 }
 
 /// JavaScript's `a < b` on two keys in escaped form: UTF-16 code unit order (an astral
@@ -543,5 +647,89 @@ mod tests {
             canonical_json(&v),
             "{\"a\":[0,1e+21],\"b\":3,\"\u{1F600}\":2,\"\u{e000}\":1}"
         );
+    }
+
+    fn shape_of(text: &str) -> Result<String, NotHashable> {
+        let value = crate::pyjson::parse_js(text).unwrap();
+        fingerprint_shape(&value, FingerprintVariant::Main).map(|shape| canonical_json_of(&shape))
+    }
+
+    /// `{...server}` and `{...server.connection}` spread a string into its UTF-16 code
+    /// units and an array into its elements, under their indexes, as JavaScript does.
+    #[test]
+    fn mcp_servers_are_spread_as_javascript_spreads_them() {
+        let shape =
+            shape_of(r#"{"mcpServers": ["a\ud83d\ude00", [1], 7, {"connection": "xy", "n": 1}]}"#)
+                .unwrap();
+        assert!(
+            shape.contains(
+                r#""mcpServers":[{"0":"a","1":"\ud83d","2":"\ude00","connection":{}},{"0":1,"connection":{}},{"connection":{}},{"connection":{"0":"x","1":"y"},"n":1}]"#
+            ),
+            "{shape}"
+        );
+        // A null credentials list is dropped from the connection, a list is cut to
+        // binding and usage.
+        let shape = shape_of(
+            r#"{"mcpServers": [{"connection": {"credentials": null, "u": 1}}, {"connection": {"credentials": [{"binding": "b", "value": "secret", "usage": "u"}]}}]}"#,
+        )
+        .unwrap();
+        assert!(
+            shape.contains(r#"[{"connection":{"u":1}},{"connection":{"credentials":[{"binding":"b","usage":"u"}]}}]"#),
+            "{shape}"
+        );
+        assert!(!shape.contains("secret"));
+    }
+
+    /// Where the runner's `configFingerprint` throws a `TypeError`, there is no hash.
+    #[test]
+    fn what_makes_the_runner_throw_gives_no_hash() {
+        for (text, reason) in [
+            ("null", "the request is null"),
+            (r#"{"mcpServers": 5}"#, "`mcpServers` is not a list"),
+            (r#"{"mcpServers": false}"#, "`mcpServers` is not a list"),
+            (r#"{"mcpServers": [null]}"#, "an `mcpServers` entry is null"),
+            (
+                r#"{"mcpServers": [{"connection": {"credentials": "s"}}]}"#,
+                "an `mcpServers[].connection.credentials` is not a list",
+            ),
+            (
+                r#"{"mcpServers": [{"connection": {"credentials": [null]}}]}"#,
+                "an `mcpServers[].connection.credentials` entry is null",
+            ),
+            (
+                r#"{"modelConnection": {"credentials": {}}}"#,
+                "`modelConnection.credentials` is not a list",
+            ),
+            (
+                r#"{"modelConnection": {"credentials": [null]}}"#,
+                "a `modelConnection.credentials` entry is null",
+            ),
+        ] {
+            assert_eq!(shape_of(text).unwrap_err().reason(), reason, "{text}");
+            assert!(matches!(
+                config_fingerprint_of_text(text, FingerprintVariant::PrHead),
+                Err(FingerprintTextError::NotHashable(_))
+            ));
+        }
+        // What reads as `undefined` or an empty list does not throw.
+        for text in [
+            r#"{"mcpServers": null}"#,
+            r#"{"modelConnection": "x"}"#,
+            r#"{"modelConnection": {"credentials": null}}"#,
+            "[1]",
+            "\"text\"",
+            "7",
+        ] {
+            assert!(shape_of(text).is_ok(), "{text}");
+        }
+        // A blank body is `{}` to the runner; an empty one is not JSON to JSON.parse, but
+        // the runner never parses it.
+        let empty = config_fingerprint_of_text("{}", FingerprintVariant::PrHead).unwrap();
+        for blank in ["", " \n\t", "\u{feff}\u{2028}"] {
+            assert_eq!(
+                config_fingerprint_of_text(blank, FingerprintVariant::PrHead),
+                Ok(empty.clone())
+            );
+        }
     }
 }

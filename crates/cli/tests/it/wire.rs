@@ -294,9 +294,30 @@ fn fingerprint_bad_input() {
     assert_eq!(invalid.status.code(), Some(1));
     assert!(stderr(&invalid).contains("not valid JSON"));
 
+    // Not a /run request, but the runner hashes it: the hash, and a note.
     let wrong = run(&["wire", "fingerprint"], Some(r#"{"x": 1}"#));
-    assert_eq!(wrong.status.code(), Some(1));
-    assert!(stderr(&wrong).contains("not a /run request"));
+    assert_eq!(wrong.status.code(), Some(0), "{}", stderr(&wrong));
+    assert!(stderr(&wrong).contains("not a valid /run request"));
+    let empty = run(&["wire", "fingerprint"], Some("{}"));
+    assert_eq!(
+        stdout(&wrong),
+        stdout(&empty),
+        "unknown keys are not hashed"
+    );
+    // A blank body is `{}` to the runner.
+    let blank = run(&["wire", "fingerprint"], Some(" \n"));
+    assert_eq!(blank.status.code(), Some(0), "{}", stderr(&blank));
+    assert_eq!(stdout(&blank), stdout(&empty));
+    // Where the runner's hash throws, no hash.
+    for body in ["null", r#"{"mcpServers": 5}"#, r#"{"mcpServers": [null]}"#] {
+        let thrown = run(&["wire", "fingerprint"], Some(body));
+        assert_eq!(thrown.status.code(), Some(1), "{body}");
+        assert!(
+            stderr(&thrown).contains("cannot hash"),
+            "{body}: {}",
+            stderr(&thrown)
+        );
+    }
 
     let missing = run(&["wire", "fingerprint", "/definitely/not/here.json"], None);
     assert_eq!(missing.status.code(), Some(1));

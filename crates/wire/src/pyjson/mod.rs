@@ -48,4 +48,4 @@ pub use parse::{
 pub(crate) use value::code_points;
 pub use value::{NotRepresentable, PyDict, PyValue};
 pub use write::{dumps, python_json_dumps, python_json_dumps_len};
-pub(crate) use write::{python_json_object_len, python_string_len};
+pub(crate) use write::{push_python_char, python_json_object_len, python_string_len};

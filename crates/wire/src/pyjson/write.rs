@@ -114,7 +114,7 @@ fn write_python_string(s: &str, out: &mut String) {
 
 /// One character (or one lone surrogate code unit) as `json.dumps` escapes it (also how
 /// `loads` keeps a string, as its escaped text).
-pub(super) fn push_python_char(code: u32, out: &mut String) {
+pub(crate) fn push_python_char(code: u32, out: &mut String) {
     use std::fmt::Write;
     match code {
         0x22 => out.push_str("\\\""),
