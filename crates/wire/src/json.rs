@@ -107,6 +107,38 @@ where
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
+/// An optional count (`timeoutMs`, a size, token usage) read as Agenta's pydantic models read
+/// an `int` from JSON, and as JSON Schema's `integer` matches: an integer, or a number whose
+/// double is whole (`120000.0`, `1.2e5`), at least 0 and under 2^64. It is written back as
+/// the integer, as those models write it (the runner's hash reads both as one double).
+pub(crate) fn optional_whole_u64<'de, D>(deserializer: D) -> Result<Option<u64>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    whole_u64(&number).map(Some).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "invalid value: {number}, expected a whole number from 0 to 2^64 - 1"
+        ))
+    })
+}
+
+fn whole_u64(number: &serde_json::Number) -> Option<u64> {
+    if let Some(value) = number.as_u64() {
+        return Some(value);
+    }
+    let value = number.as_f64()?;
+    // 2^64 as a double; `as` is exact for every whole double below it.
+    let whole = value.is_finite()
+        && value.fract() == 0.0
+        && value > -1.0
+        && value < 18_446_744_073_709_551_616.0;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    whole.then_some(value as u64)
+}
+
 /// An optional object that, when present, must have at least one key.
 pub(crate) fn non_empty_object<'de, D>(
     deserializer: D,
@@ -397,6 +429,47 @@ pub(crate) use open_enum;
 // The string enums' schema form: only with the schema support.
 #[cfg(all(test, feature = "schema"))]
 mod tests {
+
+    /// Counts read as pydantic reads an `int`: whole doubles too, written back as integers.
+    #[test]
+    fn a_count_is_any_whole_number_and_is_written_as_an_integer() {
+        #[derive(serde::Deserialize, serde::Serialize)]
+        struct Count {
+            #[serde(default, deserialize_with = "super::optional_whole_u64")]
+            n: Option<u64>,
+        }
+        for (text, read) in [
+            ("120000", Some(120000)),
+            ("120000.0", Some(120000)),
+            ("1.2e5", Some(120000)),
+            ("1E2", Some(100)),
+            ("-0.0", Some(0)),
+            ("0", Some(0)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("null", None),
+        ] {
+            let count: Count = serde_json::from_str(&format!("{{\"n\": {text}}}")).unwrap();
+            assert_eq!(count.n, read, "{text}");
+        }
+        let absent: Count = serde_json::from_str("{}").unwrap();
+        assert_eq!(absent.n, None);
+        let written: Count = serde_json::from_str(r#"{"n": 120000.0}"#).unwrap();
+        assert_eq!(serde_json::to_string(&written).unwrap(), r#"{"n":120000}"#);
+        for text in [
+            "1.5",
+            "-1",
+            "-0.5",
+            "18446744073709551616",
+            "1e400",
+            "\"5\"",
+            "true",
+        ] {
+            assert!(
+                serde_json::from_str::<Count>(&format!("{{\"n\": {text}}}")).is_err(),
+                "{text}"
+            );
+        }
+    }
     use serde_json::{json, Value};
 
     use super::string_enum_schema;

@@ -93,8 +93,12 @@ pub struct ContentBlock {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub filename: Option<String>,
-    /// Attachment size in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Attachment size in bytes (a whole number: `2048.0` reads as `2048`).
+    #[serde(
+        default,
+        deserialize_with = "crate::json::optional_whole_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub size: Option<u64>,
     /// Tool call id (tool_call / tool_result).

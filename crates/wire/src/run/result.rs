@@ -176,13 +176,25 @@ fn result_events_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentUsage {
     /// Input tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::json::optional_whole_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input: Option<u64>,
     /// Output tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::json::optional_whole_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output: Option<u64>,
     /// Total tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::json::optional_whole_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub total: Option<u64>,
     /// Cost in USD.
     #[serde(default, skip_serializing_if = "Option::is_none")]

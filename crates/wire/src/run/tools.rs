@@ -230,8 +230,12 @@ pub struct ResolvedToolSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "StringMap"))]
     pub context_bindings: Option<StringMap>,
-    /// Call timeout in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Call timeout in milliseconds (a whole number; `120000.0` reads as `120000`).
+    #[serde(
+        default,
+        deserialize_with = "crate::json::optional_whole_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub timeout_ms: Option<u64>,
     /// Argument names the model may write that the call must not carry (0.125.1).
@@ -278,7 +282,7 @@ struct ResolvedToolSpecRepr {
     call: Option<ToolCall>,
     #[serde(default)]
     context_bindings: Option<StringMap>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json::optional_whole_u64")]
     timeout_ms: Option<u64>,
     #[serde(default)]
     ephemeral_args: Option<Vec<String>>,
