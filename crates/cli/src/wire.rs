@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use gatehouse_wire::effective::{stamp_python_text, NotStamped, PythonStampError, StampPolicy};
-use gatehouse_wire::fingerprint::{
-    config_fingerprint_of_text, FingerprintTextError, FingerprintVariant,
-};
+use gatehouse_wire::fingerprint::{config_fingerprint_of_value, read_run_body, FingerprintVariant};
 use gatehouse_wire::pyjson::{parse_js, PyValue, JS_MAX_DEPTH};
 use gatehouse_wire::redact::Redaction;
 use serde_json::Value;
@@ -410,13 +408,11 @@ fn fingerprint(file: Option<&Path>, variant: FingerprintVariant) -> CliResult {
         .map_err(|err| CliError::other(format!("{source} is not UTF-8 text: {err}")))?;
     // The hash of what the runner's JSON.parse reads (a blank body is `{}` there), valid
     // `/run` request or not: the runner hashes before anything checks the request.
-    let hash = config_fingerprint_of_text(text, variant).map_err(|err| match err {
-        FingerprintTextError::NotJson(err) => {
-            CliError::other(format!("{source} is not valid JSON: {err}"))
-        }
-        FingerprintTextError::NotHashable(err) => CliError::other(format!("{source}: {err}")),
-    })?;
-    if let Ok((_, document)) = read_tolerant(&bytes, &source) {
+    let request = read_run_body(text)
+        .map_err(|err| CliError::other(format!("{source} is not valid JSON: {err}")))?;
+    let hash = config_fingerprint_of_value(&request, variant)
+        .map_err(|err| CliError::other(format!("{source}: {err}")))?;
+    if let Ok(document) = request.to_json_lossy(JS_MAX_DEPTH) {
         if let Err(err) =
             gatehouse_wire::from_json_value::<gatehouse_wire::run::RunRequest>(document)
         {

@@ -250,11 +250,22 @@ pub fn stamp_borrowed<'a>(
     params: &'a JsonObject,
     policy: &StampPolicy,
 ) -> Result<StampedView<'a>, NotStamped> {
+    stamp_view(params, policy, |rule| redacted_len(params, rule))
+}
+
+/// The stamp of `params` under `policy`, its redacted length and whether the rule changes
+/// anything given by `measure` (a walk of the whole config, or the notes taken while it
+/// was read).
+fn stamp_view<'a>(
+    params: &'a JsonObject,
+    policy: &StampPolicy,
+    measure: impl FnOnce(Rule) -> (usize, bool),
+) -> Result<StampedView<'a>, NotStamped> {
     if params.is_empty() {
         return Err(NotStamped::Empty);
     }
     let rule = Rule::for_params::<Value>(params, policy.redaction);
-    let (measured_bytes, changed) = redacted_len(params, rule);
+    let (measured_bytes, changed) = measure(rule);
     if measured_bytes > policy.max_bytes {
         return Err(NotStamped::OverCap {
             measured_bytes,
@@ -288,23 +299,8 @@ pub fn stamp_measured<'a>(
     config: &'a MeasuredConfig,
     policy: &StampPolicy,
 ) -> Result<StampedView<'a>, NotStamped> {
-    let params = config.object();
-    if params.is_empty() {
-        return Err(NotStamped::Empty);
-    }
-    let rule = Rule::for_params::<Value>(params, policy.redaction);
-    let (measured_bytes, changed) = redacted_len_measured(config, rule);
-    if measured_bytes > policy.max_bytes {
-        return Err(NotStamped::OverCap {
-            measured_bytes,
-            max_bytes: policy.max_bytes,
-        });
-    }
-    Ok(StampedView {
-        params,
-        rule,
-        changed,
-        measured_bytes,
+    stamp_view(config.object(), policy, |rule| {
+        redacted_len_measured(config, rule)
     })
 }
 

@@ -172,17 +172,16 @@ pub fn config_fingerprint_of_text(
     text: &str,
     variant: FingerprintVariant,
 ) -> Result<String, FingerprintTextError> {
-    // The runner reads a blank body as `{}` (`raw.trim() ? JSON.parse(raw) : {}`).
+    Ok(config_fingerprint_of_value(&read_run_body(text)?, variant)?)
+}
+
+/// A `/run` body's text as the runner reads it, `raw.trim() ? JSON.parse(raw) : {}`: a
+/// blank body is `{}`, anything else [`crate::pyjson::parse_js`].
+pub fn read_run_body(text: &str) -> Result<PyValue, crate::pyjson::PyJsonError> {
     if text.trim_matches(is_js_blank).is_empty() {
-        return Ok(config_fingerprint_of_value(
-            &PyValue::Dict(PyDict::new()),
-            variant,
-        )?);
+        return Ok(PyValue::Dict(PyDict::new()));
     }
-    Ok(config_fingerprint_of_value(
-        &crate::pyjson::parse_js(text)?,
-        variant,
-    )?)
+    crate::pyjson::parse_js(text)
 }
 
 /// What JavaScript's `String.prototype.trim` removes: its whitespace and line terminators.

@@ -646,18 +646,20 @@ pub(crate) fn measured_config_text(
     column: &'static str,
     text: &str,
 ) -> Result<gatehouse_wire::effective::MeasuredConfig, StoreError> {
-    gatehouse_wire::effective::MeasuredConfig::from_json(text).map_err(|err| StoreError::Corrupt {
-        column,
-        reason: err.to_string(),
-    })
+    gatehouse_wire::effective::MeasuredConfig::from_json(text).map_err(|err| corrupt(column, err))
 }
 
 pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(
     column: &'static str,
     text: &str,
 ) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
+    serde_json::from_str(text).map_err(|err| corrupt(column, err))
+}
+
+/// A stored column that does not read back.
+fn corrupt(column: &'static str, err: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt {
         column,
         reason: err.to_string(),
-    })
+    }
 }

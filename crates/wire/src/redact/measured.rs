@@ -87,22 +87,17 @@ impl MeasuredConfig {
     /// Read a config from JSON text (serde_json's reading: the same numbers, key order and
     /// limits as `serde_json::from_str::<Value>`).
     pub fn from_json(text: &str) -> Result<Self, ReadConfigError> {
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let config = Self::read(&mut reader)?;
-        reader.end()?;
-        Ok(config)
+        Self::read(serde_json::Deserializer::from_str(text))
     }
 
     /// Read a config from JSON bytes (see [`MeasuredConfig::from_json`]).
     pub fn from_slice(bytes: &[u8]) -> Result<Self, ReadConfigError> {
-        let mut reader = serde_json::Deserializer::from_slice(bytes);
-        let config = Self::read(&mut reader)?;
-        reader.end()?;
-        Ok(config)
+        Self::read(serde_json::Deserializer::from_slice(bytes))
     }
 
+    /// Read one document, nothing after it but whitespace.
     fn read<'de, R: serde_json::de::Read<'de>>(
-        reader: &mut serde_json::Deserializer<R>,
+        mut reader: serde_json::Deserializer<R>,
     ) -> Result<Self, ReadConfigError> {
         let mut notes = Vec::new();
         let mut duplicate = false;
@@ -110,7 +105,8 @@ impl MeasuredConfig {
             notes: &mut notes,
             duplicate: &mut duplicate,
         }
-        .deserialize(reader)?;
+        .deserialize(&mut reader)?;
+        reader.end()?;
         let Value::Object(object) = read.value else {
             return Err(ReadConfigError::NotAnObject);
         };
@@ -402,20 +398,13 @@ impl Walk<'_> {
         note
     }
 
-    /// A container's length from its note (taken), skipping the notes under it.
-    fn measured(&mut self, value: &Value, note: Note) -> usize {
+    /// A container's length from its note (taken), skipping the notes under it;
+    /// `measure` measures the subtree itself when the note is not one the reader wrote
+    /// (see `take`).
+    fn measured(&mut self, note: Note, measure: impl FnOnce() -> usize) -> usize {
         self.next += note.span.saturating_sub(1);
         if note.span == 0 {
-            // Not a note the reader wrote (see `take`): measure the subtree itself.
-            return python_json_dumps_len(value);
-        }
-        note.len
-    }
-
-    fn object_measured(&mut self, map: &JsonObject, note: Note) -> usize {
-        self.next += note.span.saturating_sub(1);
-        if note.span == 0 {
-            return python_json_object_len(map);
+            return measure();
         }
         note.len
     }
@@ -434,7 +423,7 @@ impl Walk<'_> {
             Value::Array(items) => {
                 let note = self.take();
                 if note.whole || self.rule.is_inert(ctx) {
-                    return self.measured(value, note);
+                    return self.measured(note, || python_json_dumps_len(value));
                 }
                 let inner: usize = items
                     .iter()
@@ -456,7 +445,7 @@ impl Walk<'_> {
     fn object(&mut self, map: &JsonObject, ctx: Ctx) -> usize {
         let note = self.take();
         if note.whole || self.rule.is_inert(ctx) {
-            return self.object_measured(map, note);
+            return self.measured(note, || python_json_object_len(map));
         }
         let mut total = 2;
         let mut kept = 0;

@@ -487,16 +487,25 @@ impl RunRequest {
     /// stamp is that object itself, redacted in place, never a copy. A caller that still
     /// needs the config afterwards passes a clone.
     pub fn with_effective_parameters(
-        mut self,
+        self,
         params: serde_json::Value,
         policy: &crate::effective::StampPolicy,
     ) -> (Self, crate::effective::StampOutcome) {
-        use crate::effective::{stamp_effective_parameters, StampOutcome};
+        self.set_stamp(|| crate::effective::stamp_effective_parameters(params, policy))
+    }
+
+    /// Set `effectiveParameters` to the stamp `stamp` makes, on a session run only (the key
+    /// is removed otherwise, and when nothing is stamped); says what happened.
+    fn set_stamp(
+        mut self,
+        stamp: impl FnOnce() -> Result<crate::effective::Stamped, crate::effective::NotStamped>,
+    ) -> (Self, crate::effective::StampOutcome) {
+        use crate::effective::StampOutcome;
         self.effective_parameters = None;
         if !self.is_session_run() {
             return (self, StampOutcome::NoSession);
         }
-        match stamp_effective_parameters(params, policy) {
+        match stamp() {
             Ok(stamped) => {
                 let outcome = StampOutcome::Stamped {
                     measured_bytes: stamped.measured_bytes,
@@ -531,24 +540,9 @@ impl RunRequest {
         config: &crate::effective::MeasuredConfig,
         policy: &crate::effective::StampPolicy,
     ) -> (Self, crate::effective::StampOutcome) {
-        use crate::effective::{stamp_measured, StampOutcome};
-        let mut request = self.with_session_id(Some(session_id.into()));
-        request.effective_parameters = None;
-        if !request.is_session_run() {
-            return (request, StampOutcome::NoSession);
-        }
-        match stamp_measured(config, policy) {
-            Ok(view) => {
-                let stamped = view.to_stamped();
-                let outcome = StampOutcome::Stamped {
-                    measured_bytes: stamped.measured_bytes,
-                    stripped: stamped.stripped,
-                };
-                request.effective_parameters = Some(stamped.parameters);
-                (request, outcome)
-            }
-            Err(reason) => (request, StampOutcome::NotStamped(reason)),
-        }
+        self.with_session_id(Some(session_id.into())).set_stamp(|| {
+            crate::effective::stamp_measured(config, policy).map(|view| view.to_stamped())
+        })
     }
 
     /// The `/run` body of this request with `stamp` as its `effectiveParameters`, written
