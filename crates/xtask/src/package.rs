@@ -191,21 +191,7 @@ fn package_over_vendored(root: &Path, vendored: &Path) -> Result<(), String> {
 /// `cargo metadata` with the dependency graph as the lockfile resolves it for the host.
 pub fn host_metadata(root: &Path) -> Result<serde_json::Value, String> {
     let host = host_triple()?;
-    let output = cargo()
-        .current_dir(root)
-        .args(["metadata", "--format-version", "1", "--locked"])
-        .args(["--filter-platform", &host])
-        .output()
-        .map_err(|e| format!("could not run cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata failed with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))
+    crate::util::cargo_metadata(root, &["--locked", "--filter-platform", &host])
 }
 
 fn host_triple() -> Result<String, String> {

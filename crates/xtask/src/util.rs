@@ -17,20 +17,7 @@ pub fn workspace_root() -> PathBuf {
 /// `build.target-dir` setting, or `<workspace>/target`): `cargo metadata`'s
 /// `target_directory`. Every built artifact is looked up under it, never under `target/`.
 pub fn target_dir(root: &Path) -> Result<PathBuf, String> {
-    let output = cargo()
-        .current_dir(root)
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .output()
-        .map_err(|e| format!("could not run cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata failed with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let metadata = cargo_metadata(root, &["--no-deps"])?;
     metadata["target_directory"]
         .as_str()
         .map(PathBuf::from)
@@ -71,6 +58,25 @@ pub fn read_json(path: &Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))
+}
+
+/// `cargo metadata --format-version 1 <args>` in `root`, parsed.
+pub fn cargo_metadata(root: &Path, args: &[&str]) -> Result<serde_json::Value, String> {
+    let output = cargo()
+        .current_dir(root)
+        .args(["metadata", "--format-version", "1"])
+        .args(args)
+        .output()
+        .map_err(|e| format!("could not run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))
 }
 
 #[cfg(test)]
