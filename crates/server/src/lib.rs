@@ -40,7 +40,7 @@
 //! The rest of the crate reaches execution in two places only: [`start`] (its hook
 //! provider and its reconciler) and [`api::router`] (which mounts its routes when
 //! [`ServerConfig::execution`] is on). `runner`'s hook trait names one thing of `store`:
-//! [`store::JoinedWrite`], the hook's share of a turn's commit.
+//! [`db::JoinedWrite`], the hook's share of a turn's commit.
 //!
 //! ## The map
 //!
@@ -52,7 +52,7 @@
 //! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::events`] (the watch-stream bus), [`interactions::store`] (rows and idempotency keys, the batch respond, the resume queue, turns, tool runs, the workflow registry) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
-//! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
+//! | [`db`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`db::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
 //! | [`webhooks`] | signed webhook events: the durable outbox written in the transaction of each change it announces ([`webhooks::outbox`]), the delivery workers of every instance (lease, backoff; [`webhooks::deliver::record_outcome`] records each attempt's outcome), the signature, the settings, `GET /api/webhooks/deliveries` |
 //! | [`metrics`] | `GET /metrics` (Prometheus's text format): this server's recorder, what each part counts, the gauges read at scrape |
 //! | [`request_id`] | the request id of every request (`X-Request-Id`), its tracing span, and the id every error body carries |
@@ -138,26 +138,30 @@
 //! A database that cannot take the work (PostgreSQL down or restarting, a terminated
 //! connection, a SQLite file on a full disk or locked by another process) is answered
 //! 503 `UNAVAILABLE` with `Retry-After` within a bounded wait
-//! ([`ServerConfig::db_acquire_timeout`], once per request: [`store::waiting_at_most_once`]),
+//! ([`ServerConfig::db_acquire_timeout`], once per request: [`db::waiting_at_most_once`]),
 //! never 500; readiness says so; and the server recovers by itself once it is back: a
 //! connection whose transaction did not end cleanly is closed, never pooled again. A
 //! resume whose approved tool could not be recorded in the ledger does not run it and is
 //! retried.
 
+pub mod announce;
 pub mod api;
 pub mod auth;
 pub mod config;
 pub mod cors;
+pub mod db;
 pub mod error;
 pub mod execution;
 pub mod http;
 pub mod interactions;
+#[cfg(test)]
+mod layering;
 pub mod limits;
 pub mod metrics;
 pub mod readiness;
 pub mod request_id;
 pub mod runner;
-pub mod store;
+pub mod seams;
 pub mod testing;
 pub mod uri;
 pub mod webhooks;
@@ -171,19 +175,22 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 pub use config::{ApiKey, ServerConfig, DEV_API_KEY};
-pub use store::{Store, StoreError};
+pub use db::{Database, StoreError};
 
+use announce::{Announcer, EventBus, Outbox};
 use auth::KeyRing;
+use execution::store::ExecutionStore;
 use interactions::admission::{self, Backlog};
-use interactions::events::EventBus;
+use interactions::store::{InteractionStore, OfferedQueries};
 use runner::{HookProvider, NoopHookProvider};
+use webhooks::store::DeliveryStore;
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// The database could not be opened or migrated.
     #[error("cannot open the store: {0}")]
-    Store(#[from] StoreError),
+    Database(#[from] StoreError),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -202,10 +209,16 @@ pub struct AppState(Arc<AppInner>);
 pub struct AppInner {
     /// The configuration the server started with.
     pub config: ServerConfig,
-    /// Durable state.
-    pub store: Store,
-    /// Feeds the SSE watch streams.
-    pub events: EventBus,
+    /// The database (plumbing; each area reads and writes through its own store below).
+    pub db: Database,
+    /// Where changes are told: the outbox and the watch bus (`announce`).
+    pub announce: Announcer,
+    /// The interactions area's store.
+    pub interactions: InteractionStore,
+    /// The execution area's store.
+    pub executions: ExecutionStore,
+    /// The webhooks area's store (deliveries).
+    pub deliveries: DeliveryStore,
     /// Wakes the resume dispatcher (after a respond).
     pub dispatch_wakeup: Arc<Notify>,
     /// Checkpoint hooks for every turn the harness runs.
@@ -231,7 +244,7 @@ impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AppState")
             .field("config", &self.config)
-            .field("store", &self.store.backend_name())
+            .field("db", &self.db.backend_name())
             .field("keys", &self.keys)
             .finish()
     }
@@ -245,24 +258,34 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    /// Assemble the state of a server.
+    /// Assemble the state of a server over `stores` ([`Stores::new`]).
     pub fn new(
         config: ServerConfig,
-        store: Store,
+        stores: Stores,
         hooks: Arc<dyn HookProvider>,
         capabilities: Vec<Capability>,
         shutdown: watch::Receiver<bool>,
     ) -> Self {
+        let Stores {
+            db,
+            announce,
+            interactions,
+            executions,
+            deliveries,
+        } = stores;
         let keys = KeyRing::new(&config.effective_keys());
         let backlog = Backlog::new(config.max_resume_backlog, config.backlog_wait);
         let budget =
-            limits::FdBudget::derive(limits::open_file_limit(), store.max_connections(), &config);
+            limits::FdBudget::derive(limits::open_file_limit(), db.max_connections(), &config);
         let watchers = limits::StreamSlots::new(budget.max_watchers);
         let config_metrics = config.metrics;
         Self(Arc::new(AppInner {
             config,
-            store,
-            events: EventBus::default(),
+            db,
+            announce,
+            interactions,
+            executions,
+            deliveries,
             dispatch_wakeup: Arc::new(Notify::new()),
             hooks,
             capabilities,
@@ -279,6 +302,41 @@ impl AppState {
     /// The accepted API keys.
     pub(crate) fn keys(&self) -> &KeyRing {
         &self.keys
+    }
+}
+
+/// Every store of a server over one database: the plumbing's announcer (one outbox,
+/// one watch bus) shared by the areas' stores, and the seams between areas wired here.
+#[derive(Debug, Clone)]
+pub struct Stores {
+    /// The database.
+    pub db: Database,
+    /// The outbox and the watch bus every store announces to.
+    pub announce: Announcer,
+    /// The interactions area's store.
+    pub interactions: InteractionStore,
+    /// The execution area's store.
+    pub executions: ExecutionStore,
+    /// The webhooks area's store.
+    pub deliveries: DeliveryStore,
+}
+
+impl Stores {
+    /// The stores over `db`, writing webhook events for `webhook_endpoints` (their names;
+    /// none: no event).
+    pub fn new(db: Database, webhook_endpoints: Vec<String>) -> Self {
+        let announce = Announcer::new(Outbox::new(webhook_endpoints), EventBus::default());
+        let interactions = InteractionStore::new(db.clone(), announce.clone());
+        let offered = Arc::new(OfferedQueries::new(interactions.clone()));
+        let executions = ExecutionStore::new(db.clone(), announce.clone(), offered.clone());
+        let deliveries = DeliveryStore::new(db.clone(), offered);
+        Self {
+            db,
+            announce,
+            interactions,
+            executions,
+            deliveries,
+        }
     }
 }
 
@@ -333,7 +391,7 @@ impl RunningServer {
                 }
             }
         }
-        self.state.store.close().await;
+        self.state.db.close().await;
     }
 }
 
@@ -352,11 +410,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .iter()
         .map(|e| e.name.clone())
         .collect();
-    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout)
-        .await?
-        .with_webhook_endpoints(webhook_endpoints);
+    let db = Database::connect_with(&config.database_url, config.db_acquire_timeout).await?;
+    let stores = Stores::new(db, webhook_endpoints);
     let scrubbed = interactions::parked::scrub_parked_configs(
-        &store,
+        &stores.interactions,
         gatehouse_wire::effective::StampPolicy::default().redaction,
     )
     .await;
@@ -380,13 +437,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let capabilities = api::capabilities_for(&config);
     let hooks: Arc<dyn HookProvider> = if config.execution {
         Arc::new(execution::ExecutionHookProvider::with_default_lease(
-            store.clone(),
+            stores.executions.clone(),
             config.lease,
         ))
     } else {
         Arc::new(NoopHookProvider)
     };
-    let state = AppState::new(config, store, hooks, capabilities, shutdown_rx.clone());
+    let state = AppState::new(config, stores, hooks, capabilities, shutdown_rx.clone());
     let router = api::router(state.clone());
     let limits = http::ConnectionLimits::new(&state.config, &state.budget);
     tracing::info!(
@@ -408,7 +465,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let gauge = admission::spawn_gauge(state.clone());
     let webhooks = webhooks::deliver::spawn(state.clone());
     let metrics_upkeep = metrics::spawn_upkeep(state.clone());
-    tracing::info!(%addr, backend = state.store.backend_name(), "gatehouse server listening");
+    tracing::info!(%addr, backend = state.db.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
         state,
