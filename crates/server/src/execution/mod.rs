@@ -3,7 +3,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`rules`] | B3 as pure functions: CAS request with replay first, the 256 limit, claim under a lease, resolve-once, reconciliation |
-//! | [`db`] | [`ExecutionStore`]: durable sessions (one CAS-written row each), opening and recovery rules, the dispatcher's claim/resolve |
+//! | [`store`] | [`ExecutionStore`]: durable sessions (one CAS-written row each), opening and recovery rules, the dispatcher's claim/resolve |
 //! | [`hooks`] | [`ExecutionHookProvider`]: every service-tier turn opens its session, and the harness's checkpoints claim, apply and resolve interventions |
 //! | [`api`] | the B2 routes under `/api/rooms/...` and at AgentPlat's root paths, and the SSE event stream, in AgentPlat's envelope; mounted by [`crate::api::router`] |
 //! | [`agentplat_shape`] | AgentPlat's own JSON of a session and its events (fields, order, millisecond times), what the root paths answer |
@@ -43,10 +43,10 @@
 //! - **Applied means in effect.** A turn claims interventions at its checkpoints (each
 //!   claim durable, under a lease), applies them to the run in memory, and resolves
 //!   them `applied` in the SAME transaction that records the turn
-//!   ([`db::TurnSessionWrite`]): a crash before that commit leaves only claims, which
+//!   ([`store::TurnSessionWrite`]): a crash before that commit leaves only claims, which
 //!   the retried attempt takes over ([`rules::release_run_claims`]) and applies again at
 //!   the same checkpoint. Nothing is reported applied that the run's record lacks.
-//! - **One holder.** A running session is held by its run attempt ([`db::RunHold`]:
+//! - **One holder.** A running session is held by its run attempt ([`store::RunHold`]:
 //!   a token and a lease the turn's heartbeat renews, expiring by the store's clock: the
 //!   database server's on Postgres, whatever the instances' clocks say). Every write of the attempt (its
 //!   claims, its tool runs, its commit) is fenced by the token; an attempt that lost its

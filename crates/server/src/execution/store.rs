@@ -915,7 +915,7 @@ async fn lock_row(tx: &mut Tx<'_>, session_id: &str) -> Result<Option<SessionRow
     })
 }
 
-/// Database `row` with `revision + 1` by compare-and-set on the revision it was read at.
+/// Store `row` with `revision + 1` by compare-and-set on the revision it was read at.
 /// `Err(Fenced)` when another writer moved the revision (never under [`lock_row`]).
 async fn write_row(
     tx: &mut Tx<'_>,

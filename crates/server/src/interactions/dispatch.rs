@@ -11,7 +11,7 @@
 //!
 //! One resume per parked turn (CONTRACT.md A7): only the answer to the gate the turn
 //! parked at (its session and token) resumes it, and before anything runs the resume
-//! claims the turn in the database ([`Database::claim_parked_turn`](crate::Database::claim_parked_turn),
+//! claims the turn in the database ([`InteractionStore::claim_parked_turn`](crate::interactions::store::InteractionStore::claim_parked_turn),
 //! fenced by the lease); an answer to another row naming the turn, or a resume that finds
 //! the claim taken, resolves its row with a typed `resolution.error`
 //! ([`NOT_THE_PARKED_GATE_CODE`], [`TURN_ALREADY_RESUMED_CODE`]) and runs nothing. The

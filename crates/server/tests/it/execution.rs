@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::{config, user, Harness};
-use gatehouse_server::execution::{ExecutionStore, Resolution};
+use gatehouse_server::execution::Resolution;
 use gatehouse_server::testing::TestServerOptions;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::execution::{Checkpoint, ExecutionSession};

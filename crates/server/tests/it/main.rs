@@ -18,6 +18,7 @@ mod common;
 
 mod admission;
 mod agenta;
+mod announcements;
 mod agentplat_dropin;
 mod agentplat_root_paths;
 mod approved_call_runs;

@@ -1,5 +1,5 @@
 //! The batch respond (C4): many gates answered in ONE transaction, each item exactly as
-//! the single respond ([`Database::respond`]) would answer it at its place in the request,
+//! the single respond ([`InteractionStore::respond`]) would answer it at its place in the request,
 //! duplicates included (the same gate twice, one key on two gates, a gate under two
 //! keys).
 //!
@@ -21,7 +21,7 @@ use super::InteractionStore;
 use crate::announce::in_announced_tx;
 use crate::db::{now_text, to_json_text, RowExt, StoreError, Tx};
 
-/// One gate of a batch respond ([`Database::respond_batch`]).
+/// One gate of a batch respond ([`InteractionStore::respond_batch`]).
 #[derive(Debug, Clone, Copy)]
 pub struct BatchRespondItem<'a> {
     /// The row's id.

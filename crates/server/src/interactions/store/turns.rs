@@ -234,7 +234,7 @@ impl InteractionStore {
     }
 }
 
-/// What claiming a parked turn for a resume came to ([`Database::claim_parked_turn`]).
+/// What claiming a parked turn for a resume came to ([`InteractionStore::claim_parked_turn`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnClaim {
     /// The turn is this job's to resume (claimed now, or by an earlier attempt of the
