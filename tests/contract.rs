@@ -102,8 +102,10 @@ fn a4_row() -> Value {
     sample("SessionInteraction.contract.json")
 }
 
-/// Our own session run: all 26 keys of A1 in emission order, codex (the only harness
-/// that carries `harnessMode`), with a stamp.
+/// Our own session run: 26 of A1's 32 keys in emission order (all but the six that came
+/// with 0.125.1: `platformInstructions`, `sandboxCredentials`, `gatewayPolicy`,
+/// `turnContext`, `detached`, `controlCommandId`), codex (the only harness that carries
+/// `harnessMode`), with a stamp.
 fn session_run() -> Value {
     sample("RunRequest.session_run_all_keys.json")
 }

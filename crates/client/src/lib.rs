@@ -73,7 +73,7 @@
 //! - a new endpoint: its route in the registry (`gatehouse_wire::routes`, beside its
 //!   server handler); an [`Operation`] (its name, whether it is a read, its capability,
 //!   its place in `Operation::ALL`) in `error.rs`; its route in `routes.rs`; a method on
-//!   its sub-client; and a call of it in `tests/routes.rs`, which checks every request
+//!   its sub-client; and a call of it in `tests/it/routes.rs`, which checks every request
 //!   the client sends against the registry;
 //! - a new failure: an [`Error`] variant and its [`ErrorKind`] (with its place in
 //!   [`ErrorKind::ALL`]) in `error.rs`, how answers map to it in `classify.rs`; then
