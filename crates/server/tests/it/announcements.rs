@@ -71,7 +71,11 @@ async fn every_status_a_row_reaches_is_one_outbox_event_per_endpoint_and_one_wat
 
     // A client's gate: opened, then cancelled by its runner.
     create(&h, "ext", "cancelled", "t-1").await;
-    transition(&h, json!({"session_id": "ext", "token": "cancelled", "status": "cancelled"})).await;
+    transition(
+        &h,
+        json!({"session_id": "ext", "token": "cancelled", "status": "cancelled"}),
+    )
+    .await;
     // Resolved in band, from pending.
     create(&h, "ext", "in-band", "t-1").await;
     transition(
@@ -135,9 +139,11 @@ async fn every_status_a_row_reaches_is_one_outbox_event_per_endpoint_and_one_wat
                 interaction_id: Some(id),
                 status,
                 ..
-            } => *watched
-                .entry((id.clone(), status.as_str().to_string()))
-                .or_default() += 1,
+            } => {
+                *watched
+                    .entry((id.clone(), status.as_str().to_string()))
+                    .or_default() += 1
+            }
             WatchEvent::RecordsChanged { session_id } => {
                 *records_changed.entry(session_id.clone()).or_default() += 1
             }
@@ -189,6 +195,10 @@ async fn every_status_a_row_reaches_is_one_outbox_event_per_endpoint_and_one_wat
     // And each recorded turn changed its session's records once.
     for session in ["turns", "newer"] {
         let turns = h.turns(session).await["count"].as_u64().unwrap() as usize;
-        assert_eq!(records_changed.get(session), Some(&turns), "{records_changed:?}");
+        assert_eq!(
+            records_changed.get(session),
+            Some(&turns),
+            "{records_changed:?}"
+        );
     }
 }

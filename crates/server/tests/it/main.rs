@@ -18,9 +18,9 @@ mod common;
 
 mod admission;
 mod agenta;
-mod announcements;
 mod agentplat_dropin;
 mod agentplat_root_paths;
+mod announcements;
 mod approved_call_runs;
 mod bad_input;
 mod batch;
