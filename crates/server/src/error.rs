@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use gatehouse_wire::error::{AgentPlatErrorEnvelope, FastApiErrorBody, GatehouseCode};
 use gatehouse_wire::WireDecodeError;
 
-use crate::store::StoreError;
+use crate::db::StoreError;
 
 /// Seconds a client is told to wait (`Retry-After`) before it retries a request refused
 /// with `UNAVAILABLE`.

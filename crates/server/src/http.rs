@@ -25,7 +25,7 @@
 //!   for the next request). A client may half-close its side after sending a request
 //!   and still read the answer.
 //! - **A request waits out an unavailable database once**
-//!   ([`crate::store::waiting_at_most_once`]): then it answers 503 `UNAVAILABLE`.
+//!   ([`crate::db::waiting_at_most_once`]): then it answers 503 `UNAVAILABLE`.
 //!
 //! Only HTTP/1.1 (and 1.0) is served: nothing here speaks cleartext HTTP/2.
 
@@ -163,7 +163,7 @@ fn detached_service(
             let request = request.map(axum::body::Body::new);
             // One request waits out an unavailable database at most once.
             let handled =
-                tokio::spawn(crate::store::waiting_at_most_once(router.oneshot(request))).await;
+                tokio::spawn(crate::db::waiting_at_most_once(router.oneshot(request))).await;
             Ok(match handled {
                 Ok(Ok(response)) => response,
                 Ok(Err(never)) => match never {},

@@ -9,38 +9,53 @@
 //!
 //! ## The rule
 //!
-//! **Each area is one folder with the same layers inside; what several parts share, and
-//! the wiring, stay at the top.**
+//! **Each area is one folder with the same layers inside (routes, its store, its logic,
+//! its workers); each owns its tables; a write announces its changes once; what several
+//! parts share, and the wiring, stay at the top or below the areas.**
 //!
 //! - Interactions (A2, A4-A6, C1, C4) and the turns that open and resume them:
 //!   [`interactions`], with its routes ([`interactions::api`], [`interactions::invoke`]),
-//!   its SQL ([`interactions::store`]), the turn in named steps ([`interactions::turn`],
-//!   its config in [`interactions::config`]), and the workers that resume answered gates
-//!   ([`interactions::dispatch`]).
+//!   its store ([`interactions::store::InteractionStore`]), the turn in named steps
+//!   ([`interactions::turn`], its config in [`interactions::config`]), and the workers
+//!   that resume answered gates ([`interactions::dispatch`]).
 //! - Execution sessions and interventions (B1-B3): [`execution`], with its routes
-//!   ([`execution::api`]), its SQL ([`execution::store`]), pure rules
+//!   ([`execution::api`]), its store ([`execution::store::ExecutionStore`]), pure rules
 //!   ([`execution::rules`]), and the intervention dispatcher that claims, applies and
 //!   resolves at a turn's checkpoints ([`execution::hooks`]).
+//! - Webhooks: [`webhooks`], the delivery workers and their store
+//!   ([`webhooks::store::DeliveryStore`]) over the outbox rows every write leaves.
 //!
-//! Imports go one way, top to bottom (`grep -rn "use crate::" src` draws them; every
-//! layer may take the root's [`AppState`]):
+//! **A write that changes what a watcher or a webhook receiver sees returns its changes,
+//! once** ([`announce`]): a store write collects [`announce::Change`]s inside
+//! [`in_announced_tx!`](announce::in_announced_tx), which writes their outbox rows in the
+//! same transaction and feeds the watch bus from the same list after the commit. No
+//! handler announces anything; the bus's publishing is private to [`announce`].
+//!
+//! Imports go one way, top to bottom; `layering.rs` is this diagram as a test
+//! (`every_module_uses_only_modules_below_it`), and every layer may take the root's
+//! [`AppState`]:
 //!
 //! ```text
-//! lib.rs, testing    start, AppState: wire the rest; a server for tests
-//! api                the router: mounts both areas; capabilities, openapi, runs
-//! interactions       execution    never each other: they meet only through runner's
-//!                                 hook traits (execution's hooks steer interactions'
-//!                                 turns) and the database
-//! api::extract       api::reply   runner   http
-//! auth
-//! error              config       uri
-//! store
+//! lib.rs, testing     start, AppState, Stores: wire the rest; a server for tests
+//! api                 the router: mounts the areas; capabilities, openapi, runs
+//! interactions  execution  webhooks
+//!                     the areas: never each other; they meet through `seams` (what
+//!                     one offers another over its tables), runner's hook traits and
+//!                     one transaction (seams::JoinedWrite)
+//! runner  http  readiness  metrics
+//! api::extract  api::reply
+//! limits  cors  auth
+//! error  config
+//! request_id  uri
+//! seams               traits one area implements for another, wired in `start`
+//! announce            one list of changes: the outbox rows and the watch bus
+//! db                  the database: pool, transactions, rows, time, JSON, migrations
 //! ```
 //!
-//! The rest of the crate reaches execution in two places only: [`start`] (its hook
-//! provider and its reconciler) and [`api::router`] (which mounts its routes when
-//! [`ServerConfig::execution`] is on). `runner`'s hook trait names one thing of `store`:
-//! [`store::JoinedWrite`], the hook's share of a turn's commit.
+//! The rest of the crate reaches an area's internals in two places only: [`start`] and
+//! [`Stores::new`] (the stores, their seams, the hook provider, the workers) and
+//! [`api::router`] (which mounts each area's routes; execution's when
+//! [`ServerConfig::execution`] is on).
 //!
 //! ## The map
 //!
@@ -49,11 +64,13 @@
 //! | `lib.rs` | [`start`], [`RunningServer`], [`AppState`]: wiring and lifecycle only |
 //! | [`api`] | the HTTP surface: [`api::router`] mounts each area's routes with the auth layer, the 404/405 fallbacks, panic catching and the request log; the routes of no area: [`api::capabilities`] (C5), [`api::openapi`], [`api::runs`] (the runner tier's stateless `POST /run`), `/health` |
 //! | [`api::extract`], [`api::reply`] | request extractors (project id, actor, JSON bodies) whose rejections name the field, and the JSON answers; every area's routes use them |
-//! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::events`] (the watch-stream bus), [`interactions::store`] (rows and idempotency keys, the batch respond, the resume queue, turns, tool runs, the workflow registry) |
+//! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::store`] (its store: rows and idempotency keys, the batch respond, the resume queue and its lease, turns, tool runs, the workflow registry, and what it offers the other areas) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`], and the reconciler every instance runs ([`execution::reconcile`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
-//! | [`store`] | the database: sqlx over SQLite or Postgres, transactions (`in_tx!`, [`store::JoinedWrite`]), typed rows, the one time format, the embedded migrations (`migrations/sqlite`, `migrations/postgres`); no table's queries |
-//! | [`webhooks`] | signed webhook events: the durable outbox written in the transaction of each change it announces ([`webhooks::outbox`]), the delivery workers of every instance (lease, backoff; [`webhooks::deliver::record_outcome`] records each attempt's outcome), the signature, the settings, `GET /api/webhooks/deliveries` |
+//! | [`db`] | the plumbing: sqlx over SQLite or Postgres, transactions (`in_tx!`), typed rows, the one time format, JSON columns, the embedded migrations (`migrations/sqlite`, `migrations/postgres`), readiness's SQL; no feature and no table's queries |
+//! | [`announce`] | one list of changes ([`announce::Change`]): the transactional outbox ([`announce::outbox`]: endpoint names, the delivery workers' wake-up, `enqueue`) and the watch bus ([`announce::watch`]), both fed by [`in_announced_tx!`](announce::in_announced_tx); a turn's lifecycle ([`announce::Announcer::turn_lifecycle`]) |
+//! | [`seams`] | what one area offers another, as traits below both: [`seams::JoinedWrite`] (execution's share of a turn's commit), [`seams::GateDelivered`] (interactions to webhooks), [`seams::InteractionQueries`] (interactions to execution) |
+//! | [`webhooks`] | signed webhook events: the delivery store over the outbox rows ([`webhooks::store`]: claim, delivered, failed, list), the delivery workers of every instance (lease, backoff; [`webhooks::deliver::record_outcome`] records each attempt's outcome), the signature, `GET /api/webhooks/deliveries`; the endpoints are settings ([`config::webhooks`]) |
 //! | [`metrics`] | `GET /metrics` (Prometheus's text format): this server's recorder, what each part counts, the gauges read at scrape |
 //! | [`request_id`] | the request id of every request (`X-Request-Id`), its tracing span, and the id every error body carries |
 //! | [`cors`] | CORS for browser pages, off unless [`ServerConfig::cors_origins`] names origins |
@@ -106,17 +123,19 @@
 //! | how a turn resolves its config | [`interactions::config`] |
 //! | what a turn's `/run` request carries, what it leaves behind, what the watch stream hears of it | [`interactions::turn`] (its steps are the methods of `TurnRun`); the parked state in [`interactions::parked`] |
 //! | what the harness does (script steps, permissions, checkpoints) | [`runner`] (`runner/script.rs` for the script format, `runner/hooks.rs` for the hook traits) |
-//! | resuming answered gates (lease, retry, completion) | [`interactions::dispatch`]; the queue's SQL in `interactions/store/jobs.rs` |
+//! | resuming answered gates (lease, retry, completion) | [`interactions::dispatch`]; the queue's SQL in `interactions/store/jobs.rs`, its lease in `interactions/store/lease.rs` |
 //! | execution sessions or interventions, anything of B1-B3 | [`execution`]: a rule in `rules.rs` (pure, unit-tested there), its persistence in `store.rs`, what a turn does at a checkpoint (binding, claim, apply, resolve, reconcile) in `hooks.rs`, a B2 route in `api.rs` |
-//! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); the queries in the `interactions/store/` file of that table, or `execution/store.rs` for `execution_sessions` |
+//! | a table or column | a new numbered migration in BOTH `migrations/sqlite` and `migrations/postgres` (never edit one already applied); its queries in the store of the ONE area that owns it (`interactions/store/`, `execution/store.rs`, `webhooks/store.rs`, or a new area's); another area that needs it asks through a trait in [`seams`], implemented by the owner |
+//! | a new status, or a new change someone is told of | a [`announce::Change`] (its outbox event and its watch event in `announce/mod.rs`), pushed by the store write that makes it, inside `in_announced_tx!`; `tests/it/announcements.rs` counts one outbox event per endpoint and one watch event per change |
+//! | a new delivery channel (push, a queue) | a worker like [`webhooks::deliver`] over the outbox rows (or rows of its own written from the same [`announce::Change`]s in `Announcer::record_in_tx`), its store in its own area folder; never an announcement by hand |
 //! | an error code or message | the code in `gatehouse_wire::error::GatehouseCode` (wire crate; it decides the HTTP status), the text in `gatehouse_wire::error::messages`; the server builds it with [`error::ApiError`] (Agenta routes) or [`execution::ExecError`] (execution) |
-//! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, a helper in [`interactions::events`]; published after the write commits, by the handler or [`interactions::turn::end_turn`] |
+//! | a watch-stream event | its wire type `gatehouse_wire::interaction::WatchEvent`, and the [`announce::Change`] that publishes it (after the write commits, from the write's own list); a turn's lifecycle through [`announce::Announcer::turn_lifecycle`] |
 //! | API keys, authentication, which project a key may act in | [`auth`]; a new route that takes its project from somewhere else (a header, the body) calls [`auth::authorize_project`] on it |
 //! | how connections are served, limits before the router (timeouts, per-client cap, hyper's own errors) | [`http`] |
 //! | identifier and body limits, the NUL rule for every text of a request | [`api::extract`] |
 //! | a server setting | [`ServerConfig`] in [`config`], [`testing::TestServerOptions`] for tests; the `gatehouse serve` flags live in `crates/cli` |
 //! | startup, shutdown, background tasks | `lib.rs` ([`start`], [`RunningServer::shutdown`]); a new background task registers a [`readiness::Pulse`] |
-//! | what readiness checks | [`readiness`]; its SQL in `store/readiness.rs` |
+//! | what readiness checks | [`readiness`]; its SQL in `db/readiness.rs` |
 //! | a test | `tests/it/<area>.rs` (a module of the one test binary) over real HTTP with `tests/it/common` (`Harness`: start, post, invoke, park, respond, open a stream); `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on Postgres |
 //!
 //! ## Durability
@@ -138,26 +157,30 @@
 //! A database that cannot take the work (PostgreSQL down or restarting, a terminated
 //! connection, a SQLite file on a full disk or locked by another process) is answered
 //! 503 `UNAVAILABLE` with `Retry-After` within a bounded wait
-//! ([`ServerConfig::db_acquire_timeout`], once per request: [`store::waiting_at_most_once`]),
+//! ([`ServerConfig::db_acquire_timeout`], once per request: [`db::waiting_at_most_once`]),
 //! never 500; readiness says so; and the server recovers by itself once it is back: a
 //! connection whose transaction did not end cleanly is closed, never pooled again. A
 //! resume whose approved tool could not be recorded in the ledger does not run it and is
 //! retried.
 
+pub mod announce;
 pub mod api;
 pub mod auth;
 pub mod config;
 pub mod cors;
+pub mod db;
 pub mod error;
 pub mod execution;
 pub mod http;
 pub mod interactions;
+#[cfg(test)]
+mod layering;
 pub mod limits;
 pub mod metrics;
 pub mod readiness;
 pub mod request_id;
 pub mod runner;
-pub mod store;
+pub mod seams;
 pub mod testing;
 pub mod uri;
 pub mod webhooks;
@@ -171,19 +194,22 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 pub use config::{ApiKey, ServerConfig, DEV_API_KEY};
-pub use store::{Store, StoreError};
+pub use db::{Database, StoreError};
 
+use announce::{Announcer, EventBus, Outbox};
 use auth::KeyRing;
+use execution::store::ExecutionStore;
 use interactions::admission::{self, Backlog};
-use interactions::events::EventBus;
+use interactions::store::{InteractionStore, OfferedQueries};
 use runner::{HookProvider, NoopHookProvider};
+use webhooks::store::DeliveryStore;
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// The database could not be opened or migrated.
     #[error("cannot open the store: {0}")]
-    Store(#[from] StoreError),
+    Database(#[from] StoreError),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -202,10 +228,16 @@ pub struct AppState(Arc<AppInner>);
 pub struct AppInner {
     /// The configuration the server started with.
     pub config: ServerConfig,
-    /// Durable state.
-    pub store: Store,
-    /// Feeds the SSE watch streams.
-    pub events: EventBus,
+    /// The database (plumbing; each area reads and writes through its own store below).
+    pub db: Database,
+    /// Where changes are told: the outbox and the watch bus (`announce`).
+    pub announce: Announcer,
+    /// The interactions area's store.
+    pub interactions: InteractionStore,
+    /// The execution area's store.
+    pub executions: ExecutionStore,
+    /// The webhooks area's store (deliveries).
+    pub deliveries: DeliveryStore,
     /// Wakes the resume dispatcher (after a respond).
     pub dispatch_wakeup: Arc<Notify>,
     /// Checkpoint hooks for every turn the harness runs.
@@ -231,7 +263,7 @@ impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AppState")
             .field("config", &self.config)
-            .field("store", &self.store.backend_name())
+            .field("db", &self.db.backend_name())
             .field("keys", &self.keys)
             .finish()
     }
@@ -245,24 +277,34 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    /// Assemble the state of a server.
+    /// Assemble the state of a server over `stores` ([`Stores::new`]).
     pub fn new(
         config: ServerConfig,
-        store: Store,
+        stores: Stores,
         hooks: Arc<dyn HookProvider>,
         capabilities: Vec<Capability>,
         shutdown: watch::Receiver<bool>,
     ) -> Self {
+        let Stores {
+            db,
+            announce,
+            interactions,
+            executions,
+            deliveries,
+        } = stores;
         let keys = KeyRing::new(&config.effective_keys());
         let backlog = Backlog::new(config.max_resume_backlog, config.backlog_wait);
         let budget =
-            limits::FdBudget::derive(limits::open_file_limit(), store.max_connections(), &config);
+            limits::FdBudget::derive(limits::open_file_limit(), db.max_connections(), &config);
         let watchers = limits::StreamSlots::new(budget.max_watchers);
         let config_metrics = config.metrics;
         Self(Arc::new(AppInner {
             config,
-            store,
-            events: EventBus::default(),
+            db,
+            announce,
+            interactions,
+            executions,
+            deliveries,
             dispatch_wakeup: Arc::new(Notify::new()),
             hooks,
             capabilities,
@@ -279,6 +321,41 @@ impl AppState {
     /// The accepted API keys.
     pub(crate) fn keys(&self) -> &KeyRing {
         &self.keys
+    }
+}
+
+/// Every store of a server over one database: the plumbing's announcer (one outbox,
+/// one watch bus) shared by the areas' stores, and the seams between areas wired here.
+#[derive(Debug, Clone)]
+pub struct Stores {
+    /// The database.
+    pub db: Database,
+    /// The outbox and the watch bus every store announces to.
+    pub announce: Announcer,
+    /// The interactions area's store.
+    pub interactions: InteractionStore,
+    /// The execution area's store.
+    pub executions: ExecutionStore,
+    /// The webhooks area's store.
+    pub deliveries: DeliveryStore,
+}
+
+impl Stores {
+    /// The stores over `db`, writing webhook events for `webhook_endpoints` (their names;
+    /// none: no event).
+    pub fn new(db: Database, webhook_endpoints: Vec<String>) -> Self {
+        let announce = Announcer::new(Outbox::new(webhook_endpoints), EventBus::default());
+        let interactions = InteractionStore::new(db.clone(), announce.clone());
+        let offered = Arc::new(OfferedQueries::new(interactions.clone()));
+        let executions = ExecutionStore::new(db.clone(), announce.clone(), offered.clone());
+        let deliveries = DeliveryStore::new(db.clone(), offered);
+        Self {
+            db,
+            announce,
+            interactions,
+            executions,
+            deliveries,
+        }
     }
 }
 
@@ -333,7 +410,7 @@ impl RunningServer {
                 }
             }
         }
-        self.state.store.close().await;
+        self.state.db.close().await;
     }
 }
 
@@ -352,11 +429,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .iter()
         .map(|e| e.name.clone())
         .collect();
-    let store = Store::connect_with(&config.database_url, config.db_acquire_timeout)
-        .await?
-        .with_webhook_endpoints(webhook_endpoints);
+    let db = Database::connect_with(&config.database_url, config.db_acquire_timeout).await?;
+    let stores = Stores::new(db, webhook_endpoints);
     let scrubbed = interactions::parked::scrub_parked_configs(
-        &store,
+        &stores.interactions,
         gatehouse_wire::effective::StampPolicy::default().redaction,
     )
     .await;
@@ -380,13 +456,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let capabilities = api::capabilities_for(&config);
     let hooks: Arc<dyn HookProvider> = if config.execution {
         Arc::new(execution::ExecutionHookProvider::with_default_lease(
-            store.clone(),
+            stores.executions.clone(),
             config.lease,
         ))
     } else {
         Arc::new(NoopHookProvider)
     };
-    let state = AppState::new(config, store, hooks, capabilities, shutdown_rx.clone());
+    let state = AppState::new(config, stores, hooks, capabilities, shutdown_rx.clone());
     let router = api::router(state.clone());
     let limits = http::ConnectionLimits::new(&state.config, &state.budget);
     tracing::info!(
@@ -408,7 +484,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let gauge = admission::spawn_gauge(state.clone());
     let webhooks = webhooks::deliver::spawn(state.clone());
     let metrics_upkeep = metrics::spawn_upkeep(state.clone());
-    tracing::info!(%addr, backend = state.store.backend_name(), "gatehouse server listening");
+    tracing::info!(%addr, backend = state.db.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
         state,

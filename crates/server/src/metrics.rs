@@ -309,9 +309,9 @@ impl Metrics {
     /// The text exposition of everything, after reading the gauges of `state`.
     async fn scrape(&self, state: &AppState) -> Option<String> {
         let recording = self.0.as_ref()?;
-        let gates = state.store.gates_by_status().await;
-        let backlog = state.store.queued_jobs().await;
-        let pool = state.store.pool_use();
+        let gates = state.interactions.gates_by_status().await;
+        let backlog = state.interactions.queued_jobs().await;
+        let pool = state.db.pool_use();
         self.with(|| {
             match gates {
                 Ok(counts) => {

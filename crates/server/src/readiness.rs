@@ -6,7 +6,7 @@
 //!
 //! | check | passes when |
 //! |---|---|
-//! | `database` | a real write (one heartbeat row, [`Store::probe_write`]) commits within [`PROBE_TIMEOUT`], and no write was refused for an unavailable database ([`crate::StoreError::is_unavailable`]) in the last [`UNAVAILABLE_MEMORY`] (a nearly full disk may take the probe's small write and refuse a turn's) |
+//! | `database` | a real write (one heartbeat row, [`Database::probe_write`]) commits within [`PROBE_TIMEOUT`], and no write was refused for an unavailable database ([`crate::StoreError::is_unavailable`]) in the last [`UNAVAILABLE_MEMORY`] (a nearly full disk may take the probe's small write and refuse a turn's) |
 //! | `migrations` | every migration this binary embeds is applied |
 //! | `resume_workers` | each resume worker of this instance is alive: busy, or back round its loop within three of its poll intervals (at least 5 s); none run: passes, saying so |
 //! | `reconciler` | the same for the reconciler (none without the execution service) |
@@ -30,7 +30,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use gatehouse_wire::health::{check, ReadinessCheck, ReadinessResponse, ReadinessStatus};
 
-use crate::{AppState, Store};
+use crate::{AppState, Database};
 
 /// The longest a readiness answer waits for its database checks.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -191,7 +191,7 @@ impl Readiness {
     }
 
     /// The `database` and `migrations` checks, within [`PROBE_TIMEOUT`].
-    async fn database_checks(&self, store: &Store) -> (ReadinessCheck, ReadinessCheck) {
+    async fn database_checks(&self, store: &Database) -> (ReadinessCheck, ReadinessCheck) {
         let not_checked = |why: &str| ReadinessCheck::new(check::MIGRATIONS, false, why);
         let Ok(in_flight) = self.probe_in_flight.clone().try_lock_owned() else {
             return (
@@ -267,7 +267,7 @@ impl Readiness {
 /// Every check of this instance, as `GET /health/ready` answers them.
 pub async fn report(state: &AppState) -> ReadinessResponse {
     let readiness = &state.readiness;
-    let (database, migrations) = readiness.database_checks(&state.store).await;
+    let (database, migrations) = readiness.database_checks(&state.db).await;
     let workers = readiness.tasks_check(
         check::RESUME_WORKERS,
         Task::ResumeWorker,

@@ -67,6 +67,8 @@ pub struct TestServerOptions {
     pub metrics: bool,
     /// Origins allowed by CORS; default none (CORS off).
     pub cors_origins: Vec<String>,
+    /// Webhook endpoints events are written for; default none.
+    pub webhook_endpoints: Vec<crate::config::WebhookEndpoint>,
 }
 
 impl Default for TestServerOptions {
@@ -94,6 +96,7 @@ impl Default for TestServerOptions {
             db_acquire_timeout: None,
             metrics: true,
             cors_origins: Vec::new(),
+            webhook_endpoints: Vec::new(),
         }
     }
 }
@@ -236,6 +239,7 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     }
     config.metrics = opts.metrics;
     config.cors_origins = opts.cors_origins.clone();
+    config.webhooks.endpoints = opts.webhook_endpoints.clone();
     if let Some(v) = opts.db_acquire_timeout {
         config.db_acquire_timeout = v;
     }

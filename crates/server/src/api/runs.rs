@@ -89,7 +89,7 @@ async fn run(
         .turn_id
         .clone()
         .filter(|t| !t.is_empty())
-        .unwrap_or_else(crate::store::new_id);
+        .unwrap_or_else(crate::db::new_id);
     let ctx = TurnContext {
         project_id: request.project_id.clone().unwrap_or_default(),
         session_id: request.session_id.clone().unwrap_or_default(),

@@ -376,7 +376,7 @@ async fn get_session(
     Tenant(tenant): Tenant,
     Path((room_id, session_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let exec = ExecutionStore::new(state.store.clone());
+    let exec = state.executions.clone();
     let session = exec.get(&tenant, &room_id, &session_id).await?;
     Ok(session_data(mount, StatusCode::OK, &session))
 }
@@ -510,7 +510,7 @@ async fn change_authority(
         authority_revision: body.value.authority_revision,
         role_revision: body.value.role_revision,
     };
-    let exec = ExecutionStore::new(state.store.clone());
+    let exec = state.executions.clone();
     let session = exec
         .change_authority(&tenant, &room_id, &session_id, &change)
         .await?;
@@ -546,7 +546,7 @@ async fn request_intervention(
         .await
         .map_err(reshape)?;
     let body = parse_intervention(&bytes)?;
-    let exec = ExecutionStore::new(state.store.clone());
+    let exec = state.executions.clone();
     // AgentPlat looks the room up before the requester, and both before the session.
     if !exec.room_exists(&tenant, &room_id).await? {
         return Err(agentplat(
@@ -569,7 +569,7 @@ async fn list_events(
     uri: Uri,
 ) -> Result<Response, ApiError> {
     let after = parse_after(first_after(&uri).as_deref())?;
-    let exec = ExecutionStore::new(state.store.clone());
+    let exec = state.executions.clone();
     let session = exec.get(&tenant, &room_id, &session_id).await?;
     let events = session.events.iter().filter(|e| e.sequence > after);
     Ok(match mount {
@@ -767,7 +767,7 @@ async fn stream_events(
     };
     let mut st = StreamState {
         mount,
-        exec: ExecutionStore::new(state.store.clone()),
+        exec: state.executions.clone(),
         tenant,
         room_id,
         session_id,

@@ -24,7 +24,7 @@ use crate::error::ApiError;
 use crate::runner::{
     CheckpointDecision, CheckpointHook, HookProvider, NoopHooks, TurnContext, TurnEnd,
 };
-use crate::store::{JoinedWrite, Store};
+use crate::seams::JoinedWrite;
 
 /// The instruction that halts a run at its checkpoint (compared trimmed, any case).
 pub const STOP_INSTRUCTION: &str = "stop";
@@ -139,18 +139,16 @@ fn config_failing_applies(parameters: &JsonObject) -> u64 {
 #[derive(Debug, Clone)]
 pub struct ExecutionHookProvider {
     exec: ExecutionStore,
-    store: Store,
     lease: Duration,
     run_lease: Duration,
 }
 
 impl ExecutionHookProvider {
-    /// Hooks over `store`, claiming interventions with `lease` unless a config says
+    /// Hooks over `exec`, claiming interventions with `lease` unless a config says
     /// otherwise, holding each running session for `run_lease` between heartbeats.
-    pub fn new(store: Store, lease: Duration, run_lease: Duration) -> Self {
+    pub fn new(exec: ExecutionStore, lease: Duration, run_lease: Duration) -> Self {
         Self {
-            exec: ExecutionStore::new(store.clone()),
-            store,
+            exec,
             lease,
             run_lease,
         }
@@ -158,8 +156,8 @@ impl ExecutionHookProvider {
 
     /// Hooks with the contract's default claim lease (30 s), holding running sessions
     /// for `run_lease`.
-    pub fn with_default_lease(store: Store, run_lease: Duration) -> Self {
-        Self::new(store, Duration::from_millis(DEFAULT_LEASE_MS), run_lease)
+    pub fn with_default_lease(exec: ExecutionStore, run_lease: Duration) -> Self {
+        Self::new(exec, Duration::from_millis(DEFAULT_LEASE_MS), run_lease)
     }
 }
 
@@ -170,7 +168,6 @@ impl HookProvider for ExecutionHookProvider {
         };
         Arc::new(ExecutionHook {
             exec: self.exec.clone(),
-            store: self.store.clone(),
             open: binding_for(ctx, parameters, ctx.references.as_ref()),
             lease: config_lease(parameters, self.lease),
             run_lease: self.run_lease,
@@ -209,7 +206,6 @@ struct HookState {
 #[derive(Debug)]
 pub struct ExecutionHook {
     exec: ExecutionStore,
-    store: Store,
     open: OpenSession,
     lease: Duration,
     run_lease: Duration,
@@ -276,8 +272,9 @@ impl ExecutionHook {
             return Ok(open);
         }
         let stored = self
-            .store
-            .get_revision(&open.tenant_id, &open.agent_revision_id)
+            .exec
+            .interactions()
+            .agent_revision(&open.tenant_id, &open.agent_revision_id)
             .await
             .map_err(ApiError::from)?;
         let Some(revision) = stored else {
@@ -299,12 +296,10 @@ impl ExecutionHook {
                 ),
             ));
         }
-        let workflow = self
-            .store
-            .find_workflow(&open.tenant_id, Some(&revision.workflow_id), None)
-            .await
-            .map_err(ApiError::from)?;
-        if workflow.is_some_and(|w| w.slug != open.participant_id) {
+        if revision
+            .workflow_slug
+            .is_some_and(|slug| slug != open.participant_id)
+        {
             return Err(ApiError::new(
                 GatehouseCode::BindingConflict,
                 messages::AGENT_REVISION_OTHER_PARTICIPANT,
@@ -317,12 +312,13 @@ impl ExecutionHook {
         &self,
         interaction_id: &str,
     ) -> Result<Option<gatehouse_wire::execution::ExecutionSession>, ApiError> {
-        let row = self
-            .store
-            .get_interaction_any(interaction_id)
+        let parked_turn = self
+            .exec
+            .interactions()
+            .turn_of_gate(interaction_id)
             .await
             .map_err(ApiError::from)?;
-        let Some(parked_turn) = row.and_then(|r| r.turn_id) else {
+        let Some(parked_turn) = parked_turn else {
             return Ok(None);
         };
         self.exec.find_by_turn(&parked_turn).await.map_err(to_api)
@@ -564,7 +560,6 @@ impl CheckpointHook for ExecutionHook {
             progress: state.progress.clone(),
             applied: state.applied.clone(),
             end: session_end,
-            outbox: self.exec.outbox().clone(),
         }))
     }
 

@@ -77,7 +77,7 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
         .readiness
         .register(Task::Reconciler, state.config.reconcile_interval);
     tokio::spawn(async move {
-        let exec = ExecutionStore::new(state.store.clone());
+        let exec = state.executions.clone();
         let mut shutdown = state.shutdown.clone();
         loop {
             if *shutdown.borrow() {

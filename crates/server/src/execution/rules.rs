@@ -12,7 +12,7 @@ use gatehouse_wire::execution::{
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
-use crate::store::format_time;
+use crate::db::format_time;
 
 /// A refusal of an execution-session operation: a machine code and the upstream message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

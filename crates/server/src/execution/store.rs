@@ -11,6 +11,7 @@
 //! any instance ([`ExecutionStore::reconcile_expired_run`]), and a paused session whose
 //! gate nothing will resume is ended ([`ExecutionStore::reconcile_stranded`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -19,14 +20,15 @@ use gatehouse_wire::execution::{
     Checkpoint, ExecutionEventType, ExecutionSession, ExecutionSessionStatus,
 };
 use gatehouse_wire::JsonObject;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::rules::{self, Applied, AuthorityChange, Claim, ExecError, NewIntervention, Resolution};
-use crate::store::{
+use crate::announce::{in_announced_tx, Announcer, Change, Changes, InterventionChange};
+use crate::db::{
     addable_lease_ms, format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, with_tx,
-    JoinedWrite, RowExt, Store, StoreError, Tx,
+    Database, RowExt, StoreError, Tx,
 };
-use crate::webhooks::outbox::Outbox;
+use crate::seams::{GateOfTurn, InteractionQueries, JoinedWrite, ResumeJobState};
 
 /// How many times an internal writer retries a lost compare-and-set race.
 const INTERNAL_RETRIES: usize = 16;
@@ -156,20 +158,40 @@ fn decode(doc: &str) -> Result<ExecutionSession, StoreError> {
 ///
 /// Public so that a second dispatcher (a test, another process over the same database)
 /// can claim and resolve exactly as the built-in one does.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ExecutionStore {
-    store: Store,
+    db: Database,
+    announce: Announcer,
+    interactions: Arc<dyn InteractionQueries>,
+}
+
+impl std::fmt::Debug for ExecutionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutionStore")
+            .field("db", &self.db.backend_name())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ExecutionStore {
-    /// Execution sessions over `store`.
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    /// Execution sessions over `db`, announcing resolved interventions through
+    /// `announce`, asking `interactions` (that area's offered queries) about gates and
+    /// agent revisions.
+    pub fn new(
+        db: Database,
+        announce: Announcer,
+        interactions: Arc<dyn InteractionQueries>,
+    ) -> Self {
+        Self {
+            db,
+            announce,
+            interactions,
+        }
     }
 
-    /// Where the webhook events of this store's writes go.
-    pub fn outbox(&self) -> &Outbox {
-        self.store.outbox()
+    /// What the interactions area answers this area (gates, agent revisions).
+    pub fn interactions(&self) -> &dyn InteractionQueries {
+        self.interactions.as_ref()
     }
 
     /// The session `session_id` of `tenant_id` in `room_id`; 404 otherwise.
@@ -187,7 +209,7 @@ impl ExecutionStore {
 
     /// The session `session_id`, whatever its tenant and room.
     pub async fn get_by_id(&self, session_id: &str) -> Result<Option<ExecutionSession>, ExecError> {
-        let doc: Option<String> = with_pool!(self.store, pool => {
+        let doc: Option<String> = with_pool!(self.db, pool => {
             let row = sqlx::query("SELECT doc FROM execution_sessions WHERE session_id = $1")
                 .bind(session_id)
                 .fetch_optional(pool)
@@ -199,7 +221,7 @@ impl ExecutionStore {
 
     /// The session whose current turn is `turn_id` (a parked turn being resumed).
     pub async fn find_by_turn(&self, turn_id: &str) -> Result<Option<ExecutionSession>, ExecError> {
-        let doc: Option<String> = with_pool!(self.store, pool => {
+        let doc: Option<String> = with_pool!(self.db, pool => {
             let row = sqlx::query("SELECT doc FROM execution_sessions WHERE current_turn_id = $1")
                 .bind(turn_id)
                 .fetch_optional(pool)
@@ -212,7 +234,7 @@ impl ExecutionStore {
     /// True when `tenant_id` has a session in `room_id`: rooms exist here only through
     /// their sessions (AgentPlat answers an unknown room 404 `Room "<id>" was not found`).
     pub async fn room_exists(&self, tenant_id: &str, room_id: &str) -> Result<bool, ExecError> {
-        let found: bool = with_pool!(self.store, pool => {
+        let found: bool = with_pool!(self.db, pool => {
             let row = sqlx::query(
                 "SELECT session_id FROM execution_sessions WHERE tenant_id = $1 AND room_id = $2 LIMIT 1",
             )
@@ -231,7 +253,7 @@ impl ExecutionStore {
         tenant_id: &str,
         task_id: &str,
     ) -> Result<Vec<ExecutionSession>, ExecError> {
-        let docs: Vec<String> = with_pool!(self.store, pool => {
+        let docs: Vec<String> = with_pool!(self.db, pool => {
             let rows = sqlx::query(
                 "SELECT doc FROM execution_sessions WHERE tenant_id = $1 AND task_id = $2 \
                  ORDER BY created_at, session_id",
@@ -253,7 +275,7 @@ impl ExecutionStore {
     /// same task (unknown or another task: 400; not failed: 409 `INVALID_STATE`).
     ///
     /// A new session starts `active`, held by `hold` (the run attempt that opened it)
-    /// for its lease from the store's now (`Store::now_ms_sql`).
+    /// for its lease from the store's now (`Database::now_ms_sql`).
     pub async fn open(
         &self,
         open: &OpenSession,
@@ -268,9 +290,9 @@ impl ExecutionStore {
              current_turn_id, status, revision, protected, doc, created_at, updated_at, \
              run_token, run_lease_expires_ms, resume_interaction_id) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, {} + $14, $15)",
-            self.store.now_ms_sql()
+            self.db.now_ms_sql()
         );
-        let outcome: Result<ExecutionSession, ExecError> = in_tx!(self.store, tx => {
+        let outcome: Result<ExecutionSession, ExecError> = in_tx!(self.db, tx => {
             let existing = sqlx::query(
                 "SELECT doc FROM execution_sessions WHERE tenant_id = $1 AND run_id = $2",
             )
@@ -360,8 +382,8 @@ impl ExecutionStore {
     where
         F: FnMut(&mut SessionRow) -> Result<Applied<T>, ExecError>,
     {
-        let outcome: Result<(T, ExecutionSession), ExecError> = in_tx!(self.store, tx => {
-            cas_in(Tx::from(&mut *tx), self.store.outbox(), session_id, &mut f).await
+        let outcome: Result<(T, ExecutionSession), ExecError> = in_announced_tx!(self.db, self.announce, tx, changes => {
+            cas_in(Tx::from(&mut *tx), &mut changes, session_id, &mut f).await
         })?;
         outcome
     }
@@ -570,9 +592,9 @@ impl ExecutionStore {
         let sql = format!(
             "UPDATE execution_sessions SET run_lease_expires_ms = {} + $1 \
              WHERE session_id = $2 AND run_token = $3 AND status = 'active'",
-            self.store.now_ms_sql()
+            self.db.now_ms_sql()
         );
-        let renewed: bool = in_tx!(self.store, tx => {
+        let renewed: bool = in_tx!(self.db, tx => {
             let n = sqlx::query(&sql)
             .bind(lease_ms(lease))
             .bind(session_id)
@@ -588,7 +610,7 @@ impl ExecutionStore {
     /// End the hold of `run_token` at once (its turn was not written): the reconciler
     /// takes the session over at its next pass instead of after the lease.
     pub async fn abandon_run(&self, session_id: &str, run_token: &str) -> Result<(), ExecError> {
-        in_tx!(self.store, tx => {
+        in_tx!(self.db, tx => {
             sqlx::query(
                 "UPDATE execution_sessions SET run_lease_expires_ms = 0 \
                  WHERE session_id = $1 AND run_token = $2",
@@ -603,10 +625,10 @@ impl ExecutionStore {
     }
 
     async fn read_row(&self, session_id: &str) -> Result<Option<SessionRow>, ExecError> {
-        let row = with_pool!(self.store, pool => {
+        let row = with_pool!(self.db, pool => {
             let row = sqlx::query(&format!(
                 "SELECT {ROW_COLUMNS}, {} AS store_now_ms FROM execution_sessions WHERE session_id = $1",
-                self.store.now_ms_sql()
+                self.db.now_ms_sql()
             ))
                 .bind(session_id)
                 .fetch_optional(pool)
@@ -622,9 +644,9 @@ impl ExecutionStore {
         let sql = format!(
             "SELECT session_id FROM execution_sessions WHERE status = 'active' \
              AND run_lease_expires_ms < {} ORDER BY run_lease_expires_ms LIMIT $1",
-            self.store.now_ms_sql()
+            self.db.now_ms_sql()
         );
-        let ids: Vec<String> = with_pool!(self.store, pool => {
+        let ids: Vec<String> = with_pool!(self.db, pool => {
             let rows = sqlx::query(&sql)
             .bind(limit)
             .fetch_all(pool)
@@ -643,7 +665,7 @@ impl ExecutionStore {
         &self,
         session_id: &str,
     ) -> Result<Option<ExecutionSessionStatus>, ExecError> {
-        let outcome: Result<Option<ExecutionSessionStatus>, ExecError> = in_tx!(self.store, tx => {
+        let outcome: Result<Option<ExecutionSessionStatus>, ExecError> = in_announced_tx!(self.db, self.announce, tx, changes => {
             let mut tx = Tx::from(&mut *tx);
             let Some(row) = lock_row(&mut tx, session_id).await? else {
                 return Ok(Ok(None));
@@ -654,17 +676,17 @@ impl ExecutionStore {
                 return Ok(Ok(None));
             }
             let job = match &row.hold.resume_interaction_id {
-                Some(interaction_id) => job_of(&mut tx, interaction_id).await?,
+                Some(interaction_id) => self.interactions.resume_job(&mut tx, interaction_id).await?,
                 None => None,
             };
             let mut row = row;
             let now = row.now();
             let status = match job {
-                Some((state, _)) if state == "queued" => {
+                Some(ResumeJobState { state, .. }) if state == "queued" => {
                     row.session.status = ExecutionSessionStatus::Paused;
                     ExecutionSessionStatus::Paused
                 }
-                Some((state, last_error)) if state == "failed" => {
+                Some(ResumeJobState { state, last_error }) if state == "failed" => {
                     let reason = format!(
                         "the resume gave up: {}",
                         last_error.as_deref().unwrap_or("its attempts failed")
@@ -690,7 +712,7 @@ impl ExecutionStore {
                 }
             };
             row.hold = RunHold::default();
-            write_row(&mut tx, self.store.outbox(), &mut row).await?;
+            write_row(&mut tx, &mut changes, &mut row).await?;
             Ok(Ok(Some(status)))
         })?;
         outcome
@@ -701,9 +723,10 @@ impl ExecutionStore {
     pub async fn stranded_paused(&self, limit: i64) -> Result<Vec<String>, ExecError> {
         let sql = format!(
             "SELECT s.session_id FROM execution_sessions s WHERE s.status = 'paused' \
-             AND NOT EXISTS ({WAITING_GATE}) LIMIT $1"
+             AND NOT EXISTS ({}) LIMIT $1",
+            self.interactions.waiting_gate_exists_sql()
         );
-        let ids: Vec<String> = with_pool!(self.store, pool => {
+        let ids: Vec<String> = with_pool!(self.db, pool => {
             let rows = sqlx::query(&sql).bind(limit).fetch_all(pool).await?;
             rows.iter().map(|r| r.text("session_id")).collect::<Result<Vec<_>, sqlx::Error>>()
         })?;
@@ -720,9 +743,10 @@ impl ExecutionStore {
     ) -> Result<Option<ExecutionSessionStatus>, ExecError> {
         let still = format!(
             "SELECT s.session_id FROM execution_sessions s WHERE s.session_id = $1 \
-             AND s.status = 'paused' AND NOT EXISTS ({WAITING_GATE})"
+             AND s.status = 'paused' AND NOT EXISTS ({})",
+            self.interactions.waiting_gate_exists_sql()
         );
-        let outcome: Result<Option<ExecutionSessionStatus>, ExecError> = in_tx!(self.store, tx => {
+        let outcome: Result<Option<ExecutionSessionStatus>, ExecError> = in_announced_tx!(self.db, self.announce, tx, changes => {
             let mut tx = Tx::from(&mut *tx);
             let Some(mut row) = lock_row(&mut tx, session_id).await? else {
                 return Ok(Ok(None));
@@ -733,20 +757,23 @@ impl ExecutionStore {
             if !stranded {
                 return Ok(Ok(None));
             }
-            let gate = gate_of(&mut tx, &row.session.tenant_id, row.current_turn_id.as_deref()).await?;
+            let gate = match row.current_turn_id.as_deref() {
+                Some(turn_id) => self.interactions.gate_of_turn(&mut tx, &row.session.tenant_id, turn_id).await?,
+                None => None,
+            };
             let (status, reason) = match gate {
-                Some((id, status, _)) if status == "cancelled" => (
+                Some(GateOfTurn { interaction_id: id, status, .. }) if status == "cancelled" => (
                     ExecutionSessionStatus::Canceled,
                     format!("the gate {id} was cancelled before the run resumed (a newer turn, cancel-stale or a cancelling transition)"),
                 ),
-                Some((id, _, Some((job_state, last_error)))) if job_state == "failed" => (
+                Some(GateOfTurn { interaction_id: id, job: Some(ResumeJobState { state: job_state, last_error }), .. }) if job_state == "failed" => (
                     ExecutionSessionStatus::Failed,
                     format!(
                         "the resume of gate {id} gave up: {}",
                         last_error.as_deref().unwrap_or("its attempts failed")
                     ),
                 ),
-                Some((id, status, _)) => (
+                Some(GateOfTurn { interaction_id: id, status, .. }) => (
                     ExecutionSessionStatus::Failed,
                     format!("the gate {id} is {status} and nothing will resume the run"),
                 ),
@@ -758,7 +785,7 @@ impl ExecutionStore {
             let now = row.now();
             rules::reconcile(&mut row.session, status.clone(), Some(&reason), None, now);
             row.hold = RunHold::default();
-            write_row(&mut tx, self.store.outbox(), &mut row).await?;
+            write_row(&mut tx, &mut changes, &mut row).await?;
             Ok(Ok(Some(status)))
         })?;
         outcome
@@ -789,7 +816,7 @@ impl ExecutionStore {
 }
 
 /// Who holds a running session: the run attempt's token, the lease it renews (epoch
-/// milliseconds by the store's clock, `Store::now_ms_sql`), and the answered gate
+/// milliseconds by the store's clock, `Database::now_ms_sql`), and the answered gate
 /// whose resume runs it (for a resume).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunHold {
@@ -836,7 +863,7 @@ pub(crate) struct SessionRow {
     /// The turn the session belongs to now: the running turn, or the parked one.
     pub(crate) current_turn_id: Option<String>,
     /// The store's clock when the row was read (epoch milliseconds,
-    /// `Store::now_ms_sql`): what its leases are compared with and its events dated by,
+    /// `Database::now_ms_sql`): what its leases are compared with and its events dated by,
     /// so that every instance judges them by the same clock.
     store_now_ms: i64,
     /// Which interventions were resolved when the row was read (webhook events announce
@@ -853,11 +880,6 @@ impl SessionRow {
 
 const ROW_COLUMNS: &str =
     "doc, revision, run_token, run_lease_expires_ms, resume_interaction_id, current_turn_id";
-
-/// A paused session's gate that still waits: pending, or answered with its resume queued.
-const WAITING_GATE: &str = "SELECT 1 FROM interactions i WHERE i.project_id = s.tenant_id \
-     AND i.turn_id = s.current_turn_id AND (i.status = 'pending' OR (i.status = 'responded' \
-     AND EXISTS (SELECT 1 FROM resume_jobs j WHERE j.interaction_id = i.id AND j.state = 'queued')))";
 
 fn session_row(row: &impl RowExt) -> Result<SessionRow, StoreError> {
     let stored_revision = row.int("revision")?;
@@ -897,7 +919,7 @@ async fn lock_row(tx: &mut Tx<'_>, session_id: &str) -> Result<Option<SessionRow
 /// `Err(Fenced)` when another writer moved the revision (never under [`lock_row`]).
 async fn write_row(
     tx: &mut Tx<'_>,
-    outbox: &Outbox,
+    changes: &mut Changes,
     row: &mut SessionRow,
 ) -> Result<(), StoreError> {
     row.session.revision = u64::try_from(row.stored_revision).unwrap_or(0) + 1;
@@ -931,8 +953,8 @@ async fn write_row(
         ));
     }
     row.stored_revision = revision;
-    // The interventions this write resolved announce it, in its transaction.
-    interventions_resolved(tx, outbox, &row.interventions_at_read, &row.session).await?;
+    // The interventions this write resolved are among its changes.
+    interventions_resolved(changes, &row.interventions_at_read, &row.session);
     row.interventions_at_read = intervention_states(&row.session);
     Ok(())
 }
@@ -941,7 +963,7 @@ async fn write_row(
 /// caller's transaction.
 async fn cas_in<T, F>(
     mut tx: Tx<'_>,
-    outbox: &Outbox,
+    changes: &mut Changes,
     session_id: &str,
     f: &mut F,
 ) -> Result<Result<(T, ExecutionSession), ExecError>, StoreError>
@@ -956,59 +978,11 @@ where
         Ok(Applied::NoWrite(value)) => return Ok(Ok((value, row.session))),
         Ok(Applied::Write(value)) => value,
     };
-    match write_row(&mut tx, outbox, &mut row).await {
+    match write_row(&mut tx, changes, &mut row).await {
         Ok(()) => Ok(Ok((value, row.session))),
         Err(StoreError::Fenced(_)) => Ok(Err(ExecError::changed_concurrently())),
         Err(other) => Err(other),
     }
-}
-
-/// `(state, last_error)` of a resume job.
-async fn job_of(
-    tx: &mut Tx<'_>,
-    interaction_id: &str,
-) -> Result<Option<(String, Option<String>)>, StoreError> {
-    with_tx!(tx, conn => {
-        let row = sqlx::query("SELECT state, last_error FROM resume_jobs WHERE interaction_id = $1")
-            .bind(interaction_id)
-            .fetch_optional(&mut **conn)
-            .await?;
-        match row {
-            Some(row) => Ok(Some((row.text("state")?, row.opt_text("last_error")?))),
-            None => Ok(None),
-        }
-    })
-}
-
-/// The gate a parked turn opened: `(id, status, its resume job)`.
-#[allow(clippy::type_complexity)]
-async fn gate_of(
-    tx: &mut Tx<'_>,
-    project_id: &str,
-    turn_id: Option<&str>,
-) -> Result<Option<(String, String, Option<(String, Option<String>)>)>, StoreError> {
-    let Some(turn_id) = turn_id else {
-        return Ok(None);
-    };
-    let gate = with_tx!(tx, conn => {
-        let row = sqlx::query(
-            "SELECT id, status FROM interactions WHERE project_id = $1 AND turn_id = $2 \
-             ORDER BY created_at DESC LIMIT 1",
-        )
-        .bind(project_id)
-        .bind(turn_id)
-        .fetch_optional(&mut **conn)
-        .await?;
-        match row {
-            Some(row) => Some((row.text("id")?, row.text("status")?)),
-            None => None,
-        }
-    });
-    let Some((id, status)) = gate else {
-        return Ok(None);
-    };
-    let job = job_of(tx, &id).await?;
-    Ok(Some((id, status, job)))
 }
 
 /// How a turn leaves its session, written with the turn.
@@ -1046,12 +1020,10 @@ pub struct TurnSessionWrite {
     pub applied: Vec<(String, String, Value)>,
     /// How the session ends or pauses.
     pub end: SessionEnd,
-    /// Where the webhook events of the interventions it resolves go.
-    pub outbox: Outbox,
 }
 
 impl TurnSessionWrite {
-    async fn write_in(&self, tx: Tx<'_>) -> Result<(), StoreError> {
+    async fn write_in(&self, tx: Tx<'_>) -> Result<Changes, StoreError> {
         let mut tx = tx;
         let Some(mut row) = lock_row(&mut tx, &self.session_id).await? else {
             return Err(StoreError::Fenced(
@@ -1104,28 +1076,29 @@ impl TurnSessionWrite {
             }
         }
         row.hold = RunHold::default();
-        write_row(&mut tx, &self.outbox, &mut row).await
+        let mut changes = Changes::default();
+        write_row(&mut tx, &mut changes, &mut row).await?;
+        Ok(changes)
     }
 }
 
 impl JoinedWrite for TurnSessionWrite {
-    fn write<'a>(&'a self, tx: Tx<'a>) -> futures::future::BoxFuture<'a, Result<(), StoreError>> {
+    fn write<'a>(
+        &'a self,
+        tx: Tx<'a>,
+    ) -> futures::future::BoxFuture<'a, Result<Changes, StoreError>> {
         Box::pin(self.write_in(tx))
     }
 }
 
-/// The `intervention.resolved` events of an execution session write: every
+/// The `intervention.resolved` changes of an execution session write: every
 /// intervention `after` holds applied or rejected that `before` (the document as read)
 /// did not.
-async fn interventions_resolved(
-    tx: &mut Tx<'_>,
-    outbox: &Outbox,
+fn interventions_resolved(
+    changes: &mut Changes,
     before: &[(String, bool)],
     after: &ExecutionSession,
-) -> Result<(), StoreError> {
-    if outbox.endpoints().is_empty() {
-        return Ok(());
-    }
+) {
     for intervention in &after.interventions {
         if !intervention.status.is_final() {
             continue;
@@ -1136,28 +1109,15 @@ async fn interventions_resolved(
         if was_final {
             continue;
         }
-        let data = json!({
-            "project_id": after.tenant_id,
-            "room_id": after.room_id,
-            "execution_session_id": after.session_id,
-            "run_id": after.run_id,
-            "operation_id": intervention.operation_id,
-            "status": intervention.status.as_str(),
-        });
-        crate::webhooks::outbox::enqueue(
-            tx,
-            outbox,
-            crate::webhooks::outbox::Event {
-                event_type: "intervention.resolved".to_string(),
-                project_id: after.tenant_id.clone(),
-                subject_id: after.session_id.clone(),
-                interaction_id: None,
-                data,
-            },
-        )
-        .await?;
+        changes.push(Change::InterventionResolved(InterventionChange {
+            project_id: after.tenant_id.clone(),
+            room_id: after.room_id.clone(),
+            execution_session_id: after.session_id.clone(),
+            run_id: after.run_id.clone(),
+            operation_id: intervention.operation_id.clone(),
+            status: intervention.status.as_str().to_string(),
+        }));
     }
-    Ok(())
 }
 
 /// `(operation id, applied or rejected)` of each intervention of `session`: what

@@ -91,7 +91,7 @@ pub fn spawn_gauge(state: AppState) -> Option<JoinHandle<()>> {
     Some(tokio::spawn(async move {
         let mut shutdown = state.shutdown.clone();
         loop {
-            match state.store.queued_jobs().await {
+            match state.interactions.queued_jobs().await {
                 Ok(n) => state.backlog.queued.store(n, Ordering::Relaxed),
                 Err(err) => tracing::debug!(error = %err, "reading the resume backlog failed"),
             }

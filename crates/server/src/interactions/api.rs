@@ -53,7 +53,7 @@ pub fn routes() -> Router<AppState> {
 
 fn parse_time(value: &str, loc: &[&str]) -> ApiResult<String> {
     chrono::DateTime::parse_from_rfc3339(value)
-        .map(|t| crate::store::format_time(t.with_timezone(&chrono::Utc)))
+        .map(|t| crate::db::format_time(t.with_timezone(&chrono::Utc)))
         .map_err(|err| {
             ApiError::validation(
                 loc,
@@ -157,7 +157,10 @@ async fn query(
     if let Some(newest) = windowing.newest.as_deref() {
         filter.newest = Some(parse_time(newest, &["body", "windowing", "newest"])?);
     }
-    let rows = state.store.query_interactions(&project_id, &filter).await?;
+    let rows = state
+        .interactions
+        .query_interactions(&project_id, &filter)
+        .await?;
     Ok(agenta_api_json(&InteractionsResponse {
         count: rows.len() as u64,
         interactions: rows.iter().map(|r| r.to_wire()).collect(),
@@ -171,7 +174,7 @@ async fn get_one(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let id = parse_uuid(&id, &["path", "id"])?;
-    match state.store.get_interaction(&project_id, &id).await? {
+    match state.interactions.get_interaction(&project_id, &id).await? {
         Some(record) => Ok(json_text(record.response_body())),
         None => Err(ApiError::interaction_not_found()),
     }
@@ -223,12 +226,7 @@ async fn create(
         meta: body.meta,
         created_by_id: Some(actor),
     };
-    let outcome = state.store.create_interaction(&new).await?;
-    if outcome.created {
-        state
-            .events
-            .row_changed(&outcome.record, InteractionStatus::Pending);
-    }
+    let outcome = state.interactions.create_interaction(&new).await?;
     Ok(json_text(outcome.record.response_body()))
 }
 
@@ -279,7 +277,7 @@ async fn respond(
     let idempotency = key.as_deref().zip(hash.as_deref());
     record_admission(&state, state.backlog.admit().await);
     let outcome = state
-        .store
+        .interactions
         .respond(&project_id, &id, &answer, &actor, idempotency)
         .await?;
     let outcome = recheck_key(&state, &project_id, &id, idempotency, outcome).await?;
@@ -317,7 +315,7 @@ async fn other_call_named(
         return Ok(None);
     };
     // An unknown row is answered 404 by the respond itself.
-    let Some(row) = state.store.get_interaction(project_id, id).await? else {
+    let Some(row) = state.interactions.get_interaction(project_id, id).await? else {
         return Ok(None);
     };
     if row.kind != InteractionKind::UserApproval.as_str() {
@@ -337,13 +335,10 @@ fn other_call_message(gated: &str) -> String {
 }
 
 /// What one answer came to, settled alike for a single respond and a batch item: a won
-/// answer counts toward the resume backlog and is announced on the watch stream.
+/// answer counts toward the resume backlog (its store announced it).
 fn settle_answer(state: &AppState, outcome: RespondOutcome) -> RespondOutcome {
-    if let RespondOutcome::Won { record } = &outcome {
+    if let RespondOutcome::Won { .. } = &outcome {
         state.backlog.answered(1);
-        state
-            .events
-            .row_changed(record, InteractionStatus::Responded);
     }
     outcome
 }
@@ -363,7 +358,7 @@ async fn recheck_key(
         return Ok(outcome);
     };
     let replay = state
-        .store
+        .interactions
         .idempotent_replay(project_id, key, id, hash)
         .await?;
     Ok(match replay {
@@ -493,7 +488,11 @@ async fn respond_batch(
     let mut attempt = 0;
     let outcomes = loop {
         attempt += 1;
-        match state.store.respond_batch(&project_id, &items, &actor).await {
+        match state
+            .interactions
+            .respond_batch(&project_id, &items, &actor)
+            .await
+        {
             Err(err) if err.is_concurrent_conflict() && attempt < 4 => continue,
             other => break other?,
         }
@@ -594,7 +593,7 @@ async fn transition(
     let resolution = body.resolution.as_ref();
     if resolution.is_some() || body.status == InteractionStatus::Resolved {
         let Some(row) = state
-            .store
+            .interactions
             .find_by_token(&project_id, &body.session_id, &body.token)
             .await?
         else {
@@ -617,7 +616,7 @@ async fn transition(
         }
     }
     let outcome = state
-        .store
+        .interactions
         .transition(
             &project_id,
             &body.session_id,
@@ -628,10 +627,7 @@ async fn transition(
         )
         .await?;
     match outcome {
-        TransitionOutcome::Moved(record) => {
-            state.events.row_changed(&record, record.status());
-            Ok(json_text(record.response_body()))
-        }
+        TransitionOutcome::Moved(record) => Ok(json_text(record.response_body())),
         TransitionOutcome::Conflict => Err(ApiError::not_pending()),
         TransitionOutcome::NotFound => Err(ApiError::interaction_not_found()),
     }
@@ -650,7 +646,7 @@ async fn cancel_stale(
         return Ok(json(&CancelStaleResponse { cancelled: 0 }));
     }
     let cancelled = state
-        .store
+        .interactions
         .cancel_stale(
             &project_id,
             &body.session_id,
@@ -659,11 +655,6 @@ async fn cancel_stale(
             &actor,
         )
         .await?;
-    for record in &cancelled {
-        state
-            .events
-            .row_changed(record, InteractionStatus::Cancelled);
-    }
     Ok(json(&CancelStaleResponse {
         cancelled: cancelled.len() as u64,
     }))
@@ -709,7 +700,7 @@ fn watch_stream(
     project_id: String,
     session_id: String,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
-    let mut receiver = state.events.subscribe();
+    let mut receiver = state.announce.watch().subscribe();
     let mut shutdown = state.shutdown.clone();
     let retry = state.config.sse_retry;
     async_stream(move |sender| async move {

@@ -14,10 +14,10 @@ use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
 use super::parked::ParkedState;
+use super::store::InteractionStore;
 use super::store::{RevisionRecord, VariantRecord};
 use crate::error::ApiError;
 use crate::runner::{default_script, parse_script, Step};
-use crate::store::Store;
 
 /// The model of the service's registered default config.
 pub const DEFAULT_MODEL: &str = "gatehouse/echo-1";
@@ -118,7 +118,7 @@ fn reference(id: String, slug: String, version: Option<String>) -> Reference {
 /// `workflow_revision` wins over the variant's HEAD. The registered default fills in only
 /// after hydration came back empty (or when there was nothing to hydrate from).
 pub async fn resolve_config(
-    store: &Store,
+    store: &InteractionStore,
     project_id: &str,
     request: &InvokeRequest,
 ) -> Result<ResolvedConfig, ApiError> {
@@ -172,7 +172,7 @@ pub async fn resolve_config(
 
 /// The revision the references point at: the pinned revision, else the variant's HEAD.
 async fn hydrate(
-    store: &Store,
+    store: &InteractionStore,
     project_id: &str,
     references: &References,
 ) -> Result<Option<RevisionRecord>, ApiError> {
@@ -204,7 +204,7 @@ async fn hydrate(
 }
 
 async fn find_variant(
-    store: &Store,
+    store: &InteractionStore,
     project_id: &str,
     references: &References,
 ) -> Result<Option<VariantRecord>, ApiError> {
@@ -230,7 +230,7 @@ async fn find_variant(
 
 /// Complete the references from the registry once a revision was found.
 async fn fill_references(
-    store: &Store,
+    store: &InteractionStore,
     project_id: &str,
     references: &mut References,
     revision: &RevisionRecord,
@@ -262,7 +262,7 @@ async fn fill_references(
 /// turn ran that saved revision). Never the variant's HEAD nor the registered default.
 /// `Err` says why none is left; the turn then does not run its tool.
 pub async fn resume_config(
-    store: &Store,
+    store: &InteractionStore,
     project_id: &str,
     parked: &ParkedState,
     invoke: &InvokeRequest,

@@ -11,7 +11,7 @@
 //!
 //! One resume per parked turn (CONTRACT.md A7): only the answer to the gate the turn
 //! parked at (its session and token) resumes it, and before anything runs the resume
-//! claims the turn in the database ([`Store::claim_parked_turn`](crate::Store::claim_parked_turn),
+//! claims the turn in the database ([`InteractionStore::claim_parked_turn`](crate::interactions::store::InteractionStore::claim_parked_turn),
 //! fenced by the lease); an answer to another row naming the turn, or a resume that finds
 //! the claim taken, resolves its row with a typed `resolution.error`
 //! ([`NOT_THE_PARKED_GATE_CODE`], [`TURN_ALREADY_RESUMED_CODE`]) and runs nothing. The
@@ -24,7 +24,7 @@
 //! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing. An
 //! attempt whose approved tool could not be recorded in the ledger (the database failed
 //! mid-resume) does not run it and writes nothing either: the job is retried, and after
-//! [`MAX_ATTEMPTS`](crate::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
+//! [`MAX_ATTEMPTS`](crate::db::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
 //!
 //! Each worker reports that it is alive to readiness ([`crate::readiness`]).
 //!
@@ -108,7 +108,7 @@ pub async fn drain(state: &AppState, lease_ms: i64) {
         if *state.shutdown.borrow() {
             return;
         }
-        match state.store.claim_job(lease_ms).await {
+        match state.interactions.claim_job(lease_ms).await {
             Ok(Some(job)) => {
                 if job.attempts > 1 {
                     // An earlier claim's lease expired (its worker failed, died or stalled).
@@ -131,20 +131,17 @@ async fn process(state: &AppState, job: &ClaimedJob) {
     tracing::info!(interaction_id = %job.interaction_id, attempt = job.attempts, "resuming");
     // One attempt waits out an unavailable database at most once; recording its
     // failure (below) waits afresh.
-    let Err(reason) = crate::store::waiting_at_most_once(resume(state, job)).await else {
+    let Err(reason) = crate::db::waiting_at_most_once(resume(state, job)).await else {
         return;
     };
-    match state.store.fail_job(job, &reason).await {
+    match state.interactions.fail_job(job, &reason).await {
         Ok(FailOutcome::Retrying) => {
             state.metrics.resume(ResumeOutcome::Retrying);
             tracing::warn!(interaction_id = %job.interaction_id, %reason, attempt = job.attempts, "resume failed; the lease will expire and it is retried");
         }
-        Ok(FailOutcome::GaveUp { resolved }) => {
+        Ok(FailOutcome::GaveUp { .. }) => {
             state.metrics.resume(ResumeOutcome::GaveUp);
             tracing::warn!(interaction_id = %job.interaction_id, %reason, attempts = job.attempts, "resume failed for the last time; the row says so");
-            if let Some(row) = resolved {
-                state.events.row_changed(&row, InteractionStatus::Resolved);
-            }
         }
         Ok(FailOutcome::LeaseLost) => {
             state.metrics.resume(ResumeOutcome::LeaseLost);
@@ -176,18 +173,12 @@ async fn complete_without_resume(
         resolution,
         ..JobCompletion::default()
     };
-    let outcome = state
-        .store
+    // The resolved row, when it was still waiting, is announced by its store.
+    state
+        .interactions
         .complete_job(job, &completion, None)
         .await
         .map_err(|e| e.to_string())?;
-    if let CompleteOutcome::Completed {
-        resolved: Some(row),
-        ..
-    } = outcome
-    {
-        state.events.row_changed(&row, InteractionStatus::Resolved);
-    }
     Ok(())
 }
 
@@ -199,7 +190,7 @@ async fn not_the_parked_gate(
     parked: &ParkedState,
 ) -> Result<serde_json::Value, String> {
     let gate = state
-        .store
+        .interactions
         .find_by_token(
             &parked_turn.project_id,
             &parked_turn.session_id,
@@ -245,7 +236,7 @@ fn turn_already_resumed(
 
 /// Resume one claimed job. `Err` leaves the job to be retried after its lease.
 async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
-    let store = &state.store;
+    let store = &state.interactions;
     let Some(row) = store
         .get_interaction_any(&job.interaction_id)
         .await
@@ -378,15 +369,8 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         .complete_job(job, &completion, executed.joined_write())
         .await
     {
-        Ok(CompleteOutcome::Completed { resolved, gate }) => {
-            let mut changed = Vec::new();
-            if let Some(resolved) = &resolved {
-                changed.push((resolved.id.as_str(), InteractionStatus::Resolved));
-            }
-            if let Some(gate) = &gate {
-                changed.push((gate.id.as_str(), InteractionStatus::Pending));
-            }
-            end_turn(state, &session_id, &executed, TurnWrite::Written(&changed)).await;
+        Ok(CompleteOutcome::Completed { .. }) => {
+            end_turn(state, &session_id, &executed, TurnWrite::Written).await;
             state.metrics.resume(ResumeOutcome::Resumed);
             tracing::info!(interaction_id = %row.id, turn_id = %executed.turn.id, "resumed");
             Ok(())

@@ -21,10 +21,11 @@ use gatehouse_wire::execution::ExecutionRef;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
+use super::store::InteractionStore;
 use super::store::{args_digest, ClaimedJob, ToolRun, ToolRunFence, ToolRunPermit};
 use crate::error::ApiError;
 use crate::runner::{ActionPermit, CheckpointDecision, CheckpointHook, TurnEnd};
-use crate::store::{JoinedWrite, Store};
+use crate::seams::JoinedWrite;
 
 /// Why a turn that lost its hold stopped.
 #[derive(Debug, Default)]
@@ -67,7 +68,7 @@ pub struct GuardedTurn {
 /// heartbeat.
 pub struct TurnGuard {
     inner: Arc<dyn CheckpointHook>,
-    store: Store,
+    store: InteractionStore,
     turn: GuardedTurn,
     lost: Arc<Lost>,
     /// Why a call did not run because the ledger holds its id for another call.
@@ -89,7 +90,7 @@ impl TurnGuard {
     /// `lease / 3`, renew the job's lease and the session's hold by `lease`.
     pub fn start(
         inner: Arc<dyn CheckpointHook>,
-        store: Store,
+        store: InteractionStore,
         turn: GuardedTurn,
         lease: Duration,
     ) -> Arc<Self> {
@@ -207,7 +208,7 @@ impl Drop for TurnGuard {
 
 async fn heartbeat(
     inner: Arc<dyn CheckpointHook>,
-    store: Store,
+    store: InteractionStore,
     job: Option<ClaimedJob>,
     lease: Duration,
     lost: Arc<Lost>,
@@ -238,7 +239,12 @@ async fn heartbeat(
 
 /// Renew `job`'s lease by `lease_ms`; `false` (and `lost` set) when another worker took
 /// the job over.
-async fn renew_job_lease(store: &Store, job: &ClaimedJob, lease_ms: i64, lost: &Lost) -> bool {
+async fn renew_job_lease(
+    store: &InteractionStore,
+    job: &ClaimedJob,
+    lease_ms: i64,
+    lost: &Lost,
+) -> bool {
     match store.renew_job(job, lease_ms).await {
         Ok(true) => true,
         Ok(false) => {

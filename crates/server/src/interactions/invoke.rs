@@ -5,7 +5,6 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use gatehouse_wire::error::GatehouseCode;
-use gatehouse_wire::interaction::InteractionStatus;
 use gatehouse_wire::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, EntityRef, InvokeRequest, InvokeResponse,
     RevisionRef, ToolRunEntry, Turn, TurnsResponse,
@@ -17,8 +16,8 @@ use super::store::TurnRecord;
 use super::turn::{begin_turn, end_turn, TurnInput, TurnWrite};
 use crate::api::extract::{ActorName, JsonBody, ProjectId, PythonJsonBody};
 use crate::api::reply::json;
+use crate::db::StoreError;
 use crate::error::{ApiError, ApiResult};
-use crate::store::StoreError;
 use crate::AppState;
 
 /// The service-tier routes (relative to `/api`).
@@ -56,10 +55,7 @@ async fn invoke(
     {
         request.session_id = None;
     }
-    let session_id = request
-        .session_id
-        .clone()
-        .unwrap_or_else(crate::store::new_id);
+    let session_id = request.session_id.clone().unwrap_or_else(crate::db::new_id);
     request.session_id = Some(session_id.clone());
     let executed = begin_turn(
         &state,
@@ -74,7 +70,7 @@ async fn invoke(
     )
     .await?;
     let recorded = state
-        .store
+        .interactions
         .record_fresh_turn(
             &executed.turn,
             executed.gate.as_ref(),
@@ -97,15 +93,10 @@ async fn invoke(
             return Err(err.into());
         }
     };
-    let mut changed = Vec::new();
     for stale in &cancelled {
         tracing::info!(interaction_id = %stale.id, "cancelled a stale gate: a new turn started");
-        changed.push((stale.id.as_str(), InteractionStatus::Cancelled));
     }
-    if let Some(gate) = &gate {
-        changed.push((gate.id.as_str(), InteractionStatus::Pending));
-    }
-    end_turn(&state, &session_id, &executed, TurnWrite::Written(&changed)).await;
+    end_turn(&state, &session_id, &executed, TurnWrite::Written).await;
     let execution = executed.hook.execution().await;
     Ok(json(&InvokeResponse {
         status: executed.status,
@@ -144,12 +135,15 @@ async fn turns(
     ProjectId(project_id): ProjectId,
     Path(session_id): Path<String>,
 ) -> ApiResult<Response> {
-    let records = state.store.list_turns(&project_id, &session_id).await?;
+    let records = state
+        .interactions
+        .list_turns(&project_id, &session_id)
+        .await?;
     if records.is_empty() {
         return Err(ApiError::new(GatehouseCode::NotFound, "Session not found"));
     }
     let tool_runs = state
-        .store
+        .interactions
         .tool_runs(&project_id, &session_id)
         .await?
         .into_iter()
@@ -190,7 +184,7 @@ async fn commit(
     // Stored redacted: no secret the redaction strips is kept at rest.
     let parameters = redact_for_storage(body.parameters, "workflow revision");
     let (workflow, variant, revision) = state
-        .store
+        .interactions
         .commit_revision(
             &project_id,
             body.workflow.slug.trim(),

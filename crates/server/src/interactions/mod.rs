@@ -14,19 +14,17 @@
 //! | [`dispatch`] | the resume workers: claim an answered gate's job under a lease, resume its parked turn, exactly once |
 //! | [`guard`] | a running turn's hold on its work: the heartbeat renewing its leases, the tool-run ledger that lets an approved tool run once |
 //! | [`admission`] | a new answer waits while the resume backlog is at its limit |
-//! | [`events`] | the in-process bus that feeds the watch streams |
-//! | [`store`] | the SQL: rows and idempotency keys, the resume queue, turns, the tool-run ledger, the workflow registry |
+//! | [`store`] | its store ([`store::InteractionStore`]): rows and idempotency keys, the resume queue and its lease, turns, the tool-run ledger, the workflow registry; what it offers the other areas ([`store::OfferedQueries`]) |
 //!
 //! Inside, imports go one way: [`invoke`] and [`dispatch`] use [`turn`]; [`turn`] uses
-//! [`config`], [`guard`] and [`parked`]; [`config`] uses [`parked`]; all of them, the
-//! gate routes of [`api`] and the [`events`] bus use [`store`], which uses only the
-//! crate's shared plumbing.
+//! [`config`], [`guard`] and [`parked`]; [`config`] uses [`parked`]; all of them and the
+//! gate routes of [`api`] use [`store`], which uses only the crate's plumbing below the
+//! areas (`db`, `announce`, `seams`).
 
 pub mod admission;
 pub mod api;
 pub mod config;
 pub mod dispatch;
-pub mod events;
 pub mod guard;
 pub mod invoke;
 pub mod parked;

@@ -7,8 +7,8 @@ use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
+use super::store::InteractionStore;
 use crate::runner::{GateRequest, Step};
-use crate::store::Store;
 
 /// The durable state of a parked turn: everything a resume needs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -47,7 +47,7 @@ pub struct ParkedState {
 /// `config_redacted` marker), in place, so no stripped secret stays at rest. Run once at
 /// startup; a failure is logged and retried at the next start (a resume redacts such a
 /// config before use anyway). Returns how many states were rewritten.
-pub async fn scrub_parked_configs(store: &Store, redaction: Redaction) -> usize {
+pub async fn scrub_parked_configs(store: &InteractionStore, redaction: Redaction) -> usize {
     let mut rewritten = 0;
     loop {
         let batch = match store.unredacted_parked_states(100).await {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use gatehouse_wire::effective::{MeasuredConfig, StampOutcome, StampPolicy};
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
-    InteractionData, InteractionRequest, InteractionStatus, LifecycleState, Reference, References,
+    InteractionData, InteractionRequest, LifecycleState, Reference, References,
 };
 use gatehouse_wire::invoke::{InvokeRequest, TurnStatus};
 use gatehouse_wire::redact::redact_effective_parameters;
@@ -39,11 +39,12 @@ use super::config::{
 use super::guard::{GuardedTurn, TurnGuard};
 use super::parked::ParkedState;
 use super::store::{turn_status_text, ClaimedJob, NewInteraction, NewTurn};
+use crate::db::new_id;
 use crate::error::ApiError;
 use crate::runner::{
     self, last_user_text, CheckpointHook, GateRequest, HarnessEnd, StartAt, Step, TurnContext,
 };
-use crate::store::{new_id, JoinedWrite};
+use crate::seams::JoinedWrite;
 use crate::AppState;
 
 fn run_context_reference(reference: &Reference) -> RunContextReference {
@@ -368,7 +369,7 @@ impl<'a> TurnRun<'a> {
     /// ([`resume_config`]), and when none is left it is refused: it runs with an empty
     /// config and no step, and the row says why.
     async fn config(&self) -> Result<(ResolvedConfig, Option<RefusedResume>), ApiError> {
-        let store = &self.state.store;
+        let store = &self.state.interactions;
         let Some(point) = &self.resume else {
             let resolved = resolve_config(store, &self.project_id, &self.invoke).await?;
             return Ok((resolved, None));
@@ -508,7 +509,7 @@ impl<'a> TurnRun<'a> {
         };
         let guard = TurnGuard::start(
             inner,
-            self.state.store.clone(),
+            self.state.interactions.clone(),
             GuardedTurn {
                 project_id: self.project_id.clone(),
                 session_id: self.session_id.clone(),
@@ -645,56 +646,50 @@ pub async fn begin_turn(
 ) -> Result<ExecutedTurn, ApiError> {
     let project_id = input.project_id.clone();
     state
-        .events
-        .lifecycle(&project_id, session_id, LifecycleState::Running);
+        .announce
+        .turn_lifecycle(&project_id, session_id, LifecycleState::Running);
     let executed = execute_turn(state, input).await;
     if executed.is_err() {
         state
-            .events
-            .lifecycle(&project_id, session_id, LifecycleState::Ended);
+            .announce
+            .turn_lifecycle(&project_id, session_id, LifecycleState::Ended);
     }
     executed
 }
 
 /// What writing an executed turn came to, for [`end_turn`].
-#[derive(Debug, Clone, Copy)]
-pub enum TurnWrite<'a> {
-    /// The turn is recorded; these interactions changed status in the same write.
-    Written(&'a [(&'a str, InteractionStatus)]),
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnWrite {
+    /// The turn is recorded (its store announced what the write changed: its gates, the
+    /// session's records).
+    Written,
     /// Nothing was written: the store failed, or another worker owns the resume.
     NotWritten,
 }
 
 /// End a turn [`begin_turn`] ran, after the caller tried to write it (with
-/// [`ExecutedTurn::joined_write`] in the same transaction). A written turn announces its
-/// interaction changes and `records-changed`, then `lifecycle: ended`, and tells its
-/// checkpoint hook how it ended; an unwritten one gives up its hold on its execution
-/// session (nothing of it is recorded, so nothing of it is applied) and announces
-/// `lifecycle: ended`.
+/// [`ExecutedTurn::joined_write`] in the same transaction; the write announced its own
+/// changes). A written turn announces `lifecycle: ended` and tells its checkpoint hook how
+/// it ended; an unwritten one gives up its hold on its execution session (nothing of it is
+/// recorded, so nothing of it is applied) and announces `lifecycle: ended`.
 pub async fn end_turn(
     state: &AppState,
     session_id: &str,
     executed: &ExecutedTurn,
-    write: TurnWrite<'_>,
+    write: TurnWrite,
 ) {
     let project_id = &executed.turn.project_id;
-    let TurnWrite::Written(changed) = write else {
+    if write == TurnWrite::NotWritten {
         // Nothing of the turn is recorded: give its session back at once (the
         // reconciler takes it over), and announce the end.
         executed.hook.abandon().await;
         state
-            .events
-            .lifecycle(project_id, session_id, LifecycleState::Ended);
+            .announce
+            .turn_lifecycle(project_id, session_id, LifecycleState::Ended);
         return;
-    };
-    for (interaction_id, status) in changed {
-        state
-            .events
-            .interaction(project_id, session_id, interaction_id, status.clone());
     }
-    state.events.records_changed(project_id, session_id);
     state
-        .events
-        .lifecycle(project_id, session_id, LifecycleState::Ended);
+        .announce
+        .turn_lifecycle(project_id, session_id, LifecycleState::Ended);
     executed.hook.turn_ended(&executed.end.turn_end()).await;
 }

@@ -9,7 +9,7 @@ use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::store::JoinedWrite;
+use crate::seams::JoinedWrite;
 
 /// What a checkpoint decided.
 #[derive(Debug, Clone, PartialEq, Eq)]

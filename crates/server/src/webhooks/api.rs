@@ -58,7 +58,7 @@ async fn deliveries(
         }
     }
     let deliveries = state
-        .store
+        .deliveries
         .list_outbox(Some(&project_id), wanted_state.as_deref(), limit)
         .await?;
     Ok(json(&WebhookDeliveriesResponse {

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::config::{WebhookEndpoint, WebhookSettings};
-use super::outbox::ClaimedDelivery;
 use super::sign::signature;
+use super::store::ClaimedDelivery;
+use crate::config::webhooks::{WebhookEndpoint, WebhookSettings};
 use crate::metrics::{Metrics, WebhookOutcome};
 use crate::readiness::{PulseGuard, Task};
 use crate::AppState;
@@ -133,7 +133,7 @@ async fn run(state: AppState, client: reqwest::Client, pulse: PulseGuard) {
     let names: Vec<String> = settings.endpoints.iter().map(|e| e.name.clone()).collect();
     let lease = settings.timeout.saturating_add(state.config.lease);
     let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-    let wakeup = state.store.outbox().clone();
+    let wakeup = state.announce.outbox().clone();
     loop {
         if *shutdown.borrow() {
             return;
@@ -160,7 +160,7 @@ async fn drain(state: &AppState, client: &reqwest::Client, names: &[String], lea
         if *state.shutdown.borrow() {
             return;
         }
-        match state.store.claim_webhook(names, lease_ms).await {
+        match state.deliveries.claim_webhook(names, lease_ms).await {
             Ok(Some(claim)) => attempt(state, client, &claim).await,
             Ok(None) => return,
             Err(err) => {
@@ -188,7 +188,7 @@ async fn attempt(state: &AppState, client: &reqwest::Client, claim: &ClaimedDeli
     };
     let elapsed = started.elapsed();
     let outcome = match sent {
-        Ok(()) => match state.store.webhook_delivered(claim).await {
+        Ok(()) => match state.deliveries.webhook_delivered(claim).await {
             Ok(true) => DeliveryOutcome::Delivered,
             Ok(false) => DeliveryOutcome::LeaseLost,
             Err(err) => {
@@ -226,7 +226,7 @@ async fn failed(
     };
     let retry_ms = i64::try_from(retry_in.as_millis()).unwrap_or(i64::MAX);
     match state
-        .store
+        .deliveries
         .webhook_failed(claim, &error, retry_ms, give_up)
         .await
     {

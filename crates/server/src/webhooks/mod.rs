@@ -4,7 +4,8 @@
 //! `webhook-signature: v1,<base64 HMAC-SHA256 over "id.timestamp.body">`, secrets given
 //! as `whsec_<base64>`).
 //!
-//! - [`config`]: the endpoints and the retry policy ([`crate::ServerConfig::webhooks`]);
+//! - the endpoints and the retry policy are settings ([`crate::config::webhooks`],
+//!   [`crate::ServerConfig::webhooks`]);
 //! - [`outbox`]: the durable outbox. An event is written in the transaction of the change
 //!   it announces, one row per endpoint, so a committed change has its event and a
 //!   rolled-back one has none; nothing is sent from inside a request;
@@ -22,11 +23,12 @@
 //! server's settings and are never logged.
 
 pub mod api;
-pub mod config;
 pub mod deliver;
-pub mod outbox;
 pub mod sign;
+pub mod store;
 
-pub use config::{WebhookEndpoint, WebhookSecret, WebhookSettings, WebhookSpecError};
+pub use crate::config::webhooks::{
+    WebhookEndpoint, WebhookSecret, WebhookSettings, WebhookSpecError,
+};
 pub use deliver::{record_outcome, DeliveryOutcome};
-pub use outbox::{ClaimedDelivery, Outbox};
+pub use store::{ClaimedDelivery, DeliveryStore};

@@ -6,7 +6,7 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::config::WebhookSecret;
+use crate::config::webhooks::WebhookSecret;
 
 /// The `webhook-signature` value of one attempt: `v1,<base64>`.
 pub fn signature(secret: &WebhookSecret, event_id: &str, timestamp: i64, body: &[u8]) -> String {

@@ -47,7 +47,8 @@ async fn fifty_concurrent_responders_exactly_one_winner_one_resume() {
     let turns = h.turns("race").await;
     assert_eq!(turns["count"], 2, "exactly one resume: {turns}");
     let state = h.server.server.state();
-    let (job_state, resume_turn, attempts) = state.store.job_state(&id).await.unwrap().unwrap();
+    let (job_state, resume_turn, attempts) =
+        state.interactions.job_state(&id).await.unwrap().unwrap();
     assert_eq!(job_state, "done");
     assert_eq!(
         resume_turn.as_deref(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::{config, user, Harness};
-use gatehouse_server::execution::{ExecutionStore, Resolution};
+use gatehouse_server::execution::Resolution;
 use gatehouse_server::testing::TestServerOptions;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::execution::{Checkpoint, ExecutionSession};
@@ -448,7 +448,7 @@ async fn racing_dispatchers_apply_once() {
     .await;
     assert_eq!(status, 202);
 
-    let exec = Arc::new(ExecutionStore::new(h.server.server.state().store.clone()));
+    let exec = Arc::new(h.server.server.state().executions.clone());
     let mut tasks = Vec::new();
     for _ in 0..16 {
         let exec = exec.clone();
@@ -525,7 +525,7 @@ async fn dead_dispatcher_lease_expires_and_another_applies_once() {
     let (_, room, session, revision, _) = park(&h, "task-dead", config("m-dead", "ask")).await;
     let (status, _) = request(&h, &room, &session, revision, "op-dead", "stop", "pre_step").await;
     assert_eq!(status, 202);
-    let exec = ExecutionStore::new(h.server.server.state().store.clone());
+    let exec = h.server.server.state().executions.clone();
     let lease = Duration::from_millis(50);
     let first = exec
         .claim(&session, Checkpoint::PreStep, lease)
@@ -779,7 +779,7 @@ async fn reopening_keeps_the_binding() {
     let answer = invoke(&h, "task-reopen", config("m", "allow")).await;
     let (room, session, _) = execution_of(&answer);
     let doc = get_session(&h, &room, &session).await;
-    let exec = ExecutionStore::new(h.server.server.state().store.clone());
+    let exec = h.server.server.state().executions.clone();
     let mut open = gatehouse_server::execution::OpenSession {
         tenant_id: h.server.project_id.clone(),
         room_id: room.clone(),
@@ -1073,7 +1073,7 @@ async fn an_expired_run_hold_is_reconciled_on_every_backend() {
     )
     .await;
     assert_eq!(status, 202);
-    let exec = ExecutionStore::new(h.server.server.state().store.clone());
+    let exec = h.server.server.state().executions.clone();
     // A run attempt that opened its session and then stopped renewing its hold.
     let hold = gatehouse_server::execution::RunHold::new(Duration::from_millis(300), None);
     let orphan = exec

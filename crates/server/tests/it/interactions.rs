@@ -169,7 +169,7 @@ async fn external_runner_transitions_and_cancel_stale() {
         .await;
     assert_eq!(status, 200);
     // The dispatcher finishes the job without resuming (no parked turn here).
-    let store = &h.server.server.state().store;
+    let store = &h.server.server.state().interactions;
     let mut done = false;
     for _ in 0..500 {
         if let Some((state, resume_turn, _)) = store.job_state(&id).await.unwrap() {

@@ -20,6 +20,7 @@ mod admission;
 mod agenta;
 mod agentplat_dropin;
 mod agentplat_root_paths;
+mod announcements;
 mod approved_call_runs;
 mod bad_input;
 mod batch;

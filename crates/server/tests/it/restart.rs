@@ -63,7 +63,7 @@ async fn crashed_claim_is_retried_once() {
     let (status, _) = h.respond(&id, true).await;
     assert_eq!(status, 200);
     // The "crashed" worker: claims with a lease that has already run out, never completes.
-    let store = h.server.server.state().store.clone();
+    let store = h.server.server.state().interactions.clone();
     let dead = store
         .claim_job(-1)
         .await
@@ -78,7 +78,7 @@ async fn crashed_claim_is_retried_once() {
     let turns = h.turns("crashed").await;
     assert_eq!(turns["count"], 2, "{turns}");
     assert_eq!(turns["turns"][1]["model"], "m-crash");
-    let store = &h.server.server.state().store;
+    let store = &h.server.server.state().interactions;
     let (state, resume_turn, attempts) = store.job_state(&id).await.unwrap().unwrap();
     assert_eq!((state.as_str(), attempts), ("done", 2));
     assert_eq!(

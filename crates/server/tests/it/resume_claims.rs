@@ -5,10 +5,9 @@
 //! only the key. `GATEHOUSE_TEST_DATABASE_URL=postgres://...` runs them on PostgreSQL.
 
 use gatehouse_server::interactions::store::{
-    args_digest, ClaimedJob, CompleteOutcome, JobCompletion, NewTurn, ToolRun, ToolRunFence,
-    ToolRunPermit, TurnClaim,
+    args_digest, ClaimedJob, CompleteOutcome, InteractionStore, JobCompletion, NewTurn, ToolRun,
+    ToolRunFence, ToolRunPermit, TurnClaim,
 };
-use gatehouse_server::Store;
 use serde_json::json;
 
 const PROJECT: &str = "p";
@@ -30,7 +29,7 @@ fn turn(id: &str, status: &str, parked: bool) -> NewTurn {
 }
 
 /// Claim every queued job for a minute: `interaction id -> job`.
-async fn claim_all(store: &Store) -> std::collections::HashMap<String, ClaimedJob> {
+async fn claim_all(store: &InteractionStore) -> std::collections::HashMap<String, ClaimedJob> {
     let mut jobs = std::collections::HashMap::new();
     while let Some(job) = store.claim_job(60_000).await.unwrap() {
         jobs.insert(job.interaction_id.clone(), job);

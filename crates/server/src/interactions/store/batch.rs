@@ -1,5 +1,5 @@
 //! The batch respond (C4): many gates answered in ONE transaction, each item exactly as
-//! the single respond ([`Store::respond`]) would answer it at its place in the request,
+//! the single respond ([`InteractionStore::respond`]) would answer it at its place in the request,
 //! duplicates included (the same gate twice, one key on two gates, a gate under two
 //! keys).
 //!
@@ -16,11 +16,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gatehouse_wire::JsonObject;
 
-use super::rows::interaction_changed;
 use super::rows::{interaction_from_row, InteractionRecord, RespondOutcome, SELECT_COLUMNS};
-use crate::store::{in_tx, now_text, to_json_text, RowExt, Store, StoreError, Tx};
+use super::InteractionStore;
+use crate::announce::in_announced_tx;
+use crate::db::{now_text, to_json_text, RowExt, StoreError, Tx};
 
-/// One gate of a batch respond ([`Store::respond_batch`]).
+/// One gate of a batch respond ([`InteractionStore::respond_batch`]).
 #[derive(Debug, Clone, Copy)]
 pub struct BatchRespondItem<'a> {
     /// The row's id.
@@ -165,7 +166,7 @@ fn rows_of(rows: usize, width: usize, first: usize, row: impl Fn(usize) -> Strin
 /// single respond tries).
 const KEY_ATTEMPTS: usize = 3;
 
-impl Store {
+impl InteractionStore {
     /// Answer many gates in ONE transaction (a batch respond): outcomes in the order of
     /// `items`, each what [`respond`](Self::respond) would answer for it after the items
     /// before it (see the module docs).
@@ -193,7 +194,7 @@ impl Store {
             ids.dedup();
             ids
         };
-        in_tx!(self, tx => {
+        in_announced_tx!(self.db, self.announce, tx, changes => {
             // 1. The keys, in key order: claimed, or read from the request holding them.
             let mut keys: HashMap<String, KeyAtStart> = HashMap::new();
             let mut unsettled: Vec<&str> = first_use.keys().copied().collect();
@@ -284,7 +285,7 @@ impl Store {
                 }
                 for row in query.fetch_all(&mut *tx).await? {
                     let record = interaction_from_row(&row)?;
-                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &record).await?;
+                    changes.push(record.change());
                     won.insert(record.id.clone(), record);
                 }
             }

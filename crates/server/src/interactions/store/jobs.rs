@@ -5,33 +5,23 @@
 //! transaction that records the resume turn and resolves the interaction, so a resume
 //! is never lost (the lease expires and another worker retries) and never applied twice
 //! (a stale owner's completion finds the owner changed and rolls back). Expiry is set and
-//! compared by the store's clock (`Store::now_ms_sql`), never an instance's.
+//! compared by the store's clock (`Database::now_ms_sql`), never an instance's.
 
 use gatehouse_wire::JsonObject;
 
-use super::rows::interaction_changed;
+use super::lease::ClaimedJob;
 use super::rows::{
-    insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
+    insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
 };
 use super::turns::{insert_turn, NewTurn};
-use crate::store::{
-    addable_lease_ms, in_tx, now_text, to_json_text, with_pool, with_tx, Backend, JoinedWrite,
-    RowExt, Store, StoreError, Tx,
+use super::InteractionStore;
+use crate::announce::{in_announced_tx, Change};
+use crate::db::{
+    addable_lease_ms, in_tx, now_text, to_json_text, with_pool, with_tx, Backend, RowExt,
+    StoreError, Tx,
 };
-
-/// A job this worker holds the lease of.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimedJob {
-    /// The responded interaction.
-    pub interaction_id: String,
-    /// Its project.
-    pub project_id: String,
-    /// The lease owner token this claim set (needed to complete).
-    pub owner: String,
-    /// How many times the job has been claimed, this claim included.
-    pub attempts: i64,
-}
+use crate::seams::JoinedWrite;
 
 /// What finishing a job writes, atomically with the completion.
 #[derive(Debug, Clone, Default)]
@@ -84,18 +74,18 @@ pub enum FailOutcome {
     LeaseLost,
 }
 
-impl Store {
+impl InteractionStore {
     /// Claim the oldest claimable job (queued, and unleased or with an expired lease)
     /// for `lease_ms` milliseconds. `None` when there is nothing to do. Expiry is
-    /// decided by the store's clock (`Store::now_ms_sql`), not this instance's.
+    /// decided by the store's clock (`Database::now_ms_sql`), not this instance's.
     pub async fn claim_job(&self, lease_ms: i64) -> Result<Option<ClaimedJob>, StoreError> {
-        let now = self.now_ms_sql();
+        let now = self.db.now_ms_sql();
         let lease_ms = addable_lease_ms(lease_ms);
         loop {
             let owner = uuid::Uuid::new_v4().to_string();
             // On Postgres the candidate row is locked and rows other workers hold are
             // skipped; SQLite serializes writers (BEGIN IMMEDIATE), so no lock clause.
-            let lock = match self.backend {
+            let lock = match self.db.backend {
                 Backend::Postgres(_) => " FOR UPDATE SKIP LOCKED",
                 Backend::Sqlite(_) => "",
             };
@@ -109,7 +99,7 @@ impl Store {
                  RETURNING interaction_id, project_id, attempts"
             );
             let text_now = now_text();
-            let claimed: Option<ClaimedJob> = in_tx!(self, tx => {
+            let claimed: Option<ClaimedJob> = in_tx!(self.db, tx => {
                 let row = sqlx::query(&sql)
                     .bind(&owner)
                     .bind(lease_ms)
@@ -143,9 +133,9 @@ impl Store {
         let sql = format!(
             "SELECT interaction_id FROM resume_jobs WHERE state = 'queued' \
              AND (lease_owner IS NULL OR lease_expires_ms < {}) LIMIT 1",
-            self.now_ms_sql()
+            self.db.now_ms_sql()
         );
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(&sql)
             .fetch_optional(pool)
             .await?;
@@ -155,14 +145,14 @@ impl Store {
 
     /// Extend the lease of a job this worker holds (its heartbeat). `false`: the job is
     /// no longer this worker's (another claimed it after the lease expired, or it ended).
-    /// The new expiry is the store's now plus `lease_ms` (`Store::now_ms_sql`).
+    /// The new expiry is the store's now plus `lease_ms` (`Database::now_ms_sql`).
     pub async fn renew_job(&self, job: &ClaimedJob, lease_ms: i64) -> Result<bool, StoreError> {
         let sql = format!(
             "UPDATE resume_jobs SET lease_expires_ms = {} + $1 \
              WHERE interaction_id = $2 AND lease_owner = $3 AND state = 'queued'",
-            self.now_ms_sql()
+            self.db.now_ms_sql()
         );
-        let renewed = in_tx!(self, tx => {
+        let renewed = in_tx!(self.db, tx => {
             let n = sqlx::query(&sql)
             .bind(addable_lease_ms(lease_ms))
             .bind(&job.interaction_id)
@@ -189,7 +179,7 @@ impl Store {
         let now = now_text();
         let gate_args = completion.gate.as_ref().map(InsertArgs::new);
         let resume_turn_id = completion.turn.as_ref().map(|t| t.id.clone());
-        let outcome = in_tx!(self, tx => {
+        let outcome = in_announced_tx!(self.db, self.announce, tx, changes => {
             let ended = end_attempt(
                 &mut Tx::from(&mut *tx),
                 job,
@@ -225,17 +215,8 @@ impl Store {
                     )));
                 }
             }
-            let gate = match &gate_args {
-                Some(args) => {
-                    let outcome = insert_interaction!(tx, args)?;
-                    if outcome.created {
-                        interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record)
-                            .await?;
-                    }
-                    Some(Box::new(outcome.record))
-                }
-                None => None,
-            };
+            // The answer is resolved before the gate the resumed turn opened: in that
+            // order its watchers and webhook receivers are told.
             let mut resolved = None;
             if let Some(extra) = &completion.resolution {
                 // The job was claimed for this row: it exists (else the completion fails).
@@ -247,11 +228,21 @@ impl Store {
                     resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                         .await?;
                 if let Some(row) = &resolved {
-                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), row).await?;
+                    changes.push(row.change());
                 }
             }
+            let gate = match &gate_args {
+                Some(args) => Some(Box::new(insert_gate!(tx, args, changes).record)),
+                None => None,
+            };
+            if let Some(turn) = &completion.turn {
+                changes.push(Change::Records {
+                    project_id: turn.project_id.clone(),
+                    session_id: turn.session_id.clone(),
+                });
+            }
             if let Some(joined) = joined {
-                joined.write(Tx::from(&mut *tx)).await?;
+                changes.extend(joined.write(Tx::from(&mut *tx)).await?);
             }
             Ok(CompleteOutcome::Completed { resolved, gate })
         });
@@ -274,7 +265,7 @@ impl Store {
         let now = now_text();
         let give_up = job.attempts >= MAX_ATTEMPTS;
         let state = if give_up { "failed" } else { "queued" };
-        in_tx!(self, tx => {
+        in_announced_tx!(self.db, self.announce, tx, changes => {
             let ended =
                 end_attempt(&mut Tx::from(&mut *tx), job, state, None, Some(error), &now).await?;
             if !ended {
@@ -302,7 +293,7 @@ impl Store {
                 resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                     .await?;
             if let Some(row) = &resolved {
-                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), row).await?;
+                changes.push(row.change());
             }
             Ok(FailOutcome::GaveUp { resolved })
         })
@@ -310,7 +301,7 @@ impl Store {
 
     /// How many answered gates wait for their resume (queued jobs, on every instance).
     pub async fn queued_jobs(&self) -> Result<u64, StoreError> {
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM resume_jobs WHERE state = 'queued'")
                 .fetch_one(pool)
                 .await?;
@@ -321,7 +312,7 @@ impl Store {
     /// How many interactions the database holds in each status (every project, every
     /// instance), for the metrics' `gatehouse_gates` gauge.
     pub async fn gates_by_status(&self) -> Result<Vec<(String, u64)>, StoreError> {
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM interactions GROUP BY status")
                 .fetch_all(pool)
                 .await?;
@@ -338,7 +329,7 @@ impl Store {
         &self,
         interaction_id: &str,
     ) -> Result<Option<(String, Option<String>, i64)>, StoreError> {
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(
                 "SELECT state, resume_turn_id, attempts FROM resume_jobs WHERE interaction_id = $1",
             )
@@ -351,17 +342,6 @@ impl Store {
             }
         })
     }
-}
-
-/// The SQL condition "this worker still holds the job's lease" for a statement fenced by
-/// it: `interaction` and `owner` number the placeholders of the job's interaction id and
-/// its lease owner; `now_ms` is the SQL of the time now (`Store::now_ms_sql`: the
-/// database's clock on PostgreSQL, so every instance judges a lease by one clock).
-pub(crate) fn job_lease_held(interaction: usize, owner: usize, now_ms: &str) -> String {
-    format!(
-        "EXISTS (SELECT 1 FROM resume_jobs WHERE interaction_id = ${interaction} \
-         AND lease_owner = ${owner} AND state = 'queued' AND lease_expires_ms > {now_ms})"
-    )
 }
 
 /// End this worker's attempt on its job row, inside the caller's transaction: the job's

@@ -1,20 +1,30 @@
-//! The SQL of interactions, as `impl Store` blocks over the shared
-//! [`Store`](crate::store::Store): the rows, their idempotency keys and the respond
-//! compare-and-set (`rows.rs`), the batch respond decided item by item in order
-//! (`batch.rs`), the resume queue (`jobs.rs`), turns (`turns.rs`), the
-//! tool-run ledger (`tool_runs.rs`) and the workflow registry (`workflows.rs`).
+//! The interactions area's store, [`InteractionStore`]: its tables (`interactions`,
+//! `idempotency_keys`, `resume_jobs`, `turns`, `tool_runs`, the workflow registry) and
+//! their SQL, over the plain [`Database`]. A write that changes what a watcher or a
+//! webhook receiver sees announces its changes once, through
+//! [`in_announced_tx!`](crate::announce::in_announced_tx).
+//!
+//! Inside, imports go one way: `batch.rs`, `jobs.rs` and `turns.rs` use `rows.rs`;
+//! `jobs.rs` uses `turns.rs`; both use `lease.rs`. The files: the rows, their idempotency
+//! keys and the respond compare-and-set (`rows.rs`), the batch respond decided item by
+//! item in order (`batch.rs`), the resume queue (`jobs.rs`) and its lease (`lease.rs`),
+//! turns (`turns.rs`), the tool-run ledger (`tool_runs.rs`), the workflow registry
+//! (`workflows.rs`), and what this area offers the others over its tables
+//! (`offered.rs`: the webhook flag of a delivered gate, a paused session's gate).
 
 mod batch;
 mod jobs;
+mod lease;
+mod offered;
 mod rows;
 mod tool_runs;
 mod turns;
 mod workflows;
 
 pub use batch::BatchRespondItem;
-pub use jobs::{
-    ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, MAX_ATTEMPTS, RESUME_FAILED_CODE,
-};
+pub use jobs::{CompleteOutcome, FailOutcome, JobCompletion, MAX_ATTEMPTS, RESUME_FAILED_CODE};
+pub use lease::ClaimedJob;
+pub use offered::OfferedQueries;
 pub use rows::{
     CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction, RespondOutcome,
     TransitionOutcome,
@@ -22,3 +32,25 @@ pub use rows::{
 pub use tool_runs::{args_digest, ToolRun, ToolRunFence, ToolRunPermit, ToolRunRecord};
 pub use turns::{turn_status_text, NewTurn, TurnClaim, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
+
+use crate::announce::Announcer;
+use crate::db::Database;
+
+/// The interactions area's store. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct InteractionStore {
+    db: Database,
+    announce: Announcer,
+}
+
+impl InteractionStore {
+    /// The store over `db`, announcing its changes through `announce`.
+    pub fn new(db: Database, announce: Announcer) -> Self {
+        Self { db, announce }
+    }
+
+    /// The database under it.
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+}

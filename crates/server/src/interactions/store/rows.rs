@@ -5,12 +5,11 @@ use gatehouse_wire::interaction::{
     SessionInteraction,
 };
 use gatehouse_wire::JsonObject;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::store::{
-    from_json_text, in_tx, new_id, now_text, to_json_text, with_pool, RowExt, Store, StoreError, Tx,
-};
-use crate::webhooks::outbox::Outbox;
+use super::InteractionStore;
+use crate::announce::{in_announced_tx, Change, InteractionChange};
+use crate::db::{from_json_text, new_id, now_text, to_json_text, with_pool, RowExt, StoreError};
 
 /// One stored interaction row.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,13 +318,27 @@ macro_rules! insert_interaction {
             .bind(&a.token)
             .fetch_one(&mut *$exec)
             .await?;
-        Ok::<_, $crate::store::StoreError>($crate::interactions::store::rows::CreateOutcome {
+        Ok::<_, $crate::db::StoreError>($crate::interactions::store::rows::CreateOutcome {
             record: $crate::interactions::store::rows::interaction_from_row(&row)?,
             created: inserted,
         })
     }};
 }
 pub(crate) use insert_interaction;
+
+/// Insert (or find) a row inside an announced transaction (`in_announced_tx!`), and add
+/// its opening to the write's changes when it was created: the one place a new gate is
+/// written and announced. Evaluates to its [`CreateOutcome`].
+macro_rules! insert_gate {
+    ($tx:ident, $args:expr, $changes:ident) => {{
+        let outcome = $crate::interactions::store::rows::insert_interaction!($tx, $args)?;
+        if outcome.created {
+            $changes.push(outcome.record.change());
+        }
+        outcome
+    }};
+}
+pub(crate) use insert_gate;
 
 /// One gate's compare-and-set respond inside the caller's transaction `$tx` (an
 /// `in_tx!` body); evaluates to `Result<RespondOutcome, StoreError>`. The batch respond
@@ -454,7 +467,7 @@ macro_rules! respond_one {
     }};
 }
 
-impl Store {
+impl InteractionStore {
     /// Create an interaction, or return the existing row for a repeated
     /// `(project, session_id, token)` unchanged.
     pub async fn create_interaction(
@@ -462,12 +475,8 @@ impl Store {
         new: &NewInteraction,
     ) -> Result<CreateOutcome, StoreError> {
         let args = InsertArgs::new(new);
-        in_tx!(self, tx => {
-            let outcome = insert_interaction!(tx, &args)?;
-            if outcome.created {
-                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record).await?;
-            }
-            Ok(outcome)
+        in_announced_tx!(self.db, self.announce, tx, changes => {
+            Ok(insert_gate!(tx, &args, changes))
         })
     }
 
@@ -479,7 +488,7 @@ impl Store {
     ) -> Result<Option<InteractionRecord>, StoreError> {
         let sql =
             format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE id = $1 AND project_id = $2");
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(&sql).bind(id).bind(project_id).fetch_optional(pool).await?;
             row.as_ref().map(interaction_from_row).transpose()
         })
@@ -496,7 +505,7 @@ impl Store {
             "SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1 AND session_id = $2 \
              AND token = $3"
         );
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(&sql)
                 .bind(project_id)
                 .bind(session_id)
@@ -513,7 +522,7 @@ impl Store {
         id: &str,
     ) -> Result<Option<InteractionRecord>, StoreError> {
         let sql = format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE id = $1");
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(&sql).bind(id).fetch_optional(pool).await?;
             row.as_ref().map(interaction_from_row).transpose()
         })
@@ -585,7 +594,7 @@ impl Store {
             " ORDER BY id ASC"
         });
         sql.push_str(&format!(" LIMIT {}", filter.limit));
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let mut query = sqlx::query(&sql);
             for text in &texts {
                 query = query.bind(text);
@@ -607,10 +616,10 @@ impl Store {
         idempotency: Option<(&str, &str)>,
     ) -> Result<RespondOutcome, StoreError> {
         let now = now_text();
-        in_tx!(self, tx => {
+        in_announced_tx!(self.db, self.announce, tx, changes => {
             let outcome = respond_one!(tx, project_id, id, answer, actor, idempotency, &now)?;
             if let RespondOutcome::Won { record } = &outcome {
-                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), record).await?;
+                changes.push(record.change());
             }
             Ok(outcome)
         })
@@ -625,7 +634,7 @@ impl Store {
         interaction_id: &str,
         request_hash: &str,
     ) -> Result<Option<Result<String, ()>>, StoreError> {
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(
                 "SELECT interaction_id, request_hash, response FROM idempotency_keys \
                  WHERE project_id = $1 AND idem_key = $2",
@@ -667,7 +676,7 @@ impl Store {
             InteractionStatus::Cancelled => &["pending"],
             _ => &[],
         };
-        in_tx!(self, tx => {
+        in_announced_tx!(self.db, self.announce, tx, changes => {
             let row = sqlx::query(&select)
                 .bind(project_id)
                 .bind(session_id)
@@ -697,7 +706,7 @@ impl Store {
             match row {
                 Some(row) => {
                     let moved = interaction_from_row(&row)?;
-                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &moved).await?;
+                    changes.push(moved.change());
                     Ok(TransitionOutcome::Moved(Box::new(moved)))
                 }
                 None => Ok(TransitionOutcome::Conflict),
@@ -736,7 +745,7 @@ impl Store {
                     .collect()
             }
         };
-        in_tx!(self, tx => {
+        in_announced_tx!(self.db, self.announce, tx, changes => {
             let mut cancelled = Vec::new();
             for chunk in &chunks {
                 let mut sql = String::from(base);
@@ -763,7 +772,7 @@ impl Store {
                 let rows = query.fetch_all(&mut *tx).await?;
                 for row in &rows {
                     let record = interaction_from_row(row)?;
-                    interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &record).await?;
+                    changes.push(record.change());
                     cancelled.push(record);
                 }
             }
@@ -772,7 +781,7 @@ impl Store {
     }
 }
 
-/// How many tokens one `cancel-stale` statement binds (see [`Store::cancel_stale`]).
+/// How many tokens one `cancel-stale` statement binds (see [`InteractionStore::cancel_stale`]).
 pub const CANCEL_STALE_CHUNK: usize = 500;
 
 /// Fresh id for a new gate token.
@@ -804,56 +813,31 @@ impl NewInteraction {
     }
 }
 
-/// The event of a gate that was just written with its status: `interaction.opened`
-/// (pending), `interaction.responded`, `interaction.resolved`, `interaction.cancelled`.
-/// Its data: the row's ids, kind and status, and a resolution's verdict and error code.
-pub(crate) async fn interaction_changed(
-    tx: &mut Tx<'_>,
-    outbox: &Outbox,
-    row: &InteractionRecord,
-) -> Result<(), StoreError> {
-    if outbox.endpoints().is_empty() {
-        return Ok(());
+impl InteractionRecord {
+    /// This row's change, as just written with its status: what its webhook event
+    /// (`interaction.opened` for `pending`, `interaction.responded`, `.resolved`,
+    /// `.cancelled`) and its watch event say. Ids, kind and status, and a resolution's
+    /// verdict and error code.
+    pub(crate) fn change(&self) -> Change {
+        let resolution = self.resolution.as_ref();
+        let verdict = resolution
+            .and_then(|r| r.get("verdict"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let error_code = resolution
+            .and_then(|r| r.get("error"))
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Change::Interaction(InteractionChange {
+            project_id: self.project_id.clone(),
+            session_id: self.session_id.clone(),
+            interaction_id: self.id.clone(),
+            turn_id: self.turn_id.clone(),
+            kind: self.kind.clone(),
+            status: self.status.clone(),
+            verdict,
+            error_code,
+        })
     }
-    let event_type = match row.status.as_str() {
-        "pending" => crate::webhooks::outbox::GATE_OPENED.to_string(),
-        other => format!("interaction.{other}"),
-    };
-    let verdict = row
-        .resolution
-        .as_ref()
-        .and_then(|r| r.get("verdict"))
-        .and_then(Value::as_str);
-    let error_code = row
-        .resolution
-        .as_ref()
-        .and_then(|r| r.get("error"))
-        .and_then(|e| e.get("code"))
-        .and_then(Value::as_str);
-    let mut data = json!({
-        "interaction_id": row.id,
-        "project_id": row.project_id,
-        "session_id": row.session_id,
-        "turn_id": row.turn_id,
-        "kind": row.kind,
-        "status": row.status,
-    });
-    if let Some(verdict) = verdict {
-        data["verdict"] = Value::String(verdict.to_string());
-    }
-    if let Some(code) = error_code {
-        data["error_code"] = Value::String(code.to_string());
-    }
-    crate::webhooks::outbox::enqueue(
-        tx,
-        outbox,
-        crate::webhooks::outbox::Event {
-            event_type,
-            project_id: row.project_id.clone(),
-            subject_id: row.id.clone(),
-            interaction_id: Some(row.id.clone()),
-            data,
-        },
-    )
-    .await
 }

@@ -11,8 +11,9 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::jobs::job_lease_held;
-use crate::store::{in_tx, now_text, with_pool, RowExt, Store, StoreError};
+use super::lease::job_lease_held;
+use super::InteractionStore;
+use crate::db::{in_tx, now_text, with_pool, RowExt, StoreError};
 
 /// The ledger's digest of a call's arguments: SHA-256 (hex) of their JSON text.
 pub fn args_digest(args: &Value) -> String {
@@ -94,9 +95,9 @@ pub struct ToolRunRecord {
     pub ran_at: String,
 }
 
-impl Store {
+impl InteractionStore {
     /// Record `run` unless an earlier attempt did, in one statement fenced by `fence` (a
-    /// job lease counts as unexpired by the store's clock, `Store::now_ms_sql`).
+    /// job lease counts as unexpired by the store's clock, `Database::now_ms_sql`).
     pub async fn begin_tool_run(
         &self,
         run: &ToolRun,
@@ -109,7 +110,7 @@ impl Store {
         let mut next = 9;
         if fence.job.is_some() {
             sql.push_str(" AND ");
-            sql.push_str(&job_lease_held(next, next + 1, self.now_ms_sql()));
+            sql.push_str(&job_lease_held(next, next + 1, self.db.now_ms_sql()));
             next += 2;
         }
         if fence.execution.is_some() {
@@ -122,7 +123,7 @@ impl Store {
         }
         sql.push_str(" ON CONFLICT (project_id, session_id, tool_call_id) DO NOTHING");
         let now = now_text();
-        in_tx!(self, tx => {
+        in_tx!(self.db, tx => {
             let mut query = sqlx::query(&sql)
                 .bind(&run.project_id)
                 .bind(&run.session_id)
@@ -185,7 +186,7 @@ impl Store {
         project_id: &str,
         session_id: &str,
     ) -> Result<Vec<ToolRunRecord>, StoreError> {
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let rows = sqlx::query(
                 "SELECT tool_call_id, tool, turn_id, interaction_id, created_at FROM tool_runs \
                  WHERE project_id = $1 AND session_id = $2 ORDER BY created_at, tool_call_id",

@@ -4,16 +4,15 @@
 use gatehouse_wire::invoke::TurnStatus;
 use gatehouse_wire::run::ChatMessage;
 
-use super::jobs::{job_lease_held, ClaimedJob};
-use super::rows::interaction_changed;
+use super::lease::{job_lease_held, ClaimedJob};
 use super::rows::{
-    insert_interaction, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
+    insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
 };
-use crate::store::{
-    from_json_text, in_tx, now_text, to_json_text, with_pool, JoinedWrite, RowExt, Store,
-    StoreError, Tx,
-};
+use super::InteractionStore;
+use crate::announce::{in_announced_tx, Change};
+use crate::db::{from_json_text, in_tx, now_text, to_json_text, with_pool, RowExt, StoreError, Tx};
+use crate::seams::JoinedWrite;
 
 /// A stored turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +136,7 @@ macro_rules! insert_turn {
 }
 pub(crate) use insert_turn;
 
-impl Store {
+impl InteractionStore {
     /// Record a finished turn and the gate it opened (if any) in one transaction.
     pub async fn record_turn(
         &self,
@@ -146,19 +145,14 @@ impl Store {
     ) -> Result<Option<InteractionRecord>, StoreError> {
         let now = now_text();
         let gate_args = gate.map(InsertArgs::new);
-        in_tx!(self, tx => {
+        in_announced_tx!(self.db, self.announce, tx, changes => {
             insert_turn!(tx, turn, &now);
-            match &gate_args {
-                Some(args) => {
-                    let outcome = insert_interaction!(tx, args)?;
-                    if outcome.created {
-                        interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record)
-                            .await?;
-                    }
-                    Ok(Some(outcome.record))
-                }
-                None => Ok(None),
-            }
+            let gate = match &gate_args {
+                Some(args) => Some(insert_gate!(tx, args, changes).record),
+                None => None,
+            };
+            changes.push(records_changed(turn));
+            Ok(gate)
         })
     }
 
@@ -182,7 +176,7 @@ impl Store {
              AND (turn_id IS NULL OR turn_id <> $5) RETURNING {}",
             SELECT_COLUMNS
         );
-        in_tx!(self, tx => {
+        in_announced_tx!(self.db, self.announce, tx, changes => {
             let rows = sqlx::query(&cancel)
                 .bind(&now)
                 .bind("service")
@@ -196,22 +190,16 @@ impl Store {
                 .map(interaction_from_row)
                 .collect::<Result<Vec<_>, _>>()?;
             for record in &cancelled {
-                interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), record).await?;
+                changes.push(record.change());
             }
             insert_turn!(tx, turn, &now);
             let gate = match &gate_args {
-                Some(args) => {
-                    let outcome = insert_interaction!(tx, args)?;
-                    if outcome.created {
-                        interaction_changed(&mut Tx::from(&mut *tx), self.outbox(), &outcome.record)
-                            .await?;
-                    }
-                    Some(outcome.record)
-                }
+                Some(args) => Some(insert_gate!(tx, args, changes).record),
                 None => None,
             };
+            changes.push(records_changed(turn));
             if let Some(joined) = joined {
-                joined.write(Tx::from(&mut *tx)).await?;
+                changes.extend(joined.write(Tx::from(&mut *tx)).await?);
             }
             Ok((gate, cancelled))
         })
@@ -224,7 +212,7 @@ impl Store {
         turn_id: &str,
     ) -> Result<Option<TurnRecord>, StoreError> {
         let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = $1 AND project_id = $2");
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(&sql).bind(turn_id).bind(project_id).fetch_optional(pool).await?;
             row.as_ref().map(turn_from_row).transpose()
         })
@@ -239,14 +227,14 @@ impl Store {
         let sql = format!(
             "SELECT {TURN_COLUMNS} FROM turns WHERE project_id = $1 AND session_id = $2 ORDER BY id"
         );
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let rows = sqlx::query(&sql).bind(project_id).bind(session_id).fetch_all(pool).await?;
             rows.iter().map(turn_from_row).collect()
         })
     }
 }
 
-/// What claiming a parked turn for a resume came to ([`Store::claim_parked_turn`]).
+/// What claiming a parked turn for a resume came to ([`InteractionStore::claim_parked_turn`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnClaim {
     /// The turn is this job's to resume (claimed now, or by an earlier attempt of the
@@ -266,12 +254,12 @@ pub enum TurnClaim {
     LeaseLost,
 }
 
-impl Store {
+impl InteractionStore {
     /// Claim the parked turn `turn_id` for `job`'s resume, BEFORE anything of it runs:
     /// one compare-and-set on the turn row, fenced by the job's lease. A parked turn is
     /// claimed by one answered gate, for good; every attempt of that gate's job holds
     /// the claim, every other gate's resume finds it taken. Only the claiming resume
-    /// may record `resumed_by_turn_id` ([`Store::complete_job`] checks it).
+    /// may record `resumed_by_turn_id` ([`InteractionStore::complete_job`] checks it).
     pub async fn claim_parked_turn(
         &self,
         job: &ClaimedJob,
@@ -282,10 +270,10 @@ impl Store {
              WHERE id = $3 AND project_id = $4 AND parked_state IS NOT NULL \
              AND resumed_by_turn_id IS NULL \
              AND (resume_interaction_id IS NULL OR resume_interaction_id = $1) AND {}",
-            job_lease_held(1, 5, self.now_ms_sql())
+            job_lease_held(1, 5, self.db.now_ms_sql())
         );
         let now = now_text();
-        in_tx!(self, tx => {
+        in_tx!(self.db, tx => {
             let claimed = sqlx::query(&sql)
                 .bind(&job.interaction_id)
                 .bind(&now)
@@ -327,7 +315,7 @@ impl Store {
 /// The marker every parked state this version writes carries (its config is redacted).
 const REDACTED_MARKER: &str = "%\"config_redacted\":true%";
 
-impl Store {
+impl InteractionStore {
     /// Up to `limit` parked states written by an older version, whose config may be
     /// unredacted (they lack the `config_redacted` marker): `(turn id, state)`.
     pub async fn unredacted_parked_states(
@@ -336,7 +324,7 @@ impl Store {
     ) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
         let sql = "SELECT id, parked_state FROM turns WHERE parked_state IS NOT NULL \
                    AND parked_state NOT LIKE $1 ORDER BY id LIMIT $2";
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let rows = sqlx::query(sql).bind(REDACTED_MARKER).bind(limit).fetch_all(pool).await?;
             rows.iter()
                 .map(|row| {
@@ -354,7 +342,7 @@ impl Store {
         state: &serde_json::Value,
     ) -> Result<(), StoreError> {
         let text = to_json_text(state);
-        in_tx!(self, tx => {
+        in_tx!(self.db, tx => {
             sqlx::query("UPDATE turns SET parked_state = $1 WHERE id = $2")
                 .bind(&text)
                 .bind(turn_id)
@@ -362,5 +350,13 @@ impl Store {
                 .await?;
             Ok(())
         })
+    }
+}
+
+/// A recorded turn changes its session's records (its turns, the transcript).
+fn records_changed(turn: &NewTurn) -> Change {
+    Change::Records {
+        project_id: turn.project_id.clone(),
+        session_id: turn.session_id.clone(),
     }
 }

@@ -5,9 +5,9 @@ use gatehouse_wire::effective::MeasuredConfig;
 use gatehouse_wire::JsonObject;
 use sha2::{Digest, Sha256};
 
-use crate::store::{
-    in_tx, measured_config_text, new_id, now_text, to_json_text, with_pool, RowExt, Store,
-    StoreError,
+use super::InteractionStore;
+use crate::db::{
+    in_tx, measured_config_text, new_id, now_text, to_json_text, with_pool, RowExt, StoreError,
 };
 
 /// A workflow (artifact).
@@ -76,7 +76,7 @@ fn variant_from_row(row: &impl RowExt) -> Result<VariantRecord, StoreError> {
 const REVISION_COLUMNS: &str = "id, workflow_id, variant_id, slug, version, parameters";
 const VARIANT_COLUMNS: &str = "id, workflow_id, slug, head_revision_id";
 
-impl Store {
+impl InteractionStore {
     /// Create the workflow and variant when missing, commit a new revision with
     /// `parameters`, and move the variant's HEAD to it.
     pub async fn commit_revision(
@@ -88,7 +88,7 @@ impl Store {
     ) -> Result<(WorkflowRecord, VariantRecord, RevisionRecord), StoreError> {
         let now = now_text();
         let params_text = to_json_text(parameters);
-        in_tx!(self, tx => {
+        in_tx!(self.db, tx => {
             sqlx::query(
                 "INSERT INTO workflows (id, project_id, slug, created_at) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (project_id, slug) DO NOTHING",
@@ -183,7 +183,7 @@ impl Store {
             ),
             (None, None) => return Ok(None),
         };
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(sql).bind(project_id).bind(key).fetch_optional(pool).await?;
             match row {
                 Some(row) => Ok(Some(WorkflowRecord { id: row.text("id")?, slug: row.text("slug")? })),
@@ -226,7 +226,7 @@ impl Store {
             },
         }
         sql.push_str(" ORDER BY id LIMIT 1");
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let mut query = sqlx::query(&sql);
             for bind in &binds {
                 query = query.bind(bind);
@@ -245,7 +245,7 @@ impl Store {
         let sql = format!(
             "SELECT {REVISION_COLUMNS} FROM workflow_revisions WHERE project_id = $1 AND id = $2"
         );
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = sqlx::query(&sql).bind(project_id).bind(id).fetch_optional(pool).await?;
             row.as_ref().map(revision_from_row).transpose()
         })
@@ -259,7 +259,7 @@ impl Store {
         variant_id: Option<&str>,
         version: Option<i64>,
     ) -> Result<Option<RevisionRecord>, StoreError> {
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let row = if let Some(slug) = slug {
                 let sql = format!("SELECT {REVISION_COLUMNS} FROM workflow_revisions WHERE project_id = $1 AND slug = $2");
                 sqlx::query(&sql).bind(project_id).bind(slug).fetch_optional(pool).await?

@@ -238,20 +238,28 @@ impl Harness {
 /// temporary folder (kept while the `TempDir` lives), or, with
 /// `GATEHOUSE_TEST_DATABASE_URL=postgres://.../db`, a fresh Postgres database (the resume
 /// queue is global, so tests must not share one).
-pub async fn fresh_store(name: &str) -> (tempfile::TempDir, gatehouse_server::Store) {
+pub async fn fresh_store(
+    name: &str,
+) -> (
+    tempfile::TempDir,
+    gatehouse_server::interactions::store::InteractionStore,
+) {
     let dir = tempfile::tempdir().unwrap();
     let url = match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
         Ok(url) if url.starts_with("postgres") => fresh_postgres_database(&url).await,
         _ => format!("sqlite://{}", dir.path().join(name).display()),
     };
-    let store = gatehouse_server::Store::connect(&url).await.unwrap();
-    (dir, store)
+    let db = gatehouse_server::Database::connect(&url).await.unwrap();
+    (
+        dir,
+        gatehouse_server::Stores::new(db, Vec::new()).interactions,
+    )
 }
 
 /// An approval gate of agent session `s` in `project` (naming `turn_id`, if any),
 /// approved through the store: its id (its resume job is queued).
 pub async fn approved_gate(
-    store: &gatehouse_server::Store,
+    store: &gatehouse_server::interactions::store::InteractionStore,
     project: &str,
     token: &str,
     turn_id: Option<&str>,

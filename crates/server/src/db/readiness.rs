@@ -2,9 +2,9 @@
 //! row, the same row for every instance), and whether every embedded migration is
 //! applied.
 
-use super::{in_tx, now_text, with_pool, Backend, Store, StoreError};
+use super::{in_tx, now_text, with_pool, Backend, Database, StoreError};
 
-impl Store {
+impl Database {
     /// Write the heartbeat row in a transaction of its own: proof that the database
     /// takes a write now.
     pub async fn probe_write(&self) -> Result<(), StoreError> {

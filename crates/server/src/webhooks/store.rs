@@ -1,109 +1,16 @@
-//! The durable outbox: events written in the transaction of the change they announce
-//! (`enqueue`: each area builds its own events, `interactions/store/rows.rs` a gate's,
-//! `execution/store.rs` an intervention's), one row per event and endpoint, and the
-//! delivery workers' SQL: claim under a lease, finish as delivered (with the gate's
-//! `flags.delivered_webhook`) or failed (retried later, or given up).
+//! The delivery store: the delivery workers' SQL over the outbox rows
+//! (`crate::announce::outbox` writes them, in the transaction of each change): claim under
+//! a lease, finish as delivered or failed (retried later, or given up), list for an
+//! operator. A delivered gate opening sets the gate's `flags.delivered_webhook` through
+//! the hook the interactions area offers ([`GateDelivered`]), in the same transaction.
 
 use std::sync::Arc;
 
 use gatehouse_wire::webhooks::WebhookDelivery;
-use serde_json::{json, Value};
-use tokio::sync::Notify;
 
-use crate::store::{
-    addable_lease_ms, new_id, now_text, to_json_text, with_pool, with_tx, Backend, RowExt, Store,
-    StoreError, Tx,
-};
-
-/// The event a gate's opening writes: the one whose delivery sets the row's
-/// `flags.delivered_webhook`.
-pub const GATE_OPENED: &str = "interaction.opened";
-
-/// What a store writing events needs: the names of the configured endpoints (one outbox
-/// row per endpoint; none configured, nothing written) and the delivery workers'
-/// wake-up. Cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct Outbox {
-    endpoints: Arc<[String]>,
-    wakeup: Arc<Notify>,
-}
-
-impl Outbox {
-    /// An outbox for these endpoint names.
-    pub fn new(endpoints: Vec<String>) -> Self {
-        Self {
-            endpoints: endpoints.into(),
-            wakeup: Arc::new(Notify::new()),
-        }
-    }
-
-    /// The endpoint names events are written for.
-    pub fn endpoints(&self) -> &[String] {
-        &self.endpoints
-    }
-
-    /// Notified when an event was written (before its commit: a woken worker waits a
-    /// moment before it looks).
-    pub(crate) fn wakeup(&self) -> &Notify {
-        &self.wakeup
-    }
-}
-
-/// One event to write: its type, where it belongs, and its `data` (ids and statuses
-/// only: never a config, an answer's text or a secret).
-#[derive(Debug, Clone)]
-pub(crate) struct Event {
-    pub(crate) event_type: String,
-    pub(crate) project_id: String,
-    /// The interaction or execution session the event is about.
-    pub(crate) subject_id: String,
-    /// The gate, for an interaction's event.
-    pub(crate) interaction_id: Option<String>,
-    pub(crate) data: Value,
-}
-
-/// Write `event` for every endpoint of `outbox`, inside the caller's transaction: it
-/// commits with the change, or neither does. One `webhook-id` for all its rows.
-pub(crate) async fn enqueue(
-    tx: &mut Tx<'_>,
-    outbox: &Outbox,
-    event: Event,
-) -> Result<(), StoreError> {
-    if outbox.endpoints.is_empty() {
-        return Ok(());
-    }
-    let event_id = format!("msg_{}", uuid::Uuid::now_v7().simple());
-    let now = now_text();
-    let payload = to_json_text(&json!({
-        "type": event.event_type,
-        "timestamp": now,
-        "data": event.data,
-    }));
-    let sql = format!(
-        "INSERT INTO webhook_outbox (id, event_id, endpoint, project_id, event_type, subject_id, \
-         interaction_id, payload, state, attempts, next_attempt_ms, lease_expires_ms, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, {}, 0, $9)",
-        tx.now_ms_sql()
-    );
-    for endpoint in outbox.endpoints.iter() {
-        with_tx!(&mut *tx, conn => {
-            sqlx::query(&sql)
-                .bind(new_id())
-                .bind(&event_id)
-                .bind(endpoint)
-                .bind(&event.project_id)
-                .bind(&event.event_type)
-                .bind(&event.subject_id)
-                .bind(&event.interaction_id)
-                .bind(&payload)
-                .bind(&now)
-                .execute(&mut **conn)
-                .await?;
-        });
-    }
-    outbox.wakeup.notify_waiters();
-    Ok(())
-}
+use crate::announce::GATE_OPENED;
+use crate::db::{addable_lease_ms, now_text, with_pool, Backend, Database, RowExt, StoreError, Tx};
+use crate::seams::GateDelivered;
 
 /// One outbox row claimed by a delivery worker.
 #[derive(Debug, Clone)]
@@ -133,7 +40,7 @@ fn entry_from_row(row: &impl RowExt) -> Result<WebhookDelivery, StoreError> {
     let state = row.text("state")?;
     let next_ms = row.int("next_attempt_ms")?;
     let next_attempt_at = (state == "pending")
-        .then(|| chrono::DateTime::from_timestamp_millis(next_ms).map(crate::store::format_time))
+        .then(|| chrono::DateTime::from_timestamp_millis(next_ms).map(crate::db::format_time))
         .flatten();
     Ok(WebhookDelivery {
         event_id: row.text("event_id")?,
@@ -158,7 +65,25 @@ fn placeholders(first: usize, n: usize) -> String {
         .join(", ")
 }
 
-impl Store {
+/// The webhooks area's store: the outbox rows' deliveries. Cheap to clone.
+#[derive(Clone)]
+pub struct DeliveryStore {
+    db: Database,
+    gates: Arc<dyn GateDelivered>,
+}
+
+impl std::fmt::Debug for DeliveryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeliveryStore").finish_non_exhaustive()
+    }
+}
+
+impl DeliveryStore {
+    /// Deliveries over `db`; a delivered gate opening is told to `gates`.
+    pub fn new(db: Database, gates: Arc<dyn GateDelivered>) -> Self {
+        Self { db, gates }
+    }
+
     /// Claim the most overdue pending row of one of `endpoints` for `lease_ms`: not
     /// leased (or its lease expired by the store's clock), its next attempt due. The
     /// attempt counter moves with the claim, so an instance that dies mid-attempt still
@@ -171,8 +96,8 @@ impl Store {
         if endpoints.is_empty() {
             return Ok(None);
         }
-        let now = self.now_ms_sql();
-        let lock = match self.backend {
+        let now = self.db.now_ms_sql();
+        let lock = match self.db.backend {
             Backend::Postgres(_) => " FOR UPDATE SKIP LOCKED",
             Backend::Sqlite(_) => "",
         };
@@ -190,7 +115,7 @@ impl Store {
         );
         let owner = uuid::Uuid::new_v4().to_string();
         let lease_ms = addable_lease_ms(lease_ms);
-        let claimed = crate::store::in_tx!(self, tx => {
+        let claimed = crate::db::in_tx!(self.db, tx => {
             let mut query = sqlx::query(&sql).bind(&owner).bind(lease_ms);
             for endpoint in endpoints {
                 query = query.bind(endpoint);
@@ -218,7 +143,7 @@ impl Store {
     pub async fn webhook_delivered(&self, claim: &ClaimedDelivery) -> Result<bool, StoreError> {
         let now = now_text();
         let set_flag = claim.event_type == GATE_OPENED;
-        crate::store::in_tx!(self, tx => {
+        crate::db::in_tx!(self.db, tx => {
             let done = sqlx::query(
                 "UPDATE webhook_outbox SET state = 'delivered', delivered_at = $1, \
                  lease_owner = NULL, lease_expires_ms = 0, last_error = NULL \
@@ -234,27 +159,9 @@ impl Store {
                 return Ok(false);
             }
             if let (true, Some(interaction_id)) = (set_flag, &claim.interaction_id) {
-                let lock = Tx::from(&mut *tx).lock_clause();
-                let flags: Option<String> = sqlx::query_scalar(&format!(
-                    "SELECT flags FROM interactions WHERE id = $1{lock}"
-                ))
-                .bind(interaction_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                if let Some(flags) = flags {
-                    let mut flags: gatehouse_wire::interaction::InteractionFlags =
-                        crate::store::from_json_text("interactions.flags", &flags)?;
-                    if !flags.delivered_webhook {
-                        flags.delivered_webhook = true;
-                        sqlx::query(
-                            "UPDATE interactions SET flags = $1, delivered_webhook = 1 WHERE id = $2",
-                        )
-                        .bind(to_json_text(&flags))
-                        .bind(interaction_id)
-                        .execute(&mut *tx)
-                        .await?;
-                    }
-                }
+                self.gates
+                    .mark_delivered(Tx::from(&mut *tx), interaction_id)
+                    .await?;
             }
             Ok(true)
         })
@@ -274,9 +181,9 @@ impl Store {
             "UPDATE webhook_outbox SET state = $1, last_error = $2, next_attempt_ms = {} + $3, \
              lease_owner = NULL, lease_expires_ms = 0 \
              WHERE id = $4 AND lease_owner = $5 AND state = 'pending'",
-            self.now_ms_sql()
+            self.db.now_ms_sql()
         );
-        crate::store::in_tx!(self, tx => {
+        crate::db::in_tx!(self.db, tx => {
             let n = sqlx::query(&sql)
                 .bind(state)
                 .bind(error)
@@ -309,7 +216,7 @@ impl Store {
             sql.push_str(&format!(" AND state = ${}", binds.len()));
         }
         sql.push_str(&format!(" ORDER BY id DESC LIMIT {limit}"));
-        with_pool!(self, pool => {
+        with_pool!(self.db, pool => {
             let mut query = sqlx::query(&sql);
             for bind in &binds {
                 query = query.bind(*bind);

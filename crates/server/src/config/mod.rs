@@ -1,5 +1,9 @@
 //! Server configuration, and the API key spec `[ACTOR=]SECRET[@PROJECTS]`.
 
+pub mod webhooks;
+
+pub use webhooks::{WebhookEndpoint, WebhookSecret, WebhookSettings, WebhookSpecError};
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -257,10 +261,10 @@ pub struct ServerConfig {
     /// PostgreSQL that is down or restarting is retried until then), and on SQLite for
     /// this process's turn to write and then for another process's write lock (the busy
     /// timeout), so a SQLite write waits at most twice it. See
-    /// [`Store::acquire_timeout`](crate::Store::acquire_timeout).
+    /// [`Database::acquire_timeout`](crate::Database::acquire_timeout).
     pub db_acquire_timeout: Duration,
     /// Webhook endpoints and their retry policy ([`crate::webhooks`]); none by default.
-    pub webhooks: crate::webhooks::WebhookSettings,
+    pub webhooks: WebhookSettings,
     /// Record metrics and serve them at `GET /metrics` in Prometheus's text format, no
     /// key needed ([`crate::metrics`]). Default true; off, `/metrics` answers 404 and
     /// nothing is recorded.
@@ -299,8 +303,8 @@ impl ServerConfig {
             max_connections_per_client: 1024,
             max_connections: None,
             max_watchers: None,
-            db_acquire_timeout: crate::store::DEFAULT_ACQUIRE_TIMEOUT,
-            webhooks: crate::webhooks::WebhookSettings::default(),
+            db_acquire_timeout: crate::db::DEFAULT_ACQUIRE_TIMEOUT,
+            webhooks: WebhookSettings::default(),
             metrics: true,
             cors_origins: Vec::new(),
         }

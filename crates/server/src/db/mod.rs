@@ -1,22 +1,23 @@
-//! The database every area writes through: one [`Store`] over SQLite (default, a WAL
-//! file) or Postgres, its transactions, typed row access, and the one time and id
-//! format. It knows no table: each area keeps its queries with the rest of it
-//! (`interactions/store/`, `execution/store.rs`), as `impl Store` blocks or a store of
-//! its own over this one.
+//! The plumbing every area's store writes through: one [`Database`] over SQLite (default,
+//! a WAL file) or Postgres, its transactions, typed row access, the one time and id
+//! format, the JSON column helpers, the embedded migrations and readiness's SQL. It knows
+//! no feature and no area's table: each area's store (`interactions/store/`,
+//! `execution/store.rs`, `webhooks/store.rs`) holds a `Database` and keeps its own
+//! queries.
 //!
 //! The SQL is written once and portable (`$N` parameters, `ON CONFLICT`, `RETURNING`);
 //! each backend has its own migration folder embedded in the binary (`migrations/sqlite`,
 //! `migrations/postgres`: the same schema in two dialects, changed together). Every
-//! write that must be atomic (respond + enqueue, resume + resolve) runs in one
-//! transaction (`in_tx!`); another area's share of it is a [`JoinedWrite`]. Times are
+//! write that must be atomic (respond + its outbox rows, resume + resolve) runs in one
+//! transaction (`in_tx!`; a write that announces, `crate::announce::in_announced_tx!`); another area's share of it is a `crate::seams::JoinedWrite`. Times are
 //! stored as text in one format (`format_time`).
 //!
 //! **An unavailable database is told apart, at once.** Every wait for the database is
-//! bounded by [`Store::acquire_timeout`] (a pooled connection; on SQLite also this
+//! bounded by [`Database::acquire_timeout`] (a pooled connection; on SQLite also this
 //! process's turn to write and another process's write lock, the busy timeout), and
 //! [`StoreError::is_unavailable`] is the one place that recognizes a database that cannot
 //! do the work now (unreachable, out of space, locked): callers answer it 503, and
-//! readiness counts it ([`Store::last_unavailable_write`]). A connection whose
+//! readiness counts it ([`Database::last_unavailable_write`]). A connection whose
 //! transaction did not end cleanly (a failed COMMIT, a failed ROLLBACK, a cancelled
 //! body) is closed when it is released, never pooled inside a transaction.
 
@@ -36,7 +37,7 @@ use sqlx::sqlite::{
 };
 use sqlx::Row;
 
-/// The default of [`Store::acquire_timeout`] (and of
+/// The default of [`Database::acquire_timeout`] (and of
 /// [`ServerConfig::db_acquire_timeout`](crate::ServerConfig::db_acquire_timeout)).
 pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -68,7 +69,7 @@ pub enum StoreError {
     /// lease or token moved on): the whole transaction was rolled back.
     #[error("ownership lost: {0}")]
     Fenced(String),
-    /// The database could not take the work within [`Store::acquire_timeout`] (on
+    /// The database could not take the work within [`Database::acquire_timeout`] (on
     /// SQLite: this process's writers ahead of it never let it write).
     #[error("database unavailable: {0}")]
     Unavailable(String),
@@ -91,7 +92,7 @@ impl StoreError {
     /// True when the database cannot do the work now, through no fault of the request, so
     /// that a retry can succeed once it is back: unreachable (connection refused, reset or
     /// closed, terminated by an administrator or a crash, still starting up), no
-    /// connection within [`Store::acquire_timeout`], out of space or memory, or its write
+    /// connection within [`Database::acquire_timeout`], out of space or memory, or its write
     /// lock held past the busy timeout. The one place such errors are recognized: the HTTP
     /// layers answer them 503 `UNAVAILABLE` with `Retry-After`, readiness counts them.
     /// Anything else (a constraint, bad SQL, a corrupt row) is a server fault.
@@ -107,7 +108,7 @@ impl StoreError {
 }
 
 impl StoreError {
-    /// True when the call waited the whole [`Store::acquire_timeout`] for the database in
+    /// True when the call waited the whole [`Database::acquire_timeout`] for the database in
     /// vain: no pooled connection in time, no turn to write (SQLite), or another
     /// process's write lock held past the busy timeout (SQLite `BUSY`/`LOCKED`).
     fn is_wait_timeout(&self) -> bool {
@@ -152,7 +153,7 @@ tokio::task_local! {
 
 /// Run `work` (one request, or one resume attempt) so that it waits for an unavailable
 /// database at most once: after one of its calls waited the whole
-/// [`Store::acquire_timeout`] in vain, its later database calls fail at once
+/// [`Database::acquire_timeout`] in vain, its later database calls fail at once
 /// ([`StoreError::Unavailable`]) instead of each waiting again (a turn calls the database
 /// at every checkpoint). So a request that meets a database that is down answers 503
 /// within about one acquire timeout (on SQLite two: its turn to write, then the lock),
@@ -210,7 +211,7 @@ pub(crate) enum Backend {
     Postgres(PgPool),
 }
 
-/// A pool's connections at one moment ([`Store::pool_use`]).
+/// A pool's connections at one moment ([`Database::pool_use`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolUse {
     /// Connections open (idle or in use).
@@ -223,7 +224,7 @@ pub struct PoolUse {
 
 /// The durable store of the control plane. Cheap to clone (pools are shared).
 #[derive(Debug, Clone)]
-pub struct Store {
+pub struct Database {
     pub(crate) backend: Backend,
     /// SQLite has one writer at a time. Writers of this process queue here, FIFO, before
     /// `BEGIN IMMEDIATE`, and are woken the moment the previous one commits; without it
@@ -232,12 +233,10 @@ pub struct Store {
     /// slower than one by one (bench/NOTES.md). Other processes still meet the busy
     /// timeout. Unused on Postgres, whose row locks serve concurrent writers.
     pub(crate) sqlite_writer: Arc<tokio::sync::Mutex<()>>,
-    /// See [`Store::acquire_timeout`].
+    /// See [`Database::acquire_timeout`].
     acquire_timeout: Duration,
     /// The last write refused because the database was unavailable, and why.
     last_unavailable: Arc<Mutex<Option<(Instant, String)>>>,
-    /// Where the webhook events of this store's writes go (none by default).
-    outbox: crate::webhooks::Outbox,
 }
 
 /// Run `$body` with `$pool` bound to the backend's pool (the body is compiled once per
@@ -249,40 +248,40 @@ macro_rules! with_pool {
         // A request that already waited out the database does not wait again.
         $store.refuse_if_waited_out()?;
         match &$store.backend {
-            $crate::store::Backend::Sqlite($pool) => $body,
-            $crate::store::Backend::Postgres($pool) => $body,
+            $crate::db::Backend::Sqlite($pool) => $body,
+            $crate::db::Backend::Postgres($pool) => $body,
         }
     }};
 }
 
 /// Run `$body` (an expression of type `Result<T, StoreError>` that may use `$tx` as an
 /// executor via `&mut *$tx`) inside one transaction: committed on `Ok`, rolled back on
-/// `Err`. On SQLite a writer first takes its turn on `Store::sqlite_writer` (waiting at
-/// most [`Store::acquire_timeout`]), then the write lock up front (`BEGIN IMMEDIATE`), so
+/// `Err`. On SQLite a writer first takes its turn on `Database::sqlite_writer` (waiting at
+/// most [`Database::acquire_timeout`]), then the write lock up front (`BEGIN IMMEDIATE`), so
 /// it never fails on a stale snapshot and never sleeps in the busy handler behind a
 /// writer of this process. A body must not open another transaction on the same store
 /// (the turn is not re-entrant). A failure the database is to blame for is remembered
-/// ([`Store::last_unavailable_write`]); a connection left inside a transaction (a failed
+/// ([`Database::last_unavailable_write`]); a connection left inside a transaction (a failed
 /// COMMIT or ROLLBACK) is closed when released, not pooled (`close_if_in_transaction`).
 /// Inside [`waiting_at_most_once`], a request that already waited out the database gets
 /// [`StoreError::Unavailable`] at once.
 macro_rules! in_tx {
     ($store:expr, $tx:ident => $body:expr) => {{
-        let store: &$crate::store::Store = &$store;
-        let out: Result<_, $crate::store::StoreError> = async {
+        let store: &$crate::db::Database = &$store;
+        let out: Result<_, $crate::db::StoreError> = async {
             store.refuse_if_waited_out()?;
             match &store.backend {
-                $crate::store::Backend::Sqlite(pool) => {
-                    // Held until commit or rollback: see `Store::sqlite_writer`.
+                $crate::db::Backend::Sqlite(pool) => {
+                    // Held until commit or rollback: see `Database::sqlite_writer`.
                     let _write_turn = store.sqlite_write_turn().await?;
                     let mut $tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-                    let out: Result<_, $crate::store::StoreError> = async { $body }.await;
-                    $crate::store::finish_tx($tx, out).await
+                    let out: Result<_, $crate::db::StoreError> = async { $body }.await;
+                    $crate::db::finish_tx($tx, out).await
                 }
-                $crate::store::Backend::Postgres(pool) => {
+                $crate::db::Backend::Postgres(pool) => {
                     let mut $tx = pool.begin().await?;
-                    let out: Result<_, $crate::store::StoreError> = async { $body }.await;
-                    $crate::store::finish_tx($tx, out).await
+                    let out: Result<_, $crate::db::StoreError> = async { $body }.await;
+                    $crate::db::finish_tx($tx, out).await
                 }
             }
         }
@@ -364,7 +363,7 @@ impl Tx<'_> {
         }
     }
 
-    /// [`Store::now_ms_sql`] of this transaction's backend.
+    /// [`Database::now_ms_sql`] of this transaction's backend.
     pub(crate) fn now_ms_sql(&self) -> &'static str {
         match self {
             Self::Sqlite(_) => SQLITE_NOW_MS,
@@ -378,21 +377,12 @@ impl Tx<'_> {
 macro_rules! with_tx {
     ($tx:expr, $conn:ident => $body:expr) => {
         match $tx {
-            $crate::store::Tx::Sqlite($conn) => $body,
-            $crate::store::Tx::Postgres($conn) => $body,
+            $crate::db::Tx::Sqlite($conn) => $body,
+            $crate::db::Tx::Postgres($conn) => $body,
         }
     };
 }
 pub(crate) use with_tx;
-
-/// Writes another part of the server contributes to a transaction it does not own: a
-/// turn's commit carries its execution session's share (the interventions it applied,
-/// the checkpoints it reached, how the run ended), so that either both are durable or
-/// neither is. [`StoreError::Fenced`] rolls the whole transaction back.
-pub trait JoinedWrite: Send + Sync {
-    /// Write inside the caller's transaction.
-    fn write<'a>(&'a self, tx: Tx<'a>) -> futures::future::BoxFuture<'a, Result<(), StoreError>>;
-}
 
 /// Typed column access shared by both backends' rows.
 pub(crate) trait RowExt {
@@ -422,8 +412,8 @@ macro_rules! impl_row_ext {
 impl_row_ext!(SqliteRow);
 impl_row_ext!(PgRow);
 
-impl Store {
-    /// [`Store::connect_with`] with the default acquire timeout
+impl Database {
+    /// [`Database::connect_with`] with the default acquire timeout
     /// ([`DEFAULT_ACQUIRE_TIMEOUT`]).
     pub async fn connect(database_url: &str) -> Result<Self, StoreError> {
         Self::connect_with(database_url, DEFAULT_ACQUIRE_TIMEOUT).await
@@ -431,7 +421,7 @@ impl Store {
 
     /// Connect to `database_url` (`sqlite://PATH`, `sqlite::memory:`, `postgres://...`),
     /// creating a SQLite file when missing, and apply the embedded migrations. No wait
-    /// for the database lasts longer than `acquire_timeout` ([`Store::acquire_timeout`]).
+    /// for the database lasts longer than `acquire_timeout` ([`Database::acquire_timeout`]).
     pub async fn connect_with(
         database_url: &str,
         acquire_timeout: Duration,
@@ -475,20 +465,7 @@ impl Store {
             sqlite_writer: Arc::new(tokio::sync::Mutex::new(())),
             acquire_timeout,
             last_unavailable: Arc::new(Mutex::new(None)),
-            outbox: crate::webhooks::Outbox::default(),
         })
-    }
-
-    /// This store, writing a webhook event for each of `endpoints` (their names) with
-    /// every change an event announces ([`crate::webhooks::outbox`]). None: no event.
-    pub fn with_webhook_endpoints(mut self, endpoints: Vec<String>) -> Self {
-        self.outbox = crate::webhooks::Outbox::new(endpoints);
-        self
-    }
-
-    /// Where this store's webhook events go.
-    pub fn outbox(&self) -> &crate::webhooks::Outbox {
-        &self.outbox
     }
 
     /// The longest any caller waits for the database: for a pooled connection (a
@@ -500,7 +477,7 @@ impl Store {
         self.acquire_timeout
     }
 
-    /// This process's turn to write on SQLite, within [`Store::acquire_timeout`].
+    /// This process's turn to write on SQLite, within [`Database::acquire_timeout`].
     pub(crate) async fn sqlite_write_turn(
         &self,
     ) -> Result<tokio::sync::MutexGuard<'_, ()>, StoreError> {
@@ -528,7 +505,7 @@ impl Store {
     }
 
     /// Remember a write the database was to blame for (see
-    /// [`Store::last_unavailable_write`]).
+    /// [`Database::last_unavailable_write`]).
     pub(crate) fn note_write<T>(&self, out: &Result<T, StoreError>) {
         if let Err(err) = out {
             if err.is_unavailable() {
