@@ -2,29 +2,37 @@
 //! method on a path) is a named constant ([`RESPOND_TO_INTERACTION`], ...: the
 //! `operationId` in SCREAMING_SNAKE_CASE), and [`OPERATIONS`] lists them all.
 //!
-//! Pure data: this module depends on nothing but the error codes, the tenant header's
-//! name and the readiness path. The OpenAPI document is generated from it by [`crate::openapi`]; the server
-//! routes what it lists (a server test checks the real router against [`OPERATIONS`]
-//! both ways), and the client takes every method and path it sends from here (a client
-//! test checks each request it makes with [`matching`]).
+//! Pure data: this module depends on nothing but the error codes, the tenant header's name
+//! and the readiness path. The OpenAPI document is generated from it by [`crate::openapi`];
+//! the server routes what it lists (a server test checks the real router against
+//! [`OPERATIONS`] both ways), and the client takes every method and path it sends from here
+//! (a client test checks each request it makes with [`matching`]).
 //!
 //! **Adding a route is one entry here** (beside its handler in the server): a named
-//! constant in its family's file, listed in [`OPERATIONS`], with its method, path, parameters, request and response
-//! bodies (by registered type name), the errors it can answer, and whether it needs the
-//! API key. The errors every route shares (401 without a key, 400/413/422 for a bad
-//! body, 500, and 503 for an unavailable database on the routes that name a project)
-//! follow from the entry's flags; list only what is particular to the route.
-//! Then `cargo xtask schema` (the committed `schema/openapi.json` is generated from it).
+//! constant in its family's file, listed in [`OPERATIONS`], with its method, path,
+//! parameters, request and response bodies (by registered type name), the errors it can
+//! answer, and whether it needs the API key. The errors every route shares (401 without a
+//! key, 400/413/422 for a bad body, 500, and 503 for an unavailable database on the routes
+//! that name a project) follow from the entry's flags; list only what is particular to the
+//! route. Then `cargo xtask schema` (the committed `schema/openapi.json` is generated from
+//! it).
 //!
-//! Inside, importing one way (`operation` <- `shared` <- the families): `operation` (what
-//! an operation is: [`Operation`], its parameters, bodies, answers, and its path's
-//! [`Segment`]s), `shared` (what several families use), one file per family:
-//! `interactions` (Agenta's interactions API, A5), `service` (Gatehouse's own `/api`
-//! routes, A6 and C5), `execution` (AgentPlat's execution sessions, B2, under `/api` and at
-//! its root paths), `host` (liveness, readiness, metrics), `runner` (`/run`, A1); `links`
-//! ([`LINKS`]). This file lists every operation ([`OPERATIONS`]) and finds one
-//! ([`operation`], [`matching`]); every name is re-exported here, so a path is
-//! `routes::NAME` whatever file holds it.
+//! Every name is used from here (`gatehouse_wire::routes::RUN`); the files group them:
+//!
+//! | file | what |
+//! |---|---|
+//! | `operation.rs` | what an operation is: [`Operation`], [`Method`], [`Family`], [`Param`], [`Body`], [`Reply`], [`Failure`], its path's [`Segment`]s |
+//! | `shared.rs` | what several families use: [`PROJECT_ID`], the refusal of a stream over the server's cap |
+//! | `interactions.rs` | Agenta's interactions API (A5) |
+//! | `service.rs` | Gatehouse's own `/api` routes: the service tier (A6), webhooks, capabilities (C5), the OpenAPI document |
+//! | `execution.rs` | AgentPlat's execution sessions (B2), under `/api` and at its root paths ([`TENANT`]) |
+//! | `host.rs` | liveness, readiness, metrics |
+//! | `runner.rs` | the runner tier's `/run` (A1) |
+//! | `links.rs` | [`LINKS`] between operations |
+//! | `mod.rs` | [`OPERATIONS`], the lookups [`operation`], [`paths`], [`matching`] |
+//!
+//! `operation.rs` uses none of the others, `shared.rs` only it; the family files use those
+//! two and none of each other.
 //!
 //! ```
 //! use gatehouse_wire::routes::{self, Method};
