@@ -21,7 +21,8 @@ const EXECUTION_SESSION_ID: Param = Param {
     kind: ParamType::Text,
     description: "The execution session.",
 };
-/// The tenant header of AgentPlat's root paths (where `/api` routes take [`PROJECT_ID`](super::PROJECT_ID)).
+/// The tenant header of AgentPlat's root paths (where `/api` routes take
+/// [`PROJECT_ID`](super::PROJECT_ID)).
 pub const TENANT: Param = Param {
     name: crate::execution::TENANT_HEADER,
     location: In::Header,
