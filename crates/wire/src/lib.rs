@@ -32,6 +32,13 @@
 //! of the document; [`openapi`] reads both; [`schema_dir`] lists what [`schema`] and
 //! [`openapi`] generate.
 //!
+//! A module split into files says in its own docs what each file holds ([`routes`]: the
+//! operation types, one file per family; [`interaction`]: the row, each endpoint's bodies,
+//! the watch events; [`pyjson`], [`redact`], [`run`]); every public name stays at the
+//! module's path (`routes::RESPOND_TO_INTERACTION`,
+//! `interaction::SessionInteraction`). No two modules import each other, test modules
+//! included: the workspace test `tests/module_cycles.rs` fails on a circle.
+//!
 //! Reading types keep unknown fields in an `extra` map and write them back, so a
 //! newer peer's fields survive a round trip; an enum value this version does not know is
 //! kept as `Unknown(text)` and written back as read. Optional fields accept both `null`

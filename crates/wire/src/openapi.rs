@@ -519,4 +519,44 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn capabilities_and_error_codes_admit_any_string_the_other_enums_do_not() {
+        let document = document();
+        let schemas = &document["components"]["schemas"];
+        for open in ["Capability", "GatehouseCode"] {
+            let open_form = admits_any_string(&schemas[open]);
+            assert!(
+                open_form,
+                "{open} should admit any string: {}",
+                schemas[open]
+            );
+        }
+        for closed in [
+            "Order",
+            "ExecutionSessionStatus",
+            "InteractionStatus",
+            "Harness",
+        ] {
+            assert_eq!(schemas[closed]["type"], "string", "{closed}");
+            assert!(schemas[closed]["enum"].is_array(), "{closed}");
+        }
+        assert!(schemas["ExecutionSessionStatus"]["description"]
+            .as_str()
+            .unwrap()
+            .ends_with(
+                "- `canceled`: The run was cancelled (including by a `stop` intervention)."
+            ));
+        assert_eq!(schemas["Order"]["enum"], json!(["ascending", "descending"]));
+        assert_eq!(schemas["Capability"]["anyOf"][0]["title"], "Capability");
+        assert!(schemas["GatehouseCode"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("- `ALREADY_ANSWERED`: 409"));
+    }
+
+    /// True when the schema is the open form: a known-values branch, then any string.
+    fn admits_any_string(schema: &Value) -> bool {
+        schema["anyOf"][1]["type"] == "string" && schema["anyOf"][1].get("enum").is_none()
+    }
 }

@@ -29,3 +29,45 @@ pub fn files() -> Vec<(String, String)> {
     files.push((openapi::FILE_NAME.to_string(), openapi::document_text()));
     files
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::files;
+
+    /// Every `oneOf` whose branches are all `const`s, anywhere in `value`, by JSON path.
+    fn one_of_consts(value: &Value, path: &str, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Array(branches)) = map.get("oneOf") {
+                    if branches.iter().all(|b| b.get("const").is_some()) {
+                        found.push(path.to_string());
+                    }
+                }
+                for (key, inner) in map {
+                    one_of_consts(inner, &format!("{path}/{key}"), found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    one_of_consts(inner, &format!("{path}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn no_generated_schema_has_a_one_of_of_consts() {
+        let mut found = Vec::new();
+        for (name, text) in files() {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            one_of_consts(&value, &name, &mut found);
+        }
+        assert!(
+            found.is_empty(),
+            "a oneOf of consts (generators want an enum): {found:?}"
+        );
+    }
+}

@@ -34,9 +34,11 @@
 //! ([`crate::fingerprint::config_fingerprint_of_text`]). The typed wire structs read the
 //! same value through [`PyValue::to_json_lossy`] (a lone surrogate becomes U+FFFD there).
 //!
-//! Inside: `value` (the [`PyValue`] model), `parse` (`json.loads` and `JSON.parse`, an
-//! iterative reader that escapes what it reads as `write` does), `write` (`json.dumps` of either model, and the length measure);
-//! numbers are spelled by [`crate::numbers`].
+//! Inside, importing one way (`value` <- `parse`, `value` <- `write`): `value` (the
+//! [`PyValue`] model and its escaped text: a character escaped as `json.dumps` escapes it,
+//! and read back), `parse` (`json.loads` and `JSON.parse`, an iterative reader that keeps
+//! what it reads in that escaped text), `write` (`json.dumps` of either model, and the
+//! length measure); numbers are spelled by [`crate::numbers`].
 
 mod parse;
 mod value;
@@ -45,7 +47,7 @@ mod write;
 pub use parse::{
     loads, parse_js, read, Dialect, PyJsonError, JS_MAX_DEPTH, MAX_DEPTH, MAX_INT_DIGITS,
 };
-pub(crate) use value::code_points;
+pub(crate) use value::{code_points, push_python_char};
 pub use value::{NotRepresentable, PyDict, PyValue};
 pub use write::{dumps, python_json_dumps, python_json_dumps_len};
-pub(crate) use write::{push_python_char, python_json_object_len, python_string_len};
+pub(crate) use write::{python_json_object_len, python_string_len};

@@ -7,8 +7,7 @@
 //! input can overflow the thread's stack while it is read; nesting is bounded by
 //! [`Dialect::max_depth`] as a rule of the dialect, not as a guard of the reader.
 
-use super::value::{PyDict, PyValue};
-use super::write::push_python_char;
+use super::value::{push_python_char, PyDict, PyValue};
 use crate::numbers::python_literal_text;
 
 /// `json.loads` refused the text (the message and the character offset, as Python reports

@@ -2,10 +2,12 @@
 //! the text `json.dumps` writes for it. It is JavaScript's `JSON.parse` model too: both keep a
 //! lone surrogate, combine a surrogate pair, and keep the last of duplicate keys at the
 //! first one's position, so one model serves both readers (`super::parse::Dialect`).
+//!
+//! The escaped text a scalar is kept in is defined here, both ways ([`push_python_char`],
+//! [`code_points`]): the reader and the writer use it, and this module uses neither.
 
 use indexmap::IndexMap;
 
-use super::write::push_python_char;
 use crate::numbers::python_literal_text;
 
 /// A dict of Python's `json` model: keys are their `json.dumps` text without the quotes.
@@ -176,6 +178,32 @@ fn escape(s: &str) -> String {
         push_python_char(u32::from(c), &mut out);
     }
     out
+}
+
+/// One character (or one lone surrogate code unit) as `json.dumps` escapes it (also how
+/// `loads` keeps a string, as its escaped text).
+pub(crate) fn push_python_char(code: u32, out: &mut String) {
+    use std::fmt::Write;
+    match code {
+        0x22 => out.push_str("\\\""),
+        0x5C => out.push_str("\\\\"),
+        0x0A => out.push_str("\\n"),
+        0x0D => out.push_str("\\r"),
+        0x09 => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0C => out.push_str("\\f"),
+        0x20..=0x7E => out.push(char::from(code as u8)),
+        0x10000.. => {
+            let v = code - 0x10000;
+            let high = 0xD800 + (v >> 10);
+            let low = 0xDC00 + (v & 0x3FF);
+            // Writing into a String cannot fail.
+            let _ = write!(out, "\\u{high:04x}\\u{low:04x}");
+        }
+        _ => {
+            let _ = write!(out, "\\u{code:04x}");
+        }
+    }
 }
 
 /// The code points of an escaped text (see [`PyValue::Str`]): a surrogate pair's two

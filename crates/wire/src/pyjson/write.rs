@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::value::PyValue;
+use super::value::{push_python_char, PyValue};
 use crate::numbers::{python_number_len, python_number_text};
 use crate::JsonObject;
 
@@ -110,32 +110,6 @@ fn write_python_string(s: &str, out: &mut String) {
         push_python_char(u32::from(c), out);
     }
     out.push('"');
-}
-
-/// One character (or one lone surrogate code unit) as `json.dumps` escapes it (also how
-/// `loads` keeps a string, as its escaped text).
-pub(crate) fn push_python_char(code: u32, out: &mut String) {
-    use std::fmt::Write;
-    match code {
-        0x22 => out.push_str("\\\""),
-        0x5C => out.push_str("\\\\"),
-        0x0A => out.push_str("\\n"),
-        0x0D => out.push_str("\\r"),
-        0x09 => out.push_str("\\t"),
-        0x08 => out.push_str("\\b"),
-        0x0C => out.push_str("\\f"),
-        0x20..=0x7E => out.push(char::from(code as u8)),
-        0x10000.. => {
-            let v = code - 0x10000;
-            let high = 0xD800 + (v >> 10);
-            let low = 0xDC00 + (v & 0x3FF);
-            // Writing into a String cannot fail.
-            let _ = write!(out, "\\u{high:04x}\\u{low:04x}");
-        }
-        _ => {
-            let _ = write!(out, "\\u{code:04x}");
-        }
-    }
 }
 
 /// The exact byte length of Python's default `json.dumps(value)` (separators `", "` and

@@ -1,0 +1,252 @@
+//! Agenta's interactions API (A5), under `/api/sessions`: query, read, answer (one or a
+//! batch), create, transition and cancel interaction rows, and the session watch stream.
+
+use super::operation::{
+    Body, Failure, Family, In, Method, Operation, Optional, Param, ParamType, Reply,
+};
+use super::shared::STREAMS_FULL;
+use crate::error::GatehouseCode;
+
+const ID: Param = Param {
+    name: "id",
+    location: In::Path,
+    required: true,
+    kind: ParamType::Uuid,
+    description: "The interaction row's `id` (not its token).",
+};
+
+const NOT_FOUND_ROW: Failure = Failure {
+    code: GatehouseCode::NotFound,
+    when: "no such interaction in this project (\"Interaction not found\")",
+};
+const BAD_ID: Failure = Failure {
+    code: GatehouseCode::ValidationError,
+    when: "the `id` is not a UUID",
+};
+
+/// `POST /api/sessions/interactions/query` (`queryInteractions`).
+pub const QUERY_INTERACTIONS: Operation = Operation {
+    id: "queryInteractions",
+    method: Method::Post,
+    path: "/api/sessions/interactions/query",
+    family: Family::Agenta,
+    summary: "Filter and window the project's interaction rows",
+    description: "A5. Filters by session, turn, kind, status, delivery flags, or `actionable_only` (pending only); windows by `limit` (at most 1000), `next`, `order`, `oldest`/`newest` (RFC 3339). An empty body lists every row.",
+    auth: true,
+    project: true,
+    params: &[],
+    request: Some((
+        Body::Json("InteractionQueryRequest"),
+        Optional::EmptyIsEmptyObject,
+    )),
+    replies: &[Reply {
+        status: 200,
+        description: "`{count, interactions}`",
+        bodies: &[Body::Json("InteractionsResponse")],
+    }],
+    failures: &[],
+};
+
+/// `GET /api/sessions/interactions/{id}` (`getInteraction`).
+pub const GET_INTERACTION: Operation = Operation {
+    id: "getInteraction",
+    method: Method::Get,
+    path: "/api/sessions/interactions/{id}",
+    family: Family::Agenta,
+    summary: "One interaction row",
+    description: "A5. The row with every optional field rendered (nulls included) and `data.parameters` (the stamped config) when the turn had one.",
+    auth: true,
+    project: true,
+    params: &[ID],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "`{count: 1, interaction}`",
+        bodies: &[Body::Json("InteractionResponse")],
+    }],
+    failures: &[BAD_ID, NOT_FOUND_ROW],
+};
+
+/// `POST /api/sessions/interactions/{id}/respond` (`respondToInteraction`).
+pub const RESPOND_TO_INTERACTION: Operation = Operation {
+    id: "respondToInteraction",
+    method: Method::Post,
+    path: "/api/sessions/interactions/{id}/respond",
+    family: Family::Agenta,
+    summary: "Answer a pending gate, exactly once",
+    description: "A5, C1. One compare-and-set flips `pending -> responded`; of N racing answers one gets 200 and the others 409 `ALREADY_ANSWERED`, and the resume of the gated turn is enqueued once. A `user_approval` answer needs a boolean `approved`. A retry carrying the same `Idempotency-Key` and body replays the first answer.",
+    auth: true,
+    project: true,
+    params: &[
+        ID,
+        Param {
+            name: "Idempotency-Key",
+            location: In::Header,
+            required: false,
+            kind: ParamType::Text,
+            description: "1 to 255 visible ASCII characters; a retried respond with the same key and body gets the first answer back.",
+        },
+    ],
+    request: Some((Body::Json("RespondRequest"), Optional::No)),
+    replies: &[Reply {
+        status: 200,
+        description: "`{count: 1, interaction}`: the row after the flip (or the replayed first answer)",
+        bodies: &[Body::Json("InteractionResponse")],
+    }],
+    failures: &[
+        BAD_ID,
+        NOT_FOUND_ROW,
+        Failure {
+            code: GatehouseCode::AlreadyAnswered,
+            when: "the row is no longer pending: another device answered, or the gate was cancelled (\"Interaction is no longer pending\")",
+        },
+        Failure {
+            code: GatehouseCode::IdempotencyKeyReused,
+            when: "the `Idempotency-Key` was used for a different request",
+        },
+    ],
+};
+
+/// `POST /api/sessions/interactions/respond-batch` (`respondToInteractions`).
+pub const RESPOND_TO_INTERACTIONS: Operation = Operation {
+    id: "respondToInteractions",
+    method: Method::Post,
+    path: "/api/sessions/interactions/respond-batch",
+    family: Family::Gatehouse,
+    summary: "Answer many gates in one request (approve-all), each exactly once",
+    description: "C4, a Gatehouse route (capability `interaction_batch`). Up to 500 items `{id, answer, idempotency_key?}` in one transaction; each gate is answered exactly as by a single respond (one compare-and-set) and gets its own outcome, in the request's order: `answered` (with the row), `already_answered`, `not_found`, `invalid` (with the error). An item's `idempotency_key` makes a retried batch replay that gate's first answer; a key is bound to its gate and answer as a single respond's `Idempotency-Key` is, so the two replay each other.",
+    auth: true,
+    project: true,
+    params: &[],
+    request: Some((Body::Json("BatchRespondRequest"), Optional::No)),
+    replies: &[Reply {
+        status: 200,
+        description: "`{count, results}`: one result per item, in order",
+        bodies: &[Body::Json("BatchRespondResponse")],
+    }],
+    failures: &[Failure {
+        code: GatehouseCode::ValidationError,
+        when: "`answers` is empty or holds more than 500 items",
+    }],
+};
+
+/// `POST /api/sessions/interactions/` (`createInteraction`).
+pub const CREATE_INTERACTION: Operation = Operation {
+    id: "createInteraction",
+    method: Method::Post,
+    path: "/api/sessions/interactions/",
+    family: Family::Agenta,
+    summary: "Open a gate (a runner writes its row)",
+    description: "A4, A5. Idempotent on (project, `session_id`, `token`): a re-post answers the existing row unchanged.",
+    auth: true,
+    project: true,
+    params: &[],
+    request: Some((Body::Json("CreateInteractionRequest"), Optional::No)),
+    replies: &[Reply {
+        status: 200,
+        description: "`{count: 1, interaction}`: the new row, or the existing one",
+        bodies: &[Body::Json("InteractionResponse")],
+    }],
+    failures: &[],
+};
+
+/// `POST /api/sessions/interactions` (`createInteractionWithoutSlash`).
+pub const CREATE_INTERACTION_WITHOUT_SLASH: Operation = Operation {
+    id: "createInteractionWithoutSlash",
+    method: Method::Post,
+    path: "/api/sessions/interactions",
+    family: Family::Agenta,
+    summary: "Open a gate (the same route without the trailing slash)",
+    description: "The same as `POST /api/sessions/interactions/`.",
+    auth: true,
+    project: true,
+    params: &[],
+    request: Some((Body::Json("CreateInteractionRequest"), Optional::No)),
+    replies: &[Reply {
+        status: 200,
+        description: "`{count: 1, interaction}`: the new row, or the existing one",
+        bodies: &[Body::Json("InteractionResponse")],
+    }],
+    failures: &[],
+};
+
+/// `POST /api/sessions/interactions/transition` (`transitionInteraction`).
+pub const TRANSITION_INTERACTION: Operation = Operation {
+    id: "transitionInteraction",
+    method: Method::Post,
+    path: "/api/sessions/interactions/transition",
+    family: Family::Agenta,
+    summary: "A runner resolves or cancels a gate by its token",
+    description: "A5. Moves the row of (`session_id`, `token`) to `resolved` (with a `resolution`) or `cancelled`.",
+    auth: true,
+    project: true,
+    params: &[],
+    request: Some((Body::Json("TransitionRequest"), Optional::No)),
+    replies: &[Reply {
+        status: 200,
+        description: "`{count: 1, interaction}`: the row after the move",
+        bodies: &[Body::Json("InteractionResponse")],
+    }],
+    failures: &[
+        Failure {
+            code: GatehouseCode::NotFound,
+            when: "no row with this session and token",
+        },
+        Failure {
+            code: GatehouseCode::AlreadyAnswered,
+            when: "the row cannot move there from its current status",
+        },
+    ],
+};
+
+/// `POST /api/sessions/interactions/cancel-stale` (`cancelStaleInteractions`).
+pub const CANCEL_STALE_INTERACTIONS: Operation = Operation {
+    id: "cancelStaleInteractions",
+    method: Method::Post,
+    path: "/api/sessions/interactions/cancel-stale",
+    family: Family::Agenta,
+    summary: "Cancel the pending gates of a session's other turns",
+    description: "A5. Cancels every pending row of `session_id` whose turn is not `turn_id` (or only those of `tokens`, when given).",
+    auth: true,
+    project: true,
+    params: &[],
+    request: Some((Body::Json("CancelStaleRequest"), Optional::No)),
+    replies: &[Reply {
+        status: 200,
+        description: "`{cancelled}`: how many rows were cancelled",
+        bodies: &[Body::Json("CancelStaleResponse")],
+    }],
+    failures: &[],
+};
+
+/// `GET /api/sessions/streams/watch` (`watchSession`).
+pub const WATCH_SESSION: Operation = Operation {
+    id: "watchSession",
+    method: Method::Get,
+    path: "/api/sessions/streams/watch",
+    family: Family::Agenta,
+    summary: "Watch a session's gates (Server-Sent Events)",
+    description: "A5. First `retry:` and `event: ready`, then `interaction` (a row changed status), `records-changed`, `lifecycle` (`running`/`ended`) events, and `: heartbeat` comments. The stream stays open until the client leaves or the server stops.",
+    auth: true,
+    project: true,
+    params: &[Param {
+        name: "session_id",
+        location: In::Query,
+        required: true,
+        kind: ParamType::Text,
+        description: "The session to watch.",
+    }],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "an open event stream",
+        bodies: &[Body::EventStream("WatchEvent")],
+    }],
+    failures: &[
+        Failure {
+            code: GatehouseCode::BadRequest,
+            when: "`session_id` is missing or blank",
+        },
+        STREAMS_FULL,
+    ],
+};
