@@ -17,7 +17,38 @@ use super::parked::ParkedState;
 use super::store::{RevisionRecord, VariantRecord};
 use crate::error::ApiError;
 use crate::runner::{default_script, parse_script, Step};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
+
+/// Why a turn has no usable config. Its text is the turn's failure reason, and a refused
+/// resume's `resolution.error.message` on the answered row.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A resume finds no config it may run under: the parked turn kept none, the row has
+    /// no stamp, and the turn pinned no saved revision ([`resume_config`]).
+    // The runs of spaces are in the text rows and turns already carry; kept byte for byte.
+    #[error("the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run")]
+    NothingToRecover,
+    /// A resume's only config is the revision the turn pinned, and it is gone.
+    #[error("the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run")]
+    PinnedRevisionGone {
+        /// The pinned revision's id.
+        revision_id: String,
+    },
+    /// A resume's only config is the revision the turn pinned, and reading it failed.
+    #[error("the config this turn was gated under could not be read ({0}); the approved              tool did not run")]
+    PinnedRevisionUnreadable(StoreError),
+    /// `agent.runner.permissions` does not read as permissions.
+    #[error("agent.runner.permissions.{path}: {reason}")]
+    Permissions {
+        /// Where inside the permissions.
+        path: String,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// `agent.script` does not read as a script (the script parser's words).
+    #[error("{0}")]
+    Script(String),
+}
 
 /// The model of the service's registered default config.
 pub const DEFAULT_MODEL: &str = "gatehouse/echo-1";
@@ -267,7 +298,7 @@ pub async fn resume_config(
     parked: &ParkedState,
     invoke: &InvokeRequest,
     redaction: Redaction,
-) -> Result<ResolvedConfig, String> {
+) -> Result<ResolvedConfig, ConfigError> {
     let references = invoke
         .references
         .clone()
@@ -298,10 +329,7 @@ pub async fn resume_config(
         .as_ref()
         .and_then(|r| r.id.as_deref());
     let Some(revision_id) = pinned else {
-        return Err(
-            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run"
-                .to_string(),
-        );
+        return Err(ConfigError::NothingToRecover);
     };
     match store.get_revision(project_id, revision_id).await {
         Ok(Some(revision)) => Ok(ResolvedConfig {
@@ -311,12 +339,10 @@ pub async fn resume_config(
             source: ConfigSource::PinnedRevision,
             references,
         }),
-        Ok(None) => Err(format!(
-            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run"
-        )),
-        Err(err) => Err(format!(
-            "the config this turn was gated under could not be read ({err}); the approved              tool did not run"
-        )),
+        Ok(None) => Err(ConfigError::PinnedRevisionGone {
+            revision_id: revision_id.to_string(),
+        }),
+        Err(err) => Err(ConfigError::PinnedRevisionUnreadable(err)),
     }
 }
 
@@ -331,7 +357,7 @@ pub fn config_model(parameters: &JsonObject) -> Option<String> {
 }
 
 /// `agent.runner.permissions` of a config (Agenta's default `allow_reads` when absent).
-pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, String> {
+pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, ConfigError> {
     let Some(value) = parameters
         .get("agent")
         .and_then(|a| a.get("runner"))
@@ -339,14 +365,21 @@ pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, String
     else {
         return Ok(Permissions::default());
     };
-    gatehouse_wire::from_json_value::<Permissions>(value.clone())
-        .map_err(|e| format!("agent.runner.permissions.{}: {}", e.path, e.reason))
+    gatehouse_wire::from_json_value::<Permissions>(value.clone()).map_err(|e| {
+        ConfigError::Permissions {
+            path: e.path,
+            reason: e.reason,
+        }
+    })
 }
 
 /// The script of a config: `agent.script`, or the default script for `prompt`.
-pub fn config_script(parameters: &JsonObject, prompt: Option<&str>) -> Result<Vec<Step>, String> {
+pub fn config_script(
+    parameters: &JsonObject,
+    prompt: Option<&str>,
+) -> Result<Vec<Step>, ConfigError> {
     match parameters.get("agent").and_then(|a| a.get("script")) {
-        Some(value) => parse_script(value),
+        Some(value) => parse_script(value).map_err(ConfigError::Script),
         None => Ok(default_script(prompt)),
     }
 }
@@ -362,4 +395,62 @@ pub fn redact_for_storage(parameters: JsonObject, what: &str) -> JsonObject {
         tracing::info!(%what, field = %label, "stripped a secret field before storing");
     }
     redacted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts rows, turns and logs carry, exactly as the version before
+    /// [`ConfigError`] wrote them.
+    #[test]
+    fn config_errors_read_as_the_texts_already_written() {
+        let revision_id = "rev-1";
+        let err = StoreError::Unavailable("pool timed out".to_string());
+        let written_before = [
+            (
+                ConfigError::NothingToRecover.to_string(),
+                "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run".to_string(),
+            ),
+            (
+                ConfigError::PinnedRevisionGone {
+                    revision_id: revision_id.to_string(),
+                }
+                .to_string(),
+                format!("the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run"),
+            ),
+            (
+                ConfigError::PinnedRevisionUnreadable(StoreError::Unavailable(
+                    "pool timed out".to_string(),
+                ))
+                .to_string(),
+                format!("the config this turn was gated under could not be read ({err}); the approved              tool did not run"),
+            ),
+        ];
+        for (now, before) in written_before {
+            assert_eq!(now, before);
+        }
+    }
+
+    #[test]
+    fn invalid_permissions_and_scripts_name_what_is_wrong_as_before() {
+        let config = |agent: Value| match serde_json::json!({ "agent": agent }) {
+            Value::Object(map) => map,
+            _ => JsonObject::new(),
+        };
+        let permissions = config(serde_json::json!({"runner": {"permissions": {"default": 7}}}));
+        let err = config_permissions(&permissions).unwrap_err();
+        let ConfigError::Permissions { path, reason } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(
+            err.to_string(),
+            format!("agent.runner.permissions.{path}: {reason}")
+        );
+        let script = config(serde_json::json!({"script": 7}));
+        assert_eq!(
+            config_script(&script, None).unwrap_err().to_string(),
+            "agent.script must be a list of steps"
+        );
+    }
 }

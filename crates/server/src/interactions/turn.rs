@@ -396,7 +396,7 @@ impl<'a> TurnRun<'a> {
                 };
                 let reason = RefusedResume {
                     code: RESUME_REFUSED_CODE,
-                    reason,
+                    reason: reason.to_string(),
                 };
                 Ok((refused, Some(reason)))
             }
@@ -559,7 +559,9 @@ impl<'a> TurnRun<'a> {
                     script,
                 };
             }
-            (None, Err(problem), _) | (None, _, Err(problem)) => ("invalid config", problem),
+            (None, Err(problem), _) | (None, _, Err(problem)) => {
+                ("invalid config", problem.to_string())
+            }
         };
         let line = format!(
             "[model={}] failed: {what}: {problem}",
