@@ -1,6 +1,6 @@
 //! The durable state of a parked turn ([`ParkedState`]): everything its resume needs,
-//! the config kept REDACTED, so nothing the redaction strips is at rest; and the startup
-//! scrub of states an older version wrote unredacted ([`scrub_parked_configs`]).
+//! the config kept once and REDACTED, so nothing the redaction strips is at rest; and the
+//! startup scrub of states an older version wrote unredacted ([`scrub_parked_configs`]).
 
 use gatehouse_wire::interaction::References;
 use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
@@ -11,6 +11,12 @@ use crate::runner::{GateRequest, Step};
 use crate::store::Store;
 
 /// The durable state of a parked turn: everything a resume needs.
+///
+/// Stored as JSON in the turn's row and read back by a resume, possibly by a newer
+/// version: a field added later needs a default. A state written by an older version
+/// also has `stamped` (the stamped `effectiveParameters`: a second copy of the config a
+/// resume reads from `config`): it is ignored when read (serde skips unknown fields),
+/// and no longer written.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParkedState {
     /// The whole script of the turn.
@@ -20,8 +26,9 @@ pub struct ParkedState {
     /// The gate row's token.
     pub token: String,
     /// The config the turn ran under, REDACTED by the stamp's rule (exact and secret-free,
-    /// whatever its size: the stamp cap is for the wire and the row, not for this). A
-    /// resume runs under it. Absent only in a state written by an older version.
+    /// whatever its size: the stamp cap is for the wire and the row, not for this): the
+    /// stamp when the turn was stamped. A resume runs under it. Absent only in a state
+    /// written by an older version.
     #[serde(default)]
     pub config: Option<JsonObject>,
     /// True when `config` is redacted (every state this version writes; an older state's
@@ -34,8 +41,6 @@ pub struct ParkedState {
     pub model: Option<String>,
     /// The references it ran with.
     pub references: Option<References>,
-    /// The stamped `effectiveParameters` (absent when not stamped).
-    pub stamped: Option<JsonObject>,
     /// The execution session the turn ran in: its resume (and every retry of it)
     /// continues there. Absent in a state written by an older version, or without the
     /// execution service.
@@ -82,5 +87,80 @@ pub async fn scrub_parked_configs(store: &Store, redaction: Redaction) -> usize 
             }
             rewritten += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gatehouse_wire::invoke::InvokeRequest;
+    use serde_json::json;
+
+    use super::*;
+    use crate::interactions::config::{resume_config, ConfigSource};
+
+    /// A parked state as the previous version wrote it: the stamped config twice, as
+    /// `config` and as `stamped`.
+    fn written_by_the_previous_version() -> Value {
+        let stamp = json!({
+            "agent": {
+                "llm": {"model": "m-stamped"},
+                "runner": {"permissions": {"default": "ask"}}
+            }
+        });
+        json!({
+            "script": [
+                {"Say": {"text": "working"}},
+                {"Tool": {"tool": "Bash", "args": {"command": "rm -rf /tmp/x"}}}
+            ],
+            "gate": {
+                "step_index": 1,
+                "tool": "Bash",
+                "args": {"command": "rm -rf /tmp/x"},
+                "tool_call_id": "call-1"
+            },
+            "token": "tok-1",
+            "config": stamp,
+            "config_redacted": true,
+            "config_source": "inline",
+            "model": "m-stamped",
+            "references": null,
+            "stamped": stamp,
+            "execution_session_id": "exec-1"
+        })
+    }
+
+    #[tokio::test]
+    async fn a_state_with_the_config_twice_reads_and_resumes_under_the_same_config() {
+        let old = written_by_the_previous_version();
+        let read: ParkedState = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(read.config.as_ref(), old["config"].as_object());
+        assert_eq!(read.execution_session_id.as_deref(), Some("exec-1"));
+
+        // Written again, it keeps the config once, and reads back the same.
+        let rewritten = serde_json::to_value(&read).unwrap();
+        assert!(rewritten.get("stamped").is_none(), "{rewritten}");
+        let mut expected = old.clone();
+        if let Some(object) = expected.as_object_mut() {
+            object.remove("stamped");
+        }
+        assert_eq!(rewritten, expected);
+        let reread: ParkedState = serde_json::from_value(rewritten).unwrap();
+        assert_eq!(reread, read);
+
+        // The resume runs under the parked config: no stamp in the invoke, nothing else
+        // to fall back on (without the parked config this is refused).
+        let store = Store::connect("sqlite::memory:").await.unwrap();
+        let invoke = InvokeRequest::default();
+        let redaction = gatehouse_wire::effective::StampPolicy::default().redaction;
+        let resolved = resume_config(&store, "p", &read, &invoke, redaction)
+            .await
+            .unwrap();
+        assert_eq!(Some(resolved.parameters()), old["stamped"].as_object());
+        assert_eq!(resolved.source, ConfigSource::Inline);
+        let resolved_again = resume_config(&store, "p", &reread, &invoke, redaction)
+            .await
+            .unwrap();
+        assert_eq!(resolved_again, resolved);
+        store.close().await;
     }
 }

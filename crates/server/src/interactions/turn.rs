@@ -627,7 +627,6 @@ impl<'a> TurnRun<'a> {
             config_source: resolved.source.as_str().to_string(),
             model,
             references,
-            stamped: request.effective_parameters.clone(),
             execution_session_id,
         };
         let parked = serde_json::to_value(&parked)
