@@ -24,7 +24,7 @@
 //! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing. An
 //! attempt whose approved tool could not be recorded in the ledger (the database failed
 //! mid-resume) does not run it and writes nothing either: the job is retried, and after
-//! [`MAX_ATTEMPTS`](crate::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
+//! [`MAX_ATTEMPTS`](super::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
 //!
 //! Each worker reports that it is alive to readiness ([`crate::readiness`]).
 //!
@@ -60,7 +60,7 @@ pub const NOT_THE_PARKED_GATE_CODE: &str = "NOT_THE_PARKED_GATE";
 pub const TURN_ALREADY_RESUMED_CODE: &str = "TURN_ALREADY_RESUMED";
 
 /// Why a resume attempt failed: the job is retried after its lease, and after
-/// [`MAX_ATTEMPTS`](crate::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`). Its
+/// [`MAX_ATTEMPTS`](super::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`). Its
 /// text is what the job records and the log says.
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
