@@ -5,7 +5,10 @@
 //! | [`rules`] | B3 as pure functions: CAS request with replay first, the 256 limit, claim under a lease, resolve-once, reconciliation |
 //! | [`store`] | [`ExecutionStore`]: durable sessions (one CAS-written row each), opening and recovery rules, the dispatcher's claim/resolve |
 //! | [`hooks`] | [`ExecutionHookProvider`]: every service-tier turn opens its session, and the harness's checkpoints claim, apply and resolve interventions |
-//! | [`api`] | the B2 routes under `/api/rooms/...` and at AgentPlat's root paths, and the SSE event stream, in AgentPlat's envelope; mounted by [`crate::api::router`] |
+//! | [`api`] | the B2 routes under `/api/rooms/...` and at AgentPlat's root paths (handlers, `routes()`, reading requests as AgentPlat reads them); mounted by [`crate::api::router`] |
+//! | [`mount`], [`tenant`], [`cursor`] | which mount a request came through, its tenant, and the `?after=` event cursor, read as AgentPlat reads them (below the routes and the stream, which both use them) |
+//! | [`stream`] | the SSE event stream of a session (`.../events/stream`), framed as each mount's readers expect |
+//! | [`envelope`] | AgentPlat's envelope of every answer of those routes (`{"data": ...}`, `{"error": ...}`, shared layers' errors re-wrapped) |
 //! | [`agentplat_shape`] | AgentPlat's own JSON of a session and its events (fields, order, millisecond times), what the root paths answer |
 //! | [`reconcile`] | the reconciler every instance runs ([`crate::start`]): takes over sessions whose run attempt died or stalled, ends paused sessions nothing will resume |
 //!
@@ -60,10 +63,15 @@
 
 pub mod agentplat_shape;
 pub mod api;
+pub mod cursor;
+pub mod envelope;
 pub mod hooks;
+pub mod mount;
 pub mod reconcile;
 pub mod rules;
 pub mod store;
+pub mod stream;
+pub mod tenant;
 
 pub use hooks::{ExecutionHook, ExecutionHookProvider, STOP_INSTRUCTION};
 pub use rules::{Claim, ExecError, Resolution};

@@ -16,8 +16,40 @@ use serde_json::Value;
 use super::parked::ParkedState;
 use super::store::InteractionStore;
 use super::store::{RevisionRecord, VariantRecord};
+use crate::db::StoreError;
 use crate::error::ApiError;
 use crate::runner::{default_script, parse_script, Step};
+
+/// Why a turn has no usable config. Its text is the turn's failure reason, and a refused
+/// resume's `resolution.error.message` on the answered row.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A resume finds no config it may run under: the parked turn kept none, the row has
+    /// no stamp, and the turn pinned no saved revision ([`resume_config`]).
+    // The runs of spaces are in the text rows and turns already carry; kept byte for byte.
+    #[error("the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run")]
+    NothingToRecover,
+    /// A resume's only config is the revision the turn pinned, and it is gone.
+    #[error("the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run")]
+    PinnedRevisionGone {
+        /// The pinned revision's id.
+        revision_id: String,
+    },
+    /// A resume's only config is the revision the turn pinned, and reading it failed.
+    #[error("the config this turn was gated under could not be read ({0}); the approved              tool did not run")]
+    PinnedRevisionUnreadable(StoreError),
+    /// `agent.runner.permissions` does not read as permissions.
+    #[error("agent.runner.permissions.{path}: {reason}")]
+    Permissions {
+        /// Where inside the permissions.
+        path: String,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// `agent.script` does not read as a script (the script parser's words).
+    #[error("{0}")]
+    Script(String),
+}
 
 /// The model of the service's registered default config.
 pub const DEFAULT_MODEL: &str = "gatehouse/echo-1";
@@ -267,7 +299,7 @@ pub async fn resume_config(
     parked: &ParkedState,
     invoke: &InvokeRequest,
     redaction: Redaction,
-) -> Result<ResolvedConfig, String> {
+) -> Result<ResolvedConfig, ConfigError> {
     let references = invoke
         .references
         .clone()
@@ -298,10 +330,7 @@ pub async fn resume_config(
         .as_ref()
         .and_then(|r| r.id.as_deref());
     let Some(revision_id) = pinned else {
-        return Err(
-            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run"
-                .to_string(),
-        );
+        return Err(ConfigError::NothingToRecover);
     };
     match store.get_revision(project_id, revision_id).await {
         Ok(Some(revision)) => Ok(ResolvedConfig {
@@ -311,12 +340,10 @@ pub async fn resume_config(
             source: ConfigSource::PinnedRevision,
             references,
         }),
-        Ok(None) => Err(format!(
-            "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run"
-        )),
-        Err(err) => Err(format!(
-            "the config this turn was gated under could not be read ({err}); the approved              tool did not run"
-        )),
+        Ok(None) => Err(ConfigError::PinnedRevisionGone {
+            revision_id: revision_id.to_string(),
+        }),
+        Err(err) => Err(ConfigError::PinnedRevisionUnreadable(err)),
     }
 }
 
@@ -331,7 +358,7 @@ pub fn config_model(parameters: &JsonObject) -> Option<String> {
 }
 
 /// `agent.runner.permissions` of a config (Agenta's default `allow_reads` when absent).
-pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, String> {
+pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, ConfigError> {
     let Some(value) = parameters
         .get("agent")
         .and_then(|a| a.get("runner"))
@@ -339,14 +366,21 @@ pub fn config_permissions(parameters: &JsonObject) -> Result<Permissions, String
     else {
         return Ok(Permissions::default());
     };
-    gatehouse_wire::from_json_value::<Permissions>(value.clone())
-        .map_err(|e| format!("agent.runner.permissions.{}: {}", e.path, e.reason))
+    gatehouse_wire::from_json_value::<Permissions>(value.clone()).map_err(|e| {
+        ConfigError::Permissions {
+            path: e.path,
+            reason: e.reason,
+        }
+    })
 }
 
 /// The script of a config: `agent.script`, or the default script for `prompt`.
-pub fn config_script(parameters: &JsonObject, prompt: Option<&str>) -> Result<Vec<Step>, String> {
+pub fn config_script(
+    parameters: &JsonObject,
+    prompt: Option<&str>,
+) -> Result<Vec<Step>, ConfigError> {
     match parameters.get("agent").and_then(|a| a.get("script")) {
-        Some(value) => parse_script(value),
+        Some(value) => parse_script(value).map_err(ConfigError::Script),
         None => Ok(default_script(prompt)),
     }
 }
@@ -362,4 +396,139 @@ pub fn redact_for_storage(parameters: JsonObject, what: &str) -> JsonObject {
         tracing::info!(%what, field = %label, "stripped a secret field before storing");
     }
     redacted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts rows, turns and logs carry, exactly as the version before
+    /// [`ConfigError`] wrote them.
+    #[test]
+    fn config_errors_read_as_the_texts_already_written() {
+        let revision_id = "rev-1";
+        let err = StoreError::Unavailable("pool timed out".to_string());
+        let written_before = [
+            (
+                ConfigError::NothingToRecover.to_string(),
+                "the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and the turn pinned no saved revision); it is not              resumed under another config, and the approved tool did not run".to_string(),
+            ),
+            (
+                ConfigError::PinnedRevisionGone {
+                    revision_id: revision_id.to_string(),
+                }
+                .to_string(),
+                format!("the config this turn was gated under cannot be recovered (the parked turn kept              none, the row has no stamp, and its pinned revision {revision_id} is gone); it              is not resumed under another config, and the approved tool did not run"),
+            ),
+            (
+                ConfigError::PinnedRevisionUnreadable(StoreError::Unavailable(
+                    "pool timed out".to_string(),
+                ))
+                .to_string(),
+                format!("the config this turn was gated under could not be read ({err}); the approved              tool did not run"),
+            ),
+        ];
+        for (now, before) in written_before {
+            assert_eq!(now, before);
+        }
+    }
+
+    #[test]
+    fn invalid_permissions_and_scripts_name_what_is_wrong_as_before() {
+        let config = |agent: Value| match serde_json::json!({ "agent": agent }) {
+            Value::Object(map) => map,
+            _ => JsonObject::new(),
+        };
+        let permissions = config(serde_json::json!({"runner": {"permissions": {"default": 7}}}));
+        let err = config_permissions(&permissions).unwrap_err();
+        let ConfigError::Permissions { path, reason } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(
+            err.to_string(),
+            format!("agent.runner.permissions.{path}: {reason}")
+        );
+        let script = config(serde_json::json!({"script": 7}));
+        assert_eq!(
+            config_script(&script, None).unwrap_err().to_string(),
+            "agent.script must be a list of steps"
+        );
+    }
+
+    /// A parked turn written by the version that stored its stamp twice (`config` and
+    /// `stamped`) still reads, and resumes under the same config.
+    mod old_parked_state {
+        use gatehouse_wire::invoke::InvokeRequest;
+        use serde_json::{json, Value};
+
+        use crate::interactions::parked::ParkedState;
+        use super::super::{resume_config, ConfigSource};
+
+        /// A parked state as the previous version wrote it: the stamped config twice, as
+        /// `config` and as `stamped`.
+        fn written_by_the_previous_version() -> Value {
+            let stamp = json!({
+                "agent": {
+                    "llm": {"model": "m-stamped"},
+                    "runner": {"permissions": {"default": "ask"}}
+                }
+            });
+            json!({
+                "script": [
+                    {"Say": {"text": "working"}},
+                    {"Tool": {"tool": "Bash", "args": {"command": "rm -rf /tmp/x"}}}
+                ],
+                "gate": {
+                    "step_index": 1,
+                    "tool": "Bash",
+                    "args": {"command": "rm -rf /tmp/x"},
+                    "tool_call_id": "call-1"
+                },
+                "token": "tok-1",
+                "config": stamp,
+                "config_redacted": true,
+                "config_source": "inline",
+                "model": "m-stamped",
+                "references": null,
+                "stamped": stamp,
+                "execution_session_id": "exec-1"
+            })
+        }
+
+        #[tokio::test]
+        async fn a_state_with_the_config_twice_reads_and_resumes_under_the_same_config() {
+            let old = written_by_the_previous_version();
+            let read: ParkedState = serde_json::from_value(old.clone()).unwrap();
+            assert_eq!(read.config.as_ref(), old["config"].as_object());
+            assert_eq!(read.execution_session_id.as_deref(), Some("exec-1"));
+
+            // Written again, it keeps the config once, and reads back the same.
+            let rewritten = serde_json::to_value(&read).unwrap();
+            assert!(rewritten.get("stamped").is_none(), "{rewritten}");
+            let mut expected = old.clone();
+            if let Some(object) = expected.as_object_mut() {
+                object.remove("stamped");
+            }
+            assert_eq!(rewritten, expected);
+            let reread: ParkedState = serde_json::from_value(rewritten).unwrap();
+            assert_eq!(reread, read);
+
+            // The resume runs under the parked config: no stamp in the invoke, nothing else
+            // to fall back on (without the parked config this is refused).
+            let db = crate::Database::connect("sqlite::memory:").await.unwrap();
+            let store = crate::Stores::new(db, Vec::new()).interactions;
+            let invoke = InvokeRequest::default();
+            let redaction = gatehouse_wire::effective::StampPolicy::default().redaction;
+            let resolved = resume_config(&store, "p", &read, &invoke, redaction)
+                .await
+                .unwrap();
+            assert_eq!(Some(resolved.parameters()), old["stamped"].as_object());
+            assert_eq!(resolved.source, ConfigSource::Inline);
+            let resolved_again = resume_config(&store, "p", &reread, &invoke, redaction)
+                .await
+                .unwrap();
+            assert_eq!(resolved_again, resolved);
+            store.db().close().await;
+        }
+    }
 }

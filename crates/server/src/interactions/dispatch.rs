@@ -24,7 +24,7 @@
 //! it runs no tool (the tool-run ledger is fenced by the lease) and writes nothing. An
 //! attempt whose approved tool could not be recorded in the ledger (the database failed
 //! mid-resume) does not run it and writes nothing either: the job is retried, and after
-//! [`MAX_ATTEMPTS`](crate::db::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
+//! [`MAX_ATTEMPTS`](super::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`).
 //!
 //! Each worker reports that it is alive to readiness ([`crate::readiness`]).
 //!
@@ -43,9 +43,10 @@ use super::store::{
     ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, TurnClaim, TurnRecord,
 };
 use super::turn::{begin_turn, end_turn, ResumePoint, TurnInput, TurnWrite};
+use crate::error::ApiError;
 use crate::metrics::ResumeOutcome;
 use crate::readiness::{PulseGuard, Task};
-use crate::AppState;
+use crate::{AppState, StoreError};
 
 /// The actor recorded for resumes.
 pub const DISPATCHER_ACTOR: &str = "dispatcher";
@@ -57,6 +58,31 @@ pub const NOT_THE_PARKED_GATE_CODE: &str = "NOT_THE_PARKED_GATE";
 /// The code of `resolution.error` on an answered row whose parked turn another answer's
 /// resume claimed first: it resumed nothing.
 pub const TURN_ALREADY_RESUMED_CODE: &str = "TURN_ALREADY_RESUMED";
+
+/// Why a resume attempt failed: the job is retried after its lease, and after
+/// [`MAX_ATTEMPTS`](super::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`). Its
+/// text is what the job records and the log says.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// The database failed (reading the row or the turn, claiming the turn, completing
+    /// the job).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The parked turn's state does not read as a [`ParkedState`].
+    #[error("the parked turn's state is unreadable: {0}")]
+    UnreadableParkedState(serde_json::Error),
+    /// The parked turn has no state.
+    #[error("the parked turn has no state")]
+    NoParkedState,
+    /// The resumed turn could not start.
+    #[error(transparent)]
+    Turn(ApiError),
+    /// The turn's guard stopped the attempt
+    /// ([`ExecutedTurn::attempt_lost`](super::turn::ExecutedTurn::attempt_lost): its
+    /// lease moved on, or the tool-run ledger could not record the approved tool).
+    #[error("{0}")]
+    AttemptLost(String),
+}
 
 /// Start the resume workers ([`ServerConfig::resume_workers`](crate::ServerConfig::resume_workers),
 /// at least one); the handle ends when they all have, at shutdown.
@@ -134,7 +160,7 @@ async fn process(state: &AppState, job: &ClaimedJob) {
     let Err(reason) = crate::db::waiting_at_most_once(resume(state, job)).await else {
         return;
     };
-    match state.interactions.fail_job(job, &reason).await {
+    match state.interactions.fail_job(job, &reason.to_string()).await {
         Ok(FailOutcome::Retrying) => {
             state.metrics.resume(ResumeOutcome::Retrying);
             tracing::warn!(interaction_id = %job.interaction_id, %reason, attempt = job.attempts, "resume failed; the lease will expire and it is retried");
@@ -161,7 +187,7 @@ async fn complete_without_resume(
     job: &ClaimedJob,
     note: &str,
     error: Option<serde_json::Value>,
-) -> Result<(), String> {
+) -> Result<(), ResumeError> {
     tracing::info!(interaction_id = %job.interaction_id, note, "nothing to resume");
     let resolution = error.map(|error| {
         let mut resolution = JsonObject::new();
@@ -177,8 +203,7 @@ async fn complete_without_resume(
     state
         .interactions
         .complete_job(job, &completion, None)
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     Ok(())
 }
 
@@ -188,7 +213,7 @@ async fn not_the_parked_gate(
     state: &AppState,
     parked_turn: &TurnRecord,
     parked: &ParkedState,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, ResumeError> {
     let gate = state
         .interactions
         .find_by_token(
@@ -196,8 +221,7 @@ async fn not_the_parked_gate(
             &parked_turn.session_id,
             &parked.token,
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let gate_id = gate.map(|g| g.id);
     let message = match &gate_id {
         Some(id) => format!(
@@ -235,13 +259,9 @@ fn turn_already_resumed(
 }
 
 /// Resume one claimed job. `Err` leaves the job to be retried after its lease.
-async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
+async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), ResumeError> {
     let store = &state.interactions;
-    let Some(row) = store
-        .get_interaction_any(&job.interaction_id)
-        .await
-        .map_err(|e| e.to_string())?
-    else {
+    let Some(row) = store.get_interaction_any(&job.interaction_id).await? else {
         return complete_without_resume(state, job, "the interaction no longer exists", None).await;
     };
     if row.status() != InteractionStatus::Responded {
@@ -249,10 +269,7 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         return complete_without_resume(state, job, &note, None).await;
     }
     let parked_turn = match row.turn_id.as_deref() {
-        Some(turn_id) => store
-            .get_turn(&row.project_id, turn_id)
-            .await
-            .map_err(|e| e.to_string())?,
+        Some(turn_id) => store.get_turn(&row.project_id, turn_id).await?,
         None => None,
     };
     let Some(parked_turn) = parked_turn.filter(|t| t.parked_state.is_some()) else {
@@ -266,8 +283,8 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         .clone()
         .map(serde_json::from_value)
         .transpose()
-        .map_err(|e| format!("the parked turn's state is unreadable: {e}"))?
-        .ok_or("the parked turn has no state")?;
+        .map_err(ResumeError::UnreadableParkedState)?
+        .ok_or(ResumeError::NoParkedState)?;
     // A parked turn waits on one gate, the row it wrote (its session and token); another
     // row naming the turn resumes nothing, whatever it shows.
     if row.session_id != parked_turn.session_id || row.token != parked.token {
@@ -276,11 +293,7 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         return complete_without_resume(state, job, note, Some(error)).await;
     }
     // One resume per parked turn: claim it before anything runs.
-    match store
-        .claim_parked_turn(job, &parked_turn.id)
-        .await
-        .map_err(|e| e.to_string())?
-    {
+    match store.claim_parked_turn(job, &parked_turn.id).await? {
         TurnClaim::Claimed => {}
         TurnClaim::ClaimedByOther {
             interaction_id,
@@ -331,14 +344,14 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         },
     )
     .await
-    .map_err(|err| err.to_string())?;
+    .map_err(ResumeError::Turn)?;
     // The attempt stopped because it could not go on safely (its lease moved on, or the
     // tool-run ledger could not record the approved tool, which therefore did not run):
     // nothing of it is written, and the job is retried after its lease. An approval is
     // never recorded as a resume that ran nothing.
     if let Some(reason) = executed.attempt_lost.clone() {
         end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
-        return Err(reason);
+        return Err(ResumeError::AttemptLost(reason));
     }
     let mut resolution = JsonObject::new();
     let verdict = if answer.approved {
@@ -383,7 +396,36 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), String> {
         }
         Err(err) => {
             end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
-            Err(err.to_string())
+            Err(err.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts a failed attempt records on its job (and, at the last attempt, on the
+    /// row), exactly as the version before [`ResumeError`] wrote them.
+    #[test]
+    fn resume_errors_read_as_the_texts_already_written() {
+        let unreadable =
+            || serde_json::from_value::<ParkedState>(serde_json::json!({"script": 5})).unwrap_err();
+        assert_eq!(
+            ResumeError::UnreadableParkedState(unreadable()).to_string(),
+            format!("the parked turn's state is unreadable: {}", unreadable())
+        );
+        assert_eq!(
+            ResumeError::NoParkedState.to_string(),
+            "the parked turn has no state"
+        );
+        let store = || StoreError::Fenced("the lease moved on".to_string());
+        assert_eq!(ResumeError::from(store()).to_string(), store().to_string());
+        let turn = || ApiError::new(gatehouse_wire::error::GatehouseCode::NotFound, "gone");
+        assert_eq!(ResumeError::Turn(turn()).to_string(), turn().to_string());
+        assert_eq!(
+            ResumeError::AttemptLost("lease lost".to_string()).to_string(),
+            "lease lost"
+        );
     }
 }

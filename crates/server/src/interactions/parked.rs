@@ -1,6 +1,6 @@
 //! The durable state of a parked turn ([`ParkedState`]): everything its resume needs,
-//! the config kept REDACTED, so nothing the redaction strips is at rest; and the startup
-//! scrub of states an older version wrote unredacted ([`scrub_parked_configs`]).
+//! the config kept once and REDACTED, so nothing the redaction strips is at rest; and the
+//! startup scrub of states an older version wrote unredacted ([`scrub_parked_configs`]).
 
 use gatehouse_wire::interaction::References;
 use gatehouse_wire::redact::{redact_effective_parameters, Redaction};
@@ -11,6 +11,12 @@ use super::store::InteractionStore;
 use crate::runner::{GateRequest, Step};
 
 /// The durable state of a parked turn: everything a resume needs.
+///
+/// Stored as JSON in the turn's row and read back by a resume, possibly by a newer
+/// version: a field added later needs a default. A state written by an older version
+/// also has `stamped` (the stamped `effectiveParameters`: a second copy of the config a
+/// resume reads from `config`): it is ignored when read (serde skips unknown fields),
+/// and no longer written.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParkedState {
     /// The whole script of the turn.
@@ -20,8 +26,9 @@ pub struct ParkedState {
     /// The gate row's token.
     pub token: String,
     /// The config the turn ran under, REDACTED by the stamp's rule (exact and secret-free,
-    /// whatever its size: the stamp cap is for the wire and the row, not for this). A
-    /// resume runs under it. Absent only in a state written by an older version.
+    /// whatever its size: the stamp cap is for the wire and the row, not for this): the
+    /// stamp when the turn was stamped. A resume runs under it. Absent only in a state
+    /// written by an older version.
     #[serde(default)]
     pub config: Option<JsonObject>,
     /// True when `config` is redacted (every state this version writes; an older state's
@@ -34,8 +41,6 @@ pub struct ParkedState {
     pub model: Option<String>,
     /// The references it ran with.
     pub references: Option<References>,
-    /// The stamped `effectiveParameters` (absent when not stamped).
-    pub stamped: Option<JsonObject>,
     /// The execution session the turn ran in: its resume (and every retry of it)
     /// continues there. Absent in a state written by an older version, or without the
     /// execution service.

@@ -397,7 +397,7 @@ impl<'a> TurnRun<'a> {
                 };
                 let reason = RefusedResume {
                     code: RESUME_REFUSED_CODE,
-                    reason,
+                    reason: reason.to_string(),
                 };
                 Ok((refused, Some(reason)))
             }
@@ -560,7 +560,9 @@ impl<'a> TurnRun<'a> {
                     script,
                 };
             }
-            (None, Err(problem), _) | (None, _, Err(problem)) => ("invalid config", problem),
+            (None, Err(problem), _) | (None, _, Err(problem)) => {
+                ("invalid config", problem.to_string())
+            }
         };
         let line = format!(
             "[model={}] failed: {what}: {problem}",
@@ -626,7 +628,6 @@ impl<'a> TurnRun<'a> {
             config_source: resolved.source.as_str().to_string(),
             model,
             references,
-            stamped: request.effective_parameters.clone(),
             execution_session_id,
         };
         let parked = serde_json::to_value(&parked)
