@@ -52,7 +52,7 @@ fn schema_errors(name: &str, document: &Value) -> Vec<String> {
 
 /// Decode `document` as the registered type `name` and serialize it back.
 fn decode(name: &str, document: &Value) -> Result<Value, WireDecodeError> {
-    use gatehouse_wire::{capabilities, error, execution, interaction, invoke, run};
+    use gatehouse_wire::{capabilities, error, execution, interaction, invoke, run, sessions};
     macro_rules! via {
         ($t:ty) => {
             from_json_value::<$t>(document.clone()).map(|v| serde_json::to_value(&v).unwrap())
@@ -93,6 +93,24 @@ fn decode(name: &str, document: &Value) -> Result<Value, WireDecodeError> {
         "CapabilitiesResponse" => via!(capabilities::CapabilitiesResponse),
         "ReadinessResponse" => via!(gatehouse_wire::health::ReadinessResponse),
         "WebhookDeliveriesResponse" => via!(gatehouse_wire::webhooks::WebhookDeliveriesResponse),
+        "SessionInteractionRespondRequest" => via!(sessions::SessionInteractionRespondRequest),
+        "SessionInteractionContinuationResponse" => {
+            via!(sessions::SessionInteractionContinuationResponse)
+        }
+        "SessionContinuationResumeResponse" => via!(sessions::SessionContinuationResumeResponse),
+        "ErrorEnvelope" => via!(sessions::ErrorEnvelope),
+        "DetailWrappedEnvelope" => via!(sessions::DetailWrappedEnvelope),
+        "SessionCancelRequest" => via!(sessions::SessionCancelRequest),
+        "SessionCancelResponse" => via!(sessions::SessionCancelResponse),
+        "CancelError" => via!(sessions::CancelError),
+        "SessionCommand" => via!(sessions::SessionCommand),
+        "SessionSnapshotResponse" => via!(sessions::SessionSnapshotResponse),
+        "SessionStreamResponse" => via!(sessions::SessionStreamResponse),
+        "PendingInputResponse" => via!(sessions::PendingInputResponse),
+        "SessionDurableEvent" => via!(sessions::SessionDurableEvent),
+        "SessionLiveFrame" => via!(sessions::SessionLiveFrame),
+        "SessionRelayClose" => via!(sessions::SessionRelayClose),
+        "SessionCapabilities" => via!(sessions::SessionCapabilities),
         other => panic!("no decoder for {other}: add it here and a sample below"),
     }
 }

@@ -16,6 +16,7 @@
 //! | B1/B2 execution sessions, interventions, events | [`execution`] |
 //! | both upstream error envelopes, Gatehouse error codes | [`error`] |
 //! | C5 capability discovery | [`capabilities`] |
+//! | Agenta's durable session control (v0.121+): respond 202, Stop, snapshot, events, error envelope | [`sessions`] |
 //! | readiness (`GET /health/ready`) | [`health`] |
 //! | generated JSON Schema registry (feature `schema`) | [`schema`] |
 //! | the server's HTTP API as data: every route (method, path, parameters, bodies, errors) | [`routes`] |
@@ -110,6 +111,7 @@ pub mod schema;
 #[cfg(feature = "schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod schema_dir;
+pub mod sessions;
 pub mod webhooks;
 
 pub use json::{from_json_slice, from_json_value, WireDecodeError};

@@ -34,6 +34,12 @@ use crate::invoke::{
     CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
 };
 use crate::run::{RunRequest, RunResult, RunStreamRecord};
+use crate::sessions::{
+    CancelError, DetailWrappedEnvelope, ErrorEnvelope, PendingInputResponse, SessionCancelRequest,
+    SessionCancelResponse, SessionCapabilities, SessionCommand, SessionContinuationResumeResponse,
+    SessionDurableEvent, SessionInteractionContinuationResponse, SessionInteractionRespondRequest,
+    SessionLiveFrame, SessionRelayClose, SessionSnapshotResponse, SessionStreamResponse,
+};
 use crate::webhooks::WebhookDeliveriesResponse;
 use crate::JsonObject;
 
@@ -297,6 +303,86 @@ pub fn all() -> Vec<SchemaEntry> {
             "WebhookDeliveriesResponse",
             "webhook_deliveries_response.schema.json",
             "GET /api/webhooks/deliveries: the webhook outbox of a project, newest first.",
+        ),
+        generate::<SessionInteractionRespondRequest>(
+            "SessionInteractionRespondRequest",
+            "session_interaction_respond_request.schema.json",
+            "Agenta v0.121+ durable respond: POST /sessions/interactions/{id}/respond body: answer, or answers[] of {interaction_id, answer} (1..100, the path's interaction among them), and optional expected_execution_id. Idempotency-Key header required.",
+        ),
+        generate::<SessionInteractionContinuationResponse>(
+            "SessionInteractionContinuationResponse",
+            "session_interaction_continuation_response.schema.json",
+            "Agenta v0.121+ durable respond 202: {interaction, command (null when nothing new was created), execution {id, state}}; null keys present.",
+        ),
+        generate::<SessionContinuationResumeResponse>(
+            "SessionContinuationResumeResponse",
+            "session_continuation_resume_response.schema.json",
+            "Agenta v0.121+: POST /sessions/{id}/continuations/resume 200: {resumed}.",
+        ),
+        generate::<ErrorEnvelope>(
+            "ErrorEnvelope",
+            "error_envelope.schema.json",
+            "Agenta v0.121+ session-control error envelope {code, message, retryable, details?, next_step?} (respond 409/422, the Idempotency-Key 422 of cancel); keys absent rather than null.",
+        ),
+        generate::<DetailWrappedEnvelope>(
+            "DetailWrappedEnvelope",
+            "detail_wrapped_envelope.schema.json",
+            "Agenta v0.121+: the error envelope under FastAPI's detail, {detail: {code, message, retryable, details?, next_step?}} (pending inputs, runner admission).",
+        ),
+        generate::<SessionCancelRequest>(
+            "SessionCancelRequest",
+            "session_cancel_request.schema.json",
+            "Agenta v0.121+ durable Stop: POST /sessions/{id}/cancel body (optional): {expected_execution_id?}. Idempotency-Key header optional.",
+        ),
+        generate::<SessionCancelResponse>(
+            "SessionCancelResponse",
+            "session_cancel_response.schema.json",
+            "Agenta v0.121+ durable Stop 202 {command {id, state: pending}, execution {id, state: stopping}} or 200 {command {id, state: obsolete}, execution {id: null, state: idle}}. The run's outcome is not in it.",
+        ),
+        generate::<CancelError>(
+            "CancelError",
+            "cancel_error.schema.json",
+            "Agenta v0.121+ durable Stop error bodies: {detail: {message, current_execution_id}} (stale expectation), {detail: {message, state}} (not claimable) or {detail: message}.",
+        ),
+        generate::<SessionCommand>(
+            "SessionCommand",
+            "session_command.schema.json",
+            "Agenta v0.121+: a durable session command (cancel, continue_interaction, continue_input): its delivery state (pending, claimed, applied, obsolete) apart from the run's outcome.",
+        ),
+        generate::<SessionSnapshotResponse>(
+            "SessionSnapshotResponse",
+            "session_snapshot_response.schema.json",
+            "Agenta v0.121+: GET /sessions/{id} 200 (exclude_none: absent rather than null): execution_state, pending inputs and interactions, read {latest_sequence, history_complete}, capabilities.",
+        ),
+        generate::<SessionStreamResponse>(
+            "SessionStreamResponse",
+            "session_stream_response.schema.json",
+            "Agenta: GET /sessions/streams/?session_id= 200: {stream, capabilities}; null keys present.",
+        ),
+        generate::<PendingInputResponse>(
+            "PendingInputResponse",
+            "pending_input_response.schema.json",
+            "Agenta v0.121+: DELETE /sessions/{id}/inputs/{input_id} 200: {input}.",
+        ),
+        generate::<SessionDurableEvent>(
+            "SessionDurableEvent",
+            "session_durable_event.schema.json",
+            "Agenta v0.121+: a durable event of GET /sessions/{id}/events?after=N (SSE data, kind event): replayed with its sequence.",
+        ),
+        generate::<SessionLiveFrame>(
+            "SessionLiveFrame",
+            "session_live_frame.schema.json",
+            "Agenta v0.121+: a live frame of GET /sessions/{id}/events (SSE data, kind frame); not replayed.",
+        ),
+        generate::<SessionRelayClose>(
+            "SessionRelayClose",
+            "session_relay_close.schema.json",
+            "Agenta v0.121+: the data of event: relay-close, the last frame of GET /sessions/{id}/events: {reason, reconnect}.",
+        ),
+        generate::<SessionCapabilities>(
+            "SessionCapabilities",
+            "session_capabilities.schema.json",
+            "Agenta v0.121+: {durable_approvals, queue, steer}, in the snapshot and the stream.",
         ),
     ]
 }
