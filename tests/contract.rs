@@ -224,7 +224,7 @@ fn run_result_goldens_parse_validate_and_round_trip() {
         let from_value: RunResult = from_json_value(serde_json::from_str(&text).unwrap()).unwrap();
         assert_eq!(from_bytes, from_value, "{file}");
     }
-    let mut expected = ok.clone();
+    let mut expected = ok;
     expected["events"]
         .as_array_mut()
         .unwrap()
@@ -878,7 +878,7 @@ fn the_fingerprint_ignores_effective_parameters_and_tracks_the_model() {
         "effectiveParameters is not hashed"
     );
 
-    let mut other_model = with.clone();
+    let mut other_model = with;
     other_model.model = Some("openai-codex/gpt-5.6".into());
     assert_ne!(
         fingerprint,
@@ -1298,7 +1298,7 @@ fn the_run_request_schema_ties_keys_to_the_harness_and_the_session() {
     let mut doc = golden.clone();
     doc["harnessMode"] = json!("read-only");
     assert!(!schema_errors("RunRequest", &doc).is_empty());
-    let mut doc = golden.clone();
+    let mut doc = golden;
     doc.as_object_mut().unwrap().shift_remove("tools");
     assert!(!schema_errors("RunRequest", &doc).is_empty());
     doc["harness"] = json!("mock");

@@ -66,7 +66,7 @@ async fn logs_and_errors_never_show_the_key_or_parameter_contents() {
     assert!(text.contains("status=500"), "{text}");
     assert!(text.contains("duration_ms"), "{text}");
     for (what, rendered) in [
-        ("logs", text.clone()),
+        ("logs", text),
         ("e1", format!("{e1} {e1:?}")),
         ("e2", format!("{e2} {e2:?}")),
         ("e3", format!("{e3} {e3:?}")),

@@ -472,7 +472,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         max_connections_per_client = state.budget.max_connections_per_client,
         "connection caps from the open-file limit"
     );
-    let server = tokio::spawn(http::serve(listener, router, limits, shutdown_rx.clone()));
+    let server = tokio::spawn(http::serve(listener, router, limits, shutdown_rx));
     let dispatcher = state
         .config
         .run_dispatcher

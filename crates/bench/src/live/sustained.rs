@@ -104,9 +104,8 @@ pub fn bench_sustained(
         database_url: database_url.clone(),
         ..TestServerOptions::default()
     })?;
-    let url = database_url
-        .clone()
-        .unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
+    let url =
+        database_url.unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
     let workers = server.server.state().config.resume_workers;
     let client = client_for(&server)?;
     let result = rt

@@ -181,7 +181,7 @@ proptest! {
         let _ = auto_error_head_start(&bytes);
         let ours = json_error_response(status, GatehouseCode::BadRequest, "x");
         prop_assert_eq!(auto_error_head_start(&ours), None);
-        let mut after = bytes.clone();
+        let mut after = bytes;
         after.extend_from_slice(&ours);
         prop_assert_eq!(auto_error_head_start(&after), None);
     }
