@@ -5,7 +5,7 @@
 //! | 0 | ok |
 //! | 1 | any other error (server down, invalid input, invalid document, timeout, ...) |
 //! | 2 | usage error (bad flags, unknown schema type name, an unusable connection setting) |
-//! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, ...); `wire stamp`: nothing would be stamped |
+//! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, a turn that can no longer be continued, a stale execution, a reused idempotency key, ...); `wire stamp`: nothing would be stamped |
 //! | 4 | not found |
 //! | 5 | capability unavailable on this host |
 //! | 6 | permission denied (403) |
@@ -115,6 +115,9 @@ pub fn exit_for(kind: ErrorKind) -> Exit {
         | ErrorKind::OperationConflict
         | ErrorKind::DispatchOwnershipLost
         | ErrorKind::ResolvedDifferently
+        | ErrorKind::TurnNotContinuable
+        | ErrorKind::StaleExecution
+        | ErrorKind::IdempotencyKeyReused
         | ErrorKind::Conflict => Exit::Conflict,
         ErrorKind::NotFound => Exit::NotFound,
         ErrorKind::CapabilityUnavailable => Exit::Unavailable,
@@ -168,6 +171,13 @@ mod tests {
             );
         }
         assert_eq!(exit_for(ErrorKind::ResolvedDifferently), Exit::Conflict);
+        for conflict in [
+            ErrorKind::TurnNotContinuable,
+            ErrorKind::StaleExecution,
+            ErrorKind::IdempotencyKeyReused,
+        ] {
+            assert_eq!(exit_for(conflict).code(), 3, "{conflict}");
+        }
         assert_eq!(exit_for(ErrorKind::NotFound), Exit::NotFound);
         assert_eq!(
             exit_for(ErrorKind::CapabilityUnavailable),

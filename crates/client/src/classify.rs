@@ -3,14 +3,18 @@
 //!
 //! Conflicts that share the 409 status are told apart (CONTRACT.md C3) from
 //! Gatehouse's machine code when the server sends one, else from the exact upstream
-//! messages of Agenta and AgentPlat. AgentPlat's coarse codes (`error.code`) tell a
-//! validation failure from a malformed request, and its missing-tenant 400 is told
-//! apart by its message. Every text kept goes through [`crate::redact`].
+//! messages of Agenta and AgentPlat. Agenta's durable session control (v0.121+) answers
+//! its 409s and 422s with an error envelope `{code, message, retryable, details?}`
+//! (top-level, or under `detail`), told apart by its `code` and `details`. AgentPlat's
+//! coarse codes (`error.code`) tell a validation failure from a malformed request, and
+//! its missing-tenant 400 is told apart by its message. Every text kept goes through
+//! [`crate::redact`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_wire::error::{messages, GatehouseCode};
+use gatehouse_wire::sessions::{ErrorCode, ErrorEnvelope};
 
 use crate::error::{Error, Operation};
 use crate::redact::{
@@ -25,9 +29,15 @@ pub(crate) struct ErrorBodyInfo {
     pub gatehouse_code: Option<GatehouseCode>,
     /// AgentPlat's coarse code (`error.code`).
     pub agentplat_code: Option<String>,
-    /// The readable message (`detail` or `error.message`), bounded.
+    /// The readable message (`detail`, `error.message` or the envelope's `message`),
+    /// bounded.
     pub message: Option<String>,
+    /// Agenta's session-control error envelope, top-level or under `detail`.
+    pub envelope: Option<ErrorEnvelope>,
 }
+
+/// The longest id or state kept from an envelope's `details`.
+const MAX_DETAIL_VALUE_CHARS: usize = 128;
 
 /// Read the error body shapes: FastAPI `{"detail": str|list, "code"?}` and AgentPlat
 /// `{"error": {"code", "message", "gatehouseCode"?}}`.
@@ -66,6 +76,10 @@ pub(crate) fn parse_error_body(body: &[u8]) -> ErrorBodyInfo {
         {
             info.gatehouse_code = Some(code);
         }
+    }
+    if let Some(envelope) = ErrorEnvelope::from_body(&value) {
+        info.message = Some(bound_chars(&envelope.message, MAX_DETAIL_CHARS));
+        info.envelope = Some(envelope);
     }
     // Gatehouse's own code wins; a bare `code` on a body without `detail` is read too.
     if info.gatehouse_code.is_none() {
@@ -111,11 +125,16 @@ pub(crate) fn classify(
         scrub_secret(&text, secrets)
     };
 
+    if let (409 | 422, Some(envelope)) = (status, &info.envelope) {
+        return classify_envelope(operation, status, envelope, detail(), secrets);
+    }
+
     if let Some(code) = info.gatehouse_code {
         use GatehouseCode as G;
         return match code {
             G::AlreadyAnswered => Error::AlreadyAnswered {
                 operation,
+                interaction_status: None,
                 detail: detail(),
             },
             G::RevisionConflict => Error::RevisionConflict {
@@ -162,6 +181,8 @@ pub(crate) fn classify(
             G::ValidationError => Error::Validation {
                 operation,
                 status,
+                field: None,
+                reason: None,
                 detail: detail(),
             },
             G::BadRequest => Error::Invalid {
@@ -173,13 +194,15 @@ pub(crate) fn classify(
                 operation,
                 detail: detail(),
             },
-            G::IdempotencyKeyReused | G::BindingConflict | G::InvalidState | G::Conflict => {
-                Error::Conflict {
-                    operation,
-                    code: Some(code),
-                    detail: detail(),
-                }
-            }
+            G::IdempotencyKeyReused => Error::IdempotencyKeyReused {
+                operation,
+                detail: detail(),
+            },
+            G::BindingConflict | G::InvalidState | G::Conflict => Error::Conflict {
+                operation,
+                code: Some(code),
+                detail: detail(),
+            },
             G::AdapterError | G::InternalError | G::Unavailable => Error::Server {
                 operation,
                 status,
@@ -219,12 +242,16 @@ pub(crate) fn classify(
         422 => Error::Validation {
             operation,
             status,
+            field: None,
+            reason: None,
             detail: detail(),
         },
         400..=499 if info.agentplat_code.as_deref() == Some("VALIDATION_ERROR") => {
             Error::Validation {
                 operation,
                 status,
+                field: None,
+                reason: None,
                 detail: detail(),
             }
         }
@@ -257,7 +284,11 @@ fn is_missing_tenant(info: &ErrorBodyInfo) -> bool {
 /// A 409 without Gatehouse's code: tell the meanings apart by the upstream messages.
 fn classify_conflict(operation: Operation, message: Option<&str>, detail: String) -> Error {
     match message {
-        Some(messages::INTERACTION_NOT_PENDING) => Error::AlreadyAnswered { operation, detail },
+        Some(messages::INTERACTION_NOT_PENDING) => Error::AlreadyAnswered {
+            operation,
+            interaction_status: None,
+            detail,
+        },
         Some(messages::REVISION_CONFLICT) | Some(messages::CHANGED_CONCURRENTLY) => {
             Error::RevisionConflict { operation, detail }
         }
@@ -270,10 +301,72 @@ fn classify_conflict(operation: Operation, message: Option<&str>, detail: String
         Some(messages::SESSION_NOT_ACTIVE) | Some(messages::RUN_NOT_RUNNING) => {
             Error::SessionNotActive { operation, detail }
         }
-        // Agenta's respond has exactly one 409: the row is no longer pending (A5, A7).
-        _ if operation == Operation::RespondInteraction => {
-            Error::AlreadyAnswered { operation, detail }
-        }
+        // Agenta's legacy respond has exactly one 409: the row is no longer pending (A5,
+        // A7). The durable respond's 409s carry the envelope and never reach here.
+        _ if operation == Operation::RespondInteraction => Error::AlreadyAnswered {
+            operation,
+            interaction_status: None,
+            detail,
+        },
+        _ => Error::Conflict {
+            operation,
+            code: None,
+            detail,
+        },
+    }
+}
+
+/// A 409 or 422 carrying Agenta's error envelope: its `code` decides, its `details` fill
+/// in the error (each value bounded and scrubbed).
+fn classify_envelope(
+    operation: Operation,
+    status: u16,
+    envelope: &ErrorEnvelope,
+    detail: String,
+    secrets: &[String],
+) -> Error {
+    let kept = |value: Option<&str>| {
+        value.map(|text| scrub_secret(&bound_chars(text, MAX_DETAIL_VALUE_CHARS), secrets))
+    };
+    let names_the_row = envelope
+        .details
+        .as_ref()
+        .is_some_and(|details| details.contains_key("interaction_status"));
+    match &envelope.code {
+        // The row itself is settled (answered differently, cancelled): the gate is done.
+        ErrorCode::ExecutionTerminal if names_the_row => Error::AlreadyAnswered {
+            operation,
+            interaction_status: envelope.interaction_status(),
+            detail,
+        },
+        // The row may still read pending, but its turn stops or was settled.
+        ErrorCode::ExecutionTerminal => Error::TurnNotContinuable {
+            operation,
+            execution_state: envelope.execution_state(),
+            terminal_outcome: kept(envelope.terminal_outcome()),
+            detail,
+        },
+        ErrorCode::ExecutionMismatch => Error::StaleExecution {
+            operation,
+            current_execution_id: kept(envelope.current_execution_id()),
+            detail,
+        },
+        ErrorCode::IdempotencyKeyReused => Error::IdempotencyKeyReused { operation, detail },
+        ErrorCode::ValidationError => Error::Validation {
+            operation,
+            status,
+            field: kept(envelope.field()),
+            reason: kept(envelope.reason()),
+            detail,
+        },
+        // A code this version does not know: what its status says.
+        _ if status == 422 => Error::Validation {
+            operation,
+            status,
+            field: kept(envelope.field()),
+            reason: kept(envelope.reason()),
+            detail,
+        },
         _ => Error::Conflict {
             operation,
             code: None,
@@ -337,6 +430,7 @@ pub(crate) fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn fastapi_not_pending_without_code_is_already_answered() {
@@ -359,16 +453,8 @@ mod tests {
         let body =
             br#"{"detail":"Interaction is no longer pending","code":"IDEMPOTENCY_KEY_REUSED"}"#;
         let err = classify(Operation::RespondInteraction, 409, None, body, &[]);
-        assert!(
-            matches!(
-                err,
-                Error::Conflict {
-                    code: Some(GatehouseCode::IdempotencyKeyReused),
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        assert!(matches!(err, Error::IdempotencyKeyReused { .. }), "{err:?}");
+        assert!(!err.is_retryable());
         let body = br#"{"error":{"code":"CONFLICT","message":"whatever","gatehouseCode":"DISPATCH_OWNERSHIP_LOST"}}"#;
         let err = classify(Operation::RequestIntervention, 409, None, body, &[]);
         assert!(
@@ -577,4 +663,225 @@ mod tests {
     }
 
     type ErrorKindName = &'static str;
+
+    fn envelope(code: &str, details: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({"code": code, "message": "m", "retryable": false, "details": details})
+    }
+
+    /// Agenta's durable respond: each envelope code its own error, top-level or under
+    /// `detail`, with what its details say.
+    #[test]
+    fn the_durable_envelope_is_classified_by_its_code() {
+        use gatehouse_wire::interaction::InteractionStatus;
+        use gatehouse_wire::sessions::SessionExecutionState;
+        let classify_body = |status: u16, body: serde_json::Value| {
+            classify(
+                Operation::RespondInteraction,
+                status,
+                None,
+                body.to_string().as_bytes(),
+                &[],
+            )
+        };
+        for wrap in [false, true] {
+            let body = |value: serde_json::Value| {
+                if wrap {
+                    serde_json::json!({ "detail": value })
+                } else {
+                    value
+                }
+            };
+            let err = classify_body(
+                409,
+                body(envelope(
+                    "execution_terminal",
+                    serde_json::json!({"interaction_status": "responded"}),
+                )),
+            );
+            assert!(
+                matches!(
+                    err,
+                    Error::AlreadyAnswered {
+                        interaction_status: Some(InteractionStatus::Responded),
+                        ..
+                    }
+                ),
+                "{err:?}"
+            );
+            let err = classify_body(
+                409,
+                body(envelope(
+                    "execution_terminal",
+                    serde_json::json!({"interaction_status": null}),
+                )),
+            );
+            assert!(
+                matches!(
+                    err,
+                    Error::AlreadyAnswered {
+                        interaction_status: None,
+                        ..
+                    }
+                ),
+                "{err:?}"
+            );
+            let err = classify_body(
+                409,
+                body(envelope(
+                    "execution_terminal",
+                    serde_json::json!({"execution_state": "stopping"}),
+                )),
+            );
+            assert!(
+                matches!(
+                    err,
+                    Error::TurnNotContinuable {
+                        execution_state: Some(SessionExecutionState::Stopping),
+                        terminal_outcome: None,
+                        ..
+                    }
+                ),
+                "{err:?}"
+            );
+            let err = classify_body(
+                409,
+                body(envelope(
+                    "execution_terminal",
+                    serde_json::json!({"terminal_outcome": "lost"}),
+                )),
+            );
+            match &err {
+                Error::TurnNotContinuable {
+                    terminal_outcome, ..
+                } => assert_eq!(terminal_outcome.as_deref(), Some("lost")),
+                other => panic!("{other:?}"),
+            }
+            let err = classify_body(
+                409,
+                body(envelope(
+                    "execution_mismatch",
+                    serde_json::json!({"current_execution_id": "turn-7"}),
+                )),
+            );
+            match &err {
+                Error::StaleExecution {
+                    current_execution_id,
+                    ..
+                } => assert_eq!(current_execution_id.as_deref(), Some("turn-7")),
+                other => panic!("{other:?}"),
+            }
+            let err = classify_body(
+                409,
+                body(envelope("idempotency_key_reused", serde_json::json!({}))),
+            );
+            assert_eq!(err.kind(), ErrorKind::IdempotencyKeyReused);
+            assert!(!err.is_retryable());
+            let err = classify_body(
+                422,
+                body(envelope(
+                    "validation_error",
+                    serde_json::json!({"field": "Idempotency-Key", "reason": "too_long"}),
+                )),
+            );
+            match &err {
+                Error::Validation {
+                    status: 422,
+                    field,
+                    reason,
+                    detail,
+                    ..
+                } => {
+                    assert_eq!(field.as_deref(), Some("Idempotency-Key"));
+                    assert_eq!(reason.as_deref(), Some("too_long"));
+                    assert_eq!(detail, "m");
+                }
+                other => panic!("{other:?}"),
+            }
+            // A code this version does not know is a plain conflict, never "answered".
+            let err = classify_body(409, body(envelope("teleported", serde_json::json!({}))));
+            assert!(matches!(err, Error::Conflict { code: None, .. }), "{err:?}");
+        }
+        // The legacy respond's 409 keeps today's meaning.
+        let err = classify_body(
+            409,
+            serde_json::json!({"detail": messages::INTERACTION_NOT_PENDING}),
+        );
+        assert!(
+            matches!(
+                err,
+                Error::AlreadyAnswered {
+                    interaction_status: None,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    /// The kind Agenta's envelope `code` (with its details) must become.
+    fn expected_kind(envelope: &ErrorEnvelope, status: u16) -> ErrorKind {
+        let details = envelope.details.clone().unwrap_or_default();
+        match envelope.code {
+            ErrorCode::ExecutionTerminal if details.contains_key("interaction_status") => {
+                ErrorKind::AlreadyAnswered
+            }
+            ErrorCode::ExecutionTerminal => ErrorKind::TurnNotContinuable,
+            ErrorCode::ExecutionMismatch => ErrorKind::StaleExecution,
+            ErrorCode::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,
+            ErrorCode::ValidationError => ErrorKind::Validation,
+            _ if status == 422 => ErrorKind::Validation,
+            _ => ErrorKind::Conflict,
+        }
+    }
+
+    // upstream conformance: Agenta durable session control
+    /// Every 409 and 422 envelope example of Agenta's durable fixtures (the folder
+    /// iterated), classified by its code; the legacy and FastAPI forms keep their kinds.
+    #[test]
+    fn every_durable_envelope_example_is_classified_by_its_code() {
+        let Some(provenance) = gatehouse_fixtures::require_file(
+            gatehouse_fixtures::Upstream::Agenta,
+            "Agenta durable error classification (crates/client classify.rs)",
+            "durable/PROVENANCE.md",
+        ) else {
+            return;
+        };
+        let examples = provenance.with_file_name("examples");
+        let mut classified = 0;
+        for entry in std::fs::read_dir(&examples).unwrap() {
+            let path = entry.unwrap().path();
+            let example: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let response = &example["response"];
+            let (Some(status), Some(body)) = (response["status"].as_u64(), response.get("body"))
+            else {
+                continue;
+            };
+            let status = u16::try_from(status).unwrap();
+            if !matches!(status, 409 | 422) {
+                continue;
+            }
+            let err = classify(
+                Operation::RespondInteraction,
+                status,
+                None,
+                body.to_string().as_bytes(),
+                &[],
+            );
+            let file = path.file_name().unwrap().to_string_lossy().to_string();
+            let expected = match ErrorEnvelope::from_body(body) {
+                Some(envelope) => {
+                    classified += 1;
+                    expected_kind(&envelope, status)
+                }
+                // FastAPI's own 422 list, the legacy and cancel `{detail}` forms.
+                None if status == 422 => ErrorKind::Validation,
+                None if file.starts_with("legacy.respond.") => ErrorKind::AlreadyAnswered,
+                None => continue,
+            };
+            assert_eq!(err.kind(), expected, "{file}: {err:?}");
+            assert!(!err.is_retryable(), "{file}");
+        }
+        assert!(classified >= 10, "only {classified} envelope examples");
+    }
 }

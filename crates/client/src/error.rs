@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use gatehouse_wire::capabilities::Capability;
 use gatehouse_wire::error::GatehouseCode;
+use gatehouse_wire::interaction::InteractionStatus;
+use gatehouse_wire::sessions::SessionExecutionState;
 
 /// The client call that failed. Its [`Display`](fmt::Display) is the snake_case name
 /// used in tracing spans and error messages. Each call takes the route of the registry
@@ -218,11 +220,15 @@ pub type TransportSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
 #[non_exhaustive]
 pub enum Error {
     /// 409: the interaction is no longer pending (answered elsewhere, or cancelled).
-    /// Benign for a person: the gate is settled.
-    #[error("{operation}: interaction is no longer pending ({detail})")]
+    /// Benign for a person: the gate is settled. Agenta's durable respond says so with
+    /// `execution_terminal` and the row's status (`responded`: answered differently,
+    /// `cancelled`: the gate went away).
+    #[error("{operation}: interaction is no longer pending{} ({detail})", interaction_status.as_ref().map(|s| format!(", it is {s}")).unwrap_or_default())]
     AlreadyAnswered {
         /// The failed call.
         operation: Operation,
+        /// The row's status, when the server said it (Agenta's durable respond).
+        interaction_status: Option<InteractionStatus>,
         /// The server's text.
         detail: String,
     },
@@ -285,6 +291,44 @@ pub enum Error {
         /// The server's text.
         detail: String,
     },
+    /// 409 (Agenta's durable respond, `execution_terminal`): the turn the gate belongs to
+    /// can no longer be continued: it is stopping or settled (`execution_state`, e.g.
+    /// `stopping` after a Stop won, `terminal` after another answer continued it), or
+    /// another settler won (`terminal_outcome`, e.g. `lost`). The answer cannot apply;
+    /// read the session again.
+    #[error("{operation}: the turn can no longer be continued{}{} ({detail})", execution_state.as_ref().map(|s| format!(", it is {s}")).unwrap_or_default(), terminal_outcome.as_deref().map(|o| format!(", its outcome is {o}")).unwrap_or_default())]
+    TurnNotContinuable {
+        /// The failed call.
+        operation: Operation,
+        /// The source execution's state, when the server said it.
+        execution_state: Option<SessionExecutionState>,
+        /// The outcome that settled the source execution, when the server said it.
+        terminal_outcome: Option<String>,
+        /// The server's text.
+        detail: String,
+    },
+    /// 409 (Agenta's `execution_mismatch`): the interaction belongs to another execution
+    /// than the request expected (`expected_execution_id`), or the answers span
+    /// executions. `current_execution_id` is the interaction's execution.
+    #[error("{operation}: the interaction belongs to another execution{} ({detail})", current_execution_id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default())]
+    StaleExecution {
+        /// The failed call.
+        operation: Operation,
+        /// The execution the interaction belongs to, when the server said it.
+        current_execution_id: Option<String>,
+        /// The server's text.
+        detail: String,
+    },
+    /// 409: the `Idempotency-Key` was used before with another request (Agenta's
+    /// `idempotency_key_reused`, Gatehouse's `IDEMPOTENCY_KEY_REUSED`). Never retried:
+    /// the same key cannot carry this request.
+    #[error("{operation}: the idempotency key was used for another request ({detail})")]
+    IdempotencyKeyReused {
+        /// The failed call.
+        operation: Operation,
+        /// The server's text.
+        detail: String,
+    },
     /// Any other 409: `code` is Gatehouse's machine code when the server sent one
     /// (e.g. `IDEMPOTENCY_KEY_REUSED`, `BINDING_CONFLICT`, `INVALID_STATE`).
     #[error("{operation}: conflict{} ({detail})", code.map(|c| format!(" {c}")).unwrap_or_default())]
@@ -337,13 +381,19 @@ pub enum Error {
     },
     /// 400 or 422: the request failed the server's validation (AgentPlat's and
     /// Gatehouse's `VALIDATION_ERROR`, FastAPI's 422), e.g. "Run intervention checkpoint
-    /// is invalid". `detail` is the server's explanation (validation lists joined).
-    #[error("{operation}: validation failed, HTTP {status} ({detail})")]
+    /// is invalid". `detail` is the server's explanation (validation lists joined);
+    /// `field` and `reason` are Agenta's `validation_error` details, when sent (e.g.
+    /// `Idempotency-Key`, `required`).
+    #[error("{operation}: validation failed, HTTP {status}{} ({detail})", field.as_deref().map(|f| format!(", {f}{}", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())).unwrap_or_default())]
     Validation {
         /// The failed call.
         operation: Operation,
         /// The HTTP status.
         status: u16,
+        /// The field the server named, when it named one.
+        field: Option<String>,
+        /// Why the field was refused (e.g. `required`, `too_long`), when the server said.
+        reason: Option<String>,
         /// The server's text.
         detail: String,
     },
@@ -481,6 +531,9 @@ impl Error {
             | Self::ResolvedDifferently { operation, .. }
             | Self::InterventionLimit { operation, .. }
             | Self::SessionNotActive { operation, .. }
+            | Self::TurnNotContinuable { operation, .. }
+            | Self::StaleExecution { operation, .. }
+            | Self::IdempotencyKeyReused { operation, .. }
             | Self::Conflict { operation, .. }
             | Self::CapabilityUnavailable { operation, .. }
             | Self::Unauthorized { operation, .. }
@@ -518,6 +571,9 @@ impl Error {
             Self::ResolvedDifferently { .. } => ErrorKind::ResolvedDifferently,
             Self::InterventionLimit { .. } => ErrorKind::InterventionLimit,
             Self::SessionNotActive { .. } => ErrorKind::SessionNotActive,
+            Self::TurnNotContinuable { .. } => ErrorKind::TurnNotContinuable,
+            Self::StaleExecution { .. } => ErrorKind::StaleExecution,
+            Self::IdempotencyKeyReused { .. } => ErrorKind::IdempotencyKeyReused,
             Self::Conflict { .. } => ErrorKind::Conflict,
             Self::CapabilityUnavailable { .. } => ErrorKind::CapabilityUnavailable,
             Self::Unauthorized { .. } => ErrorKind::Unauthorized,
@@ -545,7 +601,7 @@ impl Error {
     /// use gatehouse_client::{Error, Operation};
     /// let busy = Error::Server { operation: Operation::QueryInteractions, status: 503, code: None, body: String::new() };
     /// assert!(busy.is_retryable());
-    /// let gone = Error::AlreadyAnswered { operation: Operation::RespondInteraction, detail: String::new() };
+    /// let gone = Error::AlreadyAnswered { operation: Operation::RespondInteraction, interaction_status: None, detail: String::new() };
     /// assert!(!gone.is_retryable());
     /// ```
     pub fn is_retryable(&self) -> bool {
@@ -556,7 +612,7 @@ impl Error {
     ///
     /// ```
     /// use gatehouse_client::{Error, Operation};
-    /// let err = Error::AlreadyAnswered { operation: Operation::RespondInteraction, detail: String::new() };
+    /// let err = Error::AlreadyAnswered { operation: Operation::RespondInteraction, interaction_status: None, detail: String::new() };
     /// assert_eq!(err.http_status(), Some(409));
     /// ```
     pub fn http_status(&self) -> Option<u16> {
@@ -568,6 +624,9 @@ impl Error {
             | Self::ResolvedDifferently { .. }
             | Self::InterventionLimit { .. }
             | Self::SessionNotActive { .. }
+            | Self::TurnNotContinuable { .. }
+            | Self::StaleExecution { .. }
+            | Self::IdempotencyKeyReused { .. }
             | Self::Conflict { .. } => Some(409),
             Self::NotFound { .. } => Some(404),
             Self::Unauthorized { .. } => Some(401),
@@ -619,6 +678,12 @@ pub enum ErrorKind {
     InterventionLimit,
     /// See [`Error::SessionNotActive`].
     SessionNotActive,
+    /// See [`Error::TurnNotContinuable`].
+    TurnNotContinuable,
+    /// See [`Error::StaleExecution`].
+    StaleExecution,
+    /// See [`Error::IdempotencyKeyReused`].
+    IdempotencyKeyReused,
     /// See [`Error::Conflict`].
     Conflict,
     /// See [`Error::CapabilityUnavailable`].
@@ -658,7 +723,7 @@ impl ErrorKind {
     /// their tests).
     ///
     /// ```
-    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 24);
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 27);
     /// ```
     pub const ALL: &'static [ErrorKind] = &[
         Self::AlreadyAnswered,
@@ -669,6 +734,9 @@ impl ErrorKind {
         Self::ResolvedDifferently,
         Self::InterventionLimit,
         Self::SessionNotActive,
+        Self::TurnNotContinuable,
+        Self::StaleExecution,
+        Self::IdempotencyKeyReused,
         Self::Conflict,
         Self::CapabilityUnavailable,
         Self::Unauthorized,
@@ -703,6 +771,9 @@ impl ErrorKind {
             Self::ResolvedDifferently => "resolved_differently",
             Self::InterventionLimit => "intervention_limit",
             Self::SessionNotActive => "session_not_active",
+            Self::TurnNotContinuable => "turn_not_continuable",
+            Self::StaleExecution => "stale_execution",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::Conflict => "conflict",
             Self::CapabilityUnavailable => "capability_unavailable",
             Self::Unauthorized => "unauthorized",

@@ -506,11 +506,12 @@ impl Interactions {
                 tracing::info!("respond landed on an earlier attempt; the row holds our answer");
                 Ok(row)
             }
-            Ok(_) => match err {
+            Ok(row) => match err {
                 // Someone else's answer (or a cancel) settled the gate.
                 Error::AlreadyAnswered { .. } | Error::Conflict { .. } => {
                     Err(Error::AlreadyAnswered {
                         operation: Operation::RespondInteraction,
+                        interaction_status: row.status,
                         detail: gatehouse_wire::error::messages::INTERACTION_NOT_PENDING
                             .to_string(),
                     })

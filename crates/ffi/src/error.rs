@@ -87,6 +87,34 @@ pub enum GatehouseError {
         /// The server's detail.
         details: Option<String>,
     },
+    /// The turn the gate belongs to can no longer be continued (Agenta's durable respond:
+    /// a Stop won, another answer continued it, or it was lost): the answer cannot apply.
+    /// Refresh the session.
+    #[error("{msg}")]
+    TurnNotContinuable {
+        /// What happened, with the turn's state or outcome when the server said it.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
+    /// The interaction belongs to another execution than the one the answer expected:
+    /// refresh and answer the gate of the current turn.
+    #[error("{msg}")]
+    StaleExecution {
+        /// What happened, with the interaction's execution when the server said it.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
+    /// The idempotency key was already used for another request. Never retried: send
+    /// the new request under a new key.
+    #[error("{msg}")]
+    IdempotencyKeyReused {
+        /// What happened.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
     /// Any other conflict (409); `details` starts with Gatehouse's machine code when the
     /// server sent one (e.g. `INVALID_STATE`).
     #[error("{msg}")]
@@ -256,6 +284,12 @@ pub enum GatehouseErrorKind {
     InterventionLimit,
     /// See [`GatehouseError::SessionNotActive`].
     SessionNotActive,
+    /// See [`GatehouseError::TurnNotContinuable`].
+    TurnNotContinuable,
+    /// See [`GatehouseError::StaleExecution`].
+    StaleExecution,
+    /// See [`GatehouseError::IdempotencyKeyReused`].
+    IdempotencyKeyReused,
     /// See [`GatehouseError::Conflict`].
     Conflict,
     /// See [`GatehouseError::CapabilityUnavailable`].
@@ -360,6 +394,9 @@ variant_table! {
     ResolvedDifferently <= ResolvedDifferently,
     InterventionLimit <= InterventionLimit,
     SessionNotActive <= SessionNotActive,
+    TurnNotContinuable <= TurnNotContinuable,
+    StaleExecution <= StaleExecution,
+    IdempotencyKeyReused <= IdempotencyKeyReused,
     Conflict <= Conflict,
     CapabilityUnavailable <= CapabilityUnavailable,
     Unauthorized <= Unauthorized,
@@ -486,6 +523,9 @@ fn details_of(error: &ClientError) -> Option<String> {
         | E::ResolvedDifferently { detail, .. }
         | E::InterventionLimit { detail, .. }
         | E::SessionNotActive { detail, .. }
+        | E::TurnNotContinuable { detail, .. }
+        | E::StaleExecution { detail, .. }
+        | E::IdempotencyKeyReused { detail, .. }
         | E::Unauthorized { detail, .. }
         | E::Forbidden { detail, .. }
         | E::TenantRejected { detail, .. }
@@ -566,6 +606,7 @@ mod tests {
             (
                 ClientError::AlreadyAnswered {
                     operation: Operation::RespondInteraction,
+                    interaction_status: None,
                     detail: "Interaction is no longer pending".into(),
                 },
                 GatehouseErrorKind::AlreadyAnswered,
