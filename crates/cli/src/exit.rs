@@ -13,6 +13,7 @@
 //! | 8 | the server refused the request as invalid (validation failure, malformed request) |
 //! | 9 | the execution session is not active (its run ended) |
 //! | 10 | the session's intervention limit is reached |
+//! | 11 | answered; whose answer is not knowable from this host (a respond whose outcome was lost) |
 //!
 //! A client error's code follows from its `gatehouse_client::ErrorKind` through
 //! [`exit_for`], the one table.
@@ -46,6 +47,8 @@ pub enum Exit {
     SessionNotActive,
     /// 10: the intervention limit is reached.
     InterventionLimit,
+    /// 11: the gate is answered; whose answer is not knowable from this host.
+    AnswerOwnerUnknown,
 }
 
 impl Exit {
@@ -63,6 +66,7 @@ impl Exit {
             Exit::Invalid => 8,
             Exit::SessionNotActive => 9,
             Exit::InterventionLimit => 10,
+            Exit::AnswerOwnerUnknown => 11,
         }
     }
 }
@@ -123,6 +127,7 @@ pub fn exit_for(kind: ErrorKind) -> Exit {
         ErrorKind::Validation | ErrorKind::Invalid => Exit::Invalid,
         ErrorKind::SessionNotActive => Exit::SessionNotActive,
         ErrorKind::InterventionLimit => Exit::InterventionLimit,
+        ErrorKind::AnswerOwnerUnknown => Exit::AnswerOwnerUnknown,
         _ => Exit::Other,
     }
 }
@@ -179,6 +184,7 @@ mod tests {
         assert_eq!(exit_for(ErrorKind::Validation).code(), 8);
         assert_eq!(exit_for(ErrorKind::SessionNotActive).code(), 9);
         assert_eq!(exit_for(ErrorKind::InterventionLimit).code(), 10);
+        assert_eq!(exit_for(ErrorKind::AnswerOwnerUnknown).code(), 11);
         let codes: std::collections::HashSet<u8> = [
             Exit::Ok,
             Exit::Other,
@@ -191,10 +197,11 @@ mod tests {
             Exit::Invalid,
             Exit::SessionNotActive,
             Exit::InterventionLimit,
+            Exit::AnswerOwnerUnknown,
         ]
         .iter()
         .map(|e| e.code())
         .collect();
-        assert_eq!(codes.len(), 11, "every exit code is distinct");
+        assert_eq!(codes.len(), 12, "every exit code is distinct");
     }
 }

@@ -226,6 +226,22 @@ pub enum Error {
         /// The server's text.
         detail: String,
     },
+    /// The gate is answered, but the host cannot show whose answer landed: a respond
+    /// whose outcome was lost (a 5xx, a dropped connection) was re-sent and met a 409,
+    /// or every re-send failed, and the row read back records no answer, or (on a host
+    /// that ignores `Idempotency-Key`, such as Agenta) one equal to ours, which another
+    /// device may have sent as well. Ours may have landed, or someone else's: never
+    /// reported as [`Error::AlreadyAnswered`], which needs a recorded answer that
+    /// differs from ours. The gate is settled either way; a retry cannot tell more.
+    #[error("{operation}: answered; whose answer is not knowable from this host (interaction {interaction_id}: {detail})")]
+    AnswerOwnerUnknown {
+        /// The failed call.
+        operation: Operation,
+        /// The answered interaction.
+        interaction_id: String,
+        /// What the row read back showed.
+        detail: String,
+    },
     /// 404: the addressed thing does not exist (or belongs to another project).
     #[error("{operation}: not found ({detail})")]
     NotFound {
@@ -474,6 +490,7 @@ impl Error {
     pub fn operation(&self) -> Operation {
         match self {
             Self::AlreadyAnswered { operation, .. }
+            | Self::AnswerOwnerUnknown { operation, .. }
             | Self::NotFound { operation, .. }
             | Self::RevisionConflict { operation, .. }
             | Self::OperationConflict { operation, .. }
@@ -511,6 +528,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::AlreadyAnswered { .. } => ErrorKind::AlreadyAnswered,
+            Self::AnswerOwnerUnknown { .. } => ErrorKind::AnswerOwnerUnknown,
             Self::NotFound { .. } => ErrorKind::NotFound,
             Self::RevisionConflict { .. } => ErrorKind::RevisionConflict,
             Self::OperationConflict { .. } => ErrorKind::OperationConflict,
@@ -580,6 +598,8 @@ impl Error {
             | Self::Server { status, .. }
             | Self::Decode { status, .. }
             | Self::AcceptedUnreadable { status, .. } => Some(*status),
+            // Read from a row read back after a respond, not from an answer's status.
+            Self::AnswerOwnerUnknown { .. } => None,
             Self::CapabilityUnavailable { .. }
             | Self::StreamFailed { .. }
             | Self::Transport { .. }
@@ -605,6 +625,8 @@ impl Error {
 pub enum ErrorKind {
     /// See [`Error::AlreadyAnswered`].
     AlreadyAnswered,
+    /// See [`Error::AnswerOwnerUnknown`].
+    AnswerOwnerUnknown,
     /// See [`Error::NotFound`].
     NotFound,
     /// See [`Error::RevisionConflict`].
@@ -658,10 +680,11 @@ impl ErrorKind {
     /// their tests).
     ///
     /// ```
-    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 24);
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 25);
     /// ```
     pub const ALL: &'static [ErrorKind] = &[
         Self::AlreadyAnswered,
+        Self::AnswerOwnerUnknown,
         Self::NotFound,
         Self::RevisionConflict,
         Self::OperationConflict,
@@ -696,6 +719,7 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::AlreadyAnswered => "already_answered",
+            Self::AnswerOwnerUnknown => "answer_owner_unknown",
             Self::NotFound => "not_found",
             Self::RevisionConflict => "revision_conflict",
             Self::OperationConflict => "operation_conflict",

@@ -1,0 +1,209 @@
+//! Upstream conformance: the Rust client and the `gatehouse` command against Agenta's API
+//! as recorded live (`gatehouse_fixtures`, `agenta/live/recorded/`), replayed by a
+//! loopback fake host (`replay/agenta.rs`) that checks every request as sent. Each CLI
+//! step is run as recorded (its arguments, its environment changes) against the
+//! exchanges it made, and must end as Agenta's behaviour requires, which is where it
+//! departs from what the recorded CLI (main f77ffce) printed:
+//! - a respond whose 502 hid an answer Agenta took: "answered; whose answer is not
+//!   knowable from this host" (exit 11), not "already answered" (3) nor the 502 (1).
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::common::{gatehouse_without_env, text};
+use crate::replay::agenta::{load, CliStep, FakeHost, Recording};
+use gatehouse_client::{Answer, Client, ErrorKind, RetryPolicy, Upstream};
+use serde_json::Value;
+
+const SUITE: &str = "Agenta live recordings (client and CLI replay)";
+
+/// An API key as long as the one the CLI sent most often (the recording keeps a key's
+/// length only).
+fn api_key(recording: &Recording) -> String {
+    let mut lengths: Vec<usize> = recording
+        .exchanges
+        .iter()
+        .filter(|x| x.sent_by == "gatehouse CLI")
+        .filter_map(|x| x.authorization().filter(|(scheme, _)| scheme == "ApiKey"))
+        .map(|(_, length)| length)
+        .collect();
+    lengths.sort_unstable();
+    let most_sent = lengths
+        .iter()
+        .max_by_key(|l| lengths.iter().filter(|m| m == l).count())
+        .expect("a recorded ApiKey");
+    "k".repeat(*most_sent)
+}
+
+/// The key `step` sent: as long as its first request's (a step recorded without its
+/// environment changes, such as a wrong key, shows it only there).
+fn step_key(recording: &Recording, step: &CliStep) -> String {
+    recording
+        .step_exchanges(&step.step)
+        .first()
+        .and_then(|x| x.authorization())
+        .map(|(_, length)| "k".repeat(length))
+        .unwrap_or_else(|| api_key(recording))
+}
+
+/// `gatehouse` as the recording ran it against `host`: `--upstream agenta`, the
+/// recorded key length and project, then the step's own environment changes.
+fn command(host: &FakeHost, recording: &Recording, step: &CliStep) -> Command {
+    let mut cmd = gatehouse_without_env();
+    cmd.env("GATEHOUSE_URL", &host.url)
+        .env("GATEHOUSE_UPSTREAM", "agenta")
+        .env("GATEHOUSE_API_KEY", step_key(recording, step))
+        .env("GATEHOUSE_PROJECT", recording.default_project());
+    for (name, value) in &step.env {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    cmd.args(&step.args);
+    cmd
+}
+
+/// Run `step` against a fake host serving the exchanges it made; every one must be
+/// asked for, as recorded.
+async fn run_step(recording: &Recording, step: &CliStep) -> (Output, FakeHost) {
+    let host = FakeHost::start(recording.step_exchanges(&step.step)).await;
+    let mut cmd = command(&host, recording, step);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(host.mismatches(), Vec::<String>::new(), "{}", step.step);
+    assert_eq!(host.remaining(), Vec::<String>::new(), "{}", step.step);
+    (out, host)
+}
+
+fn at(step: &CliStep, out: &Output) -> String {
+    format!(
+        "{}: exit {:?}, stdout {}, stderr {}",
+        step.step,
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+/// A client as the recorded CLI was configured (Agenta, the key, `project`).
+fn client(url: &str, recording: &Recording, project: Option<&str>) -> Client {
+    let mut builder = Client::builder(url)
+        .upstream(Upstream::Agenta)
+        .api_key(api_key(recording))
+        .retry_policy(RetryPolicy {
+            max_attempts: 3,
+            initial_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_millis(20),
+        });
+    if let Some(project) = project {
+        builder = builder.project_id(project);
+    }
+    builder.build().unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 1: an answer whose owner the host cannot show
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_respond_whose_502_hid_a_taken_answer_is_answered_owner_unknown() {
+    let Some(recording) = load(SUITE, "cli_respond_fault_502") else {
+        return;
+    };
+    let responds: Vec<&CliStep> = recording
+        .cli
+        .iter()
+        .filter(|s| s.args.first().map(String::as_str) == Some("interactions"))
+        .filter(|s| s.args.get(1).map(String::as_str) == Some("respond"))
+        .collect();
+    assert_eq!(
+        responds.len(),
+        2,
+        "the 502-then-409 and the 502-every-time steps"
+    );
+    for step in responds {
+        let (out, host) = run_step(&recording, step).await;
+        let at = at(step, &out);
+        assert_eq!(out.status.code(), Some(11), "{at}");
+        assert!(text(&out.stdout).is_empty(), "{at}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.starts_with("error: ")
+                && stderr.contains("answered; whose answer is not knowable from this host"),
+            "{at}"
+        );
+        assert!(!stderr.contains("already answered"), "{at}");
+        // Every re-send carried the first try's key; then the row was read back.
+        let seen = host.seen();
+        let keys: Vec<_> = seen
+            .iter()
+            .filter(|r| r.method == "POST")
+            .map(|r| r.headers.get("idempotency-key").cloned())
+            .collect();
+        assert!(
+            keys.len() >= 2 && keys.iter().all(|k| k == &keys[0]),
+            "{at}"
+        );
+        assert_eq!(seen.last().map(|r| r.method.as_str()), Some("GET"), "{at}");
+
+        // The client says the same, typed.
+        let host = FakeHost::start(recording.step_exchanges(&step.step)).await;
+        let id = &step.args[2];
+        let answer = if step.args.iter().any(|a| a == "--approve") {
+            Answer::approve()
+        } else {
+            Answer::deny("")
+        };
+        let err = client(&host.url, &recording, Some(&recording.default_project()))
+            .interactions()
+            .respond(id, &answer)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::AnswerOwnerUnknown, "{err:?}");
+        assert_eq!(host.mismatches(), Vec::<String>::new());
+    }
+    // Reading the row afterwards still works and shows it answered.
+    let get = recording.step("cli get f1 after the faulted respond --json");
+    let (out, _) = run_step(&recording, get).await;
+    assert_eq!(out.status.code(), Some(0), "{}", at(get, &out));
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recorded: Value = serde_json::from_str(&get.stdout).unwrap();
+    assert_eq!(numbers_as_f64(row), numbers_as_f64(recorded));
+}
+
+/// `value` with every number as its f64: the recording keeps Agenta's bodies as
+/// Python's `json.dumps` re-wrote them (`1e-05`), the recorded CLI printed what Agenta
+/// sent (`0.00001`).
+fn numbers_as_f64(value: Value) -> Value {
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Number(n), Value::Number),
+        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_f64).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, numbers_as_f64(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_answer_and_a_second_device_answer_keep_their_recorded_exits() {
+    let Some(recording) = load(SUITE, "cli_respond") else {
+        return;
+    };
+    for step in &recording.cli {
+        let (out, _) = run_step(&recording, step).await;
+        let at = at(step, &out);
+        // A first try met 409: nothing of ours can have landed, so someone else's.
+        assert_eq!(out.status.code(), Some(step.exit), "{at}");
+        if step.exit != 0 {
+            assert_eq!(text(&out.stderr), step.stderr, "{at}");
+        }
+    }
+}
