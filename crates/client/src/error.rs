@@ -339,6 +339,20 @@ pub enum Error {
         /// The server's text.
         detail: String,
     },
+    /// The host answered with another project's data than the one asked for (the
+    /// client's `project_id`): Agenta, under an API key, ignores `?project_id=` and
+    /// answers for the key's own project. Nothing of the answer is returned.
+    #[error(
+        "{operation}: asked for project {asked}, the host answered with project {answered}'s rows"
+    )]
+    ProjectMismatch {
+        /// The failed call.
+        operation: Operation,
+        /// The project the client asked for.
+        asked: String,
+        /// The project the answer's rows belong to.
+        answered: String,
+    },
     /// The host needs a tenant it was not given (AgentPlat's default authentication
     /// answers 400 "Missing required X-Agentplat-Tenant-Id header": configure the tenant),
     /// or refuses the one given (Gatehouse's `UNKNOWN_TENANT`, 403).
@@ -491,6 +505,7 @@ impl Error {
         match self {
             Self::AlreadyAnswered { operation, .. }
             | Self::AnswerOwnerUnknown { operation, .. }
+            | Self::ProjectMismatch { operation, .. }
             | Self::NotFound { operation, .. }
             | Self::RevisionConflict { operation, .. }
             | Self::OperationConflict { operation, .. }
@@ -529,6 +544,7 @@ impl Error {
         match self {
             Self::AlreadyAnswered { .. } => ErrorKind::AlreadyAnswered,
             Self::AnswerOwnerUnknown { .. } => ErrorKind::AnswerOwnerUnknown,
+            Self::ProjectMismatch { .. } => ErrorKind::ProjectMismatch,
             Self::NotFound { .. } => ErrorKind::NotFound,
             Self::RevisionConflict { .. } => ErrorKind::RevisionConflict,
             Self::OperationConflict { .. } => ErrorKind::OperationConflict,
@@ -598,8 +614,8 @@ impl Error {
             | Self::Server { status, .. }
             | Self::Decode { status, .. }
             | Self::AcceptedUnreadable { status, .. } => Some(*status),
-            // Read from a row read back after a respond, not from an answer's status.
-            Self::AnswerOwnerUnknown { .. } => None,
+            // Both are read from answers that succeeded (a row read back, a 200 page).
+            Self::AnswerOwnerUnknown { .. } | Self::ProjectMismatch { .. } => None,
             Self::CapabilityUnavailable { .. }
             | Self::StreamFailed { .. }
             | Self::Transport { .. }
@@ -649,6 +665,8 @@ pub enum ErrorKind {
     Unauthorized,
     /// See [`Error::Forbidden`].
     Forbidden,
+    /// See [`Error::ProjectMismatch`].
+    ProjectMismatch,
     /// See [`Error::TenantRejected`].
     TenantRejected,
     /// See [`Error::Validation`].
@@ -680,7 +698,7 @@ impl ErrorKind {
     /// their tests).
     ///
     /// ```
-    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 25);
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 26);
     /// ```
     pub const ALL: &'static [ErrorKind] = &[
         Self::AlreadyAnswered,
@@ -696,6 +714,7 @@ impl ErrorKind {
         Self::CapabilityUnavailable,
         Self::Unauthorized,
         Self::Forbidden,
+        Self::ProjectMismatch,
         Self::TenantRejected,
         Self::Validation,
         Self::Invalid,
@@ -731,6 +750,7 @@ impl ErrorKind {
             Self::CapabilityUnavailable => "capability_unavailable",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
+            Self::ProjectMismatch => "project_mismatch",
             Self::TenantRejected => "tenant_rejected",
             Self::Validation => "validation",
             Self::Invalid => "invalid",

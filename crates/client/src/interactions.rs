@@ -346,7 +346,9 @@ impl Interactions {
             windowing: windowing.cloned(),
         };
         let call = Call::new(Operation::QueryInteractions, &[]).json_body(&body)?;
-        self.client.call_json(&call).await
+        let page: InteractionsResponse = self.client.call_json(&call).await?;
+        self.check_project(Operation::QueryInteractions, &page.interactions)?;
+        Ok(page)
     }
 
     /// Every row matching `query`, walking the pages (cursor `windowing.next` = the
@@ -451,7 +453,31 @@ impl Interactions {
     pub async fn get(&self, id: &str) -> Result<SessionInteraction> {
         let call = Call::new(Operation::GetInteraction, &[id]);
         let response: InteractionResponse = self.client.call_json(&call).await?;
-        row_of(Operation::GetInteraction, response)
+        let row = row_of(Operation::GetInteraction, response)?;
+        self.check_project(Operation::GetInteraction, std::slice::from_ref(&row))?;
+        Ok(row)
+    }
+
+    /// [`Error::ProjectMismatch`] when one of `rows` names another project than the one
+    /// this client asks for: Agenta, under an API key, answers for the key's own project
+    /// whatever `?project_id=` says, and such rows must never pass for the asked
+    /// project's. A row without `project_id`, or a client without a project, passes.
+    fn check_project(&self, operation: Operation, rows: &[SessionInteraction]) -> Result<()> {
+        let Some(asked) = self.client.project_id() else {
+            return Ok(());
+        };
+        let foreign = rows
+            .iter()
+            .filter_map(|row| row.project_id.as_deref())
+            .find(|answered| !same_project(asked, answered));
+        match foreign {
+            None => Ok(()),
+            Some(answered) => Err(Error::ProjectMismatch {
+                operation,
+                asked: self.client.transport().scrub(asked),
+                answered: self.client.transport().scrub(answered),
+            }),
+        }
     }
 
     /// Answer a gate (`POST /api/sessions/interactions/{id}/respond`) with a fresh
@@ -925,6 +951,18 @@ fn refuses_the_caller(err: &Error) -> bool {
     )
 }
 
+/// True when two project ids name the same project: equal as UUIDs (any case or
+/// spelling `uuid` reads), else equal as text.
+fn same_project(a: &str, b: &str) -> bool {
+    match (
+        uuid::Uuid::parse_str(a.trim()),
+        uuid::Uuid::parse_str(b.trim()),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 fn row_of(operation: Operation, response: InteractionResponse) -> Result<SessionInteraction> {
     response.interaction.ok_or_else(|| Error::Decode {
         operation,
@@ -1019,6 +1057,17 @@ mod tests {
         ));
         assert_eq!(settle(Different, false), Settled::SomeoneElses);
         assert_eq!(settle(NotAnswered, false), Settled::NotAnswered);
+    }
+
+    #[test]
+    fn project_ids_compare_as_uuids() {
+        let id = "01a24fc2-85bd-71c0-a94f-bf7579d38a32";
+        assert!(same_project(id, id));
+        assert!(same_project(id, &id.to_uppercase()));
+        assert!(same_project(id, &id.replace('-', "")));
+        assert!(!same_project(id, "74acd281-606f-4e43-b2a9-1f40f2dff3b3"));
+        assert!(same_project("p1", "p1"));
+        assert!(!same_project("p1", "P1"));
     }
 
     #[test]

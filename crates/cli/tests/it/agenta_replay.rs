@@ -5,7 +5,9 @@
 //! exchanges it made, and must end as Agenta's behaviour requires, which is where it
 //! departs from what the recorded CLI (main f77ffce) printed:
 //! - a respond whose 502 hid an answer Agenta took: "answered; whose answer is not
-//!   knowable from this host" (exit 11), not "already answered" (3) nor the 502 (1).
+//!   knowable from this host" (exit 11), not "already answered" (3) nor the 502 (1);
+//! - `--project` of another project, which Agenta ignores under an API key: refused
+//!   naming both projects (exit 12), the key's project's rows never printed.
 
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -13,6 +15,7 @@ use std::time::Duration;
 use crate::common::{gatehouse_without_env, text};
 use crate::replay::agenta::{load, CliStep, FakeHost, Recording};
 use gatehouse_client::{Answer, Client, ErrorKind, RetryPolicy, Upstream};
+use gatehouse_wire::interaction::InteractionQuery;
 use serde_json::Value;
 
 const SUITE: &str = "Agenta live recordings (client and CLI replay)";
@@ -206,4 +209,76 @@ async fn a_first_answer_and_a_second_device_answer_keep_their_recorded_exits() {
             assert_eq!(text(&out.stderr), step.stderr, "{at}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 2: another project's rows
+// ---------------------------------------------------------------------------------------
+
+/// The projects of the rows an exchange answered.
+fn row_projects(response: &Value) -> Vec<String> {
+    let rows: Vec<&Value> = match (response.get("interactions"), response.get("interaction")) {
+        (Some(Value::Array(rows)), _) => rows.iter().collect(),
+        (_, Some(row)) if row.is_object() => vec![row],
+        _ => Vec::new(),
+    };
+    rows.iter()
+        .filter_map(|r| r["project_id"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_projects_rows_are_refused_naming_both_never_printed() {
+    let Some(recording) = load(SUITE, "cli_auth_project") else {
+        return;
+    };
+    let mut refused = 0;
+    for step in &recording.cli {
+        let (out, _) = run_step(&recording, step).await;
+        let at = at(step, &out);
+        let exchange = &recording.step_exchanges(&step.step)[0];
+        let asked = exchange.project().map(str::to_string);
+        let foreign = row_projects(&exchange.response)
+            .into_iter()
+            .find(|p| asked.as_ref().is_some_and(|asked| asked != p));
+        match (asked, foreign) {
+            (Some(asked), Some(answered)) => {
+                refused += 1;
+                assert_eq!(out.status.code(), Some(12), "{at}");
+                assert!(text(&out.stdout).is_empty(), "{at}");
+                let stderr = text(&out.stderr);
+                assert!(stderr.starts_with("error: "), "{at}");
+                assert!(
+                    stderr.contains(&asked) && stderr.contains(&answered),
+                    "{at}"
+                );
+                // The client refuses the same rows, typed.
+                let host = FakeHost::start(recording.step_exchanges(&step.step)).await;
+                let c = client(&host.url, &recording, Some(&asked));
+                let err = if step.args[1] == "get" {
+                    c.interactions().get(&step.args[2]).await.unwrap_err()
+                } else {
+                    let query = InteractionQuery {
+                        session_id: Some(step.args[3].clone()),
+                        ..InteractionQuery::default()
+                    };
+                    c.interactions().query_all(&query).await.unwrap_err()
+                };
+                assert_eq!(err.kind(), ErrorKind::ProjectMismatch, "{err:?}");
+                assert_eq!(host.mismatches(), Vec::<String>::new());
+            }
+            _ => {
+                // Wrong key, no key, no --project, the zero UUID: as recorded.
+                assert_eq!(out.status.code(), Some(step.exit), "{at}");
+                if step.exit == 0 {
+                    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+                    let recorded: Value = serde_json::from_str(&step.stdout).unwrap();
+                    assert_eq!(numbers_as_f64(printed), numbers_as_f64(recorded), "{at}");
+                } else {
+                    assert_eq!(text(&out.stderr), step.stderr, "{at}");
+                }
+            }
+        }
+    }
+    assert_eq!(refused, 2, "the list and the get of another project");
 }

@@ -3,15 +3,18 @@
 //! - Agenta ignores `Idempotency-Key` (a re-send of a taken answer meets 409) and leaves
 //!   `data.resolution` null on respond, so after a lost respond outcome the row read back
 //!   cannot show whose answer landed: `AnswerOwnerUnknown`, never `AlreadyAnswered`,
-//!   which needs a recorded answer that differs from ours.
+//!   which needs a recorded answer that differs from ours;
+//! - under an API key Agenta answers for the key's project whatever `?project_id=`
+//!   says: rows of another project are refused (`ProjectMismatch`), never returned.
 
 use std::time::Duration;
 
 use crate::common::*;
 use gatehouse_client::{Answer, Client, Error, ErrorKind, Operation, Upstream};
-use gatehouse_wire::interaction::InteractionStatus;
+use gatehouse_wire::interaction::{InteractionQuery, InteractionStatus};
 
 const ID: &str = "01a24fc2-b8ec-75b0-bcf5-27348bf53078";
+const OTHER_PROJECT: &str = "74acd281-606f-4e43-b2a9-1f40f2dff3b3";
 
 fn agenta_client(url: &str, attempts: u32) -> Client {
     Client::builder(url)
@@ -237,4 +240,93 @@ async fn a_first_try_409_stays_already_answered() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::AlreadyAnswered);
     assert_eq!(server.connection_count(), 1);
+}
+
+/// A row of `project`.
+fn row_of_project(id: &str, project: Option<&str>) -> serde_json::Value {
+    let mut row = row_json(id, "pending", serde_json::Value::Null);
+    row["project_id"] = project.map_or(serde_json::Value::Null, |p| p.into());
+    row
+}
+
+/// A host that answers every query and get with rows of `project`.
+async fn host_of_project(project: Option<&'static str>) -> RawServer {
+    serve(move |_, req, stream| async move {
+        let body = if req.method == "GET" {
+            serde_json::json!({"count": 1, "interaction": row_of_project(ID, project)})
+        } else {
+            serde_json::json!({"count": 2, "interactions": [
+                row_of_project(ID, Some(TEST_PROJECT)),
+                row_of_project("01a24fc2-b963-7852-aec5-cf7d3c16ce53", project),
+            ]})
+        };
+        reply(stream, json(200, body)).await
+    })
+    .await
+}
+
+#[tokio::test]
+async fn rows_of_another_project_are_refused_naming_both_projects() {
+    let server = host_of_project(Some(OTHER_PROJECT)).await;
+    let c = agenta_client(&server.url, 1);
+    let err = c.interactions().list_pending(None).await.unwrap_err();
+    match &err {
+        Error::ProjectMismatch {
+            operation: Operation::QueryInteractions,
+            asked,
+            answered,
+        } => {
+            assert_eq!(asked, TEST_PROJECT);
+            assert_eq!(answered, OTHER_PROJECT);
+        }
+        other => panic!("expected ProjectMismatch, got {other:?}"),
+    }
+    assert!(err.to_string().contains(TEST_PROJECT) && err.to_string().contains(OTHER_PROJECT));
+    assert_eq!(err.kind().as_str(), "project_mismatch");
+    assert!(!err.is_retryable());
+    let err = c
+        .interactions()
+        .query(&InteractionQuery::default(), None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ProjectMismatch);
+    let err = c.interactions().get(ID).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ProjectMismatch {
+                operation: Operation::GetInteraction,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // The same on Gatehouse's upstream: the rule is about the rows, not the host.
+    let err = client(&server.url, 1)
+        .interactions()
+        .get(ID)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ProjectMismatch);
+}
+
+#[tokio::test]
+async fn rows_of_the_asked_project_or_naming_none_pass() {
+    // The asked project spelled in capitals is the same UUID.
+    let upper: &'static str = Box::leak(TEST_PROJECT.to_uppercase().into_boxed_str());
+    for project in [Some(TEST_PROJECT), Some(upper), None] {
+        let server = host_of_project(project).await;
+        let c = agenta_client(&server.url, 1);
+        assert_eq!(c.interactions().list_pending(None).await.unwrap().len(), 2);
+        c.interactions().get(ID).await.unwrap();
+    }
+    // A client that asks for no project takes the key's project's rows.
+    let server = host_of_project(Some(OTHER_PROJECT)).await;
+    let c = Client::builder(&server.url)
+        .upstream(Upstream::Agenta)
+        .api_key(TEST_KEY)
+        .build()
+        .unwrap();
+    assert_eq!(c.interactions().list_pending(None).await.unwrap().len(), 2);
+    c.interactions().get(ID).await.unwrap();
 }
