@@ -298,8 +298,14 @@ async fn respond_cmd(connect: &ConnectArgs, args: RespondArgs) -> CliResult {
         return print_json(&row);
     }
     let verdict = if args.approve { "approved" } else { "denied" };
+    // Only a stamped row names the config its turn resumes under; say nothing more.
+    let config = if row.stamped_parameters().is_some() {
+        "the turn resumes under its stamped config"
+    } else {
+        "the row carries no stamped config"
+    };
     println!(
-        "{verdict} {} (status {}); the turn resumes under its stamped config",
+        "{verdict} {} (status {}); {config}",
         args.id,
         status_str(&row)
     );

@@ -7,7 +7,8 @@
 //! - a respond whose 502 hid an answer Agenta took: "answered; whose answer is not
 //!   knowable from this host" (exit 11), not "already answered" (3) nor the 502 (1);
 //! - `--project` of another project, which Agenta ignores under an API key: refused
-//!   naming both projects (exit 12), the key's project's rows never printed.
+//!   naming both projects (exit 12), the key's project's rows never printed;
+//! - a respond to a row without a stamp never says its turn resumes under one.
 
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -281,4 +282,54 @@ async fn another_projects_rows_are_refused_naming_both_never_printed() {
         }
     }
     assert_eq!(refused, 2, "the list and the get of another project");
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 3: the stamped config
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_respond_names_the_stamped_config_only_when_the_row_carries_one() {
+    let Some(recording) = load(SUITE, "cli_respond") else {
+        return;
+    };
+    let mut checked = (0, 0);
+    for step in &recording.cli {
+        if step.exit != 0 || step.args.iter().any(|a| a == "--json") || step.args[1] != "respond" {
+            continue;
+        }
+        let (out, _) = run_step(&recording, step).await;
+        let at = at(step, &out);
+        let row = &recording.step_exchanges(&step.step)[0].response["interaction"];
+        let stamped = row["data"]["parameters"]
+            .as_object()
+            .is_some_and(|p| !p.is_empty());
+        let verdict = if step.args.iter().any(|a| a == "--approve") {
+            "approved"
+        } else {
+            "denied"
+        };
+        let head = format!(
+            "{verdict} {} (status {})",
+            step.args[2],
+            row["status"].as_str().unwrap()
+        );
+        let stdout = text(&out.stdout);
+        if stamped {
+            checked.0 += 1;
+            assert_eq!(
+                stdout,
+                format!("{head}; the turn resumes under its stamped config\n"),
+                "{at}"
+            );
+        } else {
+            checked.1 += 1;
+            assert_eq!(
+                stdout,
+                format!("{head}; the row carries no stamped config\n"),
+                "{at}"
+            );
+        }
+    }
+    assert_eq!(checked, (1, 1), "a stamped row and a row without a stamp");
 }
