@@ -37,7 +37,9 @@ enum InteractionsCommand {
     Watch {
         /// The agent session to watch.
         session_id: String,
-        /// Stop after this many events (the initial `ready` counts).
+        /// Stop after this many events of the session's gates and turns (`interaction`,
+        /// `records-changed`, `lifecycle`); the `ready` of each connect is shown but not
+        /// counted, nor are heartbeats.
         #[arg(long)]
         max_events: Option<usize>,
     },
@@ -426,13 +428,24 @@ async fn watch_cmd(
                 } else {
                     println!("{}", describe_event(&event));
                 }
-                Ok(true)
+                Ok(counts_as_event(&event))
             }
             // A connect in JSON mode, or an update this CLI does not know yet: nothing to show.
             _ => Ok(false),
         }
     })
     .await
+}
+
+/// True for an event of the session's gates or turns, which `--max-events` counts; a
+/// connect's `ready` is no such event (the client never yields heartbeats).
+fn counts_as_event(event: &WatchEvent) -> bool {
+    match event {
+        WatchEvent::Ready { .. } => false,
+        WatchEvent::Interaction { .. }
+        | WatchEvent::RecordsChanged { .. }
+        | WatchEvent::Lifecycle { .. } => true,
+    }
 }
 
 fn describe_event(event: &WatchEvent) -> String {

@@ -8,9 +8,10 @@
 //!   knowable from this host" (exit 11), not "already answered" (3) nor the 502 (1);
 //! - `--project` of another project, which Agenta ignores under an API key: refused
 //!   naming both projects (exit 12), the key's project's rows never printed;
-//! - a respond to a row without a stamp never says its turn resumes under one.
+//! - a respond to a row without a stamp never says its turn resumes under one;
+//! - `watch --max-events N` counts the session's events, not the `ready` frame.
 
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use crate::common::{gatehouse_without_env, text};
@@ -332,4 +333,132 @@ async fn a_respond_names_the_stamped_config_only_when_the_row_carries_one() {
         }
     }
     assert_eq!(checked, (1, 1), "a stamped row and a row without a stamp");
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 4: the watch
+// ---------------------------------------------------------------------------------------
+
+/// The `interaction` statuses of a recorded stream, in order.
+fn recorded_statuses(stream: &str) -> Vec<String> {
+    crate::replay::frames(stream)
+        .into_iter()
+        .filter(|f| f.event.as_deref() == Some("interaction"))
+        .map(|f| f.data["status"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_max_events_counts_the_sessions_events_not_ready() {
+    let Some(recording) = load(SUITE, "watch_sse") else {
+        return;
+    };
+    let streams: Vec<_> = recording
+        .exchanges
+        .iter()
+        .filter(|x| x.stream)
+        .cloned()
+        .collect();
+    let session = streams[0].query["session_id"].clone();
+    let statuses = recorded_statuses(streams[0].response.as_str().unwrap());
+    let watchers = &recording.doc["cli_watchers"];
+    let step = |args: &[&str]| CliStep {
+        step: "watch".into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env: Default::default(),
+        exit: 0,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    let max = statuses.len().to_string();
+
+    // --json: the ready line, then exactly N events, and it stops by itself.
+    let host = FakeHost::start(vec![streams[0].clone()]).await;
+    let json = step(&[
+        "interactions",
+        "watch",
+        &session,
+        "--json",
+        "--max-events",
+        &max,
+    ]);
+    let mut cmd = command(&host, &recording, &json);
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        tokio::task::spawn_blocking(move || cmd.output().unwrap()),
+    )
+    .await
+    .expect("--max-events ends the watch")
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", at(&json, &out));
+    // What the recorded watcher printed before it was interrupted: the same lines.
+    assert_eq!(
+        text(&out.stdout),
+        watchers["json"]["stdout"].as_str().unwrap()
+    );
+
+    // The human form re-lists the pending gates on connect, then the same events.
+    let list = recording.exchanges[0].clone();
+    assert_eq!(list.path, "/api/sessions/interactions/query");
+    let host = FakeHost::start(vec![list, streams[1].clone()]).await;
+    let human = step(&["interactions", "watch", &session, "--max-events", &max]);
+    let mut cmd = command(&host, &recording, &human);
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        tokio::task::spawn_blocking(move || cmd.output().unwrap()),
+    )
+    .await
+    .expect("--max-events ends the watch")
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", at(&human, &out));
+    assert_eq!(
+        text(&out.stdout),
+        watchers["human"]["stdout"].as_str().unwrap()
+    );
+    assert_eq!(host.mismatches(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_max_events_1_waits_past_the_ready_frame() {
+    let Some(recording) = load(SUITE, "watch_errors") else {
+        return;
+    };
+    for step in &recording.cli {
+        let exchanges = recording.step_exchanges(&step.step);
+        if !exchanges[0].stream {
+            // A wrong key (1), a session id Agenta refuses (8): as recorded.
+            let (out, _) = run_step(&recording, step).await;
+            assert_eq!(out.status.code(), Some(step.exit), "{}", at(step, &out));
+            assert_eq!(text(&out.stderr), step.stderr, "{}", at(step, &out));
+            continue;
+        }
+        // Only `ready` arrives: --max-events 1 is not reached, the watch goes on.
+        assert!(step.args.windows(2).any(|w| w == ["--max-events", "1"]));
+        let host = FakeHost::start(exchanges).await;
+        let mut child = command(&host, &recording, step)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), host.wait_seen(1))
+            .await
+            .expect("the watch connected");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the watch stopped at the ready frame"
+        );
+        let interrupted = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(interrupted.success());
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", at(step, &out));
+        // The ready line is shown (as recorded), and nothing else arrived.
+        assert_eq!(text(&out.stdout), step.stdout, "{}", at(step, &out));
+        assert_eq!(host.mismatches(), Vec::<String>::new());
+    }
 }
