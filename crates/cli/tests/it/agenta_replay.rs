@@ -9,15 +9,18 @@
 //! - `--project` of another project, which Agenta ignores under an API key: refused
 //!   naming both projects (exit 12), the key's project's rows never printed;
 //! - a respond to a row without a stamp never says its turn resumes under one;
-//! - `watch --max-events N` counts the session's events, not the `ready` frame.
+//! - `watch --max-events N` counts the session's events, not the `ready` frame;
+//! - Agenta's watch frames (no interaction id, a respond shown as `resolved`) are read
+//!   without a failure and every event surfaces.
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use crate::common::{gatehouse_without_env, text};
 use crate::replay::agenta::{load, CliStep, FakeHost, Recording};
-use gatehouse_client::{Answer, Client, ErrorKind, RetryPolicy, Upstream};
-use gatehouse_wire::interaction::InteractionQuery;
+use futures::StreamExt;
+use gatehouse_client::{Answer, Client, ErrorKind, RetryPolicy, Upstream, WatchUpdate};
+use gatehouse_wire::interaction::{InteractionQuery, InteractionStatus, WatchEvent};
 use serde_json::Value;
 
 const SUITE: &str = "Agenta live recordings (client and CLI replay)";
@@ -336,7 +339,7 @@ async fn a_respond_names_the_stamped_config_only_when_the_row_carries_one() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Item 4: the watch
+// Items 4 and 5: the watch
 // ---------------------------------------------------------------------------------------
 
 /// The `interaction` statuses of a recorded stream, in order.
@@ -346,6 +349,57 @@ fn recorded_statuses(stream: &str) -> Vec<String> {
         .filter(|f| f.event.as_deref() == Some("interaction"))
         .map(|f| f.data["status"].as_str().unwrap().to_string())
         .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agentas_recorded_watch_frames_surface_every_event_without_a_failure() {
+    let Some(recording) = load(SUITE, "watch_sse") else {
+        return;
+    };
+    let stream = recording
+        .exchanges
+        .iter()
+        .find(|x| x.stream)
+        .expect("a recorded stream")
+        .clone();
+    let session = stream.query["session_id"].clone();
+    let statuses = recorded_statuses(stream.response.as_str().unwrap());
+    assert_eq!(statuses.len(), 6);
+
+    let host = FakeHost::start(vec![stream]).await;
+    let c = client(&host.url, &recording, Some(&recording.default_project()));
+    let mut watch = c.interactions().watch(&session);
+    let mut updates = Vec::new();
+    while updates.len() < 2 + statuses.len() {
+        let update = tokio::time::timeout(Duration::from_secs(10), watch.next())
+            .await
+            .expect("an update in time")
+            .expect("the watch goes on")
+            .expect("no failed read");
+        updates.push(update);
+    }
+    drop(watch);
+    assert!(matches!(updates[0], WatchUpdate::Connected), "{updates:?}");
+    assert!(
+        matches!(updates[1], WatchUpdate::Event(WatchEvent::Ready { .. })),
+        "{updates:?}"
+    );
+    let read: Vec<String> = updates[2..]
+        .iter()
+        .map(|u| match u {
+            WatchUpdate::Event(WatchEvent::Interaction {
+                session_id: s,
+                status,
+                interaction_id: None,
+            }) if *s == session => status.as_str().to_string(),
+            other => panic!("expected an interaction event without an id, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(read, statuses);
+    assert!(read
+        .iter()
+        .all(|s| s != InteractionStatus::Responded.as_str()));
+    assert_eq!(host.mismatches(), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,13 +5,16 @@
 //!   cannot show whose answer landed: `AnswerOwnerUnknown`, never `AlreadyAnswered`,
 //!   which needs a recorded answer that differs from ours;
 //! - under an API key Agenta answers for the key's project whatever `?project_id=`
-//!   says: rows of another project are refused (`ProjectMismatch`), never returned.
+//!   says: rows of another project are refused (`ProjectMismatch`), never returned;
+//! - its watch frames (`retry:`, `ready` with `{}`, `interaction` without an id,
+//!   heartbeats) are read without a failure.
 
 use std::time::Duration;
 
 use crate::common::*;
-use gatehouse_client::{Answer, Client, Error, ErrorKind, Operation, Upstream};
-use gatehouse_wire::interaction::{InteractionQuery, InteractionStatus};
+use futures::StreamExt;
+use gatehouse_client::{Answer, Client, Error, ErrorKind, Operation, Upstream, WatchUpdate};
+use gatehouse_wire::interaction::{InteractionQuery, InteractionStatus, WatchEvent};
 
 const ID: &str = "01a24fc2-b8ec-75b0-bcf5-27348bf53078";
 const OTHER_PROJECT: &str = "74acd281-606f-4e43-b2a9-1f40f2dff3b3";
@@ -329,4 +332,67 @@ async fn rows_of_the_asked_project_or_naming_none_pass() {
         .unwrap();
     assert_eq!(c.interactions().list_pending(None).await.unwrap().len(), 2);
     c.interactions().get(ID).await.unwrap();
+}
+
+/// Agenta's watch frames, as its SSE route writes them (`retry:`, a `ready` with `{}`,
+/// `interaction` events without an id and with a respond folded into `resolved`, a
+/// heartbeat comment).
+#[tokio::test]
+async fn agentas_watch_frames_read_without_a_failure() {
+    let server = serve(|_, _, mut stream| async move {
+        use tokio::io::AsyncWriteExt;
+        let frames = concat!(
+            "retry: 5000\n\n",
+            "event: ready\ndata: {}\n\n",
+            "event: interaction\ndata: {\"type\": \"interaction\", \"session_id\": \"s-1\", \"status\": \"pending\"}\n\n",
+            ": heartbeat\n\n",
+            "event: interaction\ndata: {\"type\": \"interaction\", \"session_id\": \"s-1\", \"status\": \"resolved\"}\n\n",
+        );
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\n\r\n";
+        let _ = stream.write_all(head.as_bytes()).await;
+        let _ = stream.write_all(frames.as_bytes()).await;
+        let _ = stream.flush().await;
+        // Stay open, as Agenta does, until the client hangs up.
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    })
+    .await;
+    let mut watch = agenta_client(&server.url, 1).interactions().watch("s-1");
+    let mut updates = Vec::new();
+    while updates.len() < 4 {
+        let update = tokio::time::timeout(Duration::from_secs(5), watch.next())
+            .await
+            .expect("an update in time")
+            .expect("the watch goes on")
+            .expect("no failed read");
+        updates.push(update);
+    }
+    assert!(matches!(updates[0], WatchUpdate::Connected), "{updates:?}");
+    assert!(
+        matches!(
+            updates[1],
+            WatchUpdate::Event(WatchEvent::Ready { session_id: None })
+        ),
+        "{updates:?}"
+    );
+    let statuses: Vec<_> = updates[2..]
+        .iter()
+        .map(|u| match u {
+            WatchUpdate::Event(WatchEvent::Interaction {
+                session_id,
+                status,
+                interaction_id: None,
+            }) if session_id == "s-1" => status.clone(),
+            other => panic!("expected an interaction event without id, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [InteractionStatus::Pending, InteractionStatus::Resolved]
+    );
+    let watch_request = &server.requests()[0];
+    assert_eq!(watch_request.path(), "/api/sessions/streams/watch");
+    assert_eq!(
+        watch_request.header("authorization"),
+        Some(format!("ApiKey {TEST_KEY}").as_str())
+    );
 }
