@@ -160,8 +160,9 @@ impl Answer {
     /// How the answer `row` records (if any) compares with this one: its
     /// `data.resolution.answer` holds every key of this answer with the same value
     /// (`Same`) or not (`Different`); without one, a `verdict` of `approved`/`denied`
-    /// (a runner's resolution) is compared with this answer's `approved`. A row that is
-    /// neither responded nor resolved holds no answer.
+    /// (a runner's resolution) that contradicts this answer's `approved` is `Different`,
+    /// and one that agrees shows no more than `Unrecorded` (a verdict is not the answer).
+    /// A row that is neither responded nor resolved holds no answer.
     fn compare_with(&self, row: &SessionInteraction) -> RecordedAnswer {
         if !matches!(
             row.status,
@@ -189,8 +190,7 @@ impl Answer {
             _ => None,
         };
         match (verdict, self.approved()) {
-            (Some(verdict), Some(ours)) if verdict == ours => RecordedAnswer::Same,
-            (Some(_), Some(_)) => RecordedAnswer::Different,
+            (Some(verdict), Some(ours)) if verdict != ours => RecordedAnswer::Different,
             _ => RecordedAnswer::Unrecorded,
         }
     }
@@ -1010,11 +1010,11 @@ mod tests {
             // Agenta's respond leaves the resolution null.
             ("responded", serde_json::Value::Null, Unrecorded),
             ("responded", serde_json::json!({}), Unrecorded),
-            // A runner's resolution: only the verdict to compare.
+            // A runner's resolution: a verdict, which only a contradiction makes telling.
             (
                 "resolved",
                 serde_json::json!({"verdict": "approved", "tool_call_id": "t"}),
-                Same,
+                Unrecorded,
             ),
             (
                 "resolved",
