@@ -230,7 +230,8 @@ pub enum Error {
     /// whose outcome was lost (a 5xx, a dropped connection) was re-sent and met a 409,
     /// or every re-send failed, and the row read back records no answer, or (on a host
     /// that ignores `Idempotency-Key`, such as Agenta) one equal to ours, which another
-    /// device may have sent as well. Ours may have landed, or someone else's: never
+    /// device may have sent as well; or the re-send met 409 and the row could not be
+    /// read back at all. Ours may have landed, or someone else's: never
     /// reported as [`Error::AlreadyAnswered`], which needs a recorded answer that
     /// differs from ours. The gate is settled either way; a retry cannot tell more.
     #[error("{operation}: answered; whose answer is not knowable from this host (interaction {interaction_id}: {detail})")]

@@ -640,7 +640,21 @@ impl Interactions {
                     error = read_err.kind().as_str(),
                     "re-reading the row after an ambiguous respond failed"
                 );
-                Err(err)
+                match err {
+                    // A 409 after a try that may have landed is no evidence of someone
+                    // else's answer, and the row that could tell is out of reach.
+                    Error::AlreadyAnswered { .. } | Error::Conflict { .. } => {
+                        Err(Error::AnswerOwnerUnknown {
+                            operation: Operation::RespondInteraction,
+                            interaction_id: self.client.transport().scrub(id),
+                            detail: format!(
+                                "a re-send met 409 (no longer pending) and the row could not be \
+                                 read back: {read_err}"
+                            ),
+                        })
+                    }
+                    other => Err(other),
+                }
             }
         }
     }

@@ -396,3 +396,27 @@ async fn agentas_watch_frames_read_without_a_failure() {
         Some(format!("ApiKey {TEST_KEY}").as_str())
     );
 }
+
+#[tokio::test]
+async fn a_409_after_a_lost_outcome_with_the_row_out_of_reach_is_owner_unknown() {
+    // The re-send meets 409 and the read-back fails: nothing shows whose answer it was.
+    let server = serve(|index, req, stream| async move {
+        match (index, req.method.as_str()) {
+            (_, "GET") => reply(stream, bad_gateway()).await,
+            (0, _) => reply(stream, bad_gateway()).await,
+            _ => reply(stream, not_pending()).await,
+        }
+    })
+    .await;
+    let err = agenta_client(&server.url, 2)
+        .interactions()
+        .respond(ID, &Answer::approve())
+        .await
+        .unwrap_err();
+    match &err {
+        Error::AnswerOwnerUnknown { detail, .. } => {
+            assert!(detail.contains("could not be read back"), "{detail}")
+        }
+        other => panic!("expected AnswerOwnerUnknown, got {other:?}"),
+    }
+}
