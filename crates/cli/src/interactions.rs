@@ -368,29 +368,56 @@ async fn approve_all_cmd(connect: &ConnectArgs, args: ApproveAllArgs) -> CliResu
             ]);
         }
         for (id, err) in &report.failed {
-            table.row([id.clone(), format!("failed: {err}")]);
+            let outcome = if owner_unknown(err) {
+                "answered; whose answer is not knowable from this host".to_string()
+            } else {
+                format!("failed: {err}")
+            };
+            table.row([id.clone(), outcome]);
         }
         table.print();
+        let unknown = report
+            .failed
+            .iter()
+            .filter(|(_, e)| owner_unknown(e))
+            .count();
+        let owner_unknown_count = if unknown > 0 {
+            format!(", {unknown} answered (whose answer is not knowable)")
+        } else {
+            String::new()
+        };
         println!(
-            "{} approved, {} already answered, {} failed",
+            "{} approved, {} already answered{owner_unknown_count}, {} failed",
             report.answered.len(),
             report.already_answered.len(),
-            report.failed.len()
+            report.failed.len() - unknown
         );
         if report.all_already_answered() {
             println!("every gate was already answered: nothing left to do");
         }
     }
-    match report.failed.into_iter().next() {
+    // A real failure's code first; a gate answered by an unknown owner is settled.
+    let mut failed = report.failed;
+    failed.sort_by_key(|(_, err)| owner_unknown(err));
+    match failed.into_iter().next() {
         None => Ok(()),
         Some((id, err)) => {
+            let settled = owner_unknown(&err);
             let mapped = client_error(err);
-            Err(CliError::new(
-                mapped.exit,
-                format!("approve-all: {id} failed: {}", mapped.message),
-            ))
+            let message = if settled {
+                format!("approve-all: {id}: {}", mapped.message)
+            } else {
+                format!("approve-all: {id} failed: {}", mapped.message)
+            };
+            Err(CliError::new(mapped.exit, message))
         }
     }
+}
+
+/// A respond whose gate is answered, by whom the host cannot show (exit 11): no failure
+/// to answer, and never "already answered".
+fn owner_unknown(err: &gatehouse_client::Error) -> bool {
+    err.kind() == gatehouse_client::ErrorKind::AnswerOwnerUnknown
 }
 
 async fn watch_cmd(

@@ -201,6 +201,74 @@ fn numbers_as_f64(value: Value) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn approve_all_tells_a_lost_outcome_from_someone_elses_answer() {
+    let (Some(fault), Some(approve_all)) = (
+        load(SUITE, "cli_respond_fault_502"),
+        load(SUITE, "cli_approve_all"),
+    ) else {
+        return;
+    };
+    // f1: Agenta took the approval, the client got 502, the re-send 409, the row no
+    // answer. r3: a first try met 409, answered by someone else before.
+    let lost = fault.step("cli respond f1 --approve; proxy answers 502 after Agenta took it");
+    let taken = "cli approve-all <ids already answered> r3";
+    let other = approve_all
+        .step_exchanges(taken)
+        .into_iter()
+        .find(|x| x.status == 409)
+        .unwrap();
+    let other_id = other.path.split('/').nth(4).unwrap().to_string();
+    let mut exchanges = fault.step_exchanges(&lost.step);
+    exchanges.push(other);
+    let host = FakeHost::start(exchanges).await;
+    let step = CliStep {
+        step: "approve-all".into(),
+        args: [
+            "interactions",
+            "approve-all",
+            lost.args[2].as_str(),
+            other_id.as_str(),
+        ]
+        .map(String::from)
+        .to_vec(),
+        env: Default::default(),
+        exit: 11,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    let mut cmd = command(&host, &fault, &step);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let at = at(&step, &out);
+    assert_eq!(host.mismatches(), Vec::<String>::new(), "{at}");
+    assert_eq!(host.remaining(), Vec::<String>::new(), "{at}");
+    assert_eq!(out.status.code(), Some(11), "{at}");
+    let stdout = text(&out.stdout);
+    let outcome = |id: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        outcome(&lost.args[2]).ends_with("answered; whose answer is not knowable from this host"),
+        "{at}"
+    );
+    assert!(
+        outcome(&other_id).ends_with("already answered (settled elsewhere)"),
+        "{at}"
+    );
+    assert!(
+        stdout.contains(
+            "0 approved, 1 already answered, 1 answered (whose answer is not knowable), 0 failed"
+        ),
+        "{at}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_first_answer_and_a_second_device_answer_keep_their_recorded_exits() {
     let Some(recording) = load(SUITE, "cli_respond") else {
         return;
