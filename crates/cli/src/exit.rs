@@ -13,6 +13,8 @@
 //! | 8 | the server refused the request as invalid (validation failure, malformed request) |
 //! | 9 | the execution session is not active (its run ended) |
 //! | 10 | the session's intervention limit is reached |
+//! | 11 | answered; whose answer is not knowable from this host (a respond whose outcome was lost) |
+//! | 12 | the host answered with another project's rows than `--project` asked for |
 //!
 //! A client error's code follows from its `gatehouse_client::ErrorKind` through
 //! [`exit_for`], the one table.
@@ -46,6 +48,10 @@ pub enum Exit {
     SessionNotActive,
     /// 10: the intervention limit is reached.
     InterventionLimit,
+    /// 11: the gate is answered; whose answer is not knowable from this host.
+    AnswerOwnerUnknown,
+    /// 12: the host answered for another project than the one asked for.
+    ProjectMismatch,
 }
 
 impl Exit {
@@ -63,6 +69,8 @@ impl Exit {
             Exit::Invalid => 8,
             Exit::SessionNotActive => 9,
             Exit::InterventionLimit => 10,
+            Exit::AnswerOwnerUnknown => 11,
+            Exit::ProjectMismatch => 12,
         }
     }
 }
@@ -126,6 +134,8 @@ pub fn exit_for(kind: ErrorKind) -> Exit {
         ErrorKind::Validation | ErrorKind::Invalid => Exit::Invalid,
         ErrorKind::SessionNotActive => Exit::SessionNotActive,
         ErrorKind::InterventionLimit => Exit::InterventionLimit,
+        ErrorKind::AnswerOwnerUnknown => Exit::AnswerOwnerUnknown,
+        ErrorKind::ProjectMismatch => Exit::ProjectMismatch,
         _ => Exit::Other,
     }
 }
@@ -138,6 +148,10 @@ pub fn client_error(err: gatehouse_client::Error) -> CliError {
             format!("cannot reach the server: {err}")
         }
         ErrorKind::AlreadyAnswered => format!("already answered: {err}"),
+        // The rows are not shown: say whose they are and where the project comes from.
+        ErrorKind::ProjectMismatch => format!(
+            "{err}; nothing is shown (the API key's project may differ from --project / GATEHOUSE_PROJECT)"
+        ),
         ErrorKind::TenantRejected => {
             format!("{err} (set the tenant with --tenant or GATEHOUSE_TENANT)")
         }
@@ -189,6 +203,8 @@ mod tests {
         assert_eq!(exit_for(ErrorKind::Validation).code(), 8);
         assert_eq!(exit_for(ErrorKind::SessionNotActive).code(), 9);
         assert_eq!(exit_for(ErrorKind::InterventionLimit).code(), 10);
+        assert_eq!(exit_for(ErrorKind::AnswerOwnerUnknown).code(), 11);
+        assert_eq!(exit_for(ErrorKind::ProjectMismatch).code(), 12);
         let codes: std::collections::HashSet<u8> = [
             Exit::Ok,
             Exit::Other,
@@ -201,10 +217,12 @@ mod tests {
             Exit::Invalid,
             Exit::SessionNotActive,
             Exit::InterventionLimit,
+            Exit::AnswerOwnerUnknown,
+            Exit::ProjectMismatch,
         ]
         .iter()
         .map(|e| e.code())
         .collect();
-        assert_eq!(codes.len(), 11, "every exit code is distinct");
+        assert_eq!(codes.len(), 13, "every exit code is distinct");
     }
 }

@@ -37,7 +37,9 @@ enum InteractionsCommand {
     Watch {
         /// The agent session to watch.
         session_id: String,
-        /// Stop after this many events (the initial `ready` counts).
+        /// Stop after this many events of the session's gates and turns (`interaction`,
+        /// `records-changed`, `lifecycle`); the `ready` of each connect is shown but not
+        /// counted, nor are heartbeats.
         #[arg(long)]
         max_events: Option<usize>,
     },
@@ -298,8 +300,14 @@ async fn respond_cmd(connect: &ConnectArgs, args: RespondArgs) -> CliResult {
         return print_json(&row);
     }
     let verdict = if args.approve { "approved" } else { "denied" };
+    // Only a stamped row names the config its turn resumes under; say nothing more.
+    let config = if row.stamped_parameters().is_some() {
+        "the turn resumes under its stamped config"
+    } else {
+        "the row carries no stamped config"
+    };
     println!(
-        "{verdict} {} (status {}); the turn resumes under its stamped config",
+        "{verdict} {} (status {}); {config}",
         args.id,
         status_str(&row)
     );
@@ -360,29 +368,56 @@ async fn approve_all_cmd(connect: &ConnectArgs, args: ApproveAllArgs) -> CliResu
             ]);
         }
         for (id, err) in &report.failed {
-            table.row([id.clone(), format!("failed: {err}")]);
+            let outcome = if owner_unknown(err) {
+                "answered; whose answer is not knowable from this host".to_string()
+            } else {
+                format!("failed: {err}")
+            };
+            table.row([id.clone(), outcome]);
         }
         table.print();
+        let unknown = report
+            .failed
+            .iter()
+            .filter(|(_, e)| owner_unknown(e))
+            .count();
+        let owner_unknown_count = if unknown > 0 {
+            format!(", {unknown} answered (whose answer is not knowable)")
+        } else {
+            String::new()
+        };
         println!(
-            "{} approved, {} already answered, {} failed",
+            "{} approved, {} already answered{owner_unknown_count}, {} failed",
             report.answered.len(),
             report.already_answered.len(),
-            report.failed.len()
+            report.failed.len() - unknown
         );
         if report.all_already_answered() {
             println!("every gate was already answered: nothing left to do");
         }
     }
-    match report.failed.into_iter().next() {
+    // A real failure's code first; a gate answered by an unknown owner is settled.
+    let mut failed = report.failed;
+    failed.sort_by_key(|(_, err)| owner_unknown(err));
+    match failed.into_iter().next() {
         None => Ok(()),
         Some((id, err)) => {
+            let settled = owner_unknown(&err);
             let mapped = client_error(err);
-            Err(CliError::new(
-                mapped.exit,
-                format!("approve-all: {id} failed: {}", mapped.message),
-            ))
+            let message = if settled {
+                format!("approve-all: {id}: {}", mapped.message)
+            } else {
+                format!("approve-all: {id} failed: {}", mapped.message)
+            };
+            Err(CliError::new(mapped.exit, message))
         }
     }
+}
+
+/// A respond whose gate is answered, by whom the host cannot show (exit 11): no failure
+/// to answer, and never "already answered".
+fn owner_unknown(err: &gatehouse_client::Error) -> bool {
+    err.kind() == gatehouse_client::ErrorKind::AnswerOwnerUnknown
 }
 
 async fn watch_cmd(
@@ -420,13 +455,24 @@ async fn watch_cmd(
                 } else {
                     println!("{}", describe_event(&event));
                 }
-                Ok(true)
+                Ok(counts_as_event(&event))
             }
             // A connect in JSON mode, or an update this CLI does not know yet: nothing to show.
             _ => Ok(false),
         }
     })
     .await
+}
+
+/// True for an event of the session's gates or turns, which `--max-events` counts; a
+/// connect's `ready` is no such event (the client never yields heartbeats).
+fn counts_as_event(event: &WatchEvent) -> bool {
+    match event {
+        WatchEvent::Ready { .. } => false,
+        WatchEvent::Interaction { .. }
+        | WatchEvent::RecordsChanged { .. }
+        | WatchEvent::Lifecycle { .. } => true,
+    }
 }
 
 fn describe_event(event: &WatchEvent) -> String {

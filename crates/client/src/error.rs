@@ -232,6 +232,23 @@ pub enum Error {
         /// The server's text.
         detail: String,
     },
+    /// The gate is answered, but the host cannot show whose answer landed: a respond
+    /// whose outcome was lost (a 5xx, a dropped connection) was re-sent and met a 409,
+    /// or every re-send failed, and the row read back records no answer, or (on a host
+    /// that ignores `Idempotency-Key`, such as Agenta) one equal to ours, which another
+    /// device may have sent as well; or the re-send met 409 and the row could not be
+    /// read back at all. Ours may have landed, or someone else's: never
+    /// reported as [`Error::AlreadyAnswered`], which needs a recorded answer that
+    /// differs from ours. The gate is settled either way; a retry cannot tell more.
+    #[error("{operation}: answered; whose answer is not knowable from this host (interaction {interaction_id}: {detail})")]
+    AnswerOwnerUnknown {
+        /// The failed call.
+        operation: Operation,
+        /// The answered interaction.
+        interaction_id: String,
+        /// What the row read back showed.
+        detail: String,
+    },
     /// 404: the addressed thing does not exist (or belongs to another project).
     #[error("{operation}: not found ({detail})")]
     NotFound {
@@ -366,6 +383,20 @@ pub enum Error {
         operation: Operation,
         /// The server's text.
         detail: String,
+    },
+    /// The host answered with another project's data than the one asked for (the
+    /// client's `project_id`): Agenta, under an API key, ignores `?project_id=` and
+    /// answers for the key's own project. Nothing of the answer is returned.
+    #[error(
+        "{operation}: asked for project {asked}, the host answered with project {answered}'s rows"
+    )]
+    ProjectMismatch {
+        /// The failed call.
+        operation: Operation,
+        /// The project the client asked for.
+        asked: String,
+        /// The project the answer's rows belong to.
+        answered: String,
     },
     /// The host needs a tenant it was not given (AgentPlat's default authentication
     /// answers 400 "Missing required X-Agentplat-Tenant-Id header": configure the tenant),
@@ -524,6 +555,8 @@ impl Error {
     pub fn operation(&self) -> Operation {
         match self {
             Self::AlreadyAnswered { operation, .. }
+            | Self::AnswerOwnerUnknown { operation, .. }
+            | Self::ProjectMismatch { operation, .. }
             | Self::NotFound { operation, .. }
             | Self::RevisionConflict { operation, .. }
             | Self::OperationConflict { operation, .. }
@@ -564,6 +597,8 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::AlreadyAnswered { .. } => ErrorKind::AlreadyAnswered,
+            Self::AnswerOwnerUnknown { .. } => ErrorKind::AnswerOwnerUnknown,
+            Self::ProjectMismatch { .. } => ErrorKind::ProjectMismatch,
             Self::NotFound { .. } => ErrorKind::NotFound,
             Self::RevisionConflict { .. } => ErrorKind::RevisionConflict,
             Self::OperationConflict { .. } => ErrorKind::OperationConflict,
@@ -639,6 +674,8 @@ impl Error {
             | Self::Server { status, .. }
             | Self::Decode { status, .. }
             | Self::AcceptedUnreadable { status, .. } => Some(*status),
+            // Both are read from answers that succeeded (a row read back, a 200 page).
+            Self::AnswerOwnerUnknown { .. } | Self::ProjectMismatch { .. } => None,
             Self::CapabilityUnavailable { .. }
             | Self::StreamFailed { .. }
             | Self::Transport { .. }
@@ -664,6 +701,8 @@ impl Error {
 pub enum ErrorKind {
     /// See [`Error::AlreadyAnswered`].
     AlreadyAnswered,
+    /// See [`Error::AnswerOwnerUnknown`].
+    AnswerOwnerUnknown,
     /// See [`Error::NotFound`].
     NotFound,
     /// See [`Error::RevisionConflict`].
@@ -692,6 +731,8 @@ pub enum ErrorKind {
     Unauthorized,
     /// See [`Error::Forbidden`].
     Forbidden,
+    /// See [`Error::ProjectMismatch`].
+    ProjectMismatch,
     /// See [`Error::TenantRejected`].
     TenantRejected,
     /// See [`Error::Validation`].
@@ -723,10 +764,11 @@ impl ErrorKind {
     /// their tests).
     ///
     /// ```
-    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 27);
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 29);
     /// ```
     pub const ALL: &'static [ErrorKind] = &[
         Self::AlreadyAnswered,
+        Self::AnswerOwnerUnknown,
         Self::NotFound,
         Self::RevisionConflict,
         Self::OperationConflict,
@@ -741,6 +783,7 @@ impl ErrorKind {
         Self::CapabilityUnavailable,
         Self::Unauthorized,
         Self::Forbidden,
+        Self::ProjectMismatch,
         Self::TenantRejected,
         Self::Validation,
         Self::Invalid,
@@ -764,6 +807,7 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::AlreadyAnswered => "already_answered",
+            Self::AnswerOwnerUnknown => "answer_owner_unknown",
             Self::NotFound => "not_found",
             Self::RevisionConflict => "revision_conflict",
             Self::OperationConflict => "operation_conflict",
@@ -778,6 +822,7 @@ impl ErrorKind {
             Self::CapabilityUnavailable => "capability_unavailable",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
+            Self::ProjectMismatch => "project_mismatch",
             Self::TenantRejected => "tenant_rejected",
             Self::Validation => "validation",
             Self::Invalid => "invalid",

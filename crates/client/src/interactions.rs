@@ -157,28 +157,88 @@ impl Answer {
         Self { object }
     }
 
-    /// True when `row` holds this answer: status responded or resolved, and every key
-    /// of this answer present with the same value in `data.resolution.answer`.
-    fn landed_on(&self, row: &SessionInteraction) -> bool {
+    /// How the answer `row` records (if any) compares with this one: its
+    /// `data.resolution.answer` holds every key of this answer with the same value
+    /// (`Same`) or not (`Different`); without one, a `verdict` of `approved`/`denied`
+    /// (a runner's resolution) that contradicts this answer's `approved` is `Different`,
+    /// and one that agrees shows no more than `Unrecorded` (a verdict is not the answer).
+    /// A row that is neither responded nor resolved holds no answer.
+    fn compare_with(&self, row: &SessionInteraction) -> RecordedAnswer {
         if !matches!(
             row.status,
             Some(InteractionStatus::Responded) | Some(InteractionStatus::Resolved)
         ) {
-            return false;
+            return RecordedAnswer::NotAnswered;
         }
-        let stored = row
-            .data
-            .as_ref()
-            .and_then(|d| d.resolution.as_ref())
-            .and_then(|r| r.get("answer"))
-            .and_then(|a| a.as_object());
-        match stored {
-            Some(stored) => self
+        let Some(resolution) = row.data.as_ref().and_then(|d| d.resolution.as_ref()) else {
+            return RecordedAnswer::Unrecorded;
+        };
+        if let Some(stored) = resolution.get("answer").and_then(|a| a.as_object()) {
+            let same = self
                 .object
                 .iter()
-                .all(|(key, value)| stored.get(key) == Some(value)),
-            None => false,
+                .all(|(key, value)| stored.get(key) == Some(value));
+            return if same {
+                RecordedAnswer::Same
+            } else {
+                RecordedAnswer::Different
+            };
         }
+        let verdict = match resolution.get("verdict").and_then(|v| v.as_str()) {
+            Some("approved") => Some(true),
+            Some("denied") => Some(false),
+            _ => None,
+        };
+        match (verdict, self.approved()) {
+            (Some(verdict), Some(ours)) if verdict != ours => RecordedAnswer::Different,
+            _ => RecordedAnswer::Unrecorded,
+        }
+    }
+}
+
+/// What an answered row records, compared with the answer a client sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecordedAnswer {
+    /// The row is not answered (pending, cancelled, or a status this version does not know).
+    NotAnswered,
+    /// Answered, and no answer is recorded that could be compared (Agenta leaves
+    /// `data.resolution` null on respond: the answer goes to a queue).
+    Unrecorded,
+    /// Answered with an answer equal to ours.
+    Same,
+    /// Answered with an answer that differs from ours: someone else's.
+    Different,
+}
+
+/// Whose answer a row read back after an ambiguous respond shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    /// Ours: the call succeeds with the row.
+    Ours,
+    /// Someone else's: [`Error::AlreadyAnswered`].
+    SomeoneElses,
+    /// Answered, by whom the row cannot show ([`Error::AnswerOwnerUnknown`], with why).
+    OwnerUnknown(&'static str),
+    /// Not answered: the error of the respond stands.
+    NotAnswered,
+}
+
+/// What `recorded` shows. `honours_idempotency_key`: the host replays a re-send under
+/// the same key and records the answer it took (Gatehouse's server), so an equal
+/// recorded answer is ours; on a host that ignores the key (Agenta) an equal answer
+/// may be another device's, sent as well.
+fn settle(recorded: RecordedAnswer, honours_idempotency_key: bool) -> Settled {
+    match recorded {
+        RecordedAnswer::Same if honours_idempotency_key => Settled::Ours,
+        RecordedAnswer::Same => Settled::OwnerUnknown(
+            "the row records an answer equal to ours, which another device may have sent too; \
+             this host ignores Idempotency-Key",
+        ),
+        RecordedAnswer::Unrecorded => {
+            Settled::OwnerUnknown("the row is answered and records no answer to compare with ours")
+        }
+        RecordedAnswer::Different => Settled::SomeoneElses,
+        RecordedAnswer::NotAnswered => Settled::NotAnswered,
     }
 }
 
@@ -286,7 +346,9 @@ impl Interactions {
             windowing: windowing.cloned(),
         };
         let call = Call::new(Operation::QueryInteractions, &[]).json_body(&body)?;
-        self.client.call_json(&call).await
+        let page: InteractionsResponse = self.client.call_json(&call).await?;
+        self.check_project(Operation::QueryInteractions, &page.interactions)?;
+        Ok(page)
     }
 
     /// Every row matching `query`, walking the pages (cursor `windowing.next` = the
@@ -391,7 +453,31 @@ impl Interactions {
     pub async fn get(&self, id: &str) -> Result<SessionInteraction> {
         let call = Call::new(Operation::GetInteraction, &[id]);
         let response: InteractionResponse = self.client.call_json(&call).await?;
-        row_of(Operation::GetInteraction, response)
+        let row = row_of(Operation::GetInteraction, response)?;
+        self.check_project(Operation::GetInteraction, std::slice::from_ref(&row))?;
+        Ok(row)
+    }
+
+    /// [`Error::ProjectMismatch`] when one of `rows` names another project than the one
+    /// this client asks for: Agenta, under an API key, answers for the key's own project
+    /// whatever `?project_id=` says, and such rows must never pass for the asked
+    /// project's. A row without `project_id`, or a client without a project, passes.
+    fn check_project(&self, operation: Operation, rows: &[SessionInteraction]) -> Result<()> {
+        let Some(asked) = self.client.project_id() else {
+            return Ok(());
+        };
+        let foreign = rows
+            .iter()
+            .filter_map(|row| row.project_id.as_deref())
+            .find(|answered| !same_project(asked, answered));
+        match foreign {
+            None => Ok(()),
+            Some(answered) => Err(Error::ProjectMismatch {
+                operation,
+                asked: self.client.transport().scrub(asked),
+                answered: self.client.transport().scrub(answered),
+            }),
+        }
     }
 
     /// Answer a gate (`POST /api/sessions/interactions/{id}/respond`) with a fresh
@@ -419,8 +505,16 @@ impl Interactions {
     /// (transport error, timeout, 429, 5xx) is the request re-sent, with the same key,
     /// under the client's retry policy; a server that honours the key answers the
     /// re-send with the same 200. If a re-send gets 409, or every re-send failed, the
-    /// row is read back: when it holds this answer the call succeeds with that row,
-    /// so a caller never sees its own landed answer as [`Error::AlreadyAnswered`].
+    /// row is read back, and it decides:
+    /// - it records this answer, on a host that honours the key (Gatehouse's server):
+    ///   the call succeeds with that row;
+    /// - it records an answer that differs from this one: [`Error::AlreadyAnswered`];
+    /// - it is answered but cannot show whose answer landed (no answer recorded, as
+    ///   Agenta leaves it; or one equal to this one on a host that ignores the key,
+    ///   which another device may have sent): [`Error::AnswerOwnerUnknown`];
+    /// - it is not answered: the respond's own error.
+    ///
+    /// So a caller never sees its own landed answer as [`Error::AlreadyAnswered`].
     ///
     /// ```no_run
     /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
@@ -494,7 +588,11 @@ impl Interactions {
         }
     }
 
-    /// After an ambiguous respond: read the row; our answer there means success.
+    /// After an ambiguous respond: read the row back and say what it shows. Our answer
+    /// there (on a host that honours `Idempotency-Key`) is success; an answer that
+    /// differs from ours is [`Error::AlreadyAnswered`]; an answered row that cannot
+    /// show whose answer landed is [`Error::AnswerOwnerUnknown`], never "already
+    /// answered".
     async fn settle_from_row(
         &self,
         id: &str,
@@ -502,28 +600,62 @@ impl Interactions {
         err: Error,
     ) -> Result<SessionInteraction> {
         match self.get(id).await {
-            Ok(row) if answer.landed_on(&row) => {
-                tracing::info!("respond landed on an earlier attempt; the row holds our answer");
-                Ok(row)
-            }
-            Ok(row) => match err {
-                // Someone else's answer (or a cancel) settled the gate.
-                Error::AlreadyAnswered { .. } | Error::Conflict { .. } => {
-                    Err(Error::AlreadyAnswered {
-                        operation: Operation::RespondInteraction,
-                        interaction_status: row.status,
-                        detail: gatehouse_wire::error::messages::INTERACTION_NOT_PENDING
-                            .to_string(),
-                    })
+            Ok(row) => {
+                let recorded = answer.compare_with(&row);
+                let honours_key = self.client.upstream().honours_idempotency_key();
+                let already_answered = || Error::AlreadyAnswered {
+                    operation: Operation::RespondInteraction,
+                    interaction_status: row.status.clone(),
+                    detail: gatehouse_wire::error::messages::INTERACTION_NOT_PENDING.to_string(),
+                };
+                match settle(recorded, honours_key) {
+                    Settled::Ours => {
+                        tracing::info!(
+                            "respond landed on an earlier attempt; the row holds our answer"
+                        );
+                        Ok(row)
+                    }
+                    Settled::SomeoneElses => Err(already_answered()),
+                    Settled::OwnerUnknown(detail) => {
+                        tracing::info!(
+                            recorded = ?recorded,
+                            "respond outcome lost; the gate is answered, by whom this host cannot show"
+                        );
+                        Err(Error::AnswerOwnerUnknown {
+                            operation: Operation::RespondInteraction,
+                            interaction_id: self.client.transport().scrub(id),
+                            detail: detail.to_string(),
+                        })
+                    }
+                    Settled::NotAnswered => match err {
+                        // A cancel (or a status this version does not know) settled it.
+                        Error::AlreadyAnswered { .. } | Error::Conflict { .. } => {
+                            Err(already_answered())
+                        }
+                        other => Err(other),
+                    },
                 }
-                other => Err(other),
-            },
+            }
             Err(read_err) => {
                 tracing::debug!(
                     error = read_err.kind().as_str(),
                     "re-reading the row after an ambiguous respond failed"
                 );
-                Err(err)
+                match err {
+                    // A 409 after a try that may have landed is no evidence of someone
+                    // else's answer, and the row that could tell is out of reach.
+                    Error::AlreadyAnswered { .. } | Error::Conflict { .. } => {
+                        Err(Error::AnswerOwnerUnknown {
+                            operation: Operation::RespondInteraction,
+                            interaction_id: self.client.transport().scrub(id),
+                            detail: format!(
+                                "a re-send met 409 (no longer pending) and the row could not be \
+                                 read back: {read_err}"
+                            ),
+                        })
+                    }
+                    other => Err(other),
+                }
             }
         }
     }
@@ -834,6 +966,18 @@ fn refuses_the_caller(err: &Error) -> bool {
     )
 }
 
+/// True when two project ids name the same project: equal as UUIDs (any case or
+/// spelling `uuid` reads), else equal as text.
+fn same_project(a: &str, b: &str) -> bool {
+    match (
+        uuid::Uuid::parse_str(a.trim()),
+        uuid::Uuid::parse_str(b.trim()),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 fn row_of(operation: Operation, response: InteractionResponse) -> Result<SessionInteraction> {
     response.interaction.ok_or_else(|| Error::Decode {
         operation,
@@ -857,19 +1001,88 @@ mod tests {
     }
 
     #[test]
-    fn landed_on_compares_the_stored_answer() {
+    fn compare_with_reads_the_recorded_answer() {
+        use RecordedAnswer::*;
         let ours = Answer::approve().message("ok");
-        assert!(ours.landed_on(&row(
-            "responded",
-            serde_json::json!({"answer": {"approved": true, "message": "ok"}})
-        )));
-        assert!(ours.landed_on(&row("resolved", serde_json::json!({"answer": {"approved": true, "message": "ok", "extra": 1}, "verdict": "approved"}))));
-        assert!(!ours.landed_on(&row(
-            "responded",
-            serde_json::json!({"answer": {"approved": false}})
-        )));
-        assert!(!ours.landed_on(&row("pending", serde_json::Value::Null)));
-        assert!(!ours.landed_on(&row("resolved", serde_json::json!({"verdict": "approved"}))));
+        let cases = [
+            (
+                "responded",
+                serde_json::json!({"answer": {"approved": true, "message": "ok"}}),
+                Same,
+            ),
+            (
+                "resolved",
+                serde_json::json!({"answer": {"approved": true, "message": "ok", "extra": 1}, "verdict": "approved"}),
+                Same,
+            ),
+            (
+                "responded",
+                serde_json::json!({"answer": {"approved": false}}),
+                Different,
+            ),
+            ("pending", serde_json::Value::Null, NotAnswered),
+            ("cancelled", serde_json::Value::Null, NotAnswered),
+            // Agenta's respond leaves the resolution null.
+            ("responded", serde_json::Value::Null, Unrecorded),
+            ("responded", serde_json::json!({}), Unrecorded),
+            // A runner's resolution: a verdict, which only a contradiction makes telling.
+            (
+                "resolved",
+                serde_json::json!({"verdict": "approved", "tool_call_id": "t"}),
+                Unrecorded,
+            ),
+            (
+                "resolved",
+                serde_json::json!({"verdict": "denied", "tool_call_id": "t"}),
+                Different,
+            ),
+            (
+                "resolved",
+                serde_json::json!({"verdict": "maybe"}),
+                Unrecorded,
+            ),
+        ];
+        for (status, resolution, want) in cases {
+            assert_eq!(
+                ours.compare_with(&row(status, resolution.clone())),
+                want,
+                "{status} {resolution}"
+            );
+        }
+        let custom = Answer::custom(serde_json::Map::new());
+        assert_eq!(
+            custom.compare_with(&row("resolved", serde_json::json!({"verdict": "approved"}))),
+            Unrecorded
+        );
+    }
+
+    #[test]
+    fn only_a_different_recorded_answer_is_someone_elses() {
+        use RecordedAnswer::*;
+        // Gatehouse's server (honours the key, records the answer): today's rule.
+        assert_eq!(settle(Same, true), Settled::Ours);
+        assert_eq!(settle(Different, true), Settled::SomeoneElses);
+        assert_eq!(settle(NotAnswered, true), Settled::NotAnswered);
+        assert!(matches!(settle(Unrecorded, true), Settled::OwnerUnknown(_)));
+        // Agenta (ignores the key, records nothing on respond).
+        assert!(matches!(settle(Same, false), Settled::OwnerUnknown(_)));
+        assert!(matches!(
+            settle(Unrecorded, false),
+            Settled::OwnerUnknown(_)
+        ));
+        assert_eq!(settle(Different, false), Settled::SomeoneElses);
+        assert_eq!(settle(NotAnswered, false), Settled::NotAnswered);
+    }
+
+    #[test]
+    fn project_ids_compare_as_uuids() {
+        let id = "01a24fc2-85bd-71c0-a94f-bf7579d38a32";
+        assert!(same_project(id, id));
+        assert!(same_project(id, &id.to_uppercase()));
+        assert!(same_project(id, &id.replace('-', "")));
+        assert!(!same_project(id, "74acd281-606f-4e43-b2a9-1f40f2dff3b3"));
+        assert!(same_project("p1", "p1"));
+        assert!(!same_project("p1", "P1"));
     }
 
     #[test]

@@ -53,6 +53,17 @@ impl Upstream {
         }
     }
 
+    /// True when a respond re-sent under the same `Idempotency-Key` is replayed (the
+    /// first answer's 200 again) and the answer taken is recorded in the row's
+    /// `data.resolution`: Gatehouse's server. Agenta ignores the key (a re-send meets
+    /// 409) and leaves the resolution null on respond (the answer goes to a queue).
+    pub(crate) fn honours_idempotency_key(self) -> bool {
+        match self {
+            Self::Gatehouse => true,
+            Self::AgentPlat | Self::Agenta => false,
+        }
+    }
+
     /// The `Authorization` scheme the upstream expects when none is set.
     pub(crate) fn default_auth_scheme(self) -> AuthScheme {
         match self {

@@ -115,6 +115,25 @@ pub enum GatehouseError {
         /// The server's detail.
         details: Option<String>,
     },
+    /// The gate is answered, and this host cannot show whose answer landed (the answer's
+    /// outcome was lost; the row records no answer to compare with ours). Show the gate
+    /// as answered, never as "answered on another device".
+    #[error("{msg}")]
+    AnswerOwnerUnknown {
+        /// What happened.
+        msg: String,
+        /// The interaction, and what its row showed.
+        details: Option<String>,
+    },
+    /// The host answered with another project's rows than the one asked for (Agenta
+    /// takes the project from its API key): nothing of them is shown.
+    #[error("{msg}")]
+    ProjectMismatch {
+        /// What happened, naming both projects.
+        msg: String,
+        /// The asked and the answering project.
+        details: Option<String>,
+    },
     /// Any other conflict (409); `details` starts with Gatehouse's machine code when the
     /// server sent one (e.g. `INVALID_STATE`).
     #[error("{msg}")]
@@ -290,6 +309,10 @@ pub enum GatehouseErrorKind {
     StaleExecution,
     /// See [`GatehouseError::IdempotencyKeyReused`].
     IdempotencyKeyReused,
+    /// See [`GatehouseError::AnswerOwnerUnknown`].
+    AnswerOwnerUnknown,
+    /// See [`GatehouseError::ProjectMismatch`].
+    ProjectMismatch,
     /// See [`GatehouseError::Conflict`].
     Conflict,
     /// See [`GatehouseError::CapabilityUnavailable`].
@@ -397,6 +420,8 @@ variant_table! {
     TurnNotContinuable <= TurnNotContinuable,
     StaleExecution <= StaleExecution,
     IdempotencyKeyReused <= IdempotencyKeyReused,
+    AnswerOwnerUnknown <= AnswerOwnerUnknown,
+    ProjectMismatch <= ProjectMismatch,
     Conflict <= Conflict,
     CapabilityUnavailable <= CapabilityUnavailable,
     Unauthorized <= Unauthorized,
@@ -534,6 +559,14 @@ fn details_of(error: &ClientError) -> Option<String> {
         | E::Invalid { detail, .. }
         | E::PayloadTooLarge { detail, .. }
         | E::Transport { detail, .. } => Some(detail.clone()),
+        E::AnswerOwnerUnknown {
+            interaction_id,
+            detail,
+            ..
+        } => Some(format!("interaction {interaction_id}: {detail}")),
+        E::ProjectMismatch {
+            asked, answered, ..
+        } => Some(format!("asked {asked}, answered {answered}")),
         E::Conflict { code, detail, .. } => Some(match code {
             Some(code) => format!("{code}: {detail}"),
             None => detail.clone(),

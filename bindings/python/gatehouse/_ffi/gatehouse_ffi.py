@@ -1284,87 +1284,102 @@ class GatehouseErrorKind(enum.Enum):
     See [`GatehouseError::SessionNotActive`].
 """
     
-    CONFLICT = 8
+    TURN_NOT_CONTINUABLE = 8
+    """
+    See [`GatehouseError::TurnNotContinuable`].
+"""
+    
+    STALE_EXECUTION = 9
+    """
+    See [`GatehouseError::StaleExecution`].
+"""
+    
+    IDEMPOTENCY_KEY_REUSED = 10
+    """
+    See [`GatehouseError::IdempotencyKeyReused`].
+"""
+    
+    CONFLICT = 11
     """
     See [`GatehouseError::Conflict`].
 """
     
-    CAPABILITY_UNAVAILABLE = 9
+    CAPABILITY_UNAVAILABLE = 12
     """
     See [`GatehouseError::CapabilityUnavailable`].
 """
     
-    UNAUTHORIZED = 10
+    UNAUTHORIZED = 13
     """
     See [`GatehouseError::Unauthorized`].
 """
     
-    FORBIDDEN = 11
+    FORBIDDEN = 14
     """
     See [`GatehouseError::Forbidden`].
 """
     
-    TENANT_REJECTED = 12
+    TENANT_REJECTED = 15
     """
     See [`GatehouseError::TenantRejected`].
 """
     
-    VALIDATION = 13
+    VALIDATION = 16
     """
     See [`GatehouseError::Validation`].
 """
     
-    INVALID = 14
+    INVALID = 17
     """
     See [`GatehouseError::Invalid`].
 """
     
-    PAYLOAD_TOO_LARGE = 15
+    PAYLOAD_TOO_LARGE = 18
     """
     See [`GatehouseError::PayloadTooLarge`].
 """
     
-    RATE_LIMITED = 16
+    RATE_LIMITED = 19
     """
     See [`GatehouseError::RateLimited`].
 """
     
-    SERVER = 17
+    SERVER = 20
     """
     See [`GatehouseError::Server`].
 """
     
-    TRANSPORT = 18
+    TRANSPORT = 21
     """
     See [`GatehouseError::Transport`].
 """
     
-    DECODE = 19
+    DECODE = 22
     """
     See [`GatehouseError::Decode`].
 """
     
-    STREAM_FAILED = 20
+    STREAM_FAILED = 23
     """
     See [`GatehouseError::StreamFailed`].
 """
     
-    ACCEPTED_UNREADABLE = 21
+    ACCEPTED_UNREADABLE = 24
     """
     See [`GatehouseError::AcceptedUnreadable`].
 """
     
-    TIMEOUT = 22
+    TIMEOUT = 25
     """
     See [`GatehouseError::Timeout`].
 """
     
-    CONFIG = 23
+    CONFIG = 26
     """
     See [`GatehouseError::Config`].
 """
     
-    INTERNAL = 24
+    INTERNAL = 27
     """
     See [`GatehouseError::Internal`].
 """
@@ -1392,38 +1407,44 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if variant == 8:
             return GatehouseErrorKind.SESSION_NOT_ACTIVE
         if variant == 9:
-            return GatehouseErrorKind.CONFLICT
+            return GatehouseErrorKind.TURN_NOT_CONTINUABLE
         if variant == 10:
-            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
+            return GatehouseErrorKind.STALE_EXECUTION
         if variant == 11:
-            return GatehouseErrorKind.UNAUTHORIZED
+            return GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED
         if variant == 12:
-            return GatehouseErrorKind.FORBIDDEN
+            return GatehouseErrorKind.CONFLICT
         if variant == 13:
-            return GatehouseErrorKind.TENANT_REJECTED
+            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
         if variant == 14:
-            return GatehouseErrorKind.VALIDATION
+            return GatehouseErrorKind.UNAUTHORIZED
         if variant == 15:
-            return GatehouseErrorKind.INVALID
+            return GatehouseErrorKind.FORBIDDEN
         if variant == 16:
-            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
+            return GatehouseErrorKind.TENANT_REJECTED
         if variant == 17:
-            return GatehouseErrorKind.RATE_LIMITED
+            return GatehouseErrorKind.VALIDATION
         if variant == 18:
-            return GatehouseErrorKind.SERVER
+            return GatehouseErrorKind.INVALID
         if variant == 19:
-            return GatehouseErrorKind.TRANSPORT
+            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
         if variant == 20:
-            return GatehouseErrorKind.DECODE
+            return GatehouseErrorKind.RATE_LIMITED
         if variant == 21:
-            return GatehouseErrorKind.STREAM_FAILED
+            return GatehouseErrorKind.SERVER
         if variant == 22:
-            return GatehouseErrorKind.ACCEPTED_UNREADABLE
+            return GatehouseErrorKind.TRANSPORT
         if variant == 23:
-            return GatehouseErrorKind.TIMEOUT
+            return GatehouseErrorKind.DECODE
         if variant == 24:
-            return GatehouseErrorKind.CONFIG
+            return GatehouseErrorKind.STREAM_FAILED
         if variant == 25:
+            return GatehouseErrorKind.ACCEPTED_UNREADABLE
+        if variant == 26:
+            return GatehouseErrorKind.TIMEOUT
+        if variant == 27:
+            return GatehouseErrorKind.CONFIG
+        if variant == 28:
             return GatehouseErrorKind.INTERNAL
         raise InternalError("Raw enum value doesn't match any cases")
 
@@ -1444,6 +1465,12 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if value == GatehouseErrorKind.INTERVENTION_LIMIT:
             return
         if value == GatehouseErrorKind.SESSION_NOT_ACTIVE:
+            return
+        if value == GatehouseErrorKind.TURN_NOT_CONTINUABLE:
+            return
+        if value == GatehouseErrorKind.STALE_EXECUTION:
+            return
+        if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
             return
         if value == GatehouseErrorKind.CONFLICT:
             return
@@ -1499,40 +1526,46 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
             buf.write_i32(7)
         if value == GatehouseErrorKind.SESSION_NOT_ACTIVE:
             buf.write_i32(8)
-        if value == GatehouseErrorKind.CONFLICT:
+        if value == GatehouseErrorKind.TURN_NOT_CONTINUABLE:
             buf.write_i32(9)
-        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
+        if value == GatehouseErrorKind.STALE_EXECUTION:
             buf.write_i32(10)
-        if value == GatehouseErrorKind.UNAUTHORIZED:
+        if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
             buf.write_i32(11)
-        if value == GatehouseErrorKind.FORBIDDEN:
+        if value == GatehouseErrorKind.CONFLICT:
             buf.write_i32(12)
-        if value == GatehouseErrorKind.TENANT_REJECTED:
+        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
             buf.write_i32(13)
-        if value == GatehouseErrorKind.VALIDATION:
+        if value == GatehouseErrorKind.UNAUTHORIZED:
             buf.write_i32(14)
-        if value == GatehouseErrorKind.INVALID:
+        if value == GatehouseErrorKind.FORBIDDEN:
             buf.write_i32(15)
-        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
+        if value == GatehouseErrorKind.TENANT_REJECTED:
             buf.write_i32(16)
-        if value == GatehouseErrorKind.RATE_LIMITED:
+        if value == GatehouseErrorKind.VALIDATION:
             buf.write_i32(17)
-        if value == GatehouseErrorKind.SERVER:
+        if value == GatehouseErrorKind.INVALID:
             buf.write_i32(18)
-        if value == GatehouseErrorKind.TRANSPORT:
+        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
             buf.write_i32(19)
-        if value == GatehouseErrorKind.DECODE:
+        if value == GatehouseErrorKind.RATE_LIMITED:
             buf.write_i32(20)
-        if value == GatehouseErrorKind.STREAM_FAILED:
+        if value == GatehouseErrorKind.SERVER:
             buf.write_i32(21)
-        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
+        if value == GatehouseErrorKind.TRANSPORT:
             buf.write_i32(22)
-        if value == GatehouseErrorKind.TIMEOUT:
+        if value == GatehouseErrorKind.DECODE:
             buf.write_i32(23)
-        if value == GatehouseErrorKind.CONFIG:
+        if value == GatehouseErrorKind.STREAM_FAILED:
             buf.write_i32(24)
-        if value == GatehouseErrorKind.INTERNAL:
+        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
             buf.write_i32(25)
+        if value == GatehouseErrorKind.TIMEOUT:
+            buf.write_i32(26)
+        if value == GatehouseErrorKind.CONFIG:
+            buf.write_i32(27)
+        if value == GatehouseErrorKind.INTERNAL:
+            buf.write_i32(28)
 
 
 
@@ -5098,6 +5131,151 @@ class GatehouseError:  # type: ignore
             )
             return _uniffi_lift_return(_uniffi_ffi_result)
     _UniffiTempGatehouseError.SessionNotActive = SessionNotActive # type: ignore
+    class TurnNotContinuable(_UniffiTempGatehouseError):
+        """
+        The turn the gate belongs to can no longer be continued (Agenta's durable respond:
+        a Stop won, another answer continued it, or it was lost): the answer cannot apply.
+        Refresh the session.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.TurnNotContinuable({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.TurnNotContinuable = TurnNotContinuable # type: ignore
+    class StaleExecution(_UniffiTempGatehouseError):
+        """
+        The interaction belongs to another execution than the one the answer expected:
+        refresh and answer the gate of the current turn.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.StaleExecution({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.StaleExecution = StaleExecution # type: ignore
+    class IdempotencyKeyReused(_UniffiTempGatehouseError):
+        """
+        The idempotency key was already used for another request. Never retried: send
+        the new request under a new key.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.IdempotencyKeyReused({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.IdempotencyKeyReused = IdempotencyKeyReused # type: ignore
     class Conflict(_UniffiTempGatehouseError):
         """
         Any other conflict (409); `details` starts with Gatehouse's machine code when the
@@ -5958,87 +6136,102 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 9:
-            return GatehouseError.Conflict(
+            return GatehouseError.TurnNotContinuable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 10:
-            return GatehouseError.CapabilityUnavailable(
+            return GatehouseError.StaleExecution(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 11:
-            return GatehouseError.Unauthorized(
+            return GatehouseError.IdempotencyKeyReused(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 12:
-            return GatehouseError.Forbidden(
+            return GatehouseError.Conflict(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 13:
-            return GatehouseError.TenantRejected(
+            return GatehouseError.CapabilityUnavailable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 14:
-            return GatehouseError.Validation(
+            return GatehouseError.Unauthorized(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 15:
-            return GatehouseError.Invalid(
+            return GatehouseError.Forbidden(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 16:
-            return GatehouseError.PayloadTooLarge(
+            return GatehouseError.TenantRejected(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 17:
-            return GatehouseError.RateLimited(
+            return GatehouseError.Validation(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 18:
+            return GatehouseError.Invalid(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 19:
+            return GatehouseError.PayloadTooLarge(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 20:
+            return GatehouseError.RateLimited(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 21:
             return GatehouseError.Server(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
                 _UniffiFfiConverterUInt16.read(buf),
             )
-        if variant == 19:
+        if variant == 22:
             return GatehouseError.Transport(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 20:
+        if variant == 23:
             return GatehouseError.Decode(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 21:
+        if variant == 24:
             return GatehouseError.StreamFailed(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 22:
+        if variant == 25:
             return GatehouseError.AcceptedUnreadable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 23:
+        if variant == 26:
             return GatehouseError.Timeout(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 24:
+        if variant == 27:
             return GatehouseError.Config(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 25:
+        if variant == 28:
             return GatehouseError.Internal(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
@@ -6076,6 +6269,18 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
         if isinstance(value, GatehouseError.SessionNotActive):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.TurnNotContinuable):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.StaleExecution):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.IdempotencyKeyReused):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
@@ -6183,73 +6388,85 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             buf.write_i32(8)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Conflict):
+        if isinstance(value, GatehouseError.TurnNotContinuable):
             buf.write_i32(9)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.CapabilityUnavailable):
+        if isinstance(value, GatehouseError.StaleExecution):
             buf.write_i32(10)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Unauthorized):
+        if isinstance(value, GatehouseError.IdempotencyKeyReused):
             buf.write_i32(11)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Forbidden):
+        if isinstance(value, GatehouseError.Conflict):
             buf.write_i32(12)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.TenantRejected):
+        if isinstance(value, GatehouseError.CapabilityUnavailable):
             buf.write_i32(13)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Validation):
+        if isinstance(value, GatehouseError.Unauthorized):
             buf.write_i32(14)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Invalid):
+        if isinstance(value, GatehouseError.Forbidden):
             buf.write_i32(15)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.PayloadTooLarge):
+        if isinstance(value, GatehouseError.TenantRejected):
             buf.write_i32(16)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.RateLimited):
+        if isinstance(value, GatehouseError.Validation):
             buf.write_i32(17)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Server):
+        if isinstance(value, GatehouseError.Invalid):
             buf.write_i32(18)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.PayloadTooLarge):
+            buf.write_i32(19)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.RateLimited):
+            buf.write_i32(20)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Server):
+            buf.write_i32(21)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
             _UniffiFfiConverterUInt16.write(value.status, buf)
         if isinstance(value, GatehouseError.Transport):
-            buf.write_i32(19)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Decode):
-            buf.write_i32(20)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.StreamFailed):
-            buf.write_i32(21)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.AcceptedUnreadable):
             buf.write_i32(22)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Timeout):
+        if isinstance(value, GatehouseError.Decode):
             buf.write_i32(23)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Config):
+        if isinstance(value, GatehouseError.StreamFailed):
             buf.write_i32(24)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Internal):
+        if isinstance(value, GatehouseError.AcceptedUnreadable):
             buf.write_i32(25)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Timeout):
+            buf.write_i32(26)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Config):
+            buf.write_i32(27)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Internal):
+            buf.write_i32(28)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
 

@@ -25,23 +25,26 @@ class GatehouseErrorKind(enum.Enum):
     RESOLVED_DIFFERENTLY = 5
     INTERVENTION_LIMIT = 6
     SESSION_NOT_ACTIVE = 7
-    CONFLICT = 8
-    CAPABILITY_UNAVAILABLE = 9
-    UNAUTHORIZED = 10
-    FORBIDDEN = 11
-    TENANT_REJECTED = 12
-    VALIDATION = 13
-    INVALID = 14
-    PAYLOAD_TOO_LARGE = 15
-    RATE_LIMITED = 16
-    SERVER = 17
-    TRANSPORT = 18
-    DECODE = 19
-    STREAM_FAILED = 20
-    ACCEPTED_UNREADABLE = 21
-    TIMEOUT = 22
-    CONFIG = 23
-    INTERNAL = 24
+    TURN_NOT_CONTINUABLE = 8
+    STALE_EXECUTION = 9
+    IDEMPOTENCY_KEY_REUSED = 10
+    CONFLICT = 11
+    CAPABILITY_UNAVAILABLE = 12
+    UNAUTHORIZED = 13
+    FORBIDDEN = 14
+    TENANT_REJECTED = 15
+    VALIDATION = 16
+    INVALID = 17
+    PAYLOAD_TOO_LARGE = 18
+    RATE_LIMITED = 19
+    SERVER = 20
+    TRANSPORT = 21
+    DECODE = 22
+    STREAM_FAILED = 23
+    ACCEPTED_UNREADABLE = 24
+    TIMEOUT = 25
+    CONFIG = 26
+    INTERNAL = 27
 
 class ApproveAllFailure:
     """One approve-all target that failed for a reason other than "already answered"."""
@@ -641,6 +644,55 @@ class GatehouseError(Exception):
             ...
     class SessionNotActive(GatehouseError):
         """The execution session is not active (its run ended): nothing can be steered."""
+        msg: str
+        details: typing.Optional[str]
+        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
+            ...
+        def error_kind(self) -> GatehouseErrorKind:
+            """The kind of this error, without its text."""
+            ...
+        def is_retryable(self) -> bool:
+            """True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """
+            ...
+    class TurnNotContinuable(GatehouseError):
+        """The turn the gate belongs to can no longer be continued (Agenta's durable respond:
+        a Stop won, another answer continued it, or it was lost): the answer cannot apply.
+        Refresh the session.
+        """
+        msg: str
+        details: typing.Optional[str]
+        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
+            ...
+        def error_kind(self) -> GatehouseErrorKind:
+            """The kind of this error, without its text."""
+            ...
+        def is_retryable(self) -> bool:
+            """True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """
+            ...
+    class StaleExecution(GatehouseError):
+        """The interaction belongs to another execution than the one the answer expected:
+        refresh and answer the gate of the current turn.
+        """
+        msg: str
+        details: typing.Optional[str]
+        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
+            ...
+        def error_kind(self) -> GatehouseErrorKind:
+            """The kind of this error, without its text."""
+            ...
+        def is_retryable(self) -> bool:
+            """True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """
+            ...
+    class IdempotencyKeyReused(GatehouseError):
+        """The idempotency key was already used for another request. Never retried: send
+        the new request under a new key.
+        """
         msg: str
         details: typing.Optional[str]
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:

@@ -3997,6 +3997,43 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */details: String?
     )
     /**
+     * The turn the gate belongs to can no longer be continued (Agenta's durable respond:
+     * a Stop won, another answer continued it, or it was lost): the answer cannot apply.
+     * Refresh the session.
+     */
+    case TurnNotContinuable(
+        /**
+         * What happened, with the turn's state or outcome when the server said it.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
+     * The interaction belongs to another execution than the one the answer expected:
+     * refresh and answer the gate of the current turn.
+     */
+    case StaleExecution(
+        /**
+         * What happened, with the interaction's execution when the server said it.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
+     * The idempotency key was already used for another request. Never retried: send
+     * the new request under a new key.
+     */
+    case IdempotencyKeyReused(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
      * server sent one (e.g. `INVALID_STATE`).
      */
@@ -4292,72 +4329,84 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 9: return .Conflict(
+        case 9: return .TurnNotContinuable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 10: return .CapabilityUnavailable(
+        case 10: return .StaleExecution(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 11: return .Unauthorized(
+        case 11: return .IdempotencyKeyReused(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 12: return .Forbidden(
+        case 12: return .Conflict(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 13: return .TenantRejected(
+        case 13: return .CapabilityUnavailable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 14: return .Validation(
+        case 14: return .Unauthorized(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 15: return .Invalid(
+        case 15: return .Forbidden(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 16: return .PayloadTooLarge(
+        case 16: return .TenantRejected(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 17: return .RateLimited(
+        case 17: return .Validation(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 18: return .Server(
+        case 18: return .Invalid(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 19: return .PayloadTooLarge(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 20: return .RateLimited(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 21: return .Server(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf), 
             status: try FfiConverterUInt16.read(from: &buf)
             )
-        case 19: return .Transport(
+        case 22: return .Transport(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 20: return .Decode(
+        case 23: return .Decode(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 21: return .StreamFailed(
+        case 24: return .StreamFailed(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 22: return .AcceptedUnreadable(
+        case 25: return .AcceptedUnreadable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 23: return .Timeout(
+        case 26: return .Timeout(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 24: return .Config(
+        case 27: return .Config(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 25: return .Internal(
+        case 28: return .Internal(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
@@ -4421,105 +4470,123 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Conflict(msg,details):
+        case let .TurnNotContinuable(msg,details):
             writeInt(&buf, Int32(9))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .CapabilityUnavailable(msg,details):
+        case let .StaleExecution(msg,details):
             writeInt(&buf, Int32(10))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Unauthorized(msg,details):
+        case let .IdempotencyKeyReused(msg,details):
             writeInt(&buf, Int32(11))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Forbidden(msg,details):
+        case let .Conflict(msg,details):
             writeInt(&buf, Int32(12))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .TenantRejected(msg,details):
+        case let .CapabilityUnavailable(msg,details):
             writeInt(&buf, Int32(13))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Validation(msg,details):
+        case let .Unauthorized(msg,details):
             writeInt(&buf, Int32(14))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Invalid(msg,details):
+        case let .Forbidden(msg,details):
             writeInt(&buf, Int32(15))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .PayloadTooLarge(msg,details):
+        case let .TenantRejected(msg,details):
             writeInt(&buf, Int32(16))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .RateLimited(msg,details):
+        case let .Validation(msg,details):
             writeInt(&buf, Int32(17))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Server(msg,details,status):
+        case let .Invalid(msg,details):
             writeInt(&buf, Int32(18))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .PayloadTooLarge(msg,details):
+            writeInt(&buf, Int32(19))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .RateLimited(msg,details):
+            writeInt(&buf, Int32(20))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Server(msg,details,status):
+            writeInt(&buf, Int32(21))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             FfiConverterUInt16.write(status, into: &buf)
             
         
         case let .Transport(msg,details):
-            writeInt(&buf, Int32(19))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
-        case let .Decode(msg,details):
-            writeInt(&buf, Int32(20))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
-        case let .StreamFailed(msg,details):
-            writeInt(&buf, Int32(21))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
-        case let .AcceptedUnreadable(msg,details):
             writeInt(&buf, Int32(22))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Timeout(msg,details):
+        case let .Decode(msg,details):
             writeInt(&buf, Int32(23))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Config(msg,details):
+        case let .StreamFailed(msg,details):
             writeInt(&buf, Int32(24))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Internal(msg,details):
+        case let .AcceptedUnreadable(msg,details):
             writeInt(&buf, Int32(25))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Timeout(msg,details):
+            writeInt(&buf, Int32(26))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Config(msg,details):
+            writeInt(&buf, Int32(27))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Internal(msg,details):
+            writeInt(&buf, Int32(28))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
@@ -4582,6 +4649,18 @@ public enum GatehouseErrorKind: Equatable, Hashable {
      * See [`GatehouseError::SessionNotActive`].
      */
     case sessionNotActive
+    /**
+     * See [`GatehouseError::TurnNotContinuable`].
+     */
+    case turnNotContinuable
+    /**
+     * See [`GatehouseError::StaleExecution`].
+     */
+    case staleExecution
+    /**
+     * See [`GatehouseError::IdempotencyKeyReused`].
+     */
+    case idempotencyKeyReused
     /**
      * See [`GatehouseError::Conflict`].
      */
@@ -4687,39 +4766,45 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
         
         case 8: return .sessionNotActive
         
-        case 9: return .conflict
+        case 9: return .turnNotContinuable
         
-        case 10: return .capabilityUnavailable
+        case 10: return .staleExecution
         
-        case 11: return .unauthorized
+        case 11: return .idempotencyKeyReused
         
-        case 12: return .forbidden
+        case 12: return .conflict
         
-        case 13: return .tenantRejected
+        case 13: return .capabilityUnavailable
         
-        case 14: return .validation
+        case 14: return .unauthorized
         
-        case 15: return .invalid
+        case 15: return .forbidden
         
-        case 16: return .payloadTooLarge
+        case 16: return .tenantRejected
         
-        case 17: return .rateLimited
+        case 17: return .validation
         
-        case 18: return .server
+        case 18: return .invalid
         
-        case 19: return .transport
+        case 19: return .payloadTooLarge
         
-        case 20: return .decode
+        case 20: return .rateLimited
         
-        case 21: return .streamFailed
+        case 21: return .server
         
-        case 22: return .acceptedUnreadable
+        case 22: return .transport
         
-        case 23: return .timeout
+        case 23: return .decode
         
-        case 24: return .config
+        case 24: return .streamFailed
         
-        case 25: return .`internal`
+        case 25: return .acceptedUnreadable
+        
+        case 26: return .timeout
+        
+        case 27: return .config
+        
+        case 28: return .`internal`
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -4761,72 +4846,84 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
             writeInt(&buf, Int32(8))
         
         
-        case .conflict:
+        case .turnNotContinuable:
             writeInt(&buf, Int32(9))
         
         
-        case .capabilityUnavailable:
+        case .staleExecution:
             writeInt(&buf, Int32(10))
         
         
-        case .unauthorized:
+        case .idempotencyKeyReused:
             writeInt(&buf, Int32(11))
         
         
-        case .forbidden:
+        case .conflict:
             writeInt(&buf, Int32(12))
         
         
-        case .tenantRejected:
+        case .capabilityUnavailable:
             writeInt(&buf, Int32(13))
         
         
-        case .validation:
+        case .unauthorized:
             writeInt(&buf, Int32(14))
         
         
-        case .invalid:
+        case .forbidden:
             writeInt(&buf, Int32(15))
         
         
-        case .payloadTooLarge:
+        case .tenantRejected:
             writeInt(&buf, Int32(16))
         
         
-        case .rateLimited:
+        case .validation:
             writeInt(&buf, Int32(17))
         
         
-        case .server:
+        case .invalid:
             writeInt(&buf, Int32(18))
         
         
-        case .transport:
+        case .payloadTooLarge:
             writeInt(&buf, Int32(19))
         
         
-        case .decode:
+        case .rateLimited:
             writeInt(&buf, Int32(20))
         
         
-        case .streamFailed:
+        case .server:
             writeInt(&buf, Int32(21))
         
         
-        case .acceptedUnreadable:
+        case .transport:
             writeInt(&buf, Int32(22))
         
         
-        case .timeout:
+        case .decode:
             writeInt(&buf, Int32(23))
         
         
-        case .config:
+        case .streamFailed:
             writeInt(&buf, Int32(24))
         
         
-        case .`internal`:
+        case .acceptedUnreadable:
             writeInt(&buf, Int32(25))
+        
+        
+        case .timeout:
+            writeInt(&buf, Int32(26))
+        
+        
+        case .config:
+            writeInt(&buf, Int32(27))
+        
+        
+        case .`internal`:
+            writeInt(&buf, Int32(28))
         
         }
     }

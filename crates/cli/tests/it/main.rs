@@ -14,6 +14,7 @@
 mod common;
 mod replay;
 
+mod agenta_replay;
 mod agentplat_replay;
 mod crash;
 mod demo;

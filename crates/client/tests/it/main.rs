@@ -10,6 +10,7 @@
 
 mod common;
 
+mod agenta_live;
 mod agentplat_root_shape;
 mod execution;
 mod hostile;

@@ -9,6 +9,8 @@
 //! body, until the client hangs up.
 #![allow(dead_code)]
 
+pub mod agenta;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

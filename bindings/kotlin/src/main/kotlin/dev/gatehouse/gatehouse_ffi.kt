@@ -5294,6 +5294,67 @@ sealed class GatehouseException: kotlin.Exception() {
     }
     
     /**
+     * The turn the gate belongs to can no longer be continued (Agenta's durable respond:
+     * a Stop won, another answer continued it, or it was lost): the answer cannot apply.
+     * Refresh the session.
+     */
+    class TurnNotContinuable(
+        
+        /**
+         * What happened, with the turn's state or outcome when the server said it.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The interaction belongs to another execution than the one the answer expected:
+     * refresh and answer the gate of the current turn.
+     */
+    class StaleExecution(
+        
+        /**
+         * What happened, with the interaction's execution when the server said it.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The idempotency key was already used for another request. Never retried: send
+     * the new request under a new key.
+     */
+    class IdempotencyKeyReused(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
      * server sent one (e.g. `INVALID_STATE`).
      */
@@ -5719,72 +5780,84 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            9 -> GatehouseException.Conflict(
+            9 -> GatehouseException.TurnNotContinuable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            10 -> GatehouseException.CapabilityUnavailable(
+            10 -> GatehouseException.StaleExecution(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            11 -> GatehouseException.Unauthorized(
+            11 -> GatehouseException.IdempotencyKeyReused(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            12 -> GatehouseException.Forbidden(
+            12 -> GatehouseException.Conflict(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            13 -> GatehouseException.TenantRejected(
+            13 -> GatehouseException.CapabilityUnavailable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            14 -> GatehouseException.Validation(
+            14 -> GatehouseException.Unauthorized(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            15 -> GatehouseException.Invalid(
+            15 -> GatehouseException.Forbidden(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            16 -> GatehouseException.PayloadTooLarge(
+            16 -> GatehouseException.TenantRejected(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            17 -> GatehouseException.RateLimited(
+            17 -> GatehouseException.Validation(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            18 -> GatehouseException.Server(
+            18 -> GatehouseException.Invalid(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            19 -> GatehouseException.PayloadTooLarge(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            20 -> GatehouseException.RateLimited(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            21 -> GatehouseException.Server(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 FfiConverterUShort.read(buf),
                 )
-            19 -> GatehouseException.Transport(
+            22 -> GatehouseException.Transport(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            20 -> GatehouseException.Decode(
+            23 -> GatehouseException.Decode(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            21 -> GatehouseException.StreamFailed(
+            24 -> GatehouseException.StreamFailed(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            22 -> GatehouseException.AcceptedUnreadable(
+            25 -> GatehouseException.AcceptedUnreadable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            23 -> GatehouseException.Timeout(
+            26 -> GatehouseException.Timeout(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            24 -> GatehouseException.Config(
+            27 -> GatehouseException.Config(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            25 -> GatehouseException.Internal(
+            28 -> GatehouseException.Internal(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
@@ -5837,6 +5910,24 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 + FfiConverterOptionalString.allocationSize(value.`details`)
             )
             is GatehouseException.SessionNotActive -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.TurnNotContinuable -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.StaleExecution -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.IdempotencyKeyReused -> (
                 // Add the size for the Int that specifies the variant plus the size needed for all fields
                 4UL
                 + FfiConverterString.allocationSize(value.`msg`)
@@ -5998,105 +6089,123 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Conflict -> {
+            is GatehouseException.TurnNotContinuable -> {
                 buf.putInt(9)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.CapabilityUnavailable -> {
+            is GatehouseException.StaleExecution -> {
                 buf.putInt(10)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Unauthorized -> {
+            is GatehouseException.IdempotencyKeyReused -> {
                 buf.putInt(11)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Forbidden -> {
+            is GatehouseException.Conflict -> {
                 buf.putInt(12)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.TenantRejected -> {
+            is GatehouseException.CapabilityUnavailable -> {
                 buf.putInt(13)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Validation -> {
+            is GatehouseException.Unauthorized -> {
                 buf.putInt(14)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Invalid -> {
+            is GatehouseException.Forbidden -> {
                 buf.putInt(15)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.PayloadTooLarge -> {
+            is GatehouseException.TenantRejected -> {
                 buf.putInt(16)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.RateLimited -> {
+            is GatehouseException.Validation -> {
                 buf.putInt(17)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Server -> {
+            is GatehouseException.Invalid -> {
                 buf.putInt(18)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.PayloadTooLarge -> {
+                buf.putInt(19)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.RateLimited -> {
+                buf.putInt(20)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Server -> {
+                buf.putInt(21)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 FfiConverterUShort.write(value.`status`, buf)
                 Unit
             }
             is GatehouseException.Transport -> {
-                buf.putInt(19)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
-            is GatehouseException.Decode -> {
-                buf.putInt(20)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
-            is GatehouseException.StreamFailed -> {
-                buf.putInt(21)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
-            is GatehouseException.AcceptedUnreadable -> {
                 buf.putInt(22)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Timeout -> {
+            is GatehouseException.Decode -> {
                 buf.putInt(23)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Config -> {
+            is GatehouseException.StreamFailed -> {
                 buf.putInt(24)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Internal -> {
+            is GatehouseException.AcceptedUnreadable -> {
                 buf.putInt(25)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Timeout -> {
+                buf.putInt(26)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Config -> {
+                buf.putInt(27)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Internal -> {
+                buf.putInt(28)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
@@ -6147,6 +6256,18 @@ enum class GatehouseErrorKind {
      * See [`GatehouseError::SessionNotActive`].
      */
     SESSION_NOT_ACTIVE,
+    /**
+     * See [`GatehouseError::TurnNotContinuable`].
+     */
+    TURN_NOT_CONTINUABLE,
+    /**
+     * See [`GatehouseError::StaleExecution`].
+     */
+    STALE_EXECUTION,
+    /**
+     * See [`GatehouseError::IdempotencyKeyReused`].
+     */
+    IDEMPOTENCY_KEY_REUSED,
     /**
      * See [`GatehouseError::Conflict`].
      */
