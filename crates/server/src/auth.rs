@@ -132,9 +132,16 @@ pub fn warn_about_unbound_keys(config: &ServerConfig) {
     }
 }
 
-/// The secret of an `Authorization` header value (`ApiKey <key>` or `Bearer <key>`).
+/// The secret of an `Authorization` header value: `ApiKey <key>`, `Bearer <key>` (any
+/// case of the scheme), or the bare key with no scheme, as Agenta's legacy path takes it
+/// (a bare scheme name is no key).
 pub fn parse_authorization(value: &str) -> Option<&str> {
-    let (scheme, rest) = value.trim().split_once(' ')?;
+    let value = value.trim();
+    let Some((scheme, rest)) = value.split_once(' ') else {
+        let bare_scheme =
+            value.eq_ignore_ascii_case("apikey") || value.eq_ignore_ascii_case("bearer");
+        return (!value.is_empty() && !bare_scheme).then_some(value);
+    };
     let secret = rest.trim();
     if secret.is_empty() {
         return None;
@@ -351,6 +358,10 @@ mod tests {
         assert_eq!(parse_authorization("Bearer  abc "), Some("abc"));
         assert_eq!(parse_authorization("Basic abc"), None);
         assert_eq!(parse_authorization("Bearer"), None);
+        assert_eq!(parse_authorization(" apikey "), None);
+        // Agenta's legacy spelling: the bare key.
+        assert_eq!(parse_authorization("abc"), Some("abc"));
+        assert_eq!(parse_authorization(""), None);
     }
 
     #[test]

@@ -48,11 +48,22 @@ impl<S: Send + Sync> FromRequestParts<S> for ProjectId {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let query = query_map(parts);
         match query.get("project_id") {
-            None => Err(ApiError::validation(
-                &["query", "project_id"],
-                "Field required: project_id",
-                "missing",
-            )),
+            // Agenta takes the project from the key: a key bound to exactly one project
+            // names it. Any other key must say which project it acts in.
+            None => match parts
+                .extensions
+                .get::<crate::auth::Caller>()
+                .map(|caller| &caller.projects)
+            {
+                Some(crate::config::KeyProjects::Only(projects)) if projects.len() == 1 => {
+                    Ok(ProjectId(projects[0].clone()))
+                }
+                _ => Err(ApiError::validation(
+                    &["query", "project_id"],
+                    "Field required: project_id",
+                    "missing",
+                )),
+            },
             Some(value) => {
                 let project = parse_uuid(value, &["query", "project_id"])?;
                 crate::auth::authorize_project(parts, &project)?;

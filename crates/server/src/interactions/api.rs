@@ -103,6 +103,9 @@ async fn query(
     OptionalJsonBody(body): OptionalJsonBody<InteractionQueryRequest>,
 ) -> ApiResult<Response> {
     let query = body.query.unwrap_or_default();
+    // Agenta orders a window newest first unless it says otherwise; a body with no
+    // window at all lists in the order rows were written.
+    let windowed = body.windowing.is_some();
     let windowing = body.windowing.unwrap_or_default();
     // Agenta's models: the enums are closed, and `Windowing` checks its own fields.
     if let Some(kind) = &query.kind {
@@ -134,7 +137,9 @@ async fn query(
         newest: None,
         next: windowing.next.filter(|n| !n.is_empty()),
         limit: windowing.limit.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE),
-        order: windowing.order,
+        order: windowing
+            .order
+            .or(windowed.then_some(gatehouse_wire::interaction::Order::Descending)),
     };
     if query.actionable_only {
         if filter
@@ -580,11 +585,11 @@ async fn transition(
     }
     if !matches!(
         body.status,
-        InteractionStatus::Resolved | InteractionStatus::Cancelled
+        InteractionStatus::Resolved | InteractionStatus::Cancelled | InteractionStatus::Responded
     ) {
         return Err(ApiError::validation(
             &["body", "status"],
-            "a transition moves a row to `resolved` or `cancelled`",
+            "a transition moves a row to `responded`, `resolved` or `cancelled`",
             "value_error",
         ));
     }
@@ -681,6 +686,12 @@ async fn watch(
             ))
         }
     };
+    if !is_streamable_session_id(&session_id) {
+        return Err(ApiError::new(
+            GatehouseCode::BadRequest,
+            "session_id contains invalid characters or is empty.",
+        ));
+    }
     // One of the open-stream slots (crate::limits) for as long as the stream is open.
     let Some(slot) = state.watchers.acquire() else {
         return Ok(crate::limits::streams_full(
@@ -693,6 +704,15 @@ async fn watch(
         .interval(state.config.heartbeat)
         .text("heartbeat");
     Ok(Sse::new(stream).keep_alive(keep_alive).into_response())
+}
+
+/// Agenta's allowlist for a session it streams (`^[a-zA-Z0-9_\-]{1,128}$`): anything
+/// else is refused 400 before a stream opens.
+fn is_streamable_session_id(session_id: &str) -> bool {
+    (1..=128).contains(&session_id.len())
+        && session_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn watch_stream(

@@ -100,11 +100,18 @@ async fn query_filters_and_windows() {
         query(json!({"query": {"kind": "user_input"}})).await.len(),
         0
     );
-    // Windowing: pages of 2 by cursor, ascending and descending.
-    let page1 = query(json!({"windowing": {"limit": 2}})).await;
+    // Windowing: pages of 2 by cursor, ascending and descending. A window with no
+    // order lists newest first, as Agenta's does (its `Windowing.order` defaults to
+    // descending); a body with no window lists in the order rows were written.
+    let page1 = query(json!({"windowing": {"limit": 2, "order": "ascending"}})).await;
     assert_eq!(page1, ids[..2].to_vec());
-    let page2 = query(json!({"windowing": {"limit": 2, "next": page1[1]}})).await;
+    let page2 =
+        query(json!({"windowing": {"limit": 2, "order": "ascending", "next": page1[1]}})).await;
     assert_eq!(page2, ids[2..4].to_vec());
+    let unordered = query(json!({"windowing": {"limit": 2}})).await;
+    assert_eq!(unordered, vec![ids[4].clone(), ids[3].clone()]);
+    let unordered_next = query(json!({"windowing": {"limit": 2, "next": unordered[1]}})).await;
+    assert_eq!(unordered_next, vec![ids[2].clone(), ids[1].clone()]);
     let newest_first = query(json!({"windowing": {"limit": 2, "order": "descending"}})).await;
     assert_eq!(newest_first, vec![ids[4].clone(), ids[3].clone()]);
     let older = query(json!({"windowing": {"order": "descending", "next": ids[3]}})).await;

@@ -18,6 +18,7 @@ mod common;
 
 mod admission;
 mod agenta;
+mod agenta_live;
 mod agentplat_dropin;
 mod agentplat_root_paths;
 mod announcements;

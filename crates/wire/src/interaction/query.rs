@@ -77,7 +77,8 @@ pub struct Windowing {
     /// Page size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
-    /// Sort order (default ascending).
+    /// Sort order. Absent: newest first (descending), as Agenta's `Windowing` defaults;
+    /// a query with no window at all lists in the order rows were written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Order>,
     /// Agenta's bucketing interval, a positive integer (accepted, unused by interaction

@@ -11,7 +11,7 @@ pub const PROJECT_ID: Param = Param {
     location: In::Query,
     required: true,
     kind: ParamType::Uuid,
-    description: "The project every `/api` route is scoped to.",
+    description: "The project every `/api` route is scoped to. On Agenta's interaction routes a key bound to exactly one project may leave it out, as Agenta takes the project from the key.",
 };
 
 /// An event stream over the server's cap of open streams (derived from its open-file

@@ -674,6 +674,9 @@ impl InteractionStore {
         let from: &[&str] = match target {
             InteractionStatus::Resolved => &["pending", "responded"],
             InteractionStatus::Cancelled => &["pending"],
+            // How Agenta's web app records a `client_tool` or `user_input` answer (no
+            // resume job: a transition never continues a turn).
+            InteractionStatus::Responded => &["pending"],
             _ => &[],
         };
         in_announced_tx!(self.db, self.announce, tx, changes => {
