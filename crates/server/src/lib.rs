@@ -69,7 +69,7 @@
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`db`] | the plumbing: sqlx over SQLite or Postgres, transactions (`in_tx!`), typed rows, the one time format, JSON columns, the embedded migrations (`migrations/sqlite`, `migrations/postgres`), readiness's SQL; no feature and no table's queries |
 //! | [`announce`] | one list of changes ([`announce::Change`]): the transactional outbox ([`announce::outbox`]: endpoint names, the delivery workers' wake-up, `enqueue`) and the watch bus ([`announce::watch`]), both fed by [`in_announced_tx!`](announce::in_announced_tx); a turn's lifecycle ([`announce::Announcer::turn_lifecycle`]) |
-//! | [`seams`] | what one area offers another, as traits below both: [`seams::JoinedWrite`] (execution's share of a turn's commit), [`seams::GateDelivered`] (interactions to webhooks), [`seams::InteractionQueries`] (interactions to execution) |
+//! | [`seams`] | what one area offers another, as traits below both: [`seams::JoinedWrite`] (execution's share of a turn's commit), [`seams::GateDelivered`] (interactions to webhooks), [`seams::InteractionQueries`] (interactions to execution), [`seams::ExecutionQueries`] (execution to interactions: the tool-run ledger's run-token fence) |
 //! | [`webhooks`] | signed webhook events: the delivery store over the outbox rows ([`webhooks::store`]: claim, delivered, failed, list), the delivery workers of every instance (lease, backoff; [`webhooks::deliver::record_outcome`] records each attempt's outcome), the signature, `GET /api/webhooks/deliveries`; the endpoints are settings ([`config::webhooks`]) |
 //! | [`metrics`] | `GET /metrics` (Prometheus's text format): this server's recorder, what each part counts, the gauges read at scrape |
 //! | [`request_id`] | the request id of every request (`X-Request-Id`), its tracing span, and the id every error body carries |
@@ -345,7 +345,11 @@ impl Stores {
     /// none: no event).
     pub fn new(db: Database, webhook_endpoints: Vec<String>) -> Self {
         let announce = Announcer::new(Outbox::new(webhook_endpoints), EventBus::default());
-        let interactions = InteractionStore::new(db.clone(), announce.clone());
+        let interactions = InteractionStore::new(
+            db.clone(),
+            announce.clone(),
+            Arc::new(execution::store::OfferedToInteractions),
+        );
         let offered = Arc::new(OfferedQueries::new(interactions.clone()));
         let executions = ExecutionStore::new(db.clone(), announce.clone(), offered.clone());
         let deliveries = DeliveryStore::new(db.clone(), offered);

@@ -95,3 +95,11 @@ pub trait InteractionQueries: Send + Sync {
         revision_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<AgentRevision>, StoreError>>;
 }
+
+/// Offered by execution to the interactions area: the fence of a write a running turn
+/// makes in its execution session's name (the tool-run ledger's record of a call).
+pub trait ExecutionQueries: Send + Sync {
+    /// A SQL condition: "the execution session named by placeholder `$session` is active
+    /// and held by the run token of placeholder `$token`".
+    fn run_held_sql(&self, session: usize, token: usize) -> String;
+}

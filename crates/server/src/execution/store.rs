@@ -28,7 +28,7 @@ use crate::db::{
     addable_lease_ms, format_time, from_json_text, in_tx, new_id, to_json_text, with_pool, with_tx,
     Database, RowExt, StoreError, Tx,
 };
-use crate::seams::{GateOfTurn, InteractionQueries, JoinedWrite, ResumeJobState};
+use crate::seams::{ExecutionQueries, GateOfTurn, InteractionQueries, JoinedWrite, ResumeJobState};
 
 /// How many times an internal writer retries a lost compare-and-set race.
 const INTERNAL_RETRIES: usize = 16;
@@ -1128,4 +1128,18 @@ fn intervention_states(session: &ExecutionSession) -> Vec<(String, bool)> {
         .iter()
         .map(|i| (i.operation_id.clone(), i.status.is_final()))
         .collect()
+}
+
+/// What the execution area offers the interactions area over `execution_sessions`
+/// ([`ExecutionQueries`]). Stateless.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OfferedToInteractions;
+
+impl ExecutionQueries for OfferedToInteractions {
+    fn run_held_sql(&self, session: usize, token: usize) -> String {
+        format!(
+            "EXISTS (SELECT 1 FROM execution_sessions WHERE session_id = ${session} \
+             AND run_token = ${token} AND status = 'active')"
+        )
+    }
 }

@@ -33,20 +33,37 @@ pub use tool_runs::{args_digest, ToolRun, ToolRunFence, ToolRunPermit, ToolRunRe
 pub use turns::{turn_status_text, NewTurn, TurnClaim, TurnRecord};
 pub use workflows::{RevisionRecord, VariantRecord, WorkflowRecord};
 
+use std::sync::Arc;
+
 use crate::announce::Announcer;
 use crate::db::Database;
+use crate::seams::ExecutionQueries;
 
 /// The interactions area's store. Cheap to clone.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct InteractionStore {
     db: Database,
     announce: Announcer,
+    execution: Arc<dyn ExecutionQueries>,
+}
+
+impl std::fmt::Debug for InteractionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteractionStore")
+            .field("db", &self.db.backend_name())
+            .finish_non_exhaustive()
+    }
 }
 
 impl InteractionStore {
-    /// The store over `db`, announcing its changes through `announce`.
-    pub fn new(db: Database, announce: Announcer) -> Self {
-        Self { db, announce }
+    /// The store over `db`, announcing its changes through `announce`, fencing a
+    /// running turn's writes with what `execution` offers.
+    pub fn new(db: Database, announce: Announcer, execution: Arc<dyn ExecutionQueries>) -> Self {
+        Self {
+            db,
+            announce,
+            execution,
+        }
     }
 
     /// The database under it.

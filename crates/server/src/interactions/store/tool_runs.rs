@@ -114,12 +114,8 @@ impl InteractionStore {
             next += 2;
         }
         if fence.execution.is_some() {
-            sql.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM execution_sessions WHERE session_id = ${} \
-                 AND run_token = ${} AND status = 'active')",
-                next,
-                next + 1
-            ));
+            sql.push_str(" AND ");
+            sql.push_str(&self.execution.run_held_sql(next, next + 1));
         }
         sql.push_str(" ON CONFLICT (project_id, session_id, tool_call_id) DO NOTHING");
         let now = now_text();
