@@ -11,6 +11,7 @@
 mod common;
 
 mod agentplat_root_shape;
+mod durable;
 mod execution;
 mod hostile;
 mod routes;
