@@ -198,8 +198,8 @@ pub enum Capability {
 
 impl Capability {
     /// The mobile facade's capability of a wire one; `None` for one the facade does not
-    /// offer yet (`durable_approvals`: the facade answers gates through the client, which
-    /// does not speak the durable respond yet).
+    /// offer as a capability (`durable_approvals`: the facade says the contract a host
+    /// speaks with `GatehouseClient::agenta_contract` instead).
     fn of_wire(capability: wcap::Capability) -> Option<Self> {
         Some(match capability {
             wcap::Capability::Interactions => Self::Interactions,
