@@ -18,6 +18,7 @@ from ._ffi.gatehouse_ffi import InteractionStatus as InteractionStatus
 from ._ffi.gatehouse_ffi import Capability as Capability
 from ._ffi.gatehouse_ffi import Checkpoint as Checkpoint
 from ._ffi.gatehouse_ffi import Upstream as Upstream
+from ._ffi.gatehouse_ffi import AgentaContract as AgentaContract
 from ._ffi.gatehouse_ffi import ExecutionEventType as ExecutionEventType
 from ._ffi.gatehouse_ffi import ExecutionSessionStatus as ExecutionSessionStatus
 from ._ffi.gatehouse_ffi import InterventionStatus as InterventionStatus
@@ -26,6 +27,9 @@ from ._ffi.gatehouse_ffi import GatehouseError as GatehouseError
 from ._ffi.gatehouse_ffi import InterventionOutcome as InterventionOutcome
 from ._ffi.gatehouse_ffi import LifecycleState as LifecycleState
 from ._ffi.gatehouse_ffi import ListenerError as ListenerError
+from ._ffi.gatehouse_ffi import RespondOutcome as RespondOutcome
+from ._ffi.gatehouse_ffi import SessionEventUpdate as SessionEventUpdate
+from ._ffi.gatehouse_ffi import StopOutcome as StopOutcome
 from ._ffi.gatehouse_ffi import WatchEvent as WatchEvent
 from ._ffi.gatehouse_ffi import WatchUpdate as WatchUpdate
 from ._ffi.gatehouse_ffi import ApproveAllFailure as ApproveAllFailure
@@ -40,9 +44,14 @@ from ._ffi.gatehouse_ffi import SessionOutcome as SessionOutcome
 from ._ffi.gatehouse_ffi import Intervention as Intervention
 from ._ffi.gatehouse_ffi import ExecutionSession as ExecutionSession
 from ._ffi.gatehouse_ffi import RequestedIntervention as RequestedIntervention
+from ._ffi.gatehouse_ffi import SessionEvent as SessionEvent
+from ._ffi.gatehouse_ffi import SessionSnapshot as SessionSnapshot
+from ._ffi.gatehouse_ffi import StopRequested as StopRequested
 from ._ffi.gatehouse_ffi import StreamFailure as StreamFailure
 from ._ffi.gatehouse_ffi import ExecutionEventWatch as ExecutionEventWatch
 from ._ffi.gatehouse_ffi import ExecutionEventWatchProtocol as ExecutionEventWatchProtocol
+from ._ffi.gatehouse_ffi import SessionEventWatch as SessionEventWatch
+from ._ffi.gatehouse_ffi import SessionEventWatchProtocol as SessionEventWatchProtocol
 from ._ffi.gatehouse_ffi import SessionWatch as SessionWatch
 from ._ffi.gatehouse_ffi import SessionWatchProtocol as SessionWatchProtocol
 from ._ffi.gatehouse_ffi import WatchListenerImpl as WatchListenerImpl

@@ -8,9 +8,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use gatehouse_wire::capabilities::{CapabilitiesResponse, Capability};
+use gatehouse_wire::sessions::SessionCapabilities;
 
 use crate::error::{Error, Operation, Result};
-use crate::upstream::Upstream;
+use crate::upstream::{AgentaContract, Upstream};
 
 /// What the client has learned about the host's capabilities (C5), shared by every
 /// clone of a client.
@@ -27,16 +28,23 @@ struct Learned {
     discovery_absent: bool,
     /// Capabilities learned absent from a route-not-found 404.
     absent: HashSet<Capability>,
+    /// Capabilities learned present without discovery (an Agenta session snapshot's
+    /// `capabilities`).
+    present: HashSet<Capability>,
+    /// The contract the builder pinned: it wins over anything learned.
+    pinned: Option<AgentaContract>,
 }
 
 impl CapabilityCache {
     /// What is known before any call about a host of kind `upstream`: AgentPlat's Rooms
     /// API serves no interactions, no watch and no invoke; Agenta's API no execution
     /// sessions; neither has Gatehouse's discovery route.
-    pub(crate) fn for_upstream(upstream: Upstream) -> Self {
+    /// `pinned` is the contract the builder pinned, if any.
+    pub(crate) fn for_upstream(upstream: Upstream, pinned: Option<AgentaContract>) -> Self {
         let cache = Self::default();
         {
             let mut learned = cache.write();
+            learned.pinned = pinned;
             match upstream {
                 Upstream::Gatehouse => {}
                 Upstream::AgentPlat => {
@@ -46,7 +54,9 @@ impl CapabilityCache {
                         Capability::InteractionWatch,
                         Capability::Invoke,
                         Capability::InteractionBatch,
+                        Capability::DurableApprovals,
                     ]);
+                    learned.pinned = None;
                 }
                 Upstream::Agenta => {
                     learned.discovery_absent = true;
@@ -87,13 +97,7 @@ impl CapabilityCache {
             }
             return Ok(());
         };
-        let learned = self.read();
-        let known_absent = learned.absent.contains(&capability)
-            || learned
-                .discovered
-                .as_ref()
-                .is_some_and(|d| !d.has(capability));
-        if known_absent {
+        if self.known(capability) == Some(false) {
             return Err(Error::CapabilityUnavailable {
                 operation,
                 capability: Some(capability),
@@ -109,9 +113,14 @@ impl CapabilityCache {
             let mut learned = self.write();
             match capability {
                 Some(c) => {
+                    learned.present.remove(&c);
                     learned.absent.insert(c);
                 }
-                None => learned.discovery_absent = true,
+                None if operation == Operation::GetCapabilities => {
+                    learned.discovery_absent = true;
+                }
+                // A route that needs no capability says nothing of the others.
+                None => {}
             }
         }
         tracing::info!(
@@ -126,7 +135,41 @@ impl CapabilityCache {
     pub(crate) fn learn_discovery(&self, response: &CapabilitiesResponse) {
         let mut learned = self.write();
         learned.absent.retain(|c| !response.has(*c));
+        learned.present.retain(|c| response.has(*c));
         learned.discovered = Some(Arc::new(response.clone()));
+    }
+
+    /// Keep what an Agenta session snapshot said of the host's session control: its
+    /// `durable_approvals` is the contract its session paths speak.
+    pub(crate) fn learn_session_capabilities(&self, capabilities: &SessionCapabilities) {
+        let mut learned = self.write();
+        let durable = Capability::DurableApprovals;
+        if capabilities.durable_approvals {
+            learned.absent.remove(&durable);
+            learned.present.insert(durable);
+        } else {
+            learned.present.remove(&durable);
+            learned.absent.insert(durable);
+        }
+    }
+
+    /// Remember that the host's session paths speak the legacy contract (its snapshot
+    /// route is absent).
+    pub(crate) fn learn_legacy(&self) {
+        let mut learned = self.write();
+        learned.present.remove(&Capability::DurableApprovals);
+        learned.absent.insert(Capability::DurableApprovals);
+    }
+
+    /// The contract the host's session paths speak, when known: pinned, or learned.
+    pub(crate) fn agenta_contract(&self) -> Option<AgentaContract> {
+        self.known(Capability::DurableApprovals).map(|durable| {
+            if durable {
+                AgentaContract::Durable
+            } else {
+                AgentaContract::Legacy
+            }
+        })
     }
 
     pub(crate) fn discovered(&self) -> Option<Arc<CapabilitiesResponse>> {
@@ -141,8 +184,14 @@ impl CapabilityCache {
     /// when unknown.
     pub(crate) fn known(&self, capability: Capability) -> Option<bool> {
         let learned = self.read();
+        if let (Capability::DurableApprovals, Some(pinned)) = (capability, learned.pinned) {
+            return Some(pinned == AgentaContract::Durable);
+        }
         if learned.absent.contains(&capability) {
             return Some(false);
+        }
+        if learned.present.contains(&capability) {
+            return Some(true);
         }
         learned.discovered.as_ref().map(|d| d.has(capability))
     }

@@ -128,6 +128,21 @@ pub(crate) fn classify(
     if let (409 | 422, Some(envelope)) = (status, &info.envelope) {
         return classify_envelope(operation, status, envelope, detail(), secrets);
     }
+    // Agenta's durable Stop refused for a stale expectation: `{detail: {message,
+    // current_execution_id}}` (the execution now running, or null when none is).
+    if status == 409 {
+        if let Some(conflict) = stop_conflict(body) {
+            let detail = scrub_secret(&bound_chars(&conflict.message, MAX_DETAIL_CHARS), secrets);
+            let current = conflict
+                .current_execution_id
+                .map(|id| scrub_secret(&bound_chars(&id, MAX_DETAIL_VALUE_CHARS), secrets));
+            return Error::StaleExecution {
+                operation,
+                current_execution_id: current,
+                detail,
+            };
+        }
+    }
 
     if let Some(code) = info.gatehouse_code {
         use GatehouseCode as G;
@@ -313,6 +328,18 @@ fn classify_conflict(operation: Operation, message: Option<&str>, detail: String
             code: None,
             detail,
         },
+    }
+}
+
+/// The stale-expectation form of Agenta's Stop 409, when `body` is one.
+fn stop_conflict(body: &[u8]) -> Option<gatehouse_wire::sessions::CancelExecutionConflict> {
+    use gatehouse_wire::sessions::{CancelError, CancelErrorDetail};
+    match gatehouse_wire::from_json_slice::<CancelError>(body)
+        .ok()?
+        .detail
+    {
+        CancelErrorDetail::ExecutionConflict(conflict) => Some(conflict),
+        _ => None,
     }
 }
 

@@ -18,7 +18,7 @@ use tracing::{field, Instrument};
 use crate::capability_cache::CapabilityCache;
 use crate::error::{Error, Result};
 use crate::transport::{Answered, Call, Transport};
-use crate::upstream::Upstream;
+use crate::upstream::{AgentaContract, Upstream};
 
 /// A Gatehouse (or Agenta/AgentPlat-compatible) control-plane client.
 ///
@@ -119,11 +119,25 @@ impl Client {
     pub fn participant_id(&self) -> Option<&str> {
         self.inner.transport.participant_id()
     }
+
+    /// The form of Agenta's session contract the host speaks, as far as this client
+    /// knows (no network): pinned with
+    /// [`ClientBuilder::agenta_contract`](crate::ClientBuilder::agenta_contract), or
+    /// learned from the host's capabilities; `None` while unknown.
+    ///
+    /// ```
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:9").build()?;
+    /// assert_eq!(client.agenta_contract(), None);
+    /// # Ok::<(), gatehouse_client::Error>(())
+    /// ```
+    pub fn agenta_contract(&self) -> Option<AgentaContract> {
+        self.inner.capabilities.agenta_contract()
+    }
 }
 
 impl Client {
-    pub(crate) fn new(transport: Transport) -> Self {
-        let capabilities = CapabilityCache::for_upstream(transport.upstream());
+    pub(crate) fn new(transport: Transport, pinned: Option<AgentaContract>) -> Self {
+        let capabilities = CapabilityCache::for_upstream(transport.upstream(), pinned);
         Self {
             inner: Arc::new(Inner {
                 transport,

@@ -14,7 +14,7 @@ use crate::client::Client;
 use crate::error::{Error, Operation, Result};
 use crate::retry::RetryPolicy;
 use crate::transport::{Transport, TransportConfig};
-use crate::upstream::{AuthScheme, Upstream};
+use crate::upstream::{AgentaContract, AuthScheme, Upstream};
 
 /// Default per-call timeout.
 ///
@@ -94,6 +94,7 @@ pub struct ClientBuilder {
     max_response_bytes: usize,
     max_stream_event_bytes: usize,
     user_agent: Option<String>,
+    agenta_contract: Option<AgentaContract>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -117,6 +118,7 @@ impl fmt::Debug for ClientBuilder {
             )
             .field("max_response_bytes", &self.max_response_bytes)
             .field("max_stream_event_bytes", &self.max_stream_event_bytes)
+            .field("agenta_contract", &self.agenta_contract)
             .finish()
     }
 }
@@ -140,6 +142,7 @@ impl ClientBuilder {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_stream_event_bytes: DEFAULT_MAX_STREAM_EVENT_BYTES,
             user_agent: None,
+            agenta_contract: None,
         }
     }
 
@@ -321,6 +324,27 @@ impl ClientBuilder {
         self
     }
 
+    /// Pin the form of Agenta's session contract the host speaks (default: learned from
+    /// its capabilities: Gatehouse's `GET /api/capabilities` listing `durable_approvals`,
+    /// or an Agenta session snapshot's `capabilities.durable_approvals`). Pinned, nothing
+    /// is asked: [`AgentaContract::Durable`] answers gates with the durable respond and
+    /// allows Stop; [`AgentaContract::Legacy`] keeps the respond of older hosts and
+    /// refuses the durable calls without a request. Ignored on AgentPlat.
+    ///
+    /// ```
+    /// use gatehouse_client::{AgentaContract, Upstream};
+    /// let client = gatehouse_client::Client::builder("http://127.0.0.1:9")
+    ///     .upstream(Upstream::Agenta)
+    ///     .agenta_contract(AgentaContract::Durable)
+    ///     .build()?;
+    /// assert_eq!(client.agenta_contract(), Some(AgentaContract::Durable));
+    /// # Ok::<(), gatehouse_client::Error>(())
+    /// ```
+    pub fn agenta_contract(mut self, contract: AgentaContract) -> Self {
+        self.agenta_contract = Some(contract);
+        self
+    }
+
     /// The `User-Agent` header (default `gatehouse-client/<version>`).
     ///
     /// ```no_run
@@ -388,23 +412,26 @@ impl ClientBuilder {
                 reason: format!("cannot build the HTTP client: {}", classify::chain_text(&e)),
             })?;
         let upstream = self.upstream;
-        Ok(Client::new(Transport::new(TransportConfig {
-            http,
-            upstream,
-            base,
-            runner_base,
-            auth,
-            runner_auth,
-            secrets,
-            project_id: self.project_id,
-            tenant,
-            participant_id,
-            timeout: self.timeout,
-            stream_idle_timeout: self.stream_idle_timeout,
-            retry: self.retry,
-            max_response_bytes: self.max_response_bytes,
-            max_stream_event_bytes: self.max_stream_event_bytes,
-        })))
+        Ok(Client::new(
+            Transport::new(TransportConfig {
+                http,
+                upstream,
+                base,
+                runner_base,
+                auth,
+                runner_auth,
+                secrets,
+                project_id: self.project_id,
+                tenant,
+                participant_id,
+                timeout: self.timeout,
+                stream_idle_timeout: self.stream_idle_timeout,
+                retry: self.retry,
+                max_response_bytes: self.max_response_bytes,
+                max_stream_event_bytes: self.max_stream_event_bytes,
+            }),
+            self.agenta_contract,
+        ))
     }
 }
 

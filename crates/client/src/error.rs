@@ -64,6 +64,17 @@ pub enum Operation {
     CommitRevision,
     /// The webhook outbox of a project: [`LIST_WEBHOOK_DELIVERIES`](gatehouse_wire::routes::LIST_WEBHOOK_DELIVERIES).
     ListWebhookDeliveries,
+    /// Answer a gate on a host that speaks Agenta's durable contract (202 with the
+    /// continuation): the same route, [`RESPOND_TO_INTERACTION`](gatehouse_wire::routes::RESPOND_TO_INTERACTION).
+    RespondInteractionDurable,
+    /// Stop a session's running turn (a durable command): [`CANCEL_SESSION`](gatehouse_wire::routes::CANCEL_SESSION).
+    CancelSession,
+    /// A session's snapshot: [`GET_SESSION_SNAPSHOT`](gatehouse_wire::routes::GET_SESSION_SNAPSHOT).
+    GetSessionSnapshot,
+    /// A session's durable events (SSE): [`WATCH_SESSION_EVENTS`](gatehouse_wire::routes::WATCH_SESSION_EVENTS).
+    WatchSessionEvents,
+    /// Deliver again a continuation whose delivery failed: [`RESUME_SESSION_CONTINUATION`](gatehouse_wire::routes::RESUME_SESSION_CONTINUATION).
+    ResumeSessionContinuation,
 }
 
 impl Operation {
@@ -92,6 +103,11 @@ impl Operation {
         Self::ListTurns,
         Self::CommitRevision,
         Self::ListWebhookDeliveries,
+        Self::RespondInteractionDurable,
+        Self::CancelSession,
+        Self::GetSessionSnapshot,
+        Self::WatchSessionEvents,
+        Self::ResumeSessionContinuation,
     ];
 
     /// The snake_case name, e.g. `"get_interaction"`.
@@ -123,6 +139,11 @@ impl Operation {
             Self::ListTurns => "list_turns",
             Self::CommitRevision => "commit_revision",
             Self::ListWebhookDeliveries => "list_webhook_deliveries",
+            Self::RespondInteractionDurable => "respond_interaction_durable",
+            Self::CancelSession => "cancel_session",
+            Self::GetSessionSnapshot => "get_session_snapshot",
+            Self::WatchSessionEvents => "watch_session_events",
+            Self::ResumeSessionContinuation => "resume_session_continuation",
         }
     }
 
@@ -146,6 +167,8 @@ impl Operation {
                 | Self::WatchExecutionEvents
                 | Self::ListTurns
                 | Self::ListWebhookDeliveries
+                | Self::GetSessionSnapshot
+                | Self::WatchSessionEvents
         )
     }
 
@@ -159,7 +182,16 @@ impl Operation {
     /// ```
     pub fn capability(self) -> Option<Capability> {
         match self {
-            Self::BuildClient | Self::GetCapabilities => None,
+            // The snapshot and the events need none: the snapshot is how an Agenta host
+            // tells its contract, and a durable host without the shared reader answers
+            // the events route-not-found (absent events say nothing of the rest).
+            Self::BuildClient
+            | Self::GetCapabilities
+            | Self::GetSessionSnapshot
+            | Self::WatchSessionEvents => None,
+            Self::RespondInteractionDurable
+            | Self::CancelSession
+            | Self::ResumeSessionContinuation => Some(Capability::DurableApprovals),
             Self::QueryInteractions
             | Self::GetInteraction
             | Self::RespondInteraction

@@ -13,6 +13,12 @@ use gatehouse_wire::interaction::{
     InteractionQueryRequest, InteractionResponse, InteractionStatus, InteractionsResponse,
     RespondRequest, SessionInteraction, TransitionRequest, Windowing,
 };
+use gatehouse_wire::sessions::respond::MAX_ANSWERS;
+use gatehouse_wire::sessions::{
+    SessionCommandRef, SessionExecutionState, SessionInteractionAnswerRequest,
+    SessionInteractionContinuationExecution, SessionInteractionContinuationResponse,
+    SessionInteractionRespondRequest,
+};
 use gatehouse_wire::JsonObject;
 use std::collections::HashSet;
 use tracing::Instrument;
@@ -21,6 +27,7 @@ use crate::client::Client;
 use crate::error::{Error, ErrorKind, Operation, Result};
 use crate::retry::{with_retries, Failed};
 use crate::transport::{Call, Replay};
+use crate::upstream::AgentaContract;
 use crate::watch::WatchStream;
 
 /// Page size [`Interactions::query_all`] asks for when walking pages.
@@ -290,6 +297,237 @@ impl ApproveAllReport {
     }
 }
 
+/// One gate's result in a [`TurnApproveReport`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GateOutcome {
+    /// The gate.
+    pub id: String,
+    /// Its turn, as its row said.
+    pub turn_id: Option<String>,
+    /// What the request that answered it did, or why it failed
+    /// ([`Error::AlreadyAnswered`]: settled elsewhere).
+    pub result: Result<RespondOutcome>,
+}
+
+/// The outcome of [`Interactions::approve_gates`]: one entry per distinct gate.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct TurnApproveReport {
+    /// Each gate, grouped by the request that answered it.
+    pub gates: Vec<GateOutcome>,
+}
+
+impl TurnApproveReport {
+    /// The gates whose answer was recorded (by this call, or the same verdict before).
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::TurnApproveReport::default().answered().count(), 0);
+    /// ```
+    pub fn answered(&self) -> impl Iterator<Item = &GateOutcome> {
+        self.gates.iter().filter(|gate| gate.result.is_ok())
+    }
+
+    /// The gates that failed, each with its error.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::TurnApproveReport::default().failed().count(), 0);
+    /// ```
+    pub fn failed(&self) -> impl Iterator<Item = (&str, &Error)> {
+        self.gates.iter().filter_map(|gate| {
+            gate.result
+                .as_ref()
+                .err()
+                .map(|err| (gate.id.as_str(), err))
+        })
+    }
+}
+
+/// How to send a respond ([`Interactions::respond_outcome`]).
+///
+/// ```
+/// let options = gatehouse_client::RespondOptions::new()
+///     .idempotency_key("respond-7f1c2b")
+///     .expected_execution_id("7d3f2c1e-5b6a-4c8d-9e0f-a1b2c3d4e5f6")
+///     .session_id("sess_demo_01");
+/// assert_eq!(options.idempotency_key.as_deref(), Some("respond-7f1c2b"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RespondOptions {
+    /// The `Idempotency-Key` (default: a fresh UUID). Reuse it to retry the same answer,
+    /// e.g. after an app restart; every re-send of one call uses the same key.
+    pub idempotency_key: Option<String>,
+    /// The execution (turn) the person saw the gate in: the row's `turn_id`. A durable
+    /// host refuses the answer with [`Error::StaleExecution`] when the gate belongs to
+    /// another one, so an answer never lands on a turn the person did not see.
+    pub expected_execution_id: Option<String>,
+    /// The gate's session: lets the client read the host's contract from the session's
+    /// snapshot when it is not known yet (Agenta hosts have no discovery route).
+    pub session_id: Option<String>,
+}
+
+impl RespondOptions {
+    /// No key (a fresh one per call), no expectation, no session.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::RespondOptions::new(), Default::default());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The options a gate's row gives: its turn expected, its session.
+    ///
+    /// ```
+    /// let row: gatehouse_wire::interaction::SessionInteraction = serde_json::from_value(serde_json::json!({
+    ///     "id": "i1", "session_id": "s1", "turn_id": "t1", "token": "tok", "kind": "user_approval", "status": "pending"
+    /// })).unwrap();
+    /// let options = gatehouse_client::RespondOptions::for_gate(&row);
+    /// assert_eq!(options.expected_execution_id.as_deref(), Some("t1"));
+    /// assert_eq!(options.session_id.as_deref(), Some("s1"));
+    /// ```
+    pub fn for_gate(gate: &SessionInteraction) -> Self {
+        Self {
+            idempotency_key: None,
+            expected_execution_id: gate.turn_id.clone(),
+            session_id: Some(gate.session_id.clone()),
+        }
+    }
+
+    /// Send under `key`.
+    ///
+    /// ```
+    /// let o = gatehouse_client::RespondOptions::new().idempotency_key("k");
+    /// assert_eq!(o.idempotency_key.as_deref(), Some("k"));
+    /// ```
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// Expect the gate in `execution_id` (its row's `turn_id`).
+    ///
+    /// ```
+    /// let o = gatehouse_client::RespondOptions::new().expected_execution_id("t1");
+    /// assert_eq!(o.expected_execution_id.as_deref(), Some("t1"));
+    /// ```
+    pub fn expected_execution_id(mut self, execution_id: impl Into<String>) -> Self {
+        self.expected_execution_id = Some(execution_id.into());
+        self
+    }
+
+    /// The gate's session.
+    ///
+    /// ```
+    /// let o = gatehouse_client::RespondOptions::new().session_id("s1");
+    /// assert_eq!(o.session_id.as_deref(), Some("s1"));
+    /// ```
+    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+}
+
+/// What an answer did ([`Interactions::respond_outcome`]). On a durable host the 202
+/// says it; on a legacy host the answer was recorded and nothing more is known.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RespondOutcome {
+    /// The answer was recorded and continues the turn: `command` (`continue_interaction`)
+    /// drives `execution`, a new execution (`pending_delivery`, `running`; `recoverable`
+    /// when its delivery failed after the commit: [`Sessions::resume_continuation`](crate::Sessions::resume_continuation)
+    /// delivers it again).
+    Continued {
+        /// The answered row.
+        interaction: SessionInteraction,
+        /// The continuation command, in its state when answered.
+        command: SessionCommandRef,
+        /// The execution that continues the turn.
+        execution: SessionInteractionContinuationExecution,
+    },
+    /// The same verdict was already recorded (another device, another key): nothing new
+    /// was created. `execution` is the source turn (`terminal` once continued).
+    AlreadyRecorded {
+        /// The row as it stands.
+        interaction: SessionInteraction,
+        /// The source turn.
+        execution: SessionInteractionContinuationExecution,
+    },
+    /// Recorded; the turn waits for its other gates (`awaiting_interactions`): the
+    /// answer that completes the set continues it.
+    AwaitingOtherGates {
+        /// The answered row.
+        interaction: SessionInteraction,
+        /// The source turn.
+        execution: SessionInteractionContinuationExecution,
+    },
+    /// A legacy host recorded the answer (200 `{count, interaction}`); it says nothing
+    /// of the continuation.
+    Answered {
+        /// The row after the answer.
+        interaction: SessionInteraction,
+    },
+}
+
+impl RespondOutcome {
+    /// The answered row.
+    ///
+    /// ```
+    /// let row: gatehouse_wire::interaction::SessionInteraction = serde_json::from_value(serde_json::json!({
+    ///     "id": "i1", "session_id": "s1", "token": "tok", "kind": "user_approval", "status": "responded"
+    /// })).unwrap();
+    /// let outcome = gatehouse_client::RespondOutcome::Answered { interaction: row };
+    /// assert_eq!(outcome.interaction().id.as_deref(), Some("i1"));
+    /// ```
+    pub fn interaction(&self) -> &SessionInteraction {
+        match self {
+            Self::Continued { interaction, .. }
+            | Self::AlreadyRecorded { interaction, .. }
+            | Self::AwaitingOtherGates { interaction, .. }
+            | Self::Answered { interaction } => interaction,
+        }
+    }
+
+    /// The row, owned.
+    fn into_interaction(self) -> SessionInteraction {
+        match self {
+            Self::Continued { interaction, .. }
+            | Self::AlreadyRecorded { interaction, .. }
+            | Self::AwaitingOtherGates { interaction, .. }
+            | Self::Answered { interaction } => interaction,
+        }
+    }
+
+    /// Read a durable 202: a command means a continuation; none, the turn waiting for
+    /// its other gates, or (any other state) the same verdict recorded before.
+    fn of_continuation(response: SessionInteractionContinuationResponse) -> Self {
+        let SessionInteractionContinuationResponse {
+            interaction,
+            command,
+            execution,
+            ..
+        } = response;
+        match command {
+            Some(command) => Self::Continued {
+                interaction,
+                command,
+                execution,
+            },
+            None if execution.state == SessionExecutionState::AwaitingInteractions => {
+                Self::AwaitingOtherGates {
+                    interaction,
+                    execution,
+                }
+            }
+            None => Self::AlreadyRecorded {
+                interaction,
+                execution,
+            },
+        }
+    }
+}
+
 impl Client {
     /// The session-interaction endpoints (A5): query, get, respond, approve-all, watch.
     ///
@@ -501,6 +739,11 @@ impl Interactions {
     /// Answer a gate under a caller-chosen `Idempotency-Key` (reuse the same key when
     /// retrying the same answer, e.g. after an app restart).
     ///
+    /// On a host known to speak Agenta's durable contract (pinned, or learned from its
+    /// capabilities) this sends the durable respond under the key and returns its row;
+    /// [`respond_outcome`](Self::respond_outcome) also says whether the turn continues.
+    /// What follows is the legacy respond.
+    ///
     /// Never blindly replayed: only after a failure that leaves the outcome unknown
     /// (transport error, timeout, 429, 5xx) is the request re-sent, with the same key,
     /// under the client's retry policy; a server that honours the key answers the
@@ -528,11 +771,146 @@ impl Interactions {
         answer: &Answer,
         idempotency_key: &str,
     ) -> Result<SessionInteraction> {
+        if self.client.agenta_contract() == Some(AgentaContract::Durable) {
+            let body = SessionInteractionRespondRequest::single(answer.to_object());
+            return self
+                .respond_durable(id, &body, idempotency_key)
+                .await
+                .map(RespondOutcome::into_interaction);
+        }
         let span =
             tracing::info_span!("gatehouse_respond", operation = %Operation::RespondInteraction);
         self.respond_inner(id, answer, idempotency_key)
             .instrument(span)
             .await
+    }
+
+    /// Answer a gate and say what the answer did: the method to use on hosts that may
+    /// speak Agenta's durable contract (it works on every host).
+    ///
+    /// The contract comes from the host's capabilities ([`Sessions::contract`](crate::Sessions::contract),
+    /// with `options.session_id`; pinned by
+    /// [`ClientBuilder::agenta_contract`](crate::ClientBuilder::agenta_contract)). On a
+    /// durable host the respond always carries an `Idempotency-Key` (`options`' or a
+    /// fresh one; every re-send after an unknown outcome uses the same), and
+    /// `options.expected_execution_id` when given; its 202 becomes
+    /// [`RespondOutcome::Continued`], [`RespondOutcome::AlreadyRecorded`] or
+    /// [`RespondOutcome::AwaitingOtherGates`]. Its refusals: [`Error::AlreadyAnswered`]
+    /// (the row's status: answered differently, cancelled), [`Error::TurnNotContinuable`]
+    /// (the turn stops or was settled), [`Error::StaleExecution`] (the gate is in another
+    /// turn than expected: the current one said), [`Error::IdempotencyKeyReused`] (never
+    /// retried), [`Error::Validation`] (field and reason). On a legacy host it is
+    /// [`respond_with_idempotency_key`](Self::respond_with_idempotency_key) and answers
+    /// [`RespondOutcome::Answered`].
+    ///
+    /// [`respond`](Self::respond) keeps its signature (it returns the row, on both kinds
+    /// of host once the contract is known); use this one, or [`respond_to`](Self::respond_to)
+    /// with the gate's row, to learn whether the turn continues.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_client::{Answer, RespondOptions, RespondOutcome};
+    /// let options = RespondOptions::new().session_id("sess_demo_01").expected_execution_id("7d3f2c1e-5b6a-4c8d-9e0f-a1b2c3d4e5f6");
+    /// match client.interactions().respond_outcome("0196a001-0000-7000-8000-000000000001", &Answer::approve(), &options).await? {
+    ///     RespondOutcome::Continued { execution, .. } => println!("continues as {}", execution.id),
+    ///     RespondOutcome::AwaitingOtherGates { .. } => println!("answer the turn's other gates"),
+    ///     other => println!("{other:?}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn respond_outcome(
+        &self,
+        id: &str,
+        answer: &Answer,
+        options: &RespondOptions,
+    ) -> Result<RespondOutcome> {
+        let key = options
+            .idempotency_key
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let contract = self
+            .client
+            .sessions()
+            .contract(options.session_id.as_deref())
+            .await?;
+        if contract == AgentaContract::Durable {
+            let mut body = SessionInteractionRespondRequest::single(answer.to_object());
+            body.expected_execution_id = options.expected_execution_id.clone();
+            return self.respond_durable(id, &body, &key).await;
+        }
+        let span =
+            tracing::info_span!("gatehouse_respond", operation = %Operation::RespondInteraction);
+        self.respond_inner(id, answer, &key)
+            .instrument(span)
+            .await
+            .map(|interaction| RespondOutcome::Answered { interaction })
+    }
+
+    /// [`respond_outcome`](Self::respond_outcome) for a gate read from the host: its id,
+    /// its turn expected (the answer never lands on a turn the person did not see), its
+    /// session for the contract; a fresh key.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_client::Answer;
+    /// for gate in client.interactions().list_pending(Some("sess_demo_01")).await? {
+    ///     let outcome = client.interactions().respond_to(&gate, &Answer::approve()).await?;
+    ///     println!("{outcome:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn respond_to(
+        &self,
+        gate: &SessionInteraction,
+        answer: &Answer,
+    ) -> Result<RespondOutcome> {
+        let id = gate_id(gate, Operation::RespondInteractionDurable)?;
+        self.respond_outcome(id, answer, &RespondOptions::for_gate(gate))
+            .await
+    }
+
+    /// One durable respond under `key` (re-sent with it when the outcome is unknown).
+    async fn respond_durable(
+        &self,
+        id: &str,
+        body: &SessionInteractionRespondRequest,
+        key: &str,
+    ) -> Result<RespondOutcome> {
+        let op = Operation::RespondInteractionDurable;
+        let span = tracing::info_span!("gatehouse_respond", operation = %op);
+        async {
+            let mut call = Call::new(op, &[id]).json_body(body)?;
+            call.idempotency_key = Some(key.to_string());
+            // Safe to re-send: the same key and body replay the recorded answer.
+            call.replay = Replay::Safe;
+            let answered = self.client.send(&call).await?;
+            let status = answered.status.as_u16();
+            match self
+                .client
+                .transport()
+                .json::<SessionInteractionContinuationResponse>(op, answered)
+                .await
+            {
+                Ok(response) => Ok(RespondOutcome::of_continuation(response)),
+                // A 2xx: the answer is recorded, whatever its body says.
+                Err(Error::Decode {
+                    path,
+                    reason,
+                    snippet,
+                    ..
+                }) => Err(Error::AcceptedUnreadable {
+                    operation: op,
+                    status,
+                    operation_id: Some(key.to_string()),
+                    path,
+                    reason,
+                    snippet,
+                }),
+                Err(other) => Err(other),
+            }
+        }
+        .instrument(span)
+        .await
     }
 
     async fn respond_inner(
@@ -671,7 +1049,10 @@ impl Interactions {
     /// A batch refused for the caller (unauthorized, forbidden, tenant rejected) is not
     /// re-sent gate by gate: every gate is reported failed with that refusal.
     /// Duplicate ids are answered once. A `tool_call_id` in `answer` is not sent: each
-    /// gate is answered for its own tool call.
+    /// gate is answered for its own tool call. On a host known to speak Agenta's durable
+    /// contract without Gatehouse's batch, each gate is answered alone with the durable
+    /// respond; [`approve_gates`](Self::approve_gates), given the rows, answers them one
+    /// request per turn instead.
     ///
     /// ```no_run
     /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
@@ -707,39 +1088,7 @@ impl Interactions {
             concurrency = concurrency.max(1)
         );
         async {
-            let answer = answer.without_tool_call_id();
-            let mut seen = HashSet::new();
-            // Each gate with the idempotency key every attempt at answering it uses.
-            let targets: Vec<(String, String)> = ids
-                .iter()
-                .filter(|id| seen.insert(id.as_str()))
-                .map(|id| (id.clone(), uuid::Uuid::new_v4().to_string()))
-                .collect();
-            let batched = !targets.is_empty()
-                && self
-                    .client
-                    .capabilities()
-                    .require(Capability::InteractionBatch)
-                    .await
-                    .is_ok();
-            let outcomes: Vec<(String, Result<SessionInteraction>)> = if batched {
-                let chunks: Vec<Vec<(String, String)>> = targets
-                    .chunks(MAX_BATCH_ANSWERS)
-                    .map(<[(String, String)]>::to_vec)
-                    .collect();
-                futures::stream::iter(chunks.into_iter().map(|chunk| {
-                    let answer = answer.clone();
-                    async move { self.answer_batch(&chunk, &answer).await }
-                }))
-                .buffered(concurrency.max(1))
-                .collect::<Vec<_>>()
-                .await
-                .into_iter()
-                .flatten()
-                .collect()
-            } else {
-                self.answer_one_by_one(&targets, &answer, concurrency).await
-            };
+            let (outcomes, batched) = self.legacy_outcomes(ids, answer, concurrency).await;
             let mut report = ApproveAllReport::default();
             for (id, result) in outcomes {
                 match result {
@@ -759,6 +1108,202 @@ impl Interactions {
         }
         .instrument(span)
         .await
+    }
+
+    /// Each distinct gate of `ids` answered with Gatehouse's batch when the host serves
+    /// it, else one respond per gate; and whether the batch was used.
+    async fn legacy_outcomes(
+        &self,
+        ids: &[String],
+        answer: &Answer,
+        concurrency: usize,
+    ) -> (Vec<(String, Result<SessionInteraction>)>, bool) {
+        let answer = answer.without_tool_call_id();
+        let mut seen = HashSet::new();
+        // Each gate with the idempotency key every attempt at answering it uses.
+        let targets: Vec<(String, String)> = ids
+            .iter()
+            .filter(|id| seen.insert(id.as_str()))
+            .map(|id| (id.clone(), uuid::Uuid::new_v4().to_string()))
+            .collect();
+        let batched = !targets.is_empty()
+            && self
+                .client
+                .capabilities()
+                .require(Capability::InteractionBatch)
+                .await
+                .is_ok();
+        let outcomes = if batched {
+            let chunks: Vec<Vec<(String, String)>> = targets
+                .chunks(MAX_BATCH_ANSWERS)
+                .map(<[(String, String)]>::to_vec)
+                .collect();
+            futures::stream::iter(chunks.into_iter().map(|chunk| {
+                let answer = answer.clone();
+                async move { self.answer_batch(&chunk, &answer).await }
+            }))
+            .buffered(concurrency.max(1))
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+        } else {
+            self.answer_one_by_one(&targets, &answer, concurrency).await
+        };
+        (outcomes, batched)
+    }
+
+    /// Answer many gates read from the host, each reported on its own. On a host that
+    /// speaks Agenta's durable contract the gates are grouped by turn (their session and
+    /// `turn_id`): one respond with `answers[]` per turn (at most
+    /// [`MAX_ANSWERS`](gatehouse_wire::sessions::respond::MAX_ANSWERS) gates a request; more go in
+    /// further requests), expecting that turn, under its own `Idempotency-Key`: the turn
+    /// continues once, with every answer. A gate without a turn is answered alone. Each
+    /// gate of a request gets that request's outcome (or its error): its
+    /// [`RespondOutcome::interaction`] is the request's first gate, the one the host
+    /// returns. On any other host it is [`approve_all_with`](Self::approve_all_with)
+    /// (Gatehouse's batch, or one respond per gate), each answered gate
+    /// [`RespondOutcome::Answered`] with its row. Duplicate ids are answered once; a
+    /// `tool_call_id` in `answer` is not sent.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_client::Answer;
+    /// let gates = client.interactions().list_pending(Some("sess_demo_01")).await?;
+    /// let report = client.interactions().approve_gates(&gates, &Answer::approve()).await;
+    /// for gate in &report.gates {
+    ///     println!("{}: {:?}", gate.id, gate.result.as_ref().map(|_| "answered"));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn approve_gates(
+        &self,
+        gates: &[SessionInteraction],
+        answer: &Answer,
+    ) -> TurnApproveReport {
+        let span = tracing::info_span!("gatehouse_approve_gates", targets = gates.len());
+        async {
+            let answer = answer.without_tool_call_id();
+            let mut seen = HashSet::new();
+            let gates: Vec<&SessionInteraction> = gates
+                .iter()
+                .filter(|gate| gate.id.as_deref().is_some_and(|id| seen.insert(id)))
+                .collect();
+            let Some(first) = gates.first() else {
+                return TurnApproveReport::default();
+            };
+            let contract = self
+                .client
+                .sessions()
+                .contract(Some(&first.session_id))
+                .await;
+            let report = match contract {
+                Ok(AgentaContract::Durable) => self.answer_by_turn(&gates, &answer).await,
+                Ok(_) => {
+                    let turns: std::collections::HashMap<String, Option<String>> = gates
+                        .iter()
+                        .filter_map(|g| Some((g.id.clone()?, g.turn_id.clone())))
+                        .collect();
+                    let ids: Vec<String> = gates.iter().filter_map(|g| g.id.clone()).collect();
+                    let (outcomes, _) = self
+                        .legacy_outcomes(&ids, &answer, DEFAULT_APPROVE_ALL_CONCURRENCY)
+                        .await;
+                    let gates = outcomes
+                        .into_iter()
+                        .map(|(id, result)| GateOutcome {
+                            turn_id: turns.get(&id).cloned().flatten(),
+                            id,
+                            result: result
+                                .map(|interaction| RespondOutcome::Answered { interaction }),
+                        })
+                        .collect();
+                    TurnApproveReport { gates }
+                }
+                Err(err) => TurnApproveReport {
+                    gates: gates
+                        .iter()
+                        .filter_map(|g| {
+                            Some(GateOutcome {
+                                id: g.id.clone()?,
+                                turn_id: g.turn_id.clone(),
+                                result: Err(err.clone()),
+                            })
+                        })
+                        .collect(),
+                },
+            };
+            tracing::info!(gates = report.gates.len(), "approve-gates done");
+            report
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// The durable answer of `gates`: one `answers[]` respond per turn and chunk, at most
+    /// [`DEFAULT_APPROVE_ALL_CONCURRENCY`] in flight; gates without a turn alone.
+    async fn answer_by_turn(
+        &self,
+        gates: &[&SessionInteraction],
+        answer: &Answer,
+    ) -> TurnApproveReport {
+        // Turns in the order their first gate came.
+        let mut turns: Vec<(Option<Turn>, Vec<&SessionInteraction>)> = Vec::new();
+        for gate in gates {
+            let turn = gate
+                .turn_id
+                .clone()
+                .map(|turn| (gate.session_id.clone(), turn));
+            match turns.iter_mut().find(|(t, _)| turn.is_some() && *t == turn) {
+                Some((_, members)) => members.push(gate),
+                None => turns.push((turn, vec![gate])),
+            }
+        }
+        let mut requests: Vec<(Option<String>, Vec<String>)> = Vec::new();
+        for (turn, members) in turns {
+            let ids: Vec<String> = members.iter().filter_map(|g| g.id.clone()).collect();
+            for chunk in ids.chunks(MAX_ANSWERS) {
+                requests.push((turn.as_ref().map(|(_, t)| t.clone()), chunk.to_vec()));
+            }
+        }
+        let results: Vec<Vec<GateOutcome>> =
+            futures::stream::iter(requests.into_iter().map(|(turn, ids)| async move {
+                let key = uuid::Uuid::new_v4().to_string();
+                let body = if turn.is_some() {
+                    SessionInteractionRespondRequest::many(
+                        ids.iter()
+                            .map(|id| SessionInteractionAnswerRequest {
+                                interaction_id: id.clone(),
+                                answer: answer.to_object(),
+                                extra: JsonObject::new(),
+                            })
+                            .collect(),
+                    )
+                } else {
+                    SessionInteractionRespondRequest::single(answer.to_object())
+                };
+                let body = SessionInteractionRespondRequest {
+                    expected_execution_id: turn.clone(),
+                    ..body
+                };
+                let result = match ids.first() {
+                    Some(anchor) => self.respond_durable(anchor, &body, &key).await,
+                    None => return Vec::new(),
+                };
+                ids.into_iter()
+                    .map(|id| GateOutcome {
+                        id,
+                        turn_id: turn.clone(),
+                        result: result.clone(),
+                    })
+                    .collect()
+            }))
+            .buffered(DEFAULT_APPROVE_ALL_CONCURRENCY)
+            .collect()
+            .await;
+        TurnApproveReport {
+            gates: results.into_iter().flatten().collect(),
+        }
     }
 
     /// One respond per gate, at most `concurrency` in flight, each under its key.
@@ -976,6 +1521,17 @@ fn same_project(a: &str, b: &str) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     }
+}
+
+/// A turn: its session and its id.
+type Turn = (String, String);
+
+/// The id of a gate read from the host; a row without one cannot be answered.
+fn gate_id(gate: &SessionInteraction, operation: Operation) -> Result<&str> {
+    gate.id.as_deref().ok_or_else(|| Error::Config {
+        operation,
+        reason: "the gate's row has no id; it cannot be answered".to_string(),
+    })
 }
 
 fn row_of(operation: Operation, response: InteractionResponse) -> Result<SessionInteraction> {

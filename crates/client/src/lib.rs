@@ -23,7 +23,7 @@
 //!
 //! - [`Client`] is cheap to clone (one connection pool, one capability cache) and
 //!   hands out sub-clients: [`Client::interactions`], [`Client::runs`],
-//!   [`Client::execution`], [`Client::capabilities`].
+//!   [`Client::execution`], [`Client::sessions`], [`Client::capabilities`].
 //! - One setting says which kind of host it talks to ([`Upstream`]): Gatehouse's own
 //!   server (the default), AgentPlat's Rooms API (root paths, the
 //!   `X-Agentplat-Tenant-Id` tenant, the requesting participant, no `project_id`), or
@@ -51,6 +51,7 @@
 //! | module | holds |
 //! |---|---|
 //! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s (an [`Operation`] and its path values) and hands them to its `Client`; each module also holds the `Client` method that hands its sub-client out ([`Client::interactions`], ...) |
+//! | `sessions.rs` | the [`Sessions`] sub-client: Agenta's durable session control (the contract a host speaks, snapshot, replayable events, durable Stop and how it settled, resume); the durable respond is on [`Interactions`] |
 //! | `watch.rs` | the interaction watch (the execution event stream, which reads AgentPlat's versioned SSE envelope, is in `execution.rs`) |
 //! | `capabilities.rs` | the [`Capabilities`] sub-client: discovery, read once and kept in the capability cache |
 //! | `config.rs` | [`ClientBuilder`] (and [`Client::builder`]), the `DEFAULT_*` settings |
@@ -95,6 +96,7 @@ mod retry;
 mod routes;
 mod runs;
 mod service;
+mod sessions;
 mod sse;
 mod transport;
 mod upstream;
@@ -112,12 +114,17 @@ pub use execution::{
     InterventionState,
 };
 pub use interactions::{
-    Answer, ApproveAllReport, Interactions, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
+    Answer, ApproveAllReport, GateOutcome, Interactions, RespondOptions, RespondOutcome,
+    TurnApproveReport, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
 };
 pub use retry::RetryPolicy;
 pub use runs::{RunStream, Runs, NDJSON};
 pub use service::Service;
-pub use upstream::{AuthScheme, Upstream};
+pub use sessions::{
+    SessionEventStream, SessionEventUpdate, Sessions, StopOutcome, StopRequested,
+    MAX_SESSION_EVENTS_RECONNECT_DELAY,
+};
+pub use upstream::{AgentaContract, AuthScheme, Upstream};
 pub use watch::{WatchStream, WatchUpdate, MAX_WATCH_RECONNECT_DELAY};
 
 /// The wire types this client speaks, re-exported for convenience.
@@ -131,6 +138,7 @@ mod layering {
         ("runs", include_str!("runs.rs")),
         ("execution", include_str!("execution.rs")),
         ("service", include_str!("service.rs")),
+        ("sessions", include_str!("sessions.rs")),
         ("watch", include_str!("watch.rs")),
         ("capabilities", include_str!("capabilities.rs")),
         ("config", include_str!("config.rs")),

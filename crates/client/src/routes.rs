@@ -14,7 +14,8 @@ use crate::upstream::Upstream;
 
 /// The registered route `operation` takes on a host of kind `upstream`, or `None` when
 /// there is none to take: building a client sends nothing, and AgentPlat has no route
-/// to change a session's authority (a Gatehouse route, under `/api` only).
+/// to change a session's authority (a Gatehouse route, under `/api` only) nor Agenta's
+/// session paths.
 pub(crate) fn route(operation: Operation, upstream: Upstream) -> Option<&'static Route> {
     let at_root = upstream == Upstream::AgentPlat;
     let route = match operation {
@@ -43,6 +44,22 @@ pub(crate) fn route(operation: Operation, upstream: Upstream) -> Option<&'static
         Operation::ListTurns => &registry::LIST_TURNS,
         Operation::CommitRevision => &registry::COMMIT_REVISION,
         Operation::ListWebhookDeliveries => &registry::LIST_WEBHOOK_DELIVERIES,
+        // The durable respond is the same route; the host's contract says which body.
+        // AgentPlat's Rooms API has no Agenta session paths.
+        Operation::RespondInteractionDurable
+        | Operation::CancelSession
+        | Operation::GetSessionSnapshot
+        | Operation::WatchSessionEvents
+        | Operation::ResumeSessionContinuation
+            if at_root =>
+        {
+            return None
+        }
+        Operation::RespondInteractionDurable => &registry::RESPOND_TO_INTERACTION,
+        Operation::CancelSession => &registry::CANCEL_SESSION,
+        Operation::GetSessionSnapshot => &registry::GET_SESSION_SNAPSHOT,
+        Operation::WatchSessionEvents => &registry::WATCH_SESSION_EVENTS,
+        Operation::ResumeSessionContinuation => &registry::RESUME_SESSION_CONTINUATION,
     };
     Some(route)
 }
@@ -57,7 +74,15 @@ mod tests {
     fn without_route(upstream: Upstream) -> Vec<Operation> {
         match upstream {
             Upstream::AgentPlat => {
-                vec![Operation::BuildClient, Operation::ChangeExecutionAuthority]
+                vec![
+                    Operation::BuildClient,
+                    Operation::ChangeExecutionAuthority,
+                    Operation::RespondInteractionDurable,
+                    Operation::CancelSession,
+                    Operation::GetSessionSnapshot,
+                    Operation::WatchSessionEvents,
+                    Operation::ResumeSessionContinuation,
+                ]
             }
             _ => vec![Operation::BuildClient],
         }

@@ -124,3 +124,46 @@ impl AuthScheme {
         }
     }
 }
+
+/// Which form of Agenta's session contract a host speaks on its session paths: the
+/// durable one (Agenta v0.121 and later; Gatehouse hosts that list the capability
+/// `durable_approvals`): a respond carries an `Idempotency-Key` and answers 202 with the
+/// continuation, a Stop is a durable command; or the legacy one before it (a respond
+/// answers 200 `{count, interaction}`, no Stop).
+///
+/// The client learns it from the host's capabilities (Gatehouse's discovery, or the
+/// `capabilities` of an Agenta session snapshot), never from an error; pin it with
+/// [`ClientBuilder::agenta_contract`](crate::ClientBuilder::agenta_contract).
+///
+/// ```
+/// use gatehouse_client::AgentaContract;
+/// assert_eq!(AgentaContract::Durable.as_str(), "durable");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AgentaContract {
+    /// Durable approvals and durable Stop (Agenta v0.121 and later).
+    Durable,
+    /// The contract before it.
+    Legacy,
+}
+
+impl AgentaContract {
+    /// `durable` or `legacy`.
+    ///
+    /// ```
+    /// assert_eq!(gatehouse_client::AgentaContract::Legacy.as_str(), "legacy");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Durable => "durable",
+            Self::Legacy => "legacy",
+        }
+    }
+}
+
+impl fmt::Display for AgentaContract {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

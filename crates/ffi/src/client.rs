@@ -62,6 +62,10 @@ pub struct ClientConfig {
     /// AgentPlat host whose authentication names no actor).
     #[uniffi(default = None)]
     pub participant_id: Option<String>,
+    /// Pin the form of Agenta's session contract the host speaks (default: learned from
+    /// its capabilities).
+    #[uniffi(default = None)]
+    pub agenta_contract: Option<crate::sessions::AgentaContract>,
 }
 
 /// One approve-all target that failed for a reason other than "already answered".
@@ -137,6 +141,9 @@ fn build_client(config: &ClientConfig) -> Result<Client, GatehouseError> {
     }
     if let Some(participant) = &config.participant_id {
         builder = builder.participant_id(participant.clone());
+    }
+    if let Some(contract) = config.agenta_contract {
+        builder = builder.agenta_contract(contract.into());
     }
     if let Some(key) = &config.api_key {
         builder = builder.api_key(key.clone());

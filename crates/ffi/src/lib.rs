@@ -17,6 +17,11 @@
 //!   a session's gates open and close; the returned [`WatchHandle`] stops it.
 //! - Execution sessions and interventions, where "requested" is never reported as
 //!   "applied" without the server's persisted evidence.
+//! - Agenta's durable session control: [`GatehouseClient::respond_with_outcome`] (what an
+//!   answer did), [`GatehouseClient::stop_session`] and [`GatehouseClient::wait_for_stop`]
+//!   (recorded is not stopped), [`GatehouseClient::session_snapshot`],
+//!   [`GatehouseClient::open_session_events`] (a pull stream that resumes after the last
+//!   sequence seen); the contract a host speaks can be pinned in [`ClientConfig`].
 //!
 //! Generated bindings live in `bindings/` at the workspace root (`cargo xtask bindings`).
 
@@ -28,6 +33,7 @@ mod execution;
 mod json;
 mod records;
 mod runtime;
+mod sessions;
 mod streams;
 mod watch;
 
@@ -40,5 +46,9 @@ pub use records::{
     ExecutionSession, ExecutionSessionStatus, Interaction, InteractionKind, InteractionRequest,
     InteractionStatus, Intervention, InterventionStatus, SessionOutcome,
 };
-pub use streams::{ExecutionEventWatch, SessionWatch, StreamFailure, WatchUpdate};
+pub use sessions::{AgentaContract, RespondOutcome, SessionSnapshot, StopOutcome, StopRequested};
+pub use streams::{
+    ExecutionEventWatch, SessionEvent, SessionEventUpdate, SessionEventWatch, SessionWatch,
+    StreamFailure, WatchUpdate,
+};
 pub use watch::{LifecycleState, ListenerError, WatchEvent, WatchHandle, WatchListener};

@@ -13,10 +13,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use gatehouse_client::{Client, WatchUpdate as ClientUpdate};
+use gatehouse_client::{
+    Client, SessionEventUpdate as ClientEventUpdate, WatchUpdate as ClientUpdate,
+};
 use tokio::sync::{watch, Mutex};
 
 use crate::error::{GatehouseError, GatehouseErrorKind};
+use crate::json::JsonText;
 use crate::records::ExecutionEvent;
 use crate::runtime;
 use crate::watch::WatchEvent;
@@ -248,6 +251,136 @@ impl ExecutionEventWatch {
     }
 
     /// Stop: a pending `next()` returns `None`, the connection closes.
+    pub fn cancel(&self) {
+        self.pull.cancel();
+    }
+}
+
+/// One durable event of a session's log.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct SessionEvent {
+    /// Its place in the log (resume after it); none when the host gave none.
+    pub sequence: Option<i64>,
+    /// The execution (turn) it belongs to.
+    pub execution_id: String,
+    /// Its type as the host spells it (`execution.stopped`, `message.completed`, ...).
+    pub event_type: String,
+    /// When it happened (RFC 3339).
+    pub created_at: String,
+    /// Its payload, as JSON text.
+    pub payload: JsonText,
+}
+
+/// One item of a [`SessionEventWatch`].
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
+pub enum SessionEventUpdate {
+    /// (Re)connected, replaying the durable events after `after`.
+    Connected {
+        /// The last sequence seen before this connection.
+        after: i64,
+    },
+    /// A durable event (each sequence once, across reconnects).
+    Event {
+        /// The event.
+        event: SessionEvent,
+    },
+    /// The replay is done; live frames follow.
+    Ready,
+    /// A live frame (not replayed).
+    Frame {
+        /// The execution it belongs to.
+        execution_id: String,
+        /// Its type (`message.delta`, ...).
+        frame_type: String,
+        /// Its payload, as JSON text.
+        payload: JsonText,
+    },
+    /// The connection dropped; the stream reconnects after the last sequence seen.
+    Reconnecting {
+        /// Consecutive failures so far.
+        attempt: i32,
+        /// What went wrong.
+        failure: StreamFailure,
+    },
+    /// The host closed the stream for good (e.g. `authorization_revoked`); it ends.
+    Closed {
+        /// Why, as the host spells it.
+        reason: String,
+    },
+}
+
+/// A session's durable events, then its live frames, as a pull stream
+/// ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+/// `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+#[derive(uniffi::Object)]
+pub struct SessionEventWatch {
+    pull: Pull<SessionEventUpdate>,
+}
+
+impl std::fmt::Debug for SessionEventWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionEventWatch")
+            .field("cancelled", &*self.pull.cancel.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionEventWatch {
+    pub(crate) fn open(client: &Client, session_id: &str, after: u64) -> Self {
+        let updates = client
+            .sessions()
+            .events(session_id, after)
+            .filter_map(|item| async move {
+                let update = match item {
+                    Ok(ClientEventUpdate::Connected { after }) => SessionEventUpdate::Connected {
+                        after: crate::records::to_i64(after),
+                    },
+                    Ok(ClientEventUpdate::Event(event)) => SessionEventUpdate::Event {
+                        event: SessionEvent {
+                            sequence: event.sequence.map(crate::records::to_i64),
+                            payload: JsonText::from_value(&serde_json::Value::Object(
+                                event.payload,
+                            )),
+                            execution_id: event.execution_id,
+                            event_type: event.event_type.as_str().to_string(),
+                            created_at: event.created_at,
+                        },
+                    },
+                    Ok(ClientEventUpdate::Ready) => SessionEventUpdate::Ready,
+                    Ok(ClientEventUpdate::Frame(frame)) => SessionEventUpdate::Frame {
+                        payload: JsonText::from_value(&serde_json::Value::Object(frame.payload)),
+                        execution_id: frame.execution_id,
+                        frame_type: frame.frame_type,
+                    },
+                    Ok(ClientEventUpdate::Reconnecting { attempt, error }) => {
+                        SessionEventUpdate::Reconnecting {
+                            attempt: crate::records::to_i32(attempt),
+                            failure: GatehouseError::from(error).into(),
+                        }
+                    }
+                    Ok(ClientEventUpdate::Closed(close)) => SessionEventUpdate::Closed {
+                        reason: close.reason.as_str().to_string(),
+                    },
+                    // An update newer than this crate carries nothing to hear.
+                    Ok(_) => return None,
+                    Err(error) => return Some(Err(GatehouseError::from(error))),
+                };
+                Some(Ok(update))
+            });
+        Self {
+            pull: Pull::new(Box::pin(updates)),
+        }
+    }
+}
+
+#[uniffi::export(async_runtime = "tokio")]
+impl SessionEventWatch {
+    /// The next update; `None` once the stream ended or was cancelled.
+    pub async fn next(&self) -> Result<Option<SessionEventUpdate>, GatehouseError> {
+        self.pull.next("session_events_next").await
+    }
+
+    /// Stop: a pending `next()` returns `None`; the connection is closed.
     pub fn cancel(&self) {
         self.pull.cancel();
     }

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gatehouse_ffi::{
-    Checkpoint, ClientConfig, ExecutionEventType, GatehouseClient, GatehouseError,
-    InteractionStatus, InterventionOutcome, InterventionState, ListenerError, WatchEvent,
-    WatchListener, WatchUpdate,
+    AgentaContract, Checkpoint, ClientConfig, ExecutionEventType, GatehouseClient, GatehouseError,
+    InteractionStatus, InterventionOutcome, InterventionState, ListenerError, RespondOutcome,
+    SessionEventUpdate, StopOutcome, WatchEvent, WatchListener, WatchUpdate,
 };
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use tokio::sync::mpsc;
@@ -26,6 +26,7 @@ fn client_for(server: &TestServer) -> Arc<GatehouseClient> {
         upstream: None,
         tenant: None,
         participant_id: None,
+        agenta_contract: None,
     })
     .unwrap()
 }
@@ -337,6 +338,7 @@ async fn a_pull_watch_the_server_refuses_throws_once_then_ends() {
         upstream: None,
         tenant: None,
         participant_id: None,
+        agenta_contract: None,
     })
     .unwrap();
     let watch = client.open_session_watch(uuid_like()).unwrap();
@@ -402,6 +404,7 @@ async fn a_watch_the_server_refuses_ends_with_a_typed_error() {
         upstream: None,
         tenant: None,
         participant_id: None,
+        agenta_contract: None,
     })
     .unwrap();
     let (listener, mut rx) = listener(false);
@@ -561,4 +564,170 @@ fn uuid_like() -> String {
         (nanos & 0xffff_ffff) as u32,
         n as u64 + (nanos as u64 >> 32)
     )
+}
+
+/// A scripted durable host: each request answered by `answer(method, path)` (status,
+/// content type, body), one connection per request.
+async fn durable_host(answer: fn(&str, &str) -> (u16, &'static str, String)) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let head_end = loop {
+                    if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break pos;
+                    }
+                    match stream.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                let mut line = head.split(' ');
+                let method = line.next().unwrap_or_default().to_string();
+                let target = line.next().unwrap_or_default();
+                let path = target.split('?').next().unwrap_or_default().to_string();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse().ok())?
+                    })
+                    .unwrap_or(0);
+                while buf.len() < head_end + 4 + length {
+                    match stream.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let (status, content_type, body) = answer(&method, &path);
+                let reply = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    url
+}
+
+fn durable_client(url: String) -> Arc<GatehouseClient> {
+    GatehouseClient::new(ClientConfig {
+        base_url: url,
+        api_key: Some("k".to_string()),
+        project_id: Some("019fac94-0000-7000-8000-0000000000aa".to_string()),
+        timeout: Some(Duration::from_secs(5)),
+        upstream: Some(gatehouse_ffi::Upstream::Agenta),
+        tenant: None,
+        participant_id: None,
+        agenta_contract: Some(AgentaContract::Durable),
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_durable_contract_crosses_the_facade() {
+    let url = durable_host(|method, path| {
+        let row = serde_json::json!({
+            "id": "i1", "session_id": "s1", "turn_id": "t1", "token": "tok",
+            "kind": "user_approval", "status": "responded"
+        });
+        match (method, path) {
+            ("POST", "/api/sessions/interactions/i1/respond") => (
+                202,
+                "application/json",
+                serde_json::json!({"interaction": row, "command": {"id": "c1", "state": "pending"},
+                                   "execution": {"id": "e2", "state": "pending_delivery"}})
+                .to_string(),
+            ),
+            ("POST", "/api/sessions/interactions/i2/respond") => (
+                409,
+                "application/json",
+                serde_json::json!({"code": "execution_mismatch", "message": "The interaction belongs to a different execution.",
+                                   "retryable": false, "details": {"current_execution_id": "t9"}})
+                .to_string(),
+            ),
+            ("POST", "/api/sessions/s1/cancel") => (
+                200,
+                "application/json",
+                serde_json::json!({"command": {"id": "c2", "state": "obsolete"},
+                                   "execution": {"id": null, "state": "idle"}})
+                .to_string(),
+            ),
+            ("GET", "/api/sessions/s1") => (
+                200,
+                "application/json",
+                serde_json::json!({"execution_state": {"state": "idle"},
+                                   "pending": {"inputs": [], "interactions": [row]},
+                                   "read": {"latest_sequence": 7, "history_complete": true},
+                                   "capabilities": {"durable_approvals": true}})
+                .to_string(),
+            ),
+            ("GET", "/api/sessions/s1/events") => (
+                200,
+                "text/event-stream",
+                "data: {\"kind\":\"event\",\"session_id\":\"s1\",\"execution_id\":\"t1\",\"frame_or_event_id\":\"v\",\"entity_id\":\"t1\",\"sequence\":8,\"created_at\":\"t\",\"type\":\"execution.started\",\"payload\":{\"started_at\":\"t\"}}\n\nevent: ready\ndata: {}\n\nevent: relay-close\ndata: {\"reason\": \"authorization_revoked\", \"reconnect\": false}\n\n".to_string(),
+            ),
+            _ => (404, "application/json", "{\"detail\":\"Not Found\"}".to_string()),
+        }
+    })
+    .await;
+    let client = durable_client(url);
+    assert_eq!(
+        client.agenta_contract().unwrap(),
+        Some(AgentaContract::Durable)
+    );
+    let outcome = client
+        .respond_with_outcome("i1".into(), true, None, None, None, Some("t1".into()), None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(&outcome, RespondOutcome::Continued { command_id, execution_state, .. } if command_id == "c1" && execution_state == "pending_delivery"),
+        "{outcome:?}"
+    );
+    let error = client
+        .respond_with_outcome("i2".into(), true, None, None, None, Some("t1".into()), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, GatehouseError::StaleExecution { .. }),
+        "{error:?}"
+    );
+
+    let stop = client.stop_session("s1".into(), None, None).await.unwrap();
+    assert!(!stop.is_stopping);
+    let settled = client
+        .wait_for_stop("s1".into(), stop, Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(settled, StopOutcome::NotRunning);
+
+    let snapshot = client.session_snapshot("s1".into()).await.unwrap();
+    assert_eq!(snapshot.latest_sequence, Some(7));
+    assert_eq!(snapshot.pending_interactions.len(), 1);
+
+    let events = client.open_session_events("s1".into(), 7).unwrap();
+    let mut seen = Vec::new();
+    while let Some(update) = events.next().await.unwrap() {
+        seen.push(update);
+    }
+    assert!(matches!(
+        seen[0],
+        SessionEventUpdate::Connected { after: 7 }
+    ));
+    assert!(
+        matches!(&seen[1], SessionEventUpdate::Event { event } if event.sequence == Some(8) && event.event_type == "execution.started")
+    );
+    assert_eq!(seen[2], SessionEventUpdate::Ready);
+    assert!(
+        matches!(&seen[3], SessionEventUpdate::Closed { reason } if reason == "authorization_revoked")
+    );
+    assert_eq!(seen.len(), 4);
 }

@@ -529,6 +529,8 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() != 2973:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() != 51282:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all() != 61043:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_base_url() != 38684:
@@ -543,17 +545,33 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events() != 7591:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() != 34423:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch() != 26557:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 9000:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 7973:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome() != 46479:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_resume_continuation() != 59045:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_session_snapshot() != 58414:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_stop_session() != 14303:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 39591:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop() != 42618:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session() != 22139:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new() != 50130:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel() != 31999:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_next() != 29525:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel() != 31970:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
@@ -606,6 +624,9 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel.resty
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all.restype = ctypes.c_uint16
@@ -627,6 +648,9 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_int
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch.restype = ctypes.c_uint16
@@ -636,15 +660,36 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_interven
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_resume_continuation.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_resume_continuation.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_session_snapshot.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_session_snapshot.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_stop_session.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_stop_session.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_next.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_next.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel.restype = ctypes.c_uint16
@@ -678,6 +723,11 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_next.argtypes = (
     ctypes.c_uint64,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_next.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_agenta_contract.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_agenta_contract.restype = _UniffiRustBuffer
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_all.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -717,6 +767,13 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events.
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_execution_events.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    ctypes.c_int64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_watch.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -743,6 +800,34 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction
     _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    ctypes.c_int8,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_resume_continuation.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_resume_continuation.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_session_snapshot.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_session_snapshot.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_stop_session.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_stop_session.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -751,6 +836,13 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.
     _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_stop.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_stop.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_watch_session.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -763,6 +855,15 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseclient_new.argtypes = (
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseclient_new.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_cancel.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_cancel.restype = None
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_next.argtypes = (
+    ctypes.c_uint64,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_next.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_sessionwatch_cancel.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -841,6 +942,16 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseclient.argtypes = (
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseclient.restype = None
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessioneventwatch.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessioneventwatch.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_sessioneventwatch.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_sessioneventwatch.restype = None
 _UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessionwatch.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -1299,97 +1410,87 @@ class GatehouseErrorKind(enum.Enum):
     See [`GatehouseError::IdempotencyKeyReused`].
 """
     
-    ANSWER_OWNER_UNKNOWN = 11
-    """
-    See [`GatehouseError::AnswerOwnerUnknown`].
-"""
-    
-    PROJECT_MISMATCH = 12
-    """
-    See [`GatehouseError::ProjectMismatch`].
-"""
-    
-    CONFLICT = 13
+    CONFLICT = 11
     """
     See [`GatehouseError::Conflict`].
 """
     
-    CAPABILITY_UNAVAILABLE = 14
+    CAPABILITY_UNAVAILABLE = 12
     """
     See [`GatehouseError::CapabilityUnavailable`].
 """
     
-    UNAUTHORIZED = 15
+    UNAUTHORIZED = 13
     """
     See [`GatehouseError::Unauthorized`].
 """
     
-    FORBIDDEN = 16
+    FORBIDDEN = 14
     """
     See [`GatehouseError::Forbidden`].
 """
     
-    TENANT_REJECTED = 17
+    TENANT_REJECTED = 15
     """
     See [`GatehouseError::TenantRejected`].
 """
     
-    VALIDATION = 18
+    VALIDATION = 16
     """
     See [`GatehouseError::Validation`].
 """
     
-    INVALID = 19
+    INVALID = 17
     """
     See [`GatehouseError::Invalid`].
 """
     
-    PAYLOAD_TOO_LARGE = 20
+    PAYLOAD_TOO_LARGE = 18
     """
     See [`GatehouseError::PayloadTooLarge`].
 """
     
-    RATE_LIMITED = 21
+    RATE_LIMITED = 19
     """
     See [`GatehouseError::RateLimited`].
 """
     
-    SERVER = 22
+    SERVER = 20
     """
     See [`GatehouseError::Server`].
 """
     
-    TRANSPORT = 23
+    TRANSPORT = 21
     """
     See [`GatehouseError::Transport`].
 """
     
-    DECODE = 24
+    DECODE = 22
     """
     See [`GatehouseError::Decode`].
 """
     
-    STREAM_FAILED = 25
+    STREAM_FAILED = 23
     """
     See [`GatehouseError::StreamFailed`].
 """
     
-    ACCEPTED_UNREADABLE = 26
+    ACCEPTED_UNREADABLE = 24
     """
     See [`GatehouseError::AcceptedUnreadable`].
 """
     
-    TIMEOUT = 27
+    TIMEOUT = 25
     """
     See [`GatehouseError::Timeout`].
 """
     
-    CONFIG = 28
+    CONFIG = 26
     """
     See [`GatehouseError::Config`].
 """
     
-    INTERNAL = 29
+    INTERNAL = 27
     """
     See [`GatehouseError::Internal`].
 """
@@ -1423,42 +1524,38 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if variant == 11:
             return GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED
         if variant == 12:
-            return GatehouseErrorKind.ANSWER_OWNER_UNKNOWN
-        if variant == 13:
-            return GatehouseErrorKind.PROJECT_MISMATCH
-        if variant == 14:
             return GatehouseErrorKind.CONFLICT
-        if variant == 15:
+        if variant == 13:
             return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
-        if variant == 16:
+        if variant == 14:
             return GatehouseErrorKind.UNAUTHORIZED
-        if variant == 17:
+        if variant == 15:
             return GatehouseErrorKind.FORBIDDEN
-        if variant == 18:
+        if variant == 16:
             return GatehouseErrorKind.TENANT_REJECTED
-        if variant == 19:
+        if variant == 17:
             return GatehouseErrorKind.VALIDATION
-        if variant == 20:
+        if variant == 18:
             return GatehouseErrorKind.INVALID
-        if variant == 21:
+        if variant == 19:
             return GatehouseErrorKind.PAYLOAD_TOO_LARGE
-        if variant == 22:
+        if variant == 20:
             return GatehouseErrorKind.RATE_LIMITED
-        if variant == 23:
+        if variant == 21:
             return GatehouseErrorKind.SERVER
-        if variant == 24:
+        if variant == 22:
             return GatehouseErrorKind.TRANSPORT
-        if variant == 25:
+        if variant == 23:
             return GatehouseErrorKind.DECODE
-        if variant == 26:
+        if variant == 24:
             return GatehouseErrorKind.STREAM_FAILED
-        if variant == 27:
+        if variant == 25:
             return GatehouseErrorKind.ACCEPTED_UNREADABLE
-        if variant == 28:
+        if variant == 26:
             return GatehouseErrorKind.TIMEOUT
-        if variant == 29:
+        if variant == 27:
             return GatehouseErrorKind.CONFIG
-        if variant == 30:
+        if variant == 28:
             return GatehouseErrorKind.INTERNAL
         raise InternalError("Raw enum value doesn't match any cases")
 
@@ -1485,10 +1582,6 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if value == GatehouseErrorKind.STALE_EXECUTION:
             return
         if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
-            return
-        if value == GatehouseErrorKind.ANSWER_OWNER_UNKNOWN:
-            return
-        if value == GatehouseErrorKind.PROJECT_MISMATCH:
             return
         if value == GatehouseErrorKind.CONFLICT:
             return
@@ -1550,44 +1643,40 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
             buf.write_i32(10)
         if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
             buf.write_i32(11)
-        if value == GatehouseErrorKind.ANSWER_OWNER_UNKNOWN:
-            buf.write_i32(12)
-        if value == GatehouseErrorKind.PROJECT_MISMATCH:
-            buf.write_i32(13)
         if value == GatehouseErrorKind.CONFLICT:
-            buf.write_i32(14)
+            buf.write_i32(12)
         if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
-            buf.write_i32(15)
+            buf.write_i32(13)
         if value == GatehouseErrorKind.UNAUTHORIZED:
-            buf.write_i32(16)
+            buf.write_i32(14)
         if value == GatehouseErrorKind.FORBIDDEN:
-            buf.write_i32(17)
+            buf.write_i32(15)
         if value == GatehouseErrorKind.TENANT_REJECTED:
-            buf.write_i32(18)
+            buf.write_i32(16)
         if value == GatehouseErrorKind.VALIDATION:
-            buf.write_i32(19)
+            buf.write_i32(17)
         if value == GatehouseErrorKind.INVALID:
-            buf.write_i32(20)
+            buf.write_i32(18)
         if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
-            buf.write_i32(21)
+            buf.write_i32(19)
         if value == GatehouseErrorKind.RATE_LIMITED:
-            buf.write_i32(22)
+            buf.write_i32(20)
         if value == GatehouseErrorKind.SERVER:
-            buf.write_i32(23)
+            buf.write_i32(21)
         if value == GatehouseErrorKind.TRANSPORT:
-            buf.write_i32(24)
+            buf.write_i32(22)
         if value == GatehouseErrorKind.DECODE:
-            buf.write_i32(25)
+            buf.write_i32(23)
         if value == GatehouseErrorKind.STREAM_FAILED:
-            buf.write_i32(26)
+            buf.write_i32(24)
         if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
-            buf.write_i32(27)
+            buf.write_i32(25)
         if value == GatehouseErrorKind.TIMEOUT:
-            buf.write_i32(28)
+            buf.write_i32(26)
         if value == GatehouseErrorKind.CONFIG:
-            buf.write_i32(29)
+            buf.write_i32(27)
         if value == GatehouseErrorKind.INTERNAL:
-            buf.write_i32(30)
+            buf.write_i32(28)
 
 
 
@@ -3077,12 +3166,87 @@ class _UniffiFfiConverterOptionalTypeUpstream(_UniffiConverterRustBuffer):
         else:
             raise InternalError("Unexpected flag byte for optional type")
 
+
+
+
+
+
+class AgentaContract(enum.Enum):
+    """
+    Which form of Agenta's session contract a host speaks.
+"""
+    
+    DURABLE = 0
+    """
+    Durable approvals and durable Stop (Agenta v0.121 and later): a respond answers
+    with the continuation, a Stop is a recorded command.
+"""
+    
+    LEGACY = 1
+    """
+    The contract before it (a respond answers the row; no Stop).
+"""
+    
+
+
+class _UniffiFfiConverterTypeAgentaContract(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return AgentaContract.DURABLE
+        if variant == 2:
+            return AgentaContract.LEGACY
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value == AgentaContract.DURABLE:
+            return
+        if value == AgentaContract.LEGACY:
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value == AgentaContract.DURABLE:
+            buf.write_i32(1)
+        if value == AgentaContract.LEGACY:
+            buf.write_i32(2)
+
+
+
+class _UniffiFfiConverterOptionalTypeAgentaContract(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterTypeAgentaContract.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterTypeAgentaContract.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterTypeAgentaContract.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
 @dataclass
 class ClientConfig:
     """
     How to reach a Gatehouse-compatible control plane.
 """
-    def __init__(self, *, base_url:str, api_key:typing.Optional[str] = _DEFAULT, project_id:typing.Optional[str] = _DEFAULT, timeout:typing.Optional[Duration] = _DEFAULT, upstream:typing.Optional[Upstream] = _DEFAULT, tenant:typing.Optional[str] = _DEFAULT, participant_id:typing.Optional[str] = _DEFAULT):
+    def __init__(self, *, base_url:str, api_key:typing.Optional[str] = _DEFAULT, project_id:typing.Optional[str] = _DEFAULT, timeout:typing.Optional[Duration] = _DEFAULT, upstream:typing.Optional[Upstream] = _DEFAULT, tenant:typing.Optional[str] = _DEFAULT, participant_id:typing.Optional[str] = _DEFAULT, agenta_contract:typing.Optional[AgentaContract] = _DEFAULT):
         self.base_url = base_url
         if api_key is _DEFAULT:
             self.api_key = None
@@ -3108,12 +3272,16 @@ class ClientConfig:
             self.participant_id = None
         else:
             self.participant_id = participant_id
+        if agenta_contract is _DEFAULT:
+            self.agenta_contract = None
+        else:
+            self.agenta_contract = agenta_contract
         
         
 
     
     def __str__(self):
-        return "ClientConfig(base_url={}, api_key={}, project_id={}, timeout={}, upstream={}, tenant={}, participant_id={})".format(self.base_url, self.api_key, self.project_id, self.timeout, self.upstream, self.tenant, self.participant_id)
+        return "ClientConfig(base_url={}, api_key={}, project_id={}, timeout={}, upstream={}, tenant={}, participant_id={}, agenta_contract={})".format(self.base_url, self.api_key, self.project_id, self.timeout, self.upstream, self.tenant, self.participant_id, self.agenta_contract)
     def __eq__(self, other):
         if self.base_url != other.base_url:
             return False
@@ -3129,6 +3297,8 @@ class ClientConfig:
             return False
         if self.participant_id != other.participant_id:
             return False
+        if self.agenta_contract != other.agenta_contract:
+            return False
         return True
 
 class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
@@ -3142,6 +3312,7 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
             upstream=_UniffiFfiConverterOptionalTypeUpstream.read(buf),
             tenant=_UniffiFfiConverterOptionalString.read(buf),
             participant_id=_UniffiFfiConverterOptionalString.read(buf),
+            agenta_contract=_UniffiFfiConverterOptionalTypeAgentaContract.read(buf),
         )
 
     @staticmethod
@@ -3153,6 +3324,7 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalTypeUpstream.check_lower(value.upstream)
         _UniffiFfiConverterOptionalString.check_lower(value.tenant)
         _UniffiFfiConverterOptionalString.check_lower(value.participant_id)
+        _UniffiFfiConverterOptionalTypeAgentaContract.check_lower(value.agenta_contract)
 
     @staticmethod
     def write(value, buf):
@@ -3163,6 +3335,7 @@ class _UniffiFfiConverterTypeClientConfig(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalTypeUpstream.write(value.upstream, buf)
         _UniffiFfiConverterOptionalString.write(value.tenant, buf)
         _UniffiFfiConverterOptionalString.write(value.participant_id, buf)
+        _UniffiFfiConverterOptionalTypeAgentaContract.write(value.agenta_contract, buf)
 
 
 
@@ -4690,6 +4863,239 @@ class _UniffiFfiConverterTypeRequestedIntervention(_UniffiConverterRustBuffer):
         _UniffiFfiConverterTypeInterventionState.write(value.state, buf)
         _UniffiFfiConverterTypeExecutionSession.write(value.session, buf)
 
+class _UniffiFfiConverterOptionalInt64(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterInt64.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterInt64.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterInt64.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
+@dataclass
+class SessionEvent:
+    """
+    One durable event of a session's log.
+"""
+    def __init__(self, *, sequence:typing.Optional[int], execution_id:str, event_type:str, created_at:str, payload:JsonText):
+        self.sequence = sequence
+        self.execution_id = execution_id
+        self.event_type = event_type
+        self.created_at = created_at
+        self.payload = payload
+        
+        
+
+    
+    def __str__(self):
+        return "SessionEvent(sequence={}, execution_id={}, event_type={}, created_at={}, payload={})".format(self.sequence, self.execution_id, self.event_type, self.created_at, self.payload)
+    def __eq__(self, other):
+        if self.sequence != other.sequence:
+            return False
+        if self.execution_id != other.execution_id:
+            return False
+        if self.event_type != other.event_type:
+            return False
+        if self.created_at != other.created_at:
+            return False
+        if self.payload != other.payload:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeSessionEvent(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return SessionEvent(
+            sequence=_UniffiFfiConverterOptionalInt64.read(buf),
+            execution_id=_UniffiFfiConverterString.read(buf),
+            event_type=_UniffiFfiConverterString.read(buf),
+            created_at=_UniffiFfiConverterString.read(buf),
+            payload=_UniffiFfiConverterTypeJsonText.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterOptionalInt64.check_lower(value.sequence)
+        _UniffiFfiConverterString.check_lower(value.execution_id)
+        _UniffiFfiConverterString.check_lower(value.event_type)
+        _UniffiFfiConverterString.check_lower(value.created_at)
+        _UniffiFfiConverterTypeJsonText.check_lower(value.payload)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterOptionalInt64.write(value.sequence, buf)
+        _UniffiFfiConverterString.write(value.execution_id, buf)
+        _UniffiFfiConverterString.write(value.event_type, buf)
+        _UniffiFfiConverterString.write(value.created_at, buf)
+        _UniffiFfiConverterTypeJsonText.write(value.payload, buf)
+
+class _UniffiFfiConverterOptionalBoolean(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterBoolean.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterBoolean.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterBoolean.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
+@dataclass
+class SessionSnapshot:
+    """
+    A session's state in one read.
+"""
+    def __init__(self, *, execution_id:typing.Optional[str], execution_state:str, pending_interactions:typing.List[Interaction], latest_sequence:typing.Optional[int], history_complete:typing.Optional[bool], durable_approvals:bool):
+        self.execution_id = execution_id
+        self.execution_state = execution_state
+        self.pending_interactions = pending_interactions
+        self.latest_sequence = latest_sequence
+        self.history_complete = history_complete
+        self.durable_approvals = durable_approvals
+        
+        
+
+    
+    def __str__(self):
+        return "SessionSnapshot(execution_id={}, execution_state={}, pending_interactions={}, latest_sequence={}, history_complete={}, durable_approvals={})".format(self.execution_id, self.execution_state, self.pending_interactions, self.latest_sequence, self.history_complete, self.durable_approvals)
+    def __eq__(self, other):
+        if self.execution_id != other.execution_id:
+            return False
+        if self.execution_state != other.execution_state:
+            return False
+        if self.pending_interactions != other.pending_interactions:
+            return False
+        if self.latest_sequence != other.latest_sequence:
+            return False
+        if self.history_complete != other.history_complete:
+            return False
+        if self.durable_approvals != other.durable_approvals:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeSessionSnapshot(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return SessionSnapshot(
+            execution_id=_UniffiFfiConverterOptionalString.read(buf),
+            execution_state=_UniffiFfiConverterString.read(buf),
+            pending_interactions=_UniffiFfiConverterSequenceTypeInteraction.read(buf),
+            latest_sequence=_UniffiFfiConverterOptionalInt64.read(buf),
+            history_complete=_UniffiFfiConverterOptionalBoolean.read(buf),
+            durable_approvals=_UniffiFfiConverterBoolean.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterOptionalString.check_lower(value.execution_id)
+        _UniffiFfiConverterString.check_lower(value.execution_state)
+        _UniffiFfiConverterSequenceTypeInteraction.check_lower(value.pending_interactions)
+        _UniffiFfiConverterOptionalInt64.check_lower(value.latest_sequence)
+        _UniffiFfiConverterOptionalBoolean.check_lower(value.history_complete)
+        _UniffiFfiConverterBoolean.check_lower(value.durable_approvals)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterOptionalString.write(value.execution_id, buf)
+        _UniffiFfiConverterString.write(value.execution_state, buf)
+        _UniffiFfiConverterSequenceTypeInteraction.write(value.pending_interactions, buf)
+        _UniffiFfiConverterOptionalInt64.write(value.latest_sequence, buf)
+        _UniffiFfiConverterOptionalBoolean.write(value.history_complete, buf)
+        _UniffiFfiConverterBoolean.write(value.durable_approvals, buf)
+
+@dataclass
+class StopRequested:
+    """
+    A Stop the host recorded. Recorded is not stopped: `wait_for_stop` says how it settled.
+"""
+    def __init__(self, *, command_id:str, command_state:str, execution_id:typing.Optional[str], execution_state:str, idempotency_key:str, is_stopping:bool):
+        self.command_id = command_id
+        self.command_state = command_state
+        self.execution_id = execution_id
+        self.execution_state = execution_state
+        self.idempotency_key = idempotency_key
+        self.is_stopping = is_stopping
+        
+        
+
+    
+    def __str__(self):
+        return "StopRequested(command_id={}, command_state={}, execution_id={}, execution_state={}, idempotency_key={}, is_stopping={})".format(self.command_id, self.command_state, self.execution_id, self.execution_state, self.idempotency_key, self.is_stopping)
+    def __eq__(self, other):
+        if self.command_id != other.command_id:
+            return False
+        if self.command_state != other.command_state:
+            return False
+        if self.execution_id != other.execution_id:
+            return False
+        if self.execution_state != other.execution_state:
+            return False
+        if self.idempotency_key != other.idempotency_key:
+            return False
+        if self.is_stopping != other.is_stopping:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeStopRequested(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return StopRequested(
+            command_id=_UniffiFfiConverterString.read(buf),
+            command_state=_UniffiFfiConverterString.read(buf),
+            execution_id=_UniffiFfiConverterOptionalString.read(buf),
+            execution_state=_UniffiFfiConverterString.read(buf),
+            idempotency_key=_UniffiFfiConverterString.read(buf),
+            is_stopping=_UniffiFfiConverterBoolean.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterString.check_lower(value.command_id)
+        _UniffiFfiConverterString.check_lower(value.command_state)
+        _UniffiFfiConverterOptionalString.check_lower(value.execution_id)
+        _UniffiFfiConverterString.check_lower(value.execution_state)
+        _UniffiFfiConverterString.check_lower(value.idempotency_key)
+        _UniffiFfiConverterBoolean.check_lower(value.is_stopping)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterString.write(value.command_id, buf)
+        _UniffiFfiConverterString.write(value.command_state, buf)
+        _UniffiFfiConverterOptionalString.write(value.execution_id, buf)
+        _UniffiFfiConverterString.write(value.execution_state, buf)
+        _UniffiFfiConverterString.write(value.idempotency_key, buf)
+        _UniffiFfiConverterBoolean.write(value.is_stopping, buf)
+
 @dataclass
 class StreamFailure:
     """
@@ -5298,103 +5704,6 @@ class GatehouseError:  # type: ignore
             )
             return _uniffi_lift_return(_uniffi_ffi_result)
     _UniffiTempGatehouseError.IdempotencyKeyReused = IdempotencyKeyReused # type: ignore
-    class AnswerOwnerUnknown(_UniffiTempGatehouseError):
-        """
-        The gate is answered, and this host cannot show whose answer landed (the answer's
-        outcome was lost; the row records no answer to compare with ours). Show the gate
-        as answered, never as "answered on another device".
-"""
-        
-        def __init__(self, msg, details):
-            super().__init__(", ".join([
-                "msg={!r}".format(msg),
-                "details={!r}".format(details),
-            ]))
-            self.msg = msg
-            self.details = details
-
-        def __repr__(self):
-            return "GatehouseError.AnswerOwnerUnknown({})".format(str(self))
-        def error_kind(self, ) -> GatehouseErrorKind:
-            """
-            The kind of this error, without its text.
-"""
-            _uniffi_lowered_args = (
-                _UniffiFfiConverterTypeGatehouseError.lower(self),
-            )
-            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
-            _uniffi_ffi_result = _uniffi_rust_call_with_error(
-                _uniffi_error_converter,
-                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
-                *_uniffi_lowered_args,
-            )
-            return _uniffi_lift_return(_uniffi_ffi_result)
-        def is_retryable(self, ) -> bool:
-            """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
-"""
-            _uniffi_lowered_args = (
-                _UniffiFfiConverterTypeGatehouseError.lower(self),
-            )
-            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
-            _uniffi_ffi_result = _uniffi_rust_call_with_error(
-                _uniffi_error_converter,
-                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
-                *_uniffi_lowered_args,
-            )
-            return _uniffi_lift_return(_uniffi_ffi_result)
-    _UniffiTempGatehouseError.AnswerOwnerUnknown = AnswerOwnerUnknown # type: ignore
-    class ProjectMismatch(_UniffiTempGatehouseError):
-        """
-        The host answered with another project's rows than the one asked for (Agenta
-        takes the project from its API key): nothing of them is shown.
-"""
-        
-        def __init__(self, msg, details):
-            super().__init__(", ".join([
-                "msg={!r}".format(msg),
-                "details={!r}".format(details),
-            ]))
-            self.msg = msg
-            self.details = details
-
-        def __repr__(self):
-            return "GatehouseError.ProjectMismatch({})".format(str(self))
-        def error_kind(self, ) -> GatehouseErrorKind:
-            """
-            The kind of this error, without its text.
-"""
-            _uniffi_lowered_args = (
-                _UniffiFfiConverterTypeGatehouseError.lower(self),
-            )
-            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
-            _uniffi_ffi_result = _uniffi_rust_call_with_error(
-                _uniffi_error_converter,
-                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
-                *_uniffi_lowered_args,
-            )
-            return _uniffi_lift_return(_uniffi_ffi_result)
-        def is_retryable(self, ) -> bool:
-            """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
-"""
-            _uniffi_lowered_args = (
-                _UniffiFfiConverterTypeGatehouseError.lower(self),
-            )
-            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
-            _uniffi_ffi_result = _uniffi_rust_call_with_error(
-                _uniffi_error_converter,
-                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
-                *_uniffi_lowered_args,
-            )
-            return _uniffi_lift_return(_uniffi_ffi_result)
-    _UniffiTempGatehouseError.ProjectMismatch = ProjectMismatch # type: ignore
     class Conflict(_UniffiTempGatehouseError):
         """
         Any other conflict (409); `details` starts with Gatehouse's machine code when the
@@ -6270,97 +6579,87 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 12:
-            return GatehouseError.AnswerOwnerUnknown(
-                _UniffiFfiConverterString.read(buf),
-                _UniffiFfiConverterOptionalString.read(buf),
-            )
-        if variant == 13:
-            return GatehouseError.ProjectMismatch(
-                _UniffiFfiConverterString.read(buf),
-                _UniffiFfiConverterOptionalString.read(buf),
-            )
-        if variant == 14:
             return GatehouseError.Conflict(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 15:
+        if variant == 13:
             return GatehouseError.CapabilityUnavailable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 16:
+        if variant == 14:
             return GatehouseError.Unauthorized(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 17:
+        if variant == 15:
             return GatehouseError.Forbidden(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 18:
+        if variant == 16:
             return GatehouseError.TenantRejected(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 19:
+        if variant == 17:
             return GatehouseError.Validation(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 20:
+        if variant == 18:
             return GatehouseError.Invalid(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 21:
+        if variant == 19:
             return GatehouseError.PayloadTooLarge(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 22:
+        if variant == 20:
             return GatehouseError.RateLimited(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 23:
+        if variant == 21:
             return GatehouseError.Server(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
                 _UniffiFfiConverterUInt16.read(buf),
             )
-        if variant == 24:
+        if variant == 22:
             return GatehouseError.Transport(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 25:
+        if variant == 23:
             return GatehouseError.Decode(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 26:
+        if variant == 24:
             return GatehouseError.StreamFailed(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 27:
+        if variant == 25:
             return GatehouseError.AcceptedUnreadable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 28:
+        if variant == 26:
             return GatehouseError.Timeout(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 29:
+        if variant == 27:
             return GatehouseError.Config(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 30:
+        if variant == 28:
             return GatehouseError.Internal(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
@@ -6410,14 +6709,6 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
         if isinstance(value, GatehouseError.IdempotencyKeyReused):
-            _UniffiFfiConverterString.check_lower(value.msg)
-            _UniffiFfiConverterOptionalString.check_lower(value.details)
-            return
-        if isinstance(value, GatehouseError.AnswerOwnerUnknown):
-            _UniffiFfiConverterString.check_lower(value.msg)
-            _UniffiFfiConverterOptionalString.check_lower(value.details)
-            return
-        if isinstance(value, GatehouseError.ProjectMismatch):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
@@ -6537,81 +6828,73 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             buf.write_i32(11)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.AnswerOwnerUnknown):
+        if isinstance(value, GatehouseError.Conflict):
             buf.write_i32(12)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.ProjectMismatch):
+        if isinstance(value, GatehouseError.CapabilityUnavailable):
             buf.write_i32(13)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Conflict):
+        if isinstance(value, GatehouseError.Unauthorized):
             buf.write_i32(14)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.CapabilityUnavailable):
+        if isinstance(value, GatehouseError.Forbidden):
             buf.write_i32(15)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Unauthorized):
+        if isinstance(value, GatehouseError.TenantRejected):
             buf.write_i32(16)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Forbidden):
+        if isinstance(value, GatehouseError.Validation):
             buf.write_i32(17)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.TenantRejected):
+        if isinstance(value, GatehouseError.Invalid):
             buf.write_i32(18)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Validation):
+        if isinstance(value, GatehouseError.PayloadTooLarge):
             buf.write_i32(19)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Invalid):
+        if isinstance(value, GatehouseError.RateLimited):
             buf.write_i32(20)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.PayloadTooLarge):
-            buf.write_i32(21)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.RateLimited):
-            buf.write_i32(22)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Server):
-            buf.write_i32(23)
+            buf.write_i32(21)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
             _UniffiFfiConverterUInt16.write(value.status, buf)
         if isinstance(value, GatehouseError.Transport):
-            buf.write_i32(24)
+            buf.write_i32(22)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Decode):
-            buf.write_i32(25)
+            buf.write_i32(23)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.StreamFailed):
-            buf.write_i32(26)
+            buf.write_i32(24)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.AcceptedUnreadable):
-            buf.write_i32(27)
+            buf.write_i32(25)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Timeout):
-            buf.write_i32(28)
+            buf.write_i32(26)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Config):
-            buf.write_i32(29)
+            buf.write_i32(27)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
         if isinstance(value, GatehouseError.Internal):
-            buf.write_i32(30)
+            buf.write_i32(28)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
 
@@ -7049,6 +7332,994 @@ class _UniffiFfiConverterTypeListenerError(_UniffiConverterRustBuffer):
         if isinstance(value, ListenerError.Failed):
             buf.write_i32(1)
             _UniffiFfiConverterString.write(value.reason, buf)
+
+
+
+
+
+
+class RespondOutcome:
+    """
+    What an answer did.
+"""
+    def __init__(self):
+        raise RuntimeError("RespondOutcome cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class CONTINUED:
+        """
+        Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
+        `recoverable` when its delivery failed: `resume_continuation`), driven by the
+        command `command_id`.
+"""
+        
+        def __init__(self, interaction:Interaction, command_id:str, command_state:str, execution_id:str, execution_state:str):
+            self.interaction = interaction
+            
+            """
+        The answered gate.
+"""
+        
+            self.command_id = command_id
+            
+            """
+        The continuation command.
+"""
+        
+            self.command_state = command_state
+            
+            """
+        Its delivery state when answered (`pending`, ...).
+"""
+        
+            self.execution_id = execution_id
+            
+            """
+        The execution that continues the turn.
+"""
+        
+            self.execution_state = execution_state
+            
+            """
+        Its state.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.CONTINUED(interaction={}, command_id={}, command_state={}, execution_id={}, execution_state={})".format(self.interaction, self.command_id, self.command_state, self.execution_id, self.execution_state)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_CONTINUED():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            if self.command_id != other.command_id:
+                return False
+            if self.command_state != other.command_state:
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.execution_state != other.execution_state:
+                return False
+            return True
+
+    @dataclass
+    class ALREADY_RECORDED:
+        """
+        The same verdict was already recorded; nothing new was created.
+"""
+        
+        def __init__(self, interaction:Interaction, execution_id:str, execution_state:str):
+            self.interaction = interaction
+            
+            """
+        The gate as it stands.
+"""
+        
+            self.execution_id = execution_id
+            
+            """
+        The source turn.
+"""
+        
+            self.execution_state = execution_state
+            
+            """
+        Its state (`terminal` once continued).
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.ALREADY_RECORDED(interaction={}, execution_id={}, execution_state={})".format(self.interaction, self.execution_id, self.execution_state)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_ALREADY_RECORDED():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.execution_state != other.execution_state:
+                return False
+            return True
+
+    @dataclass
+    class AWAITING_OTHER_GATES:
+        """
+        Recorded; the turn waits for its other gates.
+"""
+        
+        def __init__(self, interaction:Interaction, execution_id:str):
+            self.interaction = interaction
+            
+            """
+        The answered gate.
+"""
+        
+            self.execution_id = execution_id
+            
+            """
+        The source turn.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.AWAITING_OTHER_GATES(interaction={}, execution_id={})".format(self.interaction, self.execution_id)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_AWAITING_OTHER_GATES():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            return True
+
+    @dataclass
+    class ANSWERED:
+        """
+        A legacy host recorded the answer; it says nothing of the continuation.
+"""
+        
+        def __init__(self, interaction:Interaction):
+            self.interaction = interaction
+            
+            """
+        The gate after the answer.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.ANSWERED(interaction={})".format(self.interaction)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_ANSWERED():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_CONTINUED(self) -> bool:
+        return isinstance(self, RespondOutcome.CONTINUED)
+    def is_continued(self) -> bool:
+        return isinstance(self, RespondOutcome.CONTINUED)
+    def is_ALREADY_RECORDED(self) -> bool:
+        return isinstance(self, RespondOutcome.ALREADY_RECORDED)
+    def is_already_recorded(self) -> bool:
+        return isinstance(self, RespondOutcome.ALREADY_RECORDED)
+    def is_AWAITING_OTHER_GATES(self) -> bool:
+        return isinstance(self, RespondOutcome.AWAITING_OTHER_GATES)
+    def is_awaiting_other_gates(self) -> bool:
+        return isinstance(self, RespondOutcome.AWAITING_OTHER_GATES)
+    def is_ANSWERED(self) -> bool:
+        return isinstance(self, RespondOutcome.ANSWERED)
+    def is_answered(self) -> bool:
+        return isinstance(self, RespondOutcome.ANSWERED)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+RespondOutcome.CONTINUED = type("RespondOutcome.CONTINUED", (RespondOutcome.CONTINUED, RespondOutcome,), {})  # type: ignore
+RespondOutcome.ALREADY_RECORDED = type("RespondOutcome.ALREADY_RECORDED", (RespondOutcome.ALREADY_RECORDED, RespondOutcome,), {})  # type: ignore
+RespondOutcome.AWAITING_OTHER_GATES = type("RespondOutcome.AWAITING_OTHER_GATES", (RespondOutcome.AWAITING_OTHER_GATES, RespondOutcome,), {})  # type: ignore
+RespondOutcome.ANSWERED = type("RespondOutcome.ANSWERED", (RespondOutcome.ANSWERED, RespondOutcome,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeRespondOutcome(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return RespondOutcome.CONTINUED(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 2:
+            return RespondOutcome.ALREADY_RECORDED(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 3:
+            return RespondOutcome.AWAITING_OTHER_GATES(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 4:
+            return RespondOutcome.ANSWERED(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_CONTINUED():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            _UniffiFfiConverterString.check_lower(value.command_id)
+            _UniffiFfiConverterString.check_lower(value.command_state)
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.execution_state)
+            return
+        if value.is_ALREADY_RECORDED():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.execution_state)
+            return
+        if value.is_AWAITING_OTHER_GATES():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            return
+        if value.is_ANSWERED():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_CONTINUED():
+            buf.write_i32(1)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+            _UniffiFfiConverterString.write(value.command_id, buf)
+            _UniffiFfiConverterString.write(value.command_state, buf)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.execution_state, buf)
+        if value.is_ALREADY_RECORDED():
+            buf.write_i32(2)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.execution_state, buf)
+        if value.is_AWAITING_OTHER_GATES():
+            buf.write_i32(3)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+        if value.is_ANSWERED():
+            buf.write_i32(4)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+
+
+
+
+
+
+
+
+class SessionEventUpdate:
+    """
+    One item of a [`SessionEventWatch`].
+"""
+    def __init__(self):
+        raise RuntimeError("SessionEventUpdate cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class CONNECTED:
+        """
+        (Re)connected, replaying the durable events after `after`.
+"""
+        
+        def __init__(self, after:int):
+            self.after = after
+            
+            """
+        The last sequence seen before this connection.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "SessionEventUpdate.CONNECTED(after={})".format(self.after)
+        def __eq__(self, other):
+            if not isinstance(other, SessionEventUpdate):
+                return NotImplemented
+            if not other.is_CONNECTED():
+                return False
+            if self.after != other.after:
+                return False
+            return True
+
+    @dataclass
+    class EVENT:
+        """
+        A durable event (each sequence once, across reconnects).
+"""
+        
+        def __init__(self, event:SessionEvent):
+            self.event = event
+            
+            """
+        The event.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "SessionEventUpdate.EVENT(event={})".format(self.event)
+        def __eq__(self, other):
+            if not isinstance(other, SessionEventUpdate):
+                return NotImplemented
+            if not other.is_EVENT():
+                return False
+            if self.event != other.event:
+                return False
+            return True
+
+    @dataclass
+    class READY:
+        """
+        The replay is done; live frames follow.
+"""
+        
+        def __init__(self, ):
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "SessionEventUpdate.READY()".format()
+        def __eq__(self, other):
+            if not isinstance(other, SessionEventUpdate):
+                return NotImplemented
+            if not other.is_READY():
+                return False
+            return True
+
+    @dataclass
+    class FRAME:
+        """
+        A live frame (not replayed).
+"""
+        
+        def __init__(self, execution_id:str, frame_type:str, payload:JsonText):
+            self.execution_id = execution_id
+            
+            """
+        The execution it belongs to.
+"""
+        
+            self.frame_type = frame_type
+            
+            """
+        Its type (`message.delta`, ...).
+"""
+        
+            self.payload = payload
+            
+            """
+        Its payload, as JSON text.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "SessionEventUpdate.FRAME(execution_id={}, frame_type={}, payload={})".format(self.execution_id, self.frame_type, self.payload)
+        def __eq__(self, other):
+            if not isinstance(other, SessionEventUpdate):
+                return NotImplemented
+            if not other.is_FRAME():
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.frame_type != other.frame_type:
+                return False
+            if self.payload != other.payload:
+                return False
+            return True
+
+    @dataclass
+    class RECONNECTING:
+        """
+        The connection dropped; the stream reconnects after the last sequence seen.
+"""
+        
+        def __init__(self, attempt:int, failure:StreamFailure):
+            self.attempt = attempt
+            
+            """
+        Consecutive failures so far.
+"""
+        
+            self.failure = failure
+            
+            """
+        What went wrong.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "SessionEventUpdate.RECONNECTING(attempt={}, failure={})".format(self.attempt, self.failure)
+        def __eq__(self, other):
+            if not isinstance(other, SessionEventUpdate):
+                return NotImplemented
+            if not other.is_RECONNECTING():
+                return False
+            if self.attempt != other.attempt:
+                return False
+            if self.failure != other.failure:
+                return False
+            return True
+
+    @dataclass
+    class CLOSED:
+        """
+        The host closed the stream for good (e.g. `authorization_revoked`); it ends.
+"""
+        
+        def __init__(self, reason:str):
+            self.reason = reason
+            
+            """
+        Why, as the host spells it.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "SessionEventUpdate.CLOSED(reason={})".format(self.reason)
+        def __eq__(self, other):
+            if not isinstance(other, SessionEventUpdate):
+                return NotImplemented
+            if not other.is_CLOSED():
+                return False
+            if self.reason != other.reason:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_CONNECTED(self) -> bool:
+        return isinstance(self, SessionEventUpdate.CONNECTED)
+    def is_connected(self) -> bool:
+        return isinstance(self, SessionEventUpdate.CONNECTED)
+    def is_EVENT(self) -> bool:
+        return isinstance(self, SessionEventUpdate.EVENT)
+    def is_event(self) -> bool:
+        return isinstance(self, SessionEventUpdate.EVENT)
+    def is_READY(self) -> bool:
+        return isinstance(self, SessionEventUpdate.READY)
+    def is_ready(self) -> bool:
+        return isinstance(self, SessionEventUpdate.READY)
+    def is_FRAME(self) -> bool:
+        return isinstance(self, SessionEventUpdate.FRAME)
+    def is_frame(self) -> bool:
+        return isinstance(self, SessionEventUpdate.FRAME)
+    def is_RECONNECTING(self) -> bool:
+        return isinstance(self, SessionEventUpdate.RECONNECTING)
+    def is_reconnecting(self) -> bool:
+        return isinstance(self, SessionEventUpdate.RECONNECTING)
+    def is_CLOSED(self) -> bool:
+        return isinstance(self, SessionEventUpdate.CLOSED)
+    def is_closed(self) -> bool:
+        return isinstance(self, SessionEventUpdate.CLOSED)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+SessionEventUpdate.CONNECTED = type("SessionEventUpdate.CONNECTED", (SessionEventUpdate.CONNECTED, SessionEventUpdate,), {})  # type: ignore
+SessionEventUpdate.EVENT = type("SessionEventUpdate.EVENT", (SessionEventUpdate.EVENT, SessionEventUpdate,), {})  # type: ignore
+SessionEventUpdate.READY = type("SessionEventUpdate.READY", (SessionEventUpdate.READY, SessionEventUpdate,), {})  # type: ignore
+SessionEventUpdate.FRAME = type("SessionEventUpdate.FRAME", (SessionEventUpdate.FRAME, SessionEventUpdate,), {})  # type: ignore
+SessionEventUpdate.RECONNECTING = type("SessionEventUpdate.RECONNECTING", (SessionEventUpdate.RECONNECTING, SessionEventUpdate,), {})  # type: ignore
+SessionEventUpdate.CLOSED = type("SessionEventUpdate.CLOSED", (SessionEventUpdate.CLOSED, SessionEventUpdate,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeSessionEventUpdate(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return SessionEventUpdate.CONNECTED(
+                _UniffiFfiConverterInt64.read(buf),
+            )
+        if variant == 2:
+            return SessionEventUpdate.EVENT(
+                _UniffiFfiConverterTypeSessionEvent.read(buf),
+            )
+        if variant == 3:
+            return SessionEventUpdate.READY(
+            )
+        if variant == 4:
+            return SessionEventUpdate.FRAME(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterTypeJsonText.read(buf),
+            )
+        if variant == 5:
+            return SessionEventUpdate.RECONNECTING(
+                _UniffiFfiConverterInt32.read(buf),
+                _UniffiFfiConverterTypeStreamFailure.read(buf),
+            )
+        if variant == 6:
+            return SessionEventUpdate.CLOSED(
+                _UniffiFfiConverterString.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_CONNECTED():
+            _UniffiFfiConverterInt64.check_lower(value.after)
+            return
+        if value.is_EVENT():
+            _UniffiFfiConverterTypeSessionEvent.check_lower(value.event)
+            return
+        if value.is_READY():
+            return
+        if value.is_FRAME():
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.frame_type)
+            _UniffiFfiConverterTypeJsonText.check_lower(value.payload)
+            return
+        if value.is_RECONNECTING():
+            _UniffiFfiConverterInt32.check_lower(value.attempt)
+            _UniffiFfiConverterTypeStreamFailure.check_lower(value.failure)
+            return
+        if value.is_CLOSED():
+            _UniffiFfiConverterString.check_lower(value.reason)
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_CONNECTED():
+            buf.write_i32(1)
+            _UniffiFfiConverterInt64.write(value.after, buf)
+        if value.is_EVENT():
+            buf.write_i32(2)
+            _UniffiFfiConverterTypeSessionEvent.write(value.event, buf)
+        if value.is_READY():
+            buf.write_i32(3)
+        if value.is_FRAME():
+            buf.write_i32(4)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.frame_type, buf)
+            _UniffiFfiConverterTypeJsonText.write(value.payload, buf)
+        if value.is_RECONNECTING():
+            buf.write_i32(5)
+            _UniffiFfiConverterInt32.write(value.attempt, buf)
+            _UniffiFfiConverterTypeStreamFailure.write(value.failure, buf)
+        if value.is_CLOSED():
+            buf.write_i32(6)
+            _UniffiFfiConverterString.write(value.reason, buf)
+
+
+
+
+
+
+
+
+class StopOutcome:
+    """
+    How a Stop settled. Stopped, failed and lost come only from the session's events.
+"""
+    def __init__(self):
+        raise RuntimeError("StopOutcome cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class STOPPED:
+        """
+        The turn stopped.
+"""
+        
+        def __init__(self, execution_id:str):
+            self.execution_id = execution_id
+            
+            """
+        The stopped execution.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "StopOutcome.STOPPED(execution_id={})".format(self.execution_id)
+        def __eq__(self, other):
+            if not isinstance(other, StopOutcome):
+                return NotImplemented
+            if not other.is_STOPPED():
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            return True
+
+    @dataclass
+    class NOT_RUNNING:
+        """
+        Nothing was running (or a newer turn had started: the host's answer does not tell).
+"""
+        
+        def __init__(self, ):
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "StopOutcome.NOT_RUNNING()".format()
+        def __eq__(self, other):
+            if not isinstance(other, StopOutcome):
+                return NotImplemented
+            if not other.is_NOT_RUNNING():
+                return False
+            return True
+
+    @dataclass
+    class SUPERSEDED_BY_NEWER_TURN:
+        """
+        The turn ended without a stop event while a newer turn runs.
+"""
+        
+        def __init__(self, running_execution_id:str):
+            self.running_execution_id = running_execution_id
+            
+            """
+        The execution that runs now.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "StopOutcome.SUPERSEDED_BY_NEWER_TURN(running_execution_id={})".format(self.running_execution_id)
+        def __eq__(self, other):
+            if not isinstance(other, StopOutcome):
+                return NotImplemented
+            if not other.is_SUPERSEDED_BY_NEWER_TURN():
+                return False
+            if self.running_execution_id != other.running_execution_id:
+                return False
+            return True
+
+    @dataclass
+    class FAILED:
+        """
+        The turn failed.
+"""
+        
+        def __init__(self, execution_id:str, code:str, error_message:str):
+            self.execution_id = execution_id
+            
+            """
+        The failed execution.
+"""
+        
+            self.code = code
+            
+            """
+        The error's code.
+"""
+        
+            self.error_message = error_message
+            
+            """
+        The error's message.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "StopOutcome.FAILED(execution_id={}, code={}, error_message={})".format(self.execution_id, self.code, self.error_message)
+        def __eq__(self, other):
+            if not isinstance(other, StopOutcome):
+                return NotImplemented
+            if not other.is_FAILED():
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.code != other.code:
+                return False
+            if self.error_message != other.error_message:
+                return False
+            return True
+
+    @dataclass
+    class LOST:
+        """
+        The turn was lost (its runner went away).
+"""
+        
+        def __init__(self, execution_id:str, reason:str):
+            self.execution_id = execution_id
+            
+            """
+        The lost execution.
+"""
+        
+            self.reason = reason
+            
+            """
+        Why.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "StopOutcome.LOST(execution_id={}, reason={})".format(self.execution_id, self.reason)
+        def __eq__(self, other):
+            if not isinstance(other, StopOutcome):
+                return NotImplemented
+            if not other.is_LOST():
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.reason != other.reason:
+                return False
+            return True
+
+    @dataclass
+    class UNRESOLVED:
+        """
+        No outcome could be established; read the session again.
+"""
+        
+        def __init__(self, execution_id:typing.Optional[str], state:str, timed_out:bool):
+            self.execution_id = execution_id
+            
+            """
+        The session's execution, as last read.
+"""
+        
+            self.state = state
+            
+            """
+        Its state, as last read.
+"""
+        
+            self.timed_out = timed_out
+            
+            """
+        True when the timeout ran out while the turn was still live.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "StopOutcome.UNRESOLVED(execution_id={}, state={}, timed_out={})".format(self.execution_id, self.state, self.timed_out)
+        def __eq__(self, other):
+            if not isinstance(other, StopOutcome):
+                return NotImplemented
+            if not other.is_UNRESOLVED():
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.state != other.state:
+                return False
+            if self.timed_out != other.timed_out:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_STOPPED(self) -> bool:
+        return isinstance(self, StopOutcome.STOPPED)
+    def is_stopped(self) -> bool:
+        return isinstance(self, StopOutcome.STOPPED)
+    def is_NOT_RUNNING(self) -> bool:
+        return isinstance(self, StopOutcome.NOT_RUNNING)
+    def is_not_running(self) -> bool:
+        return isinstance(self, StopOutcome.NOT_RUNNING)
+    def is_SUPERSEDED_BY_NEWER_TURN(self) -> bool:
+        return isinstance(self, StopOutcome.SUPERSEDED_BY_NEWER_TURN)
+    def is_superseded_by_newer_turn(self) -> bool:
+        return isinstance(self, StopOutcome.SUPERSEDED_BY_NEWER_TURN)
+    def is_FAILED(self) -> bool:
+        return isinstance(self, StopOutcome.FAILED)
+    def is_failed(self) -> bool:
+        return isinstance(self, StopOutcome.FAILED)
+    def is_LOST(self) -> bool:
+        return isinstance(self, StopOutcome.LOST)
+    def is_lost(self) -> bool:
+        return isinstance(self, StopOutcome.LOST)
+    def is_UNRESOLVED(self) -> bool:
+        return isinstance(self, StopOutcome.UNRESOLVED)
+    def is_unresolved(self) -> bool:
+        return isinstance(self, StopOutcome.UNRESOLVED)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+StopOutcome.STOPPED = type("StopOutcome.STOPPED", (StopOutcome.STOPPED, StopOutcome,), {})  # type: ignore
+StopOutcome.NOT_RUNNING = type("StopOutcome.NOT_RUNNING", (StopOutcome.NOT_RUNNING, StopOutcome,), {})  # type: ignore
+StopOutcome.SUPERSEDED_BY_NEWER_TURN = type("StopOutcome.SUPERSEDED_BY_NEWER_TURN", (StopOutcome.SUPERSEDED_BY_NEWER_TURN, StopOutcome,), {})  # type: ignore
+StopOutcome.FAILED = type("StopOutcome.FAILED", (StopOutcome.FAILED, StopOutcome,), {})  # type: ignore
+StopOutcome.LOST = type("StopOutcome.LOST", (StopOutcome.LOST, StopOutcome,), {})  # type: ignore
+StopOutcome.UNRESOLVED = type("StopOutcome.UNRESOLVED", (StopOutcome.UNRESOLVED, StopOutcome,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeStopOutcome(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return StopOutcome.STOPPED(
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 2:
+            return StopOutcome.NOT_RUNNING(
+            )
+        if variant == 3:
+            return StopOutcome.SUPERSEDED_BY_NEWER_TURN(
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 4:
+            return StopOutcome.FAILED(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 5:
+            return StopOutcome.LOST(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 6:
+            return StopOutcome.UNRESOLVED(
+                _UniffiFfiConverterOptionalString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterBoolean.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_STOPPED():
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            return
+        if value.is_NOT_RUNNING():
+            return
+        if value.is_SUPERSEDED_BY_NEWER_TURN():
+            _UniffiFfiConverterString.check_lower(value.running_execution_id)
+            return
+        if value.is_FAILED():
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.code)
+            _UniffiFfiConverterString.check_lower(value.error_message)
+            return
+        if value.is_LOST():
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.reason)
+            return
+        if value.is_UNRESOLVED():
+            _UniffiFfiConverterOptionalString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.state)
+            _UniffiFfiConverterBoolean.check_lower(value.timed_out)
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_STOPPED():
+            buf.write_i32(1)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+        if value.is_NOT_RUNNING():
+            buf.write_i32(2)
+        if value.is_SUPERSEDED_BY_NEWER_TURN():
+            buf.write_i32(3)
+            _UniffiFfiConverterString.write(value.running_execution_id, buf)
+        if value.is_FAILED():
+            buf.write_i32(4)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.code, buf)
+            _UniffiFfiConverterString.write(value.error_message, buf)
+        if value.is_LOST():
+            buf.write_i32(5)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.reason, buf)
+        if value.is_UNRESOLVED():
+            buf.write_i32(6)
+            _UniffiFfiConverterOptionalString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.state, buf)
+            _UniffiFfiConverterBoolean.write(value.timed_out, buf)
+
+
 
 
 
@@ -7618,11 +8889,11 @@ class _UniffiFfiConverterTypeExecutionEventWatch:
     def write(cls, value: ExecutionEventWatch, buf: _UniffiRustBuffer):
         buf.write_u64(cls.lower(value))
 
-class _UniffiFfiConverterOptionalInt64(_UniffiConverterRustBuffer):
+class _UniffiFfiConverterOptionalTypeSessionEventUpdate(_UniffiConverterRustBuffer):
     @classmethod
     def check_lower(cls, value):
         if value is not None:
-            _UniffiFfiConverterInt64.check_lower(value)
+            _UniffiFfiConverterTypeSessionEventUpdate.check_lower(value)
 
     @classmethod
     def write(cls, value, buf):
@@ -7631,7 +8902,7 @@ class _UniffiFfiConverterOptionalInt64(_UniffiConverterRustBuffer):
             return
 
         buf.write_u8(1)
-        _UniffiFfiConverterInt64.write(value, buf)
+        _UniffiFfiConverterTypeSessionEventUpdate.write(value, buf)
 
     @classmethod
     def read(cls, buf):
@@ -7639,9 +8910,119 @@ class _UniffiFfiConverterOptionalInt64(_UniffiConverterRustBuffer):
         if flag == 0:
             return None
         elif flag == 1:
-            return _UniffiFfiConverterInt64.read(buf)
+            return _UniffiFfiConverterTypeSessionEventUpdate.read(buf)
         else:
             raise InternalError("Unexpected flag byte for optional type")
+
+
+class SessionEventWatchProtocol(typing.Protocol):
+    """
+    A session's durable events, then its live frames, as a pull stream
+    ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+    `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+"""
+    
+    def cancel(self, ) -> None:
+        """
+        Stop: a pending `next()` returns `None`; the connection is closed.
+"""
+        raise NotImplementedError
+    async def next(self, ) -> typing.Optional[SessionEventUpdate]:
+        """
+        The next update; `None` once the stream ended or was cancelled.
+"""
+        raise NotImplementedError
+
+class SessionEventWatch(SessionEventWatchProtocol):
+    """
+    A session's durable events, then its live frames, as a pull stream
+    ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+    `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+"""
+    
+    _handle: ctypes.c_uint64
+    
+    def __init__(self, *args, **kwargs):
+        raise ValueError("This class has no default constructor")
+
+    def __del__(self):
+        # In case of partial initialization of instances.
+        handle = getattr(self, "_handle", None)
+        if handle is not None:
+            _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_free_sessioneventwatch, handle)
+
+    def _uniffi_clone_handle(self):
+        return _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessioneventwatch, self._handle)
+
+    # Used by alternative constructors or any methods which return this type.
+    @classmethod
+    def _uniffi_make_instance(cls, handle):
+        # Lightly yucky way to bypass the usual __init__ logic
+        # and just create a new instance with the required handle.
+        inst = cls.__new__(cls)
+        inst._handle = handle
+        return inst
+    def cancel(self, ) -> None:
+        """
+        Stop: a pending `next()` returns `None`; the connection is closed.
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = lambda val: None
+        _uniffi_error_converter = None
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_cancel,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
+    async def next(self, ) -> typing.Optional[SessionEventUpdate]:
+        """
+        The next update; `None` once the stream ended or was cancelled.
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterOptionalTypeSessionEventUpdate.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_next(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+
+
+
+
+
+class _UniffiFfiConverterTypeSessionEventWatch:
+    @staticmethod
+    def lift(value: int) -> SessionEventWatch:
+        return SessionEventWatch._uniffi_make_instance(value)
+
+    @staticmethod
+    def check_lower(value: SessionEventWatch):
+        if not isinstance(value, SessionEventWatch):
+            raise TypeError("Expected SessionEventWatch instance, {} found".format(type(value).__name__))
+
+    @staticmethod
+    def lower(value: SessionEventWatch) -> ctypes.c_uint64:
+        return value._uniffi_clone_handle()
+
+    @classmethod
+    def read(cls, buf: _UniffiRustBuffer) -> SessionEventWatch:
+        ptr = buf.read_u64()
+        if ptr == 0:
+            raise InternalError("Raw handle value was null")
+        return cls.lift(ptr)
+
+    @classmethod
+    def write(cls, value: SessionEventWatch, buf: _UniffiRustBuffer):
+        buf.write_u64(cls.lower(value))
 
 class _UniffiFfiConverterOptionalTypeWatchUpdate(_UniffiConverterRustBuffer):
     @classmethod
@@ -8225,6 +9606,12 @@ class GatehouseClientProtocol(typing.Protocol):
     network call is async and throws [`GatehouseError`].
 """
     
+    def agenta_contract(self, ) -> typing.Optional[AgentaContract]:
+        """
+        The form of Agenta's contract this client knows the host to speak (no network):
+        pinned in the config, or learned from its capabilities; none while unknown.
+"""
+        raise NotImplementedError
     async def approve_all(self, ids: typing.List[str],approved: bool) -> ApproveAllReport:
         """
         Answer many gates at once (in parallel, under a bound) with the same verdict.
@@ -8264,6 +9651,12 @@ class GatehouseClientProtocol(typing.Protocol):
         reconciled. The Swift, Kotlin and Python async sequences wrap it.
 """
         raise NotImplementedError
+    def open_session_events(self, session_id: str,after: int = 0) -> SessionEventWatch:
+        """
+        A session's durable events after sequence `after` (0: all), then its live frames:
+        a pull stream that resumes after the last sequence seen when the connection drops.
+"""
+        raise NotImplementedError
     def open_session_watch(self, session_id: str) -> SessionWatch:
         """
         A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
@@ -8296,10 +9689,39 @@ class GatehouseClientProtocol(typing.Protocol):
         the answer that landed instead of reporting it as already answered.
 """
         raise NotImplementedError
+    async def respond_with_outcome(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT,expected_execution_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,session_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RespondOutcome:
+        """
+        Answer a gate and say what the answer did (every host). On a durable host always
+        under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+        `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+        person did not see); `session_id` lets the client read the host's contract.
+"""
+        raise NotImplementedError
+    async def resume_continuation(self, session_id: str) -> bool:
+        """
+        Deliver again a continuation whose delivery failed; false when there was none.
+"""
+        raise NotImplementedError
+    async def session_snapshot(self, session_id: str) -> SessionSnapshot:
+        """
+        A session's snapshot.
+"""
+        raise NotImplementedError
+    async def stop_session(self, session_id: str,expected_execution_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> StopRequested:
+        """
+        Stop the session's running turn: a recorded command, not yet applied. With
+        `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+"""
+        raise NotImplementedError
     async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout: Duration) -> InterventionOutcome:
         """
         Wait up to `timeout` for an intervention to be applied (with the server's
         persisted evidence), rejected, or left unresolved by the end of the run.
+"""
+        raise NotImplementedError
+    async def wait_for_stop(self, session_id: str,stop: StopRequested,timeout: Duration) -> StopOutcome:
+        """
+        Follow a recorded Stop until it settles, at most `timeout`.
 """
         raise NotImplementedError
     def watch_session(self, session_id: str,listener: WatchListener) -> WatchHandle:
@@ -8353,6 +9775,22 @@ class GatehouseClient(GatehouseClientProtocol):
         inst = cls.__new__(cls)
         inst._handle = handle
         return inst
+    def agenta_contract(self, ) -> typing.Optional[AgentaContract]:
+        """
+        The form of Agenta's contract this client knows the host to speak (no network):
+        pinned in the config, or learned from its capabilities; none while unknown.
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterOptionalTypeAgentaContract.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_agenta_contract,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
     async def approve_all(self, ids: typing.List[str],approved: bool) -> ApproveAllReport:
         """
         Answer many gates at once (in parallel, under a bound) with the same verdict.
@@ -8503,6 +9941,28 @@ class GatehouseClient(GatehouseClientProtocol):
             *_uniffi_lowered_args,
         )
         return _uniffi_lift_return(_uniffi_ffi_result)
+    def open_session_events(self, session_id: str,after: int = 0) -> SessionEventWatch:
+        """
+        A session's durable events after sequence `after` (0: all), then its live frames:
+        a pull stream that resumes after the last sequence seen when the connection drops.
+"""
+        
+        _UniffiFfiConverterString.check_lower(session_id)
+
+        _UniffiFfiConverterInt64.check_lower(after)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(session_id),
+            _UniffiFfiConverterInt64.lower(after),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeSessionEventWatch.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
     def open_session_watch(self, session_id: str) -> SessionWatch:
         """
         A session's gates as a pull stream (see [`SessionWatch`]): the base of Swift's
@@ -8618,6 +10078,128 @@ class GatehouseClient(GatehouseClientProtocol):
             _uniffi_lift_return,
             _uniffi_error_converter,
         )
+    async def respond_with_outcome(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT,expected_execution_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,session_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RespondOutcome:
+        """
+        Answer a gate and say what the answer did (every host). On a durable host always
+        under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+        `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+        person did not see); `session_id` lets the client read the host's contract.
+"""
+        
+        _UniffiFfiConverterString.check_lower(id)
+
+        _UniffiFfiConverterBoolean.check_lower(approved)
+
+        if message is _DEFAULT:
+            message = None
+        _UniffiFfiConverterOptionalString.check_lower(message)
+
+        if tool_call_id is _DEFAULT:
+            tool_call_id = None
+        _UniffiFfiConverterOptionalString.check_lower(tool_call_id)
+
+        if idempotency_key is _DEFAULT:
+            idempotency_key = None
+        _UniffiFfiConverterOptionalString.check_lower(idempotency_key)
+
+        if expected_execution_id is _DEFAULT:
+            expected_execution_id = None
+        _UniffiFfiConverterOptionalString.check_lower(expected_execution_id)
+
+        if session_id is _DEFAULT:
+            session_id = None
+        _UniffiFfiConverterOptionalString.check_lower(session_id)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(id),
+            _UniffiFfiConverterBoolean.lower(approved),
+            _UniffiFfiConverterOptionalString.lower(message),
+            _UniffiFfiConverterOptionalString.lower(tool_call_id),
+            _UniffiFfiConverterOptionalString.lower(idempotency_key),
+            _UniffiFfiConverterOptionalString.lower(expected_execution_id),
+            _UniffiFfiConverterOptionalString.lower(session_id),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeRespondOutcome.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def resume_continuation(self, session_id: str) -> bool:
+        """
+        Deliver again a continuation whose delivery failed; false when there was none.
+"""
+        
+        _UniffiFfiConverterString.check_lower(session_id)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(session_id),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_resume_continuation(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_i8,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_i8,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_i8,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def session_snapshot(self, session_id: str) -> SessionSnapshot:
+        """
+        A session's snapshot.
+"""
+        
+        _UniffiFfiConverterString.check_lower(session_id)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(session_id),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeSessionSnapshot.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_session_snapshot(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def stop_session(self, session_id: str,expected_execution_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> StopRequested:
+        """
+        Stop the session's running turn: a recorded command, not yet applied. With
+        `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+"""
+        
+        _UniffiFfiConverterString.check_lower(session_id)
+
+        if expected_execution_id is _DEFAULT:
+            expected_execution_id = None
+        _UniffiFfiConverterOptionalString.check_lower(expected_execution_id)
+
+        if idempotency_key is _DEFAULT:
+            idempotency_key = None
+        _UniffiFfiConverterOptionalString.check_lower(idempotency_key)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(session_id),
+            _UniffiFfiConverterOptionalString.lower(expected_execution_id),
+            _UniffiFfiConverterOptionalString.lower(idempotency_key),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeStopRequested.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_stop_session(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
     async def wait_for_intervention(self, room_id: str,session_id: str,operation_id: str,timeout: Duration) -> InterventionOutcome:
         """
         Wait up to `timeout` for an intervention to be applied (with the server's
@@ -8642,6 +10224,32 @@ class GatehouseClient(GatehouseClientProtocol):
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
         return await _uniffi_rust_call_async(
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def wait_for_stop(self, session_id: str,stop: StopRequested,timeout: Duration) -> StopOutcome:
+        """
+        Follow a recorded Stop until it settles, at most `timeout`.
+"""
+        
+        _UniffiFfiConverterString.check_lower(session_id)
+
+        _UniffiFfiConverterTypeStopRequested.check_lower(stop)
+
+        _UniffiFfiConverterDuration.check_lower(timeout)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(session_id),
+            _UniffiFfiConverterTypeStopRequested.lower(stop),
+            _UniffiFfiConverterDuration.lower(timeout),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeStopOutcome.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_stop(*_uniffi_lowered_args),
             _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
@@ -8709,6 +10317,7 @@ __all__ = [
     "Capability",
     "Checkpoint",
     "Upstream",
+    "AgentaContract",
     "ExecutionEventType",
     "ExecutionSessionStatus",
     "InterventionStatus",
@@ -8717,6 +10326,9 @@ __all__ = [
     "InterventionOutcome",
     "LifecycleState",
     "ListenerError",
+    "RespondOutcome",
+    "SessionEventUpdate",
+    "StopOutcome",
     "WatchEvent",
     "WatchUpdate",
     "ApproveAllFailure",
@@ -8731,9 +10343,14 @@ __all__ = [
     "Intervention",
     "ExecutionSession",
     "RequestedIntervention",
+    "SessionEvent",
+    "SessionSnapshot",
+    "StopRequested",
     "StreamFailure",
     "ExecutionEventWatch",
     "ExecutionEventWatchProtocol",
+    "SessionEventWatch",
+    "SessionEventWatchProtocol",
     "SessionWatch",
     "SessionWatchProtocol",
     "WatchListenerImpl",

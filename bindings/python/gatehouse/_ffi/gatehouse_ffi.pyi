@@ -28,25 +28,23 @@ class GatehouseErrorKind(enum.Enum):
     TURN_NOT_CONTINUABLE = 8
     STALE_EXECUTION = 9
     IDEMPOTENCY_KEY_REUSED = 10
-    ANSWER_OWNER_UNKNOWN = 11
-    PROJECT_MISMATCH = 12
-    CONFLICT = 13
-    CAPABILITY_UNAVAILABLE = 14
-    UNAUTHORIZED = 15
-    FORBIDDEN = 16
-    TENANT_REJECTED = 17
-    VALIDATION = 18
-    INVALID = 19
-    PAYLOAD_TOO_LARGE = 20
-    RATE_LIMITED = 21
-    SERVER = 22
-    TRANSPORT = 23
-    DECODE = 24
-    STREAM_FAILED = 25
-    ACCEPTED_UNREADABLE = 26
-    TIMEOUT = 27
-    CONFIG = 28
-    INTERNAL = 29
+    CONFLICT = 11
+    CAPABILITY_UNAVAILABLE = 12
+    UNAUTHORIZED = 13
+    FORBIDDEN = 14
+    TENANT_REJECTED = 15
+    VALIDATION = 16
+    INVALID = 17
+    PAYLOAD_TOO_LARGE = 18
+    RATE_LIMITED = 19
+    SERVER = 20
+    TRANSPORT = 21
+    DECODE = 22
+    STREAM_FAILED = 23
+    ACCEPTED_UNREADABLE = 24
+    TIMEOUT = 25
+    CONFIG = 26
+    INTERNAL = 27
 
 class ApproveAllFailure:
     """One approve-all target that failed for a reason other than "already answered"."""
@@ -252,10 +250,15 @@ class Upstream(enum.Enum):
     AGENTPLAT = 1
     AGENTA = 2
 
+class AgentaContract(enum.Enum):
+    """Which form of Agenta's session contract a host speaks."""
+    DURABLE = 0
+    LEGACY = 1
+
 class ClientConfig:
     """How to reach a Gatehouse-compatible control plane."""
     base_url: str
-    def __init__(self, *, base_url: str, api_key: typing.Optional[str] = ..., project_id: typing.Optional[str] = ..., timeout: typing.Optional[Duration] = ..., upstream: typing.Optional[Upstream] = ..., tenant: typing.Optional[str] = ..., participant_id: typing.Optional[str] = ...) -> None:
+    def __init__(self, *, base_url: str, api_key: typing.Optional[str] = ..., project_id: typing.Optional[str] = ..., timeout: typing.Optional[Duration] = ..., upstream: typing.Optional[Upstream] = ..., tenant: typing.Optional[str] = ..., participant_id: typing.Optional[str] = ..., agenta_contract: typing.Optional[AgentaContract] = ...) -> None:
         ...
 
 class ExecutionEventType:
@@ -531,6 +534,38 @@ class RequestedIntervention:
     def __init__(self, *, room_id: str, session_id: str, operation_id: str, state: InterventionState, session: ExecutionSession) -> None:
         ...
 
+class SessionEvent:
+    """One durable event of a session's log."""
+    sequence: typing.Optional[int]
+    execution_id: str
+    event_type: str
+    created_at: str
+    payload: JsonText
+    def __init__(self, *, sequence: typing.Optional[int], execution_id: str, event_type: str, created_at: str, payload: JsonText) -> None:
+        ...
+
+class SessionSnapshot:
+    """A session's state in one read."""
+    execution_id: typing.Optional[str]
+    execution_state: str
+    pending_interactions: typing.List[Interaction]
+    latest_sequence: typing.Optional[int]
+    history_complete: typing.Optional[bool]
+    durable_approvals: bool
+    def __init__(self, *, execution_id: typing.Optional[str], execution_state: str, pending_interactions: typing.List[Interaction], latest_sequence: typing.Optional[int], history_complete: typing.Optional[bool], durable_approvals: bool) -> None:
+        ...
+
+class StopRequested:
+    """A Stop the host recorded. Recorded is not stopped: `wait_for_stop` says how it settled."""
+    command_id: str
+    command_state: str
+    execution_id: typing.Optional[str]
+    execution_state: str
+    idempotency_key: str
+    is_stopping: bool
+    def __init__(self, *, command_id: str, command_state: str, execution_id: typing.Optional[str], execution_state: str, idempotency_key: str, is_stopping: bool) -> None:
+        ...
+
 class StreamFailure:
     """Why a watch is reconnecting: the failure, as an [`ApproveAllFailure`](crate::ApproveAllFailure)
     names one (kind, sentence, detail, whether a retry helps).
@@ -694,39 +729,6 @@ class GatehouseError(Exception):
     class IdempotencyKeyReused(GatehouseError):
         """The idempotency key was already used for another request. Never retried: send
         the new request under a new key.
-        """
-        msg: str
-        details: typing.Optional[str]
-        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
-            ...
-        def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
-            ...
-        def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
-            """
-            ...
-    class AnswerOwnerUnknown(GatehouseError):
-        """The gate is answered, and this host cannot show whose answer landed (the answer's
-        outcome was lost; the row records no answer to compare with ours). Show the gate
-        as answered, never as "answered on another device".
-        """
-        msg: str
-        details: typing.Optional[str]
-        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
-            ...
-        def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
-            ...
-        def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
-            """
-            ...
-    class ProjectMismatch(GatehouseError):
-        """The host answered with another project's rows than the one asked for (Agenta
-        takes the project from its API key): nothing of them is shown.
         """
         msg: str
         details: typing.Optional[str]
@@ -1079,6 +1081,175 @@ class ListenerError(Exception):
         def __init__(self, reason: str) -> None:
             ...
 
+class RespondOutcome:
+    """What an answer did."""
+    class CONTINUED(RespondOutcome):
+        """Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
+        `recoverable` when its delivery failed: `resume_continuation`), driven by the
+        command `command_id`.
+        """
+        interaction: Interaction
+        command_id: str
+        command_state: str
+        execution_id: str
+        execution_state: str
+        def __init__(self, interaction: Interaction, command_id: str, command_state: str, execution_id: str, execution_state: str) -> None:
+            ...
+    class ALREADY_RECORDED(RespondOutcome):
+        """The same verdict was already recorded; nothing new was created."""
+        interaction: Interaction
+        execution_id: str
+        execution_state: str
+        def __init__(self, interaction: Interaction, execution_id: str, execution_state: str) -> None:
+            ...
+    class AWAITING_OTHER_GATES(RespondOutcome):
+        """Recorded; the turn waits for its other gates."""
+        interaction: Interaction
+        execution_id: str
+        def __init__(self, interaction: Interaction, execution_id: str) -> None:
+            ...
+    class ANSWERED(RespondOutcome):
+        """A legacy host recorded the answer; it says nothing of the continuation."""
+        interaction: Interaction
+        def __init__(self, interaction: Interaction) -> None:
+            ...
+    def is_CONTINUED(self) -> bool:
+        ...
+    def is_continued(self) -> bool:
+        ...
+    def is_ALREADY_RECORDED(self) -> bool:
+        ...
+    def is_already_recorded(self) -> bool:
+        ...
+    def is_AWAITING_OTHER_GATES(self) -> bool:
+        ...
+    def is_awaiting_other_gates(self) -> bool:
+        ...
+    def is_ANSWERED(self) -> bool:
+        ...
+    def is_answered(self) -> bool:
+        ...
+
+class SessionEventUpdate:
+    """One item of a [`SessionEventWatch`]."""
+    class CONNECTED(SessionEventUpdate):
+        """(Re)connected, replaying the durable events after `after`."""
+        after: int
+        def __init__(self, after: int) -> None:
+            ...
+    class EVENT(SessionEventUpdate):
+        """A durable event (each sequence once, across reconnects)."""
+        event: SessionEvent
+        def __init__(self, event: SessionEvent) -> None:
+            ...
+    class READY(SessionEventUpdate):
+        """The replay is done; live frames follow."""
+        def __init__(self) -> None:
+            ...
+    class FRAME(SessionEventUpdate):
+        """A live frame (not replayed)."""
+        execution_id: str
+        frame_type: str
+        payload: JsonText
+        def __init__(self, execution_id: str, frame_type: str, payload: JsonText) -> None:
+            ...
+    class RECONNECTING(SessionEventUpdate):
+        """The connection dropped; the stream reconnects after the last sequence seen."""
+        attempt: int
+        failure: StreamFailure
+        def __init__(self, attempt: int, failure: StreamFailure) -> None:
+            ...
+    class CLOSED(SessionEventUpdate):
+        """The host closed the stream for good (e.g. `authorization_revoked`); it ends."""
+        reason: str
+        def __init__(self, reason: str) -> None:
+            ...
+    def is_CONNECTED(self) -> bool:
+        ...
+    def is_connected(self) -> bool:
+        ...
+    def is_EVENT(self) -> bool:
+        ...
+    def is_event(self) -> bool:
+        ...
+    def is_READY(self) -> bool:
+        ...
+    def is_ready(self) -> bool:
+        ...
+    def is_FRAME(self) -> bool:
+        ...
+    def is_frame(self) -> bool:
+        ...
+    def is_RECONNECTING(self) -> bool:
+        ...
+    def is_reconnecting(self) -> bool:
+        ...
+    def is_CLOSED(self) -> bool:
+        ...
+    def is_closed(self) -> bool:
+        ...
+
+class StopOutcome:
+    """How a Stop settled. Stopped, failed and lost come only from the session's events."""
+    class STOPPED(StopOutcome):
+        """The turn stopped."""
+        execution_id: str
+        def __init__(self, execution_id: str) -> None:
+            ...
+    class NOT_RUNNING(StopOutcome):
+        """Nothing was running (or a newer turn had started: the host's answer does not tell)."""
+        def __init__(self) -> None:
+            ...
+    class SUPERSEDED_BY_NEWER_TURN(StopOutcome):
+        """The turn ended without a stop event while a newer turn runs."""
+        running_execution_id: str
+        def __init__(self, running_execution_id: str) -> None:
+            ...
+    class FAILED(StopOutcome):
+        """The turn failed."""
+        execution_id: str
+        code: str
+        error_message: str
+        def __init__(self, execution_id: str, code: str, error_message: str) -> None:
+            ...
+    class LOST(StopOutcome):
+        """The turn was lost (its runner went away)."""
+        execution_id: str
+        reason: str
+        def __init__(self, execution_id: str, reason: str) -> None:
+            ...
+    class UNRESOLVED(StopOutcome):
+        """No outcome could be established; read the session again."""
+        execution_id: typing.Optional[str]
+        state: str
+        timed_out: bool
+        def __init__(self, execution_id: typing.Optional[str], state: str, timed_out: bool) -> None:
+            ...
+    def is_STOPPED(self) -> bool:
+        ...
+    def is_stopped(self) -> bool:
+        ...
+    def is_NOT_RUNNING(self) -> bool:
+        ...
+    def is_not_running(self) -> bool:
+        ...
+    def is_SUPERSEDED_BY_NEWER_TURN(self) -> bool:
+        ...
+    def is_superseded_by_newer_turn(self) -> bool:
+        ...
+    def is_FAILED(self) -> bool:
+        ...
+    def is_failed(self) -> bool:
+        ...
+    def is_LOST(self) -> bool:
+        ...
+    def is_lost(self) -> bool:
+        ...
+    def is_UNRESOLVED(self) -> bool:
+        ...
+    def is_unresolved(self) -> bool:
+        ...
+
 class WatchEvent:
     """One event of a session's watch stream."""
     class READY(WatchEvent):
@@ -1179,6 +1350,30 @@ class ExecutionEventWatch(ExecutionEventWatchProtocol):
         """The next event, or `None` when the log is complete (the session was reconciled)
         or the stream was cancelled. Call from one task at a time.
         """
+        ...
+
+class SessionEventWatchProtocol(typing.Protocol):
+    """A session's durable events, then its live frames, as a pull stream
+    ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+    `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+    """
+    def cancel(self) -> None:
+        """Stop: a pending `next()` returns `None`; the connection is closed."""
+        ...
+    async def next(self) -> typing.Optional[SessionEventUpdate]:
+        """The next update; `None` once the stream ended or was cancelled."""
+        ...
+
+class SessionEventWatch(SessionEventWatchProtocol):
+    """A session's durable events, then its live frames, as a pull stream
+    ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+    `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+    """
+    def cancel(self) -> None:
+        """Stop: a pending `next()` returns `None`; the connection is closed."""
+        ...
+    async def next(self) -> typing.Optional[SessionEventUpdate]:
+        """The next update; `None` once the stream ended or was cancelled."""
         ...
 
 class SessionWatchProtocol(typing.Protocol):
@@ -1307,6 +1502,11 @@ class GatehouseClientProtocol(typing.Protocol):
     """A client for one control plane and project. Cheap to share between threads; every
     network call is async and throws [`GatehouseError`].
     """
+    def agenta_contract(self) -> typing.Optional[AgentaContract]:
+        """The form of Agenta's contract this client knows the host to speak (no network):
+        pinned in the config, or learned from its capabilities; none while unknown.
+        """
+        ...
     async def approve_all(self, ids: typing.List[str], approved: bool) -> ApproveAllReport:
         """Answer many gates at once (in parallel, under a bound) with the same verdict.
         Never throws for a single target: each one's outcome is in the report.
@@ -1333,6 +1533,11 @@ class GatehouseClientProtocol(typing.Protocol):
         """An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
         the first event, or after sequence `after`; it ends once the session is
         reconciled. The Swift, Kotlin and Python async sequences wrap it.
+        """
+        ...
+    def open_session_events(self, session_id: str, after: int = ...) -> SessionEventWatch:
+        """A session's durable events after sequence `after` (0: all), then its live frames:
+        a pull stream that resumes after the last sequence seen when the connection drops.
         """
         ...
     def open_session_watch(self, session_id: str) -> SessionWatch:
@@ -1364,10 +1569,31 @@ class GatehouseClientProtocol(typing.Protocol):
         the answer that landed instead of reporting it as already answered.
         """
         ...
+    async def respond_with_outcome(self, id: str, approved: bool, message: typing.Union[object, typing.Optional[str]] = ..., tool_call_id: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ..., expected_execution_id: typing.Union[object, typing.Optional[str]] = ..., session_id: typing.Union[object, typing.Optional[str]] = ...) -> RespondOutcome:
+        """Answer a gate and say what the answer did (every host). On a durable host always
+        under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+        `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+        person did not see); `session_id` lets the client read the host's contract.
+        """
+        ...
+    async def resume_continuation(self, session_id: str) -> bool:
+        """Deliver again a continuation whose delivery failed; false when there was none."""
+        ...
+    async def session_snapshot(self, session_id: str) -> SessionSnapshot:
+        """A session's snapshot."""
+        ...
+    async def stop_session(self, session_id: str, expected_execution_id: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ...) -> StopRequested:
+        """Stop the session's running turn: a recorded command, not yet applied. With
+        `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+        """
+        ...
     async def wait_for_intervention(self, room_id: str, session_id: str, operation_id: str, timeout: Duration) -> InterventionOutcome:
         """Wait up to `timeout` for an intervention to be applied (with the server's
         persisted evidence), rejected, or left unresolved by the end of the run.
         """
+        ...
+    async def wait_for_stop(self, session_id: str, stop: StopRequested, timeout: Duration) -> StopOutcome:
+        """Follow a recorded Stop until it settles, at most `timeout`."""
         ...
     def watch_session(self, session_id: str, listener: WatchListener) -> WatchHandle:
         """Watch a session's gates: `listener` hears every (re)connect (revalidate then),
@@ -1385,6 +1611,11 @@ class GatehouseClient(GatehouseClientProtocol):
         API key fails here with [`GatehouseError::Config`].
         """
         ...
+    def agenta_contract(self) -> typing.Optional[AgentaContract]:
+        """The form of Agenta's contract this client knows the host to speak (no network):
+        pinned in the config, or learned from its capabilities; none while unknown.
+        """
+        ...
     async def approve_all(self, ids: typing.List[str], approved: bool) -> ApproveAllReport:
         """Answer many gates at once (in parallel, under a bound) with the same verdict.
         Never throws for a single target: each one's outcome is in the report.
@@ -1411,6 +1642,11 @@ class GatehouseClient(GatehouseClientProtocol):
         """An execution session's events as a pull stream (see [`ExecutionEventWatch`]): from
         the first event, or after sequence `after`; it ends once the session is
         reconciled. The Swift, Kotlin and Python async sequences wrap it.
+        """
+        ...
+    def open_session_events(self, session_id: str, after: int = ...) -> SessionEventWatch:
+        """A session's durable events after sequence `after` (0: all), then its live frames:
+        a pull stream that resumes after the last sequence seen when the connection drops.
         """
         ...
     def open_session_watch(self, session_id: str) -> SessionWatch:
@@ -1442,10 +1678,31 @@ class GatehouseClient(GatehouseClientProtocol):
         the answer that landed instead of reporting it as already answered.
         """
         ...
+    async def respond_with_outcome(self, id: str, approved: bool, message: typing.Union[object, typing.Optional[str]] = ..., tool_call_id: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ..., expected_execution_id: typing.Union[object, typing.Optional[str]] = ..., session_id: typing.Union[object, typing.Optional[str]] = ...) -> RespondOutcome:
+        """Answer a gate and say what the answer did (every host). On a durable host always
+        under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+        `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+        person did not see); `session_id` lets the client read the host's contract.
+        """
+        ...
+    async def resume_continuation(self, session_id: str) -> bool:
+        """Deliver again a continuation whose delivery failed; false when there was none."""
+        ...
+    async def session_snapshot(self, session_id: str) -> SessionSnapshot:
+        """A session's snapshot."""
+        ...
+    async def stop_session(self, session_id: str, expected_execution_id: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ...) -> StopRequested:
+        """Stop the session's running turn: a recorded command, not yet applied. With
+        `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+        """
+        ...
     async def wait_for_intervention(self, room_id: str, session_id: str, operation_id: str, timeout: Duration) -> InterventionOutcome:
         """Wait up to `timeout` for an intervention to be applied (with the server's
         persisted evidence), rejected, or left unresolved by the end of the run.
         """
+        ...
+    async def wait_for_stop(self, session_id: str, stop: StopRequested, timeout: Duration) -> StopOutcome:
+        """Follow a recorded Stop until it settles, at most `timeout`."""
         ...
     def watch_session(self, session_id: str, listener: WatchListener) -> WatchHandle:
         """Watch a session's gates: `listener` hears every (re)connect (revalidate then),
@@ -1454,4 +1711,4 @@ class GatehouseClient(GatehouseClientProtocol):
         """
         ...
 
-__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'Capability', 'Checkpoint', 'Upstream', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'RequestedIntervention', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol']
+__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'RespondOutcome', 'SessionEventUpdate', 'StopOutcome', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol']

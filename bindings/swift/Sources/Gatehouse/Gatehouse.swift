@@ -865,6 +865,47 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
      */
     func waitForIntervention(roomId: String, sessionId: String, operationId: String, timeout: TimeInterval) async throws  -> InterventionOutcome
     
+    /**
+     * The form of Agenta's contract this client knows the host to speak (no network):
+     * pinned in the config, or learned from its capabilities; none while unknown.
+     */
+    func agentaContract() throws  -> AgentaContract?
+    
+    /**
+     * A session's durable events after sequence `after` (0: all), then its live frames:
+     * a pull stream that resumes after the last sequence seen when the connection drops.
+     */
+    func openSessionEvents(sessionId: String, after: Int64) throws  -> SessionEventWatch
+    
+    /**
+     * Answer a gate and say what the answer did (every host). On a durable host always
+     * under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+     * `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+     * person did not see); `session_id` lets the client read the host's contract.
+     */
+    func respondWithOutcome(id: String, approved: Bool, message: String?, toolCallId: String?, idempotencyKey: String?, expectedExecutionId: String?, sessionId: String?) async throws  -> RespondOutcome
+    
+    /**
+     * Deliver again a continuation whose delivery failed; false when there was none.
+     */
+    func resumeContinuation(sessionId: String) async throws  -> Bool
+    
+    /**
+     * A session's snapshot.
+     */
+    func sessionSnapshot(sessionId: String) async throws  -> SessionSnapshot
+    
+    /**
+     * Stop the session's running turn: a recorded command, not yet applied. With
+     * `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+     */
+    func stopSession(sessionId: String, expectedExecutionId: String?, idempotencyKey: String?) async throws  -> StopRequested
+    
+    /**
+     * Follow a recorded Stop until it settles, at most `timeout`.
+     */
+    func waitForStop(sessionId: String, stop: StopRequested, timeout: TimeInterval) async throws  -> StopOutcome
+    
 }
 /**
  * A client for one control plane and project. Cheap to share between threads; every
@@ -1166,6 +1207,133 @@ open func waitForIntervention(roomId: String, sessionId: String, operationId: St
         )
 }
     
+    /**
+     * The form of Agenta's contract this client knows the host to speak (no network):
+     * pinned in the config, or learned from its capabilities; none while unknown.
+     */
+open func agentaContract()throws  -> AgentaContract?  {
+    return try  FfiConverterOptionTypeAgentaContract.lift(try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_gatehouseclient_agenta_contract(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * A session's durable events after sequence `after` (0: all), then its live frames:
+     * a pull stream that resumes after the last sequence seen when the connection drops.
+     */
+open func openSessionEvents(sessionId: String, after: Int64 = Int64(0))throws  -> SessionEventWatch  {
+    return try  FfiConverterTypeSessionEventWatch_lift(try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(sessionId),
+        FfiConverterInt64.lower(after),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Answer a gate and say what the answer did (every host). On a durable host always
+     * under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+     * `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+     * person did not see); `session_id` lets the client read the host's contract.
+     */
+open func respondWithOutcome(id: String, approved: Bool, message: String? = nil, toolCallId: String? = nil, idempotencyKey: String? = nil, expectedExecutionId: String? = nil, sessionId: String? = nil)async throws  -> RespondOutcome  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterBool.lower(approved),FfiConverterOptionString.lower(message),FfiConverterOptionString.lower(toolCallId),FfiConverterOptionString.lower(idempotencyKey),FfiConverterOptionString.lower(expectedExecutionId),FfiConverterOptionString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeRespondOutcome_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+    /**
+     * Deliver again a continuation whose delivery failed; false when there was none.
+     */
+open func resumeContinuation(sessionId: String)async throws  -> Bool  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_resume_continuation(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_i8,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_i8,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_i8,
+            liftFunc: FfiConverterBool.lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+    /**
+     * A session's snapshot.
+     */
+open func sessionSnapshot(sessionId: String)async throws  -> SessionSnapshot  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_session_snapshot(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeSessionSnapshot_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+    /**
+     * Stop the session's running turn: a recorded command, not yet applied. With
+     * `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+     */
+open func stopSession(sessionId: String, expectedExecutionId: String? = nil, idempotencyKey: String? = nil)async throws  -> StopRequested  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_stop_session(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId),FfiConverterOptionString.lower(expectedExecutionId),FfiConverterOptionString.lower(idempotencyKey)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeStopRequested_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+    /**
+     * Follow a recorded Stop until it settles, at most `timeout`.
+     */
+open func waitForStop(sessionId: String, stop: StopRequested, timeout: TimeInterval)async throws  -> StopOutcome  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_stop(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId),FfiConverterTypeStopRequested_lower(stop),FfiConverterDuration.lower(timeout)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeStopOutcome_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
 
     
 }
@@ -1209,6 +1377,162 @@ public func FfiConverterTypeGatehouseClient_lift(_ handle: UInt64) throws -> Gat
 #endif
 public func FfiConverterTypeGatehouseClient_lower(_ value: GatehouseClient) -> UInt64 {
     return FfiConverterTypeGatehouseClient.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A session's durable events, then its live frames, as a pull stream
+ * ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+ * `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+ */
+public protocol SessionEventWatchProtocol: AnyObject, Sendable {
+    
+    /**
+     * Stop: a pending `next()` returns `None`; the connection is closed.
+     */
+    func cancel() 
+    
+    /**
+     * The next update; `None` once the stream ended or was cancelled.
+     */
+    func next() async throws  -> SessionEventUpdate?
+    
+}
+/**
+ * A session's durable events, then its live frames, as a pull stream
+ * ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+ * `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+ */
+open class SessionEventWatch: SessionEventWatchProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_gatehouse_ffi_fn_clone_sessioneventwatch(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_gatehouse_ffi_fn_free_sessioneventwatch(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Stop: a pending `next()` returns `None`; the connection is closed.
+     */
+open func cancel()  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_sessioneventwatch_cancel(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * The next update; `None` once the stream ended or was cancelled.
+     */
+open func next()async throws  -> SessionEventUpdate?  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_sessioneventwatch_next(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterOptionTypeSessionEventUpdate.lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionEventWatch: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = SessionEventWatch
+
+    public static func lift(_ handle: UInt64) throws -> SessionEventWatch {
+        return SessionEventWatch(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: SessionEventWatch) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionEventWatch {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: SessionEventWatch, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventWatch_lift(_ handle: UInt64) throws -> SessionEventWatch {
+    return try FfiConverterTypeSessionEventWatch.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventWatch_lower(_ value: SessionEventWatch) -> UInt64 {
+    return FfiConverterTypeSessionEventWatch.lower(value)
 }
 
 
@@ -2281,6 +2605,11 @@ public struct ClientConfig: Equatable, Hashable {
      * AgentPlat host whose authentication names no actor).
      */
     public var participantId: String?
+    /**
+     * Pin the form of Agenta's session contract the host speaks (default: learned from
+     * its capabilities).
+     */
+    public var agentaContract: AgentaContract?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2309,7 +2638,11 @@ public struct ClientConfig: Equatable, Hashable {
         /**
          * Who requests interventions, sent as `requestedByParticipantId` (read by an
          * AgentPlat host whose authentication names no actor).
-         */participantId: String? = nil) {
+         */participantId: String? = nil, 
+        /**
+         * Pin the form of Agenta's session contract the host speaks (default: learned from
+         * its capabilities).
+         */agentaContract: AgentaContract? = nil) {
         self.baseUrl = baseUrl
         self.apiKey = apiKey
         self.projectId = projectId
@@ -2317,6 +2650,7 @@ public struct ClientConfig: Equatable, Hashable {
         self.upstream = upstream
         self.tenant = tenant
         self.participantId = participantId
+        self.agentaContract = agentaContract
     }
 
     
@@ -2341,7 +2675,8 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
                 timeout: FfiConverterOptionDuration.read(from: &buf), 
                 upstream: FfiConverterOptionTypeUpstream.read(from: &buf), 
                 tenant: FfiConverterOptionString.read(from: &buf), 
-                participantId: FfiConverterOptionString.read(from: &buf)
+                participantId: FfiConverterOptionString.read(from: &buf), 
+                agentaContract: FfiConverterOptionTypeAgentaContract.read(from: &buf)
         )
     }
 
@@ -2353,6 +2688,7 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
         FfiConverterOptionTypeUpstream.write(value.upstream, into: &buf)
         FfiConverterOptionString.write(value.tenant, into: &buf)
         FfiConverterOptionString.write(value.participantId, into: &buf)
+        FfiConverterOptionTypeAgentaContract.write(value.agentaContract, into: &buf)
     }
 }
 
@@ -3252,6 +3588,105 @@ public func FfiConverterTypeRequestedIntervention_lower(_ value: RequestedInterv
 
 
 /**
+ * One durable event of a session's log.
+ */
+public struct SessionEvent: Equatable, Hashable {
+    /**
+     * Its place in the log (resume after it); none when the host gave none.
+     */
+    public var sequence: Int64?
+    /**
+     * The execution (turn) it belongs to.
+     */
+    public var executionId: String
+    /**
+     * Its type as the host spells it (`execution.stopped`, `message.completed`, ...).
+     */
+    public var eventType: String
+    /**
+     * When it happened (RFC 3339).
+     */
+    public var createdAt: String
+    /**
+     * Its payload, as JSON text.
+     */
+    public var payload: JsonText
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Its place in the log (resume after it); none when the host gave none.
+         */sequence: Int64?, 
+        /**
+         * The execution (turn) it belongs to.
+         */executionId: String, 
+        /**
+         * Its type as the host spells it (`execution.stopped`, `message.completed`, ...).
+         */eventType: String, 
+        /**
+         * When it happened (RFC 3339).
+         */createdAt: String, 
+        /**
+         * Its payload, as JSON text.
+         */payload: JsonText) {
+        self.sequence = sequence
+        self.executionId = executionId
+        self.eventType = eventType
+        self.createdAt = createdAt
+        self.payload = payload
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension SessionEvent: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionEvent: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionEvent {
+        return
+            try SessionEvent(
+                sequence: FfiConverterOptionInt64.read(from: &buf), 
+                executionId: FfiConverterString.read(from: &buf), 
+                eventType: FfiConverterString.read(from: &buf), 
+                createdAt: FfiConverterString.read(from: &buf), 
+                payload: FfiConverterTypeJsonText.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: SessionEvent, into buf: inout [UInt8]) {
+        FfiConverterOptionInt64.write(value.sequence, into: &buf)
+        FfiConverterString.write(value.executionId, into: &buf)
+        FfiConverterString.write(value.eventType, into: &buf)
+        FfiConverterString.write(value.createdAt, into: &buf)
+        FfiConverterTypeJsonText.write(value.payload, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEvent_lift(_ buf: RustBuffer) throws -> SessionEvent {
+    return try FfiConverterTypeSessionEvent.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEvent_lower(_ value: SessionEvent) -> RustBuffer {
+    return FfiConverterTypeSessionEvent.lower(value)
+}
+
+
+/**
  * How a run ended.
  */
 public struct SessionOutcome: Equatable, Hashable {
@@ -3327,6 +3762,226 @@ public func FfiConverterTypeSessionOutcome_lift(_ buf: RustBuffer) throws -> Ses
 #endif
 public func FfiConverterTypeSessionOutcome_lower(_ value: SessionOutcome) -> RustBuffer {
     return FfiConverterTypeSessionOutcome.lower(value)
+}
+
+
+/**
+ * A session's state in one read.
+ */
+public struct SessionSnapshot: Equatable, Hashable {
+    /**
+     * The session's execution (running, stopping, or the last one).
+     */
+    public var executionId: String?
+    /**
+     * Its state: `idle`, `running`, `stopping` (a turn parked on gates reads `idle`).
+     */
+    public var executionState: String
+    /**
+     * The pending gates.
+     */
+    public var pendingInteractions: [Interaction]
+    /**
+     * The last sequence of the session's durable events, when the host says it: open
+     * the events after it to follow what comes next.
+     */
+    public var latestSequence: Int64?
+    /**
+     * Whether the event history is complete, when the host says it.
+     */
+    public var historyComplete: Bool?
+    /**
+     * The host speaks the durable contract.
+     */
+    public var durableApprovals: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The session's execution (running, stopping, or the last one).
+         */executionId: String?, 
+        /**
+         * Its state: `idle`, `running`, `stopping` (a turn parked on gates reads `idle`).
+         */executionState: String, 
+        /**
+         * The pending gates.
+         */pendingInteractions: [Interaction], 
+        /**
+         * The last sequence of the session's durable events, when the host says it: open
+         * the events after it to follow what comes next.
+         */latestSequence: Int64?, 
+        /**
+         * Whether the event history is complete, when the host says it.
+         */historyComplete: Bool?, 
+        /**
+         * The host speaks the durable contract.
+         */durableApprovals: Bool) {
+        self.executionId = executionId
+        self.executionState = executionState
+        self.pendingInteractions = pendingInteractions
+        self.latestSequence = latestSequence
+        self.historyComplete = historyComplete
+        self.durableApprovals = durableApprovals
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension SessionSnapshot: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionSnapshot: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionSnapshot {
+        return
+            try SessionSnapshot(
+                executionId: FfiConverterOptionString.read(from: &buf), 
+                executionState: FfiConverterString.read(from: &buf), 
+                pendingInteractions: FfiConverterSequenceTypeInteraction.read(from: &buf), 
+                latestSequence: FfiConverterOptionInt64.read(from: &buf), 
+                historyComplete: FfiConverterOptionBool.read(from: &buf), 
+                durableApprovals: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: SessionSnapshot, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.executionId, into: &buf)
+        FfiConverterString.write(value.executionState, into: &buf)
+        FfiConverterSequenceTypeInteraction.write(value.pendingInteractions, into: &buf)
+        FfiConverterOptionInt64.write(value.latestSequence, into: &buf)
+        FfiConverterOptionBool.write(value.historyComplete, into: &buf)
+        FfiConverterBool.write(value.durableApprovals, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionSnapshot_lift(_ buf: RustBuffer) throws -> SessionSnapshot {
+    return try FfiConverterTypeSessionSnapshot.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionSnapshot_lower(_ value: SessionSnapshot) -> RustBuffer {
+    return FfiConverterTypeSessionSnapshot.lower(value)
+}
+
+
+/**
+ * A Stop the host recorded. Recorded is not stopped: `wait_for_stop` says how it settled.
+ */
+public struct StopRequested: Equatable, Hashable {
+    /**
+     * The `cancel` command.
+     */
+    public var commandId: String
+    /**
+     * Its delivery state (`pending`; `obsolete` when nothing ran).
+     */
+    public var commandState: String
+    /**
+     * The execution being stopped; none when nothing ran.
+     */
+    public var executionId: String?
+    /**
+     * Its state (`stopping`; `idle` when nothing ran).
+     */
+    public var executionState: String
+    /**
+     * The `Idempotency-Key` it was sent under.
+     */
+    public var idempotencyKey: String
+    /**
+     * True when a turn is being stopped; false when there was nothing to stop.
+     */
+    public var isStopping: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The `cancel` command.
+         */commandId: String, 
+        /**
+         * Its delivery state (`pending`; `obsolete` when nothing ran).
+         */commandState: String, 
+        /**
+         * The execution being stopped; none when nothing ran.
+         */executionId: String?, 
+        /**
+         * Its state (`stopping`; `idle` when nothing ran).
+         */executionState: String, 
+        /**
+         * The `Idempotency-Key` it was sent under.
+         */idempotencyKey: String, 
+        /**
+         * True when a turn is being stopped; false when there was nothing to stop.
+         */isStopping: Bool) {
+        self.commandId = commandId
+        self.commandState = commandState
+        self.executionId = executionId
+        self.executionState = executionState
+        self.idempotencyKey = idempotencyKey
+        self.isStopping = isStopping
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension StopRequested: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStopRequested: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StopRequested {
+        return
+            try StopRequested(
+                commandId: FfiConverterString.read(from: &buf), 
+                commandState: FfiConverterString.read(from: &buf), 
+                executionId: FfiConverterOptionString.read(from: &buf), 
+                executionState: FfiConverterString.read(from: &buf), 
+                idempotencyKey: FfiConverterString.read(from: &buf), 
+                isStopping: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: StopRequested, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.commandId, into: &buf)
+        FfiConverterString.write(value.commandState, into: &buf)
+        FfiConverterOptionString.write(value.executionId, into: &buf)
+        FfiConverterString.write(value.executionState, into: &buf)
+        FfiConverterString.write(value.idempotencyKey, into: &buf)
+        FfiConverterBool.write(value.isStopping, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStopRequested_lift(_ buf: RustBuffer) throws -> StopRequested {
+    return try FfiConverterTypeStopRequested.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStopRequested_lower(_ value: StopRequested) -> RustBuffer {
+    return FfiConverterTypeStopRequested.lower(value)
 }
 
 
@@ -3418,6 +4073,82 @@ public func FfiConverterTypeStreamFailure_lift(_ buf: RustBuffer) throws -> Stre
 public func FfiConverterTypeStreamFailure_lower(_ value: StreamFailure) -> RustBuffer {
     return FfiConverterTypeStreamFailure.lower(value)
 }
+
+
+/**
+ * Which form of Agenta's session contract a host speaks.
+ */
+
+public enum AgentaContract: Equatable, Hashable {
+    
+    /**
+     * Durable approvals and durable Stop (Agenta v0.121 and later): a respond answers
+     * with the continuation, a Stop is a recorded command.
+     */
+    case durable
+    /**
+     * The contract before it (a respond answers the row; no Stop).
+     */
+    case legacy
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension AgentaContract: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeAgentaContract: FfiConverterRustBuffer {
+    typealias SwiftType = AgentaContract
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> AgentaContract {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .durable
+        
+        case 2: return .legacy
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: AgentaContract, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .durable:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .legacy:
+            writeInt(&buf, Int32(2))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeAgentaContract_lift(_ buf: RustBuffer) throws -> AgentaContract {
+    return try FfiConverterTypeAgentaContract.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeAgentaContract_lower(_ value: AgentaContract) -> RustBuffer {
+    return FfiConverterTypeAgentaContract.lower(value)
+}
+
 
 
 /**
@@ -4034,31 +4765,6 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */details: String?
     )
     /**
-     * The gate is answered, and this host cannot show whose answer landed (the answer's
-     * outcome was lost; the row records no answer to compare with ours). Show the gate
-     * as answered, never as "answered on another device".
-     */
-    case AnswerOwnerUnknown(
-        /**
-         * What happened.
-         */msg: String, 
-        /**
-         * The interaction, and what its row showed.
-         */details: String?
-    )
-    /**
-     * The host answered with another project's rows than the one asked for (Agenta
-     * takes the project from its API key): nothing of them is shown.
-     */
-    case ProjectMismatch(
-        /**
-         * What happened, naming both projects.
-         */msg: String, 
-        /**
-         * The asked and the answering project.
-         */details: String?
-    )
-    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
      * server sent one (e.g. `INVALID_STATE`).
      */
@@ -4366,80 +5072,72 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 12: return .AnswerOwnerUnknown(
+        case 12: return .Conflict(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 13: return .ProjectMismatch(
+        case 13: return .CapabilityUnavailable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 14: return .Conflict(
+        case 14: return .Unauthorized(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 15: return .CapabilityUnavailable(
+        case 15: return .Forbidden(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 16: return .Unauthorized(
+        case 16: return .TenantRejected(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 17: return .Forbidden(
+        case 17: return .Validation(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 18: return .TenantRejected(
+        case 18: return .Invalid(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 19: return .Validation(
+        case 19: return .PayloadTooLarge(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 20: return .Invalid(
+        case 20: return .RateLimited(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 21: return .PayloadTooLarge(
-            msg: try FfiConverterString.read(from: &buf), 
-            details: try FfiConverterOptionString.read(from: &buf)
-            )
-        case 22: return .RateLimited(
-            msg: try FfiConverterString.read(from: &buf), 
-            details: try FfiConverterOptionString.read(from: &buf)
-            )
-        case 23: return .Server(
+        case 21: return .Server(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf), 
             status: try FfiConverterUInt16.read(from: &buf)
             )
-        case 24: return .Transport(
+        case 22: return .Transport(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 25: return .Decode(
+        case 23: return .Decode(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 26: return .StreamFailed(
+        case 24: return .StreamFailed(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 27: return .AcceptedUnreadable(
+        case 25: return .AcceptedUnreadable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 28: return .Timeout(
+        case 26: return .Timeout(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 29: return .Config(
+        case 27: return .Config(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 30: return .Internal(
+        case 28: return .Internal(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
@@ -4521,117 +5219,105 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .AnswerOwnerUnknown(msg,details):
+        case let .Conflict(msg,details):
             writeInt(&buf, Int32(12))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .ProjectMismatch(msg,details):
+        case let .CapabilityUnavailable(msg,details):
             writeInt(&buf, Int32(13))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Conflict(msg,details):
+        case let .Unauthorized(msg,details):
             writeInt(&buf, Int32(14))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .CapabilityUnavailable(msg,details):
+        case let .Forbidden(msg,details):
             writeInt(&buf, Int32(15))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Unauthorized(msg,details):
+        case let .TenantRejected(msg,details):
             writeInt(&buf, Int32(16))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Forbidden(msg,details):
+        case let .Validation(msg,details):
             writeInt(&buf, Int32(17))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .TenantRejected(msg,details):
+        case let .Invalid(msg,details):
             writeInt(&buf, Int32(18))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Validation(msg,details):
+        case let .PayloadTooLarge(msg,details):
             writeInt(&buf, Int32(19))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Invalid(msg,details):
+        case let .RateLimited(msg,details):
             writeInt(&buf, Int32(20))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .PayloadTooLarge(msg,details):
-            writeInt(&buf, Int32(21))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
-        case let .RateLimited(msg,details):
-            writeInt(&buf, Int32(22))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
         case let .Server(msg,details,status):
-            writeInt(&buf, Int32(23))
+            writeInt(&buf, Int32(21))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             FfiConverterUInt16.write(status, into: &buf)
             
         
         case let .Transport(msg,details):
-            writeInt(&buf, Int32(24))
+            writeInt(&buf, Int32(22))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Decode(msg,details):
-            writeInt(&buf, Int32(25))
+            writeInt(&buf, Int32(23))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .StreamFailed(msg,details):
-            writeInt(&buf, Int32(26))
+            writeInt(&buf, Int32(24))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .AcceptedUnreadable(msg,details):
-            writeInt(&buf, Int32(27))
+            writeInt(&buf, Int32(25))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Timeout(msg,details):
-            writeInt(&buf, Int32(28))
+            writeInt(&buf, Int32(26))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Config(msg,details):
-            writeInt(&buf, Int32(29))
+            writeInt(&buf, Int32(27))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
         case let .Internal(msg,details):
-            writeInt(&buf, Int32(30))
+            writeInt(&buf, Int32(28))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
@@ -4706,14 +5392,6 @@ public enum GatehouseErrorKind: Equatable, Hashable {
      * See [`GatehouseError::IdempotencyKeyReused`].
      */
     case idempotencyKeyReused
-    /**
-     * See [`GatehouseError::AnswerOwnerUnknown`].
-     */
-    case answerOwnerUnknown
-    /**
-     * See [`GatehouseError::ProjectMismatch`].
-     */
-    case projectMismatch
     /**
      * See [`GatehouseError::Conflict`].
      */
@@ -4825,43 +5503,39 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
         
         case 11: return .idempotencyKeyReused
         
-        case 12: return .answerOwnerUnknown
+        case 12: return .conflict
         
-        case 13: return .projectMismatch
+        case 13: return .capabilityUnavailable
         
-        case 14: return .conflict
+        case 14: return .unauthorized
         
-        case 15: return .capabilityUnavailable
+        case 15: return .forbidden
         
-        case 16: return .unauthorized
+        case 16: return .tenantRejected
         
-        case 17: return .forbidden
+        case 17: return .validation
         
-        case 18: return .tenantRejected
+        case 18: return .invalid
         
-        case 19: return .validation
+        case 19: return .payloadTooLarge
         
-        case 20: return .invalid
+        case 20: return .rateLimited
         
-        case 21: return .payloadTooLarge
+        case 21: return .server
         
-        case 22: return .rateLimited
+        case 22: return .transport
         
-        case 23: return .server
+        case 23: return .decode
         
-        case 24: return .transport
+        case 24: return .streamFailed
         
-        case 25: return .decode
+        case 25: return .acceptedUnreadable
         
-        case 26: return .streamFailed
+        case 26: return .timeout
         
-        case 27: return .acceptedUnreadable
+        case 27: return .config
         
-        case 28: return .timeout
-        
-        case 29: return .config
-        
-        case 30: return .`internal`
+        case 28: return .`internal`
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -4915,80 +5589,72 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
             writeInt(&buf, Int32(11))
         
         
-        case .answerOwnerUnknown:
+        case .conflict:
             writeInt(&buf, Int32(12))
         
         
-        case .projectMismatch:
+        case .capabilityUnavailable:
             writeInt(&buf, Int32(13))
         
         
-        case .conflict:
+        case .unauthorized:
             writeInt(&buf, Int32(14))
         
         
-        case .capabilityUnavailable:
+        case .forbidden:
             writeInt(&buf, Int32(15))
         
         
-        case .unauthorized:
+        case .tenantRejected:
             writeInt(&buf, Int32(16))
         
         
-        case .forbidden:
+        case .validation:
             writeInt(&buf, Int32(17))
         
         
-        case .tenantRejected:
+        case .invalid:
             writeInt(&buf, Int32(18))
         
         
-        case .validation:
+        case .payloadTooLarge:
             writeInt(&buf, Int32(19))
         
         
-        case .invalid:
+        case .rateLimited:
             writeInt(&buf, Int32(20))
         
         
-        case .payloadTooLarge:
+        case .server:
             writeInt(&buf, Int32(21))
         
         
-        case .rateLimited:
+        case .transport:
             writeInt(&buf, Int32(22))
         
         
-        case .server:
+        case .decode:
             writeInt(&buf, Int32(23))
         
         
-        case .transport:
+        case .streamFailed:
             writeInt(&buf, Int32(24))
         
         
-        case .decode:
+        case .acceptedUnreadable:
             writeInt(&buf, Int32(25))
         
         
-        case .streamFailed:
+        case .timeout:
             writeInt(&buf, Int32(26))
         
         
-        case .acceptedUnreadable:
+        case .config:
             writeInt(&buf, Int32(27))
         
         
-        case .timeout:
-            writeInt(&buf, Int32(28))
-        
-        
-        case .config:
-            writeInt(&buf, Int32(29))
-        
-        
         case .`internal`:
-            writeInt(&buf, Int32(30))
+            writeInt(&buf, Int32(28))
         
         }
     }
@@ -5757,6 +6423,477 @@ public func FfiConverterTypeListenerError_lower(_ value: ListenerError) -> RustB
 
 
 /**
+ * What an answer did.
+ */
+
+public enum RespondOutcome: Equatable, Hashable {
+    
+    /**
+     * Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
+     * `recoverable` when its delivery failed: `resume_continuation`), driven by the
+     * command `command_id`.
+     */
+    case continued(
+        /**
+         * The answered gate.
+         */interaction: Interaction, 
+        /**
+         * The continuation command.
+         */commandId: String, 
+        /**
+         * Its delivery state when answered (`pending`, ...).
+         */commandState: String, 
+        /**
+         * The execution that continues the turn.
+         */executionId: String, 
+        /**
+         * Its state.
+         */executionState: String
+    )
+    /**
+     * The same verdict was already recorded; nothing new was created.
+     */
+    case alreadyRecorded(
+        /**
+         * The gate as it stands.
+         */interaction: Interaction, 
+        /**
+         * The source turn.
+         */executionId: String, 
+        /**
+         * Its state (`terminal` once continued).
+         */executionState: String
+    )
+    /**
+     * Recorded; the turn waits for its other gates.
+     */
+    case awaitingOtherGates(
+        /**
+         * The answered gate.
+         */interaction: Interaction, 
+        /**
+         * The source turn.
+         */executionId: String
+    )
+    /**
+     * A legacy host recorded the answer; it says nothing of the continuation.
+     */
+    case answered(
+        /**
+         * The gate after the answer.
+         */interaction: Interaction
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension RespondOutcome: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRespondOutcome: FfiConverterRustBuffer {
+    typealias SwiftType = RespondOutcome
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RespondOutcome {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .continued(interaction: try FfiConverterTypeInteraction.read(from: &buf), commandId: try FfiConverterString.read(from: &buf), commandState: try FfiConverterString.read(from: &buf), executionId: try FfiConverterString.read(from: &buf), executionState: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 2: return .alreadyRecorded(interaction: try FfiConverterTypeInteraction.read(from: &buf), executionId: try FfiConverterString.read(from: &buf), executionState: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 3: return .awaitingOtherGates(interaction: try FfiConverterTypeInteraction.read(from: &buf), executionId: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 4: return .answered(interaction: try FfiConverterTypeInteraction.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: RespondOutcome, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .continued(interaction,commandId,commandState,executionId,executionState):
+            writeInt(&buf, Int32(1))
+            FfiConverterTypeInteraction.write(interaction, into: &buf)
+            FfiConverterString.write(commandId, into: &buf)
+            FfiConverterString.write(commandState, into: &buf)
+            FfiConverterString.write(executionId, into: &buf)
+            FfiConverterString.write(executionState, into: &buf)
+            
+        
+        case let .alreadyRecorded(interaction,executionId,executionState):
+            writeInt(&buf, Int32(2))
+            FfiConverterTypeInteraction.write(interaction, into: &buf)
+            FfiConverterString.write(executionId, into: &buf)
+            FfiConverterString.write(executionState, into: &buf)
+            
+        
+        case let .awaitingOtherGates(interaction,executionId):
+            writeInt(&buf, Int32(3))
+            FfiConverterTypeInteraction.write(interaction, into: &buf)
+            FfiConverterString.write(executionId, into: &buf)
+            
+        
+        case let .answered(interaction):
+            writeInt(&buf, Int32(4))
+            FfiConverterTypeInteraction.write(interaction, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRespondOutcome_lift(_ buf: RustBuffer) throws -> RespondOutcome {
+    return try FfiConverterTypeRespondOutcome.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRespondOutcome_lower(_ value: RespondOutcome) -> RustBuffer {
+    return FfiConverterTypeRespondOutcome.lower(value)
+}
+
+
+
+/**
+ * One item of a [`SessionEventWatch`].
+ */
+
+public enum SessionEventUpdate: Equatable, Hashable {
+    
+    /**
+     * (Re)connected, replaying the durable events after `after`.
+     */
+    case connected(
+        /**
+         * The last sequence seen before this connection.
+         */after: Int64
+    )
+    /**
+     * A durable event (each sequence once, across reconnects).
+     */
+    case event(
+        /**
+         * The event.
+         */event: SessionEvent
+    )
+    /**
+     * The replay is done; live frames follow.
+     */
+    case ready
+    /**
+     * A live frame (not replayed).
+     */
+    case frame(
+        /**
+         * The execution it belongs to.
+         */executionId: String, 
+        /**
+         * Its type (`message.delta`, ...).
+         */frameType: String, 
+        /**
+         * Its payload, as JSON text.
+         */payload: JsonText
+    )
+    /**
+     * The connection dropped; the stream reconnects after the last sequence seen.
+     */
+    case reconnecting(
+        /**
+         * Consecutive failures so far.
+         */attempt: Int32, 
+        /**
+         * What went wrong.
+         */failure: StreamFailure
+    )
+    /**
+     * The host closed the stream for good (e.g. `authorization_revoked`); it ends.
+     */
+    case closed(
+        /**
+         * Why, as the host spells it.
+         */reason: String
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension SessionEventUpdate: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionEventUpdate: FfiConverterRustBuffer {
+    typealias SwiftType = SessionEventUpdate
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionEventUpdate {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .connected(after: try FfiConverterInt64.read(from: &buf)
+        )
+        
+        case 2: return .event(event: try FfiConverterTypeSessionEvent.read(from: &buf)
+        )
+        
+        case 3: return .ready
+        
+        case 4: return .frame(executionId: try FfiConverterString.read(from: &buf), frameType: try FfiConverterString.read(from: &buf), payload: try FfiConverterTypeJsonText.read(from: &buf)
+        )
+        
+        case 5: return .reconnecting(attempt: try FfiConverterInt32.read(from: &buf), failure: try FfiConverterTypeStreamFailure.read(from: &buf)
+        )
+        
+        case 6: return .closed(reason: try FfiConverterString.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: SessionEventUpdate, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .connected(after):
+            writeInt(&buf, Int32(1))
+            FfiConverterInt64.write(after, into: &buf)
+            
+        
+        case let .event(event):
+            writeInt(&buf, Int32(2))
+            FfiConverterTypeSessionEvent.write(event, into: &buf)
+            
+        
+        case .ready:
+            writeInt(&buf, Int32(3))
+        
+        
+        case let .frame(executionId,frameType,payload):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(executionId, into: &buf)
+            FfiConverterString.write(frameType, into: &buf)
+            FfiConverterTypeJsonText.write(payload, into: &buf)
+            
+        
+        case let .reconnecting(attempt,failure):
+            writeInt(&buf, Int32(5))
+            FfiConverterInt32.write(attempt, into: &buf)
+            FfiConverterTypeStreamFailure.write(failure, into: &buf)
+            
+        
+        case let .closed(reason):
+            writeInt(&buf, Int32(6))
+            FfiConverterString.write(reason, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventUpdate_lift(_ buf: RustBuffer) throws -> SessionEventUpdate {
+    return try FfiConverterTypeSessionEventUpdate.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventUpdate_lower(_ value: SessionEventUpdate) -> RustBuffer {
+    return FfiConverterTypeSessionEventUpdate.lower(value)
+}
+
+
+
+/**
+ * How a Stop settled. Stopped, failed and lost come only from the session's events.
+ */
+
+public enum StopOutcome: Equatable, Hashable {
+    
+    /**
+     * The turn stopped.
+     */
+    case stopped(
+        /**
+         * The stopped execution.
+         */executionId: String
+    )
+    /**
+     * Nothing was running (or a newer turn had started: the host's answer does not tell).
+     */
+    case notRunning
+    /**
+     * The turn ended without a stop event while a newer turn runs.
+     */
+    case supersededByNewerTurn(
+        /**
+         * The execution that runs now.
+         */runningExecutionId: String
+    )
+    /**
+     * The turn failed.
+     */
+    case failed(
+        /**
+         * The failed execution.
+         */executionId: String, 
+        /**
+         * The error's code.
+         */code: String, 
+        /**
+         * The error's message.
+         */errorMessage: String
+    )
+    /**
+     * The turn was lost (its runner went away).
+     */
+    case lost(
+        /**
+         * The lost execution.
+         */executionId: String, 
+        /**
+         * Why.
+         */reason: String
+    )
+    /**
+     * No outcome could be established; read the session again.
+     */
+    case unresolved(
+        /**
+         * The session's execution, as last read.
+         */executionId: String?, 
+        /**
+         * Its state, as last read.
+         */state: String, 
+        /**
+         * True when the timeout ran out while the turn was still live.
+         */timedOut: Bool
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension StopOutcome: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStopOutcome: FfiConverterRustBuffer {
+    typealias SwiftType = StopOutcome
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StopOutcome {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .stopped(executionId: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 2: return .notRunning
+        
+        case 3: return .supersededByNewerTurn(runningExecutionId: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 4: return .failed(executionId: try FfiConverterString.read(from: &buf), code: try FfiConverterString.read(from: &buf), errorMessage: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 5: return .lost(executionId: try FfiConverterString.read(from: &buf), reason: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 6: return .unresolved(executionId: try FfiConverterOptionString.read(from: &buf), state: try FfiConverterString.read(from: &buf), timedOut: try FfiConverterBool.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: StopOutcome, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .stopped(executionId):
+            writeInt(&buf, Int32(1))
+            FfiConverterString.write(executionId, into: &buf)
+            
+        
+        case .notRunning:
+            writeInt(&buf, Int32(2))
+        
+        
+        case let .supersededByNewerTurn(runningExecutionId):
+            writeInt(&buf, Int32(3))
+            FfiConverterString.write(runningExecutionId, into: &buf)
+            
+        
+        case let .failed(executionId,code,errorMessage):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(executionId, into: &buf)
+            FfiConverterString.write(code, into: &buf)
+            FfiConverterString.write(errorMessage, into: &buf)
+            
+        
+        case let .lost(executionId,reason):
+            writeInt(&buf, Int32(5))
+            FfiConverterString.write(executionId, into: &buf)
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .unresolved(executionId,state,timedOut):
+            writeInt(&buf, Int32(6))
+            FfiConverterOptionString.write(executionId, into: &buf)
+            FfiConverterString.write(state, into: &buf)
+            FfiConverterBool.write(timedOut, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStopOutcome_lift(_ buf: RustBuffer) throws -> StopOutcome {
+    return try FfiConverterTypeStopOutcome.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStopOutcome_lower(_ value: StopOutcome) -> RustBuffer {
+    return FfiConverterTypeStopOutcome.lower(value)
+}
+
+
+
+/**
  * Which kind of host the base URL is.
  */
 
@@ -6103,6 +7240,30 @@ fileprivate struct FfiConverterOptionInt64: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionBool: FfiConverterRustBuffer {
+    typealias SwiftType = Bool?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterBool.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterBool.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
     typealias SwiftType = String?
 
@@ -6247,6 +7408,30 @@ fileprivate struct FfiConverterOptionTypeSessionOutcome: FfiConverterRustBuffer 
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeAgentaContract: FfiConverterRustBuffer {
+    typealias SwiftType = AgentaContract?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeAgentaContract.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeAgentaContract.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeCheckpoint: FfiConverterRustBuffer {
     typealias SwiftType = Checkpoint?
 
@@ -6311,6 +7496,30 @@ fileprivate struct FfiConverterOptionTypeInteractionStatus: FfiConverterRustBuff
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeInteractionStatus.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeSessionEventUpdate: FfiConverterRustBuffer {
+    typealias SwiftType = SessionEventUpdate?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeSessionEventUpdate.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeSessionEventUpdate.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -6677,10 +7886,37 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 39591) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() != 51282) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() != 34423) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome() != 46479) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_resume_continuation() != 59045) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_session_snapshot() != 58414) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_stop_session() != 14303) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop() != 42618) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() != 19062) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() != 2973) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel() != 31999) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_next() != 29525) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel() != 31970) {

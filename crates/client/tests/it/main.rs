@@ -12,6 +12,7 @@ mod common;
 
 mod agenta_live;
 mod agentplat_root_shape;
+mod durable;
 mod execution;
 mod hostile;
 mod routes;

@@ -8,12 +8,14 @@ use std::time::Duration;
 
 use crate::common::*;
 use futures::StreamExt;
-use gatehouse_client::{Answer, Client, Error, InterventionRequest, Operation, Upstream};
+use gatehouse_client::{
+    Answer, Client, Error, InterventionRequest, Operation, RespondOptions, Upstream,
+};
 use gatehouse_wire::capabilities::Capability;
 use gatehouse_wire::execution::Checkpoint;
 use gatehouse_wire::interaction::{
     CancelStaleRequest, CreateInteractionRequest, InteractionKind, InteractionQuery,
-    InteractionStatus, TransitionRequest, Windowing,
+    InteractionStatus, SessionInteraction, TransitionRequest, Windowing,
 };
 use gatehouse_wire::invoke::{CommitRevisionRequest, InvokeRequest, SlugRef};
 use gatehouse_wire::routes::{self, Method, Param};
@@ -116,6 +118,32 @@ async fn call_everything(client: &Client) {
         tokens: None,
     };
     let _ = interactions.cancel_stale(&cancel).await;
+    let options = RespondOptions::new()
+        .idempotency_key("key-2")
+        .expected_execution_id("t-1")
+        .session_id("s-1");
+    let _ = interactions
+        .respond_outcome(ID, &Answer::approve(), &options)
+        .await;
+    let gate: SessionInteraction = serde_json::from_value(serde_json::json!({
+        "id": ID, "session_id": "s-1", "turn_id": "t-1", "token": "tok-1",
+        "kind": "user_approval", "status": "pending"
+    }))
+    .unwrap();
+    let _ = interactions.respond_to(&gate, &Answer::approve()).await;
+    let _ = interactions
+        .approve_gates(std::slice::from_ref(&gate), &Answer::approve())
+        .await;
+
+    let sessions = client.sessions();
+    let _ = sessions.contract(Some("s-1")).await;
+    let _ = sessions.snapshot("s-1").await;
+    let _ = sessions.events("s-1", 3).next().await;
+    let _ = sessions.stop("s-1", Some("t-1")).await;
+    let _ = sessions
+        .stop_with_idempotency_key("s-1", None, "stop-1")
+        .await;
+    let _ = sessions.resume_continuation("s-1").await;
     let _ = interactions.watch("s-1").next().await;
 
     let _ = client.runs().run(&run_request()).await;
@@ -191,8 +219,9 @@ fn operations_sent(server: &RawServer) -> BTreeSet<&'static str> {
 }
 
 /// The operations a host of kind `upstream` is sent by [`call_everything`]. AgentPlat
-/// serves no interactions, no invoke and no discovery; Agenta no discovery, no batch
-/// answer and no execution sessions: those calls are refused without a request.
+/// serves no interactions, no invoke, no discovery and no Agenta session paths; Agenta no
+/// discovery, no batch answer and no execution sessions: those calls are refused without
+/// a request.
 fn expected_operations(upstream: Upstream) -> BTreeSet<&'static str> {
     const INTERACTIONS: [&str; 7] = [
         "queryInteractions",
@@ -203,13 +232,20 @@ fn expected_operations(upstream: Upstream) -> BTreeSet<&'static str> {
         "cancelStaleInteractions",
         "watchSession",
     ];
+    // Agenta's durable session control (the durable respond is `respondToInteraction`).
+    const SESSIONS: [&str; 4] = [
+        "cancelSession",
+        "getSessionSnapshot",
+        "watchSessionEvents",
+        "resumeSessionContinuation",
+    ];
     const SERVICE: [&str; 4] = [
         "invoke",
         "listTurns",
         "commitRevision",
         "listWebhookDeliveries",
     ];
-    let interactions_and_service = INTERACTIONS.into_iter().chain(SERVICE);
+    let interactions_and_service = INTERACTIONS.into_iter().chain(SERVICE).chain(SESSIONS);
     match upstream {
         Upstream::Gatehouse => interactions_and_service
             .chain([

@@ -107,6 +107,32 @@ pub const RESPOND_TO_INTERACTION: Operation = Operation {
     ],
 };
 
+/// `POST /api/sessions/{session_id}/continuations/resume` (`resumeSessionContinuation`).
+pub const RESUME_SESSION_CONTINUATION: Operation = Operation {
+    id: "resumeSessionContinuation",
+    method: Method::Post,
+    path: "/api/sessions/{session_id}/continuations/resume",
+    family: Family::Agenta,
+    summary: "Deliver again a continuation whose delivery failed",
+    description: "Agenta's durable contract (capability `durable_approvals`; not routed on a legacy host). A durable respond answered 202 with `execution.state: recoverable` left its continuation undelivered: this delivers it again (the dispatcher also does, on its next pass). `{resumed: false}` when the session has no such continuation (none, or its delivery is under way or done).",
+    auth: true,
+    project: true,
+    params: &[Param {
+        name: "session_id",
+        location: In::Path,
+        required: true,
+        kind: ParamType::Text,
+        description: "The agent session.",
+    }],
+    request: None,
+    replies: &[Reply {
+        status: 200,
+        description: "`{resumed}`",
+        bodies: &[Body::Json("SessionContinuationResumeResponse")],
+    }],
+    failures: &[],
+};
+
 /// `POST /api/sessions/interactions/respond-batch` (`respondToInteractions`).
 pub const RESPOND_TO_INTERACTIONS: Operation = Operation {
     id: "respondToInteractions",

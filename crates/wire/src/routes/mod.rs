@@ -24,6 +24,7 @@
 //! | `operation.rs` | what an operation is: [`Operation`], [`Method`], [`Family`], [`Param`], [`Body`], [`Reply`], [`Failure`], its path's [`Segment`]s |
 //! | `shared.rs` | what several families use: [`PROJECT_ID`], the refusal of a stream over the server's cap |
 //! | `interactions.rs` | Agenta's interactions API (A5) |
+//! | `sessions.rs` | Agenta's durable session control: the durable Stop, the snapshot, its replayable events (the resume of a continuation is in `interactions.rs`) |
 //! | `service.rs` | Gatehouse's own `/api` routes: the service tier (A6), webhooks, capabilities (C5), the OpenAPI document |
 //! | `execution.rs` | AgentPlat's execution sessions (B2), under `/api` and at its root paths ([`TENANT`]) |
 //! | `host.rs` | liveness, readiness, metrics |
@@ -50,6 +51,7 @@ mod links;
 mod operation;
 mod runner;
 mod service;
+mod sessions;
 mod shared;
 
 pub use execution::{
@@ -61,7 +63,7 @@ pub use host::{HEALTH, METRICS, METRICS_PATH, READINESS};
 pub use interactions::{
     CANCEL_STALE_INTERACTIONS, CREATE_INTERACTION, CREATE_INTERACTION_WITHOUT_SLASH,
     GET_INTERACTION, QUERY_INTERACTIONS, RESPOND_TO_INTERACTION, RESPOND_TO_INTERACTIONS,
-    TRANSITION_INTERACTION, WATCH_SESSION,
+    RESUME_SESSION_CONTINUATION, TRANSITION_INTERACTION, WATCH_SESSION,
 };
 pub use links::{Link, LINKS};
 pub use operation::{
@@ -71,6 +73,7 @@ pub use runner::RUN;
 pub use service::{
     COMMIT_REVISION, GET_CAPABILITIES, GET_OPEN_API, INVOKE, LIST_TURNS, LIST_WEBHOOK_DELIVERIES,
 };
+pub use sessions::{CANCEL_SESSION, GET_SESSION_SNAPSHOT, WATCH_SESSION_EVENTS};
 pub use shared::PROJECT_ID;
 
 /// Every operation the server routes, in the order of the crate docs' route table.
@@ -85,6 +88,11 @@ pub const OPERATIONS: &[Operation] = &[
     TRANSITION_INTERACTION,
     CANCEL_STALE_INTERACTIONS,
     WATCH_SESSION,
+    // ---- Agenta's durable session control (its durable contract) ----------------------
+    RESUME_SESSION_CONTINUATION,
+    CANCEL_SESSION,
+    GET_SESSION_SNAPSHOT,
+    WATCH_SESSION_EVENTS,
     // ---- Gatehouse's service tier (A6) ----------------------------------------------
     INVOKE,
     LIST_TURNS,

@@ -746,9 +746,27 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention(
     ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_resume_continuation(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_session_snapshot(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_stop_session(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_next(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel(
     ): Int
@@ -819,6 +837,20 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_intervention(`ptr`: Long,`roomId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,`operationId`: RustBuffer.ByValue,`timeout`: RustBuffer.ByValue,
     ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_agenta_contract(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`after`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome(`ptr`: Long,`id`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,`toolCallId`: RustBuffer.ByValue,`idempotencyKey`: RustBuffer.ByValue,`expectedExecutionId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_resume_continuation(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_session_snapshot(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_stop_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`expectedExecutionId`: RustBuffer.ByValue,`idempotencyKey`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_stop(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`stop`: RustBuffer.ByValue,`timeout`: RustBuffer.ByValue,
+    ): Long
     external fun uniffi_gatehouse_ffi_fn_clone_executioneventwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_gatehouse_ffi_fn_free_executioneventwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -826,6 +858,14 @@ internal object UniffiLib {
     external fun uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
     external fun uniffi_gatehouse_ffi_fn_method_executioneventwatch_next(`ptr`: Long,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_clone_sessioneventwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_free_sessioneventwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_method_sessioneventwatch_cancel(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_method_sessioneventwatch_next(`ptr`: Long,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_clone_sessionwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1018,10 +1058,37 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() and 0xFFFF) != 39591) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() and 0xFFFF) != 51282) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() and 0xFFFF) != 34423) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome() and 0xFFFF) != 46479) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_resume_continuation() and 0xFFFF) != 59045) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_session_snapshot() and 0xFFFF) != 58414) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_stop_session() and 0xFFFF) != 14303) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop() and 0xFFFF) != 42618) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() and 0xFFFF) != 19062) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() and 0xFFFF) != 2973) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel() and 0xFFFF) != 31999) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_next() and 0xFFFF) != 29525) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_sessionwatch_cancel() and 0xFFFF) != 31970) {
@@ -1966,6 +2033,47 @@ public interface GatehouseClientInterface {
      */
     suspend fun `waitForIntervention`(`roomId`: kotlin.String, `sessionId`: kotlin.String, `operationId`: kotlin.String, `timeout`: java.time.Duration): InterventionOutcome
     
+    /**
+     * The form of Agenta's contract this client knows the host to speak (no network):
+     * pinned in the config, or learned from its capabilities; none while unknown.
+     */
+    fun `agentaContract`(): AgentaContract?
+    
+    /**
+     * A session's durable events after sequence `after` (0: all), then its live frames:
+     * a pull stream that resumes after the last sequence seen when the connection drops.
+     */
+    fun `openSessionEvents`(`sessionId`: kotlin.String, `after`: kotlin.Long = 0L): SessionEventWatch
+    
+    /**
+     * Answer a gate and say what the answer did (every host). On a durable host always
+     * under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+     * `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+     * person did not see); `session_id` lets the client read the host's contract.
+     */
+    suspend fun `respondWithOutcome`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String? = null, `toolCallId`: kotlin.String? = null, `idempotencyKey`: kotlin.String? = null, `expectedExecutionId`: kotlin.String? = null, `sessionId`: kotlin.String? = null): RespondOutcome
+    
+    /**
+     * Deliver again a continuation whose delivery failed; false when there was none.
+     */
+    suspend fun `resumeContinuation`(`sessionId`: kotlin.String): kotlin.Boolean
+    
+    /**
+     * A session's snapshot.
+     */
+    suspend fun `sessionSnapshot`(`sessionId`: kotlin.String): SessionSnapshot
+    
+    /**
+     * Stop the session's running turn: a recorded command, not yet applied. With
+     * `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+     */
+    suspend fun `stopSession`(`sessionId`: kotlin.String, `expectedExecutionId`: kotlin.String? = null, `idempotencyKey`: kotlin.String? = null): StopRequested
+    
+    /**
+     * Follow a recorded Stop until it settles, at most `timeout`.
+     */
+    suspend fun `waitForStop`(`sessionId`: kotlin.String, `stop`: StopRequested, `timeout`: java.time.Duration): StopOutcome
+    
     companion object
 }
 
@@ -2400,6 +2508,183 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
     }
 
     
+    /**
+     * The form of Agenta's contract this client knows the host to speak (no network):
+     * pinned in the config, or learned from its capabilities; none while unknown.
+     */
+    @Throws(GatehouseException::class)override fun `agentaContract`(): AgentaContract? {
+            return FfiConverterOptionalTypeAgentaContract.lift(
+    callWithHandle {
+    uniffiRustCallWithError(GatehouseException) { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_agenta_contract(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * A session's durable events after sequence `after` (0: all), then its live frames:
+     * a pull stream that resumes after the last sequence seen when the connection drops.
+     */
+    @Throws(GatehouseException::class)override fun `openSessionEvents`(`sessionId`: kotlin.String, `after`: kotlin.Long): SessionEventWatch {
+            return FfiConverterTypeSessionEventWatch.lift(
+    callWithHandle {
+    uniffiRustCallWithError(GatehouseException) { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events(
+        it,
+        
+        FfiConverterString.lower(`sessionId`),
+        FfiConverterLong.lower(`after`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Answer a gate and say what the answer did (every host). On a durable host always
+     * under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
+     * `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
+     * person did not see); `session_id` lets the client read the host's contract.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `respondWithOutcome`(`id`: kotlin.String, `approved`: kotlin.Boolean, `message`: kotlin.String?, `toolCallId`: kotlin.String?, `idempotencyKey`: kotlin.String?, `expectedExecutionId`: kotlin.String?, `sessionId`: kotlin.String?) : RespondOutcome {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`id`),
+        FfiConverterBoolean.lower(`approved`),
+        FfiConverterOptionalString.lower(`message`),
+        FfiConverterOptionalString.lower(`toolCallId`),
+        FfiConverterOptionalString.lower(`idempotencyKey`),
+        FfiConverterOptionalString.lower(`expectedExecutionId`),
+        FfiConverterOptionalString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeRespondOutcome.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Deliver again a continuation whose delivery failed; false when there was none.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `resumeContinuation`(`sessionId`: kotlin.String) : kotlin.Boolean {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_resume_continuation(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_i8(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_i8(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_i8(future) },
+        // lift function
+        { FfiConverterBoolean.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * A session's snapshot.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `sessionSnapshot`(`sessionId`: kotlin.String) : SessionSnapshot {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_session_snapshot(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeSessionSnapshot.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Stop the session's running turn: a recorded command, not yet applied. With
+     * `expected_execution_id`, refused (`StaleExecution`) when another turn runs now.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `stopSession`(`sessionId`: kotlin.String, `expectedExecutionId`: kotlin.String?, `idempotencyKey`: kotlin.String?) : StopRequested {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_stop_session(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+        FfiConverterOptionalString.lower(`expectedExecutionId`),
+        FfiConverterOptionalString.lower(`idempotencyKey`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeStopRequested.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Follow a recorded Stop until it settles, at most `timeout`.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `waitForStop`(`sessionId`: kotlin.String, `stop`: StopRequested, `timeout`: java.time.Duration) : StopOutcome {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_stop(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+        FfiConverterTypeStopRequested.lower(`stop`),
+        FfiConverterDuration.lower(`timeout`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeStopOutcome.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
 
     
 
@@ -2433,6 +2718,305 @@ public object FfiConverterTypeGatehouseClient: FfiConverter<GatehouseClient, Lon
     override fun allocationSize(value: GatehouseClient) = 8UL
 
     override fun write(value: GatehouseClient, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * A session's durable events, then its live frames, as a pull stream
+ * ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+ * `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+ */
+public interface SessionEventWatchInterface {
+    
+    /**
+     * Stop: a pending `next()` returns `None`; the connection is closed.
+     */
+    fun `cancel`()
+    
+    /**
+     * The next update; `None` once the stream ended or was cancelled.
+     */
+    suspend fun `next`(): SessionEventUpdate?
+    
+    companion object
+}
+
+/**
+ * A session's durable events, then its live frames, as a pull stream
+ * ([`GatehouseClient::open_session_events`](crate::GatehouseClient::open_session_events)):
+ * `next()` until `None`, `cancel()` to stop. Nothing is read ahead.
+ */
+open class SessionEventWatch: Disposable, AutoCloseable, SessionEventWatchInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_gatehouse_ffi_fn_free_sessioneventwatch(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessioneventwatch(handle, status)
+        }
+    }
+
+    
+    /**
+     * Stop: a pending `next()` returns `None`; the connection is closed.
+     */override fun `cancel`()
+        = 
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_cancel(
+        it,
+        _status)
+}
+    }
+    
+    
+
+    
+    /**
+     * The next update; `None` once the stream ended or was cancelled.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `next`() : SessionEventUpdate? {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_next(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterOptionalTypeSessionEventUpdate.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSessionEventWatch: FfiConverter<SessionEventWatch, Long> {
+    override fun lower(value: SessionEventWatch): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): SessionEventWatch {
+        return SessionEventWatch(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): SessionEventWatch {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: SessionEventWatch) = 8UL
+
+    override fun write(value: SessionEventWatch, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -3806,6 +4390,12 @@ data class ClientConfig (
      * AgentPlat host whose authentication names no actor).
      */
     var `participantId`: kotlin.String? = null 
+    , 
+    /**
+     * Pin the form of Agenta's session contract the host speaks (default: learned from
+     * its capabilities).
+     */
+    var `agentaContract`: AgentaContract? = null 
     
 ){
     
@@ -3829,6 +4419,7 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterOptionalTypeUpstream.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTypeAgentaContract.read(buf),
         )
     }
 
@@ -3839,7 +4430,8 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterOptionalDuration.allocationSize(value.`timeout`) +
             FfiConverterOptionalTypeUpstream.allocationSize(value.`upstream`) +
             FfiConverterOptionalString.allocationSize(value.`tenant`) +
-            FfiConverterOptionalString.allocationSize(value.`participantId`)
+            FfiConverterOptionalString.allocationSize(value.`participantId`) +
+            FfiConverterOptionalTypeAgentaContract.allocationSize(value.`agentaContract`)
     )
 
     override fun write(value: ClientConfig, buf: ByteBuffer) {
@@ -3850,6 +4442,7 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterOptionalTypeUpstream.write(value.`upstream`, buf)
             FfiConverterOptionalString.write(value.`tenant`, buf)
             FfiConverterOptionalString.write(value.`participantId`, buf)
+            FfiConverterOptionalTypeAgentaContract.write(value.`agentaContract`, buf)
     }
 }
 
@@ -4509,6 +5102,77 @@ public object FfiConverterTypeRequestedIntervention: FfiConverterRustBuffer<Requ
 
 
 /**
+ * One durable event of a session's log.
+ */
+data class SessionEvent (
+    /**
+     * Its place in the log (resume after it); none when the host gave none.
+     */
+    var `sequence`: kotlin.Long?
+    , 
+    /**
+     * The execution (turn) it belongs to.
+     */
+    var `executionId`: kotlin.String
+    , 
+    /**
+     * Its type as the host spells it (`execution.stopped`, `message.completed`, ...).
+     */
+    var `eventType`: kotlin.String
+    , 
+    /**
+     * When it happened (RFC 3339).
+     */
+    var `createdAt`: kotlin.String
+    , 
+    /**
+     * Its payload, as JSON text.
+     */
+    var `payload`: JsonText
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSessionEvent: FfiConverterRustBuffer<SessionEvent> {
+    override fun read(buf: ByteBuffer): SessionEvent {
+        return SessionEvent(
+            FfiConverterOptionalLong.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterTypeJsonText.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: SessionEvent) = (
+            FfiConverterOptionalLong.allocationSize(value.`sequence`) +
+            FfiConverterString.allocationSize(value.`executionId`) +
+            FfiConverterString.allocationSize(value.`eventType`) +
+            FfiConverterString.allocationSize(value.`createdAt`) +
+            FfiConverterTypeJsonText.allocationSize(value.`payload`)
+    )
+
+    override fun write(value: SessionEvent, buf: ByteBuffer) {
+            FfiConverterOptionalLong.write(value.`sequence`, buf)
+            FfiConverterString.write(value.`executionId`, buf)
+            FfiConverterString.write(value.`eventType`, buf)
+            FfiConverterString.write(value.`createdAt`, buf)
+            FfiConverterTypeJsonText.write(value.`payload`, buf)
+    }
+}
+
+
+
+/**
  * How a run ended.
  */
 data class SessionOutcome (
@@ -4558,6 +5222,165 @@ public object FfiConverterTypeSessionOutcome: FfiConverterRustBuffer<SessionOutc
             FfiConverterTypeExecutionSessionStatus.write(value.`status`, buf)
             FfiConverterOptionalString.write(value.`reason`, buf)
             FfiConverterOptionalString.write(value.`endedAt`, buf)
+    }
+}
+
+
+
+/**
+ * A session's state in one read.
+ */
+data class SessionSnapshot (
+    /**
+     * The session's execution (running, stopping, or the last one).
+     */
+    var `executionId`: kotlin.String?
+    , 
+    /**
+     * Its state: `idle`, `running`, `stopping` (a turn parked on gates reads `idle`).
+     */
+    var `executionState`: kotlin.String
+    , 
+    /**
+     * The pending gates.
+     */
+    var `pendingInteractions`: List<Interaction>
+    , 
+    /**
+     * The last sequence of the session's durable events, when the host says it: open
+     * the events after it to follow what comes next.
+     */
+    var `latestSequence`: kotlin.Long?
+    , 
+    /**
+     * Whether the event history is complete, when the host says it.
+     */
+    var `historyComplete`: kotlin.Boolean?
+    , 
+    /**
+     * The host speaks the durable contract.
+     */
+    var `durableApprovals`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSessionSnapshot: FfiConverterRustBuffer<SessionSnapshot> {
+    override fun read(buf: ByteBuffer): SessionSnapshot {
+        return SessionSnapshot(
+            FfiConverterOptionalString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterSequenceTypeInteraction.read(buf),
+            FfiConverterOptionalLong.read(buf),
+            FfiConverterOptionalBoolean.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: SessionSnapshot) = (
+            FfiConverterOptionalString.allocationSize(value.`executionId`) +
+            FfiConverterString.allocationSize(value.`executionState`) +
+            FfiConverterSequenceTypeInteraction.allocationSize(value.`pendingInteractions`) +
+            FfiConverterOptionalLong.allocationSize(value.`latestSequence`) +
+            FfiConverterOptionalBoolean.allocationSize(value.`historyComplete`) +
+            FfiConverterBoolean.allocationSize(value.`durableApprovals`)
+    )
+
+    override fun write(value: SessionSnapshot, buf: ByteBuffer) {
+            FfiConverterOptionalString.write(value.`executionId`, buf)
+            FfiConverterString.write(value.`executionState`, buf)
+            FfiConverterSequenceTypeInteraction.write(value.`pendingInteractions`, buf)
+            FfiConverterOptionalLong.write(value.`latestSequence`, buf)
+            FfiConverterOptionalBoolean.write(value.`historyComplete`, buf)
+            FfiConverterBoolean.write(value.`durableApprovals`, buf)
+    }
+}
+
+
+
+/**
+ * A Stop the host recorded. Recorded is not stopped: `wait_for_stop` says how it settled.
+ */
+data class StopRequested (
+    /**
+     * The `cancel` command.
+     */
+    var `commandId`: kotlin.String
+    , 
+    /**
+     * Its delivery state (`pending`; `obsolete` when nothing ran).
+     */
+    var `commandState`: kotlin.String
+    , 
+    /**
+     * The execution being stopped; none when nothing ran.
+     */
+    var `executionId`: kotlin.String?
+    , 
+    /**
+     * Its state (`stopping`; `idle` when nothing ran).
+     */
+    var `executionState`: kotlin.String
+    , 
+    /**
+     * The `Idempotency-Key` it was sent under.
+     */
+    var `idempotencyKey`: kotlin.String
+    , 
+    /**
+     * True when a turn is being stopped; false when there was nothing to stop.
+     */
+    var `isStopping`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeStopRequested: FfiConverterRustBuffer<StopRequested> {
+    override fun read(buf: ByteBuffer): StopRequested {
+        return StopRequested(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: StopRequested) = (
+            FfiConverterString.allocationSize(value.`commandId`) +
+            FfiConverterString.allocationSize(value.`commandState`) +
+            FfiConverterOptionalString.allocationSize(value.`executionId`) +
+            FfiConverterString.allocationSize(value.`executionState`) +
+            FfiConverterString.allocationSize(value.`idempotencyKey`) +
+            FfiConverterBoolean.allocationSize(value.`isStopping`)
+    )
+
+    override fun write(value: StopRequested, buf: ByteBuffer) {
+            FfiConverterString.write(value.`commandId`, buf)
+            FfiConverterString.write(value.`commandState`, buf)
+            FfiConverterOptionalString.write(value.`executionId`, buf)
+            FfiConverterString.write(value.`executionState`, buf)
+            FfiConverterString.write(value.`idempotencyKey`, buf)
+            FfiConverterBoolean.write(value.`isStopping`, buf)
     }
 }
 
@@ -4624,6 +5447,50 @@ public object FfiConverterTypeStreamFailure: FfiConverterRustBuffer<StreamFailur
             FfiConverterBoolean.write(value.`retryable`, buf)
     }
 }
+
+
+
+/**
+ * Which form of Agenta's session contract a host speaks.
+ */
+
+enum class AgentaContract {
+    
+    /**
+     * Durable approvals and durable Stop (Agenta v0.121 and later): a respond answers
+     * with the continuation, a Stop is a recorded command.
+     */
+    DURABLE,
+    /**
+     * The contract before it (a respond answers the row; no Stop).
+     */
+    LEGACY;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeAgentaContract: FfiConverterRustBuffer<AgentaContract> {
+    override fun read(buf: ByteBuffer) = try {
+        AgentaContract.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: AgentaContract) = 4UL
+
+    override fun write(value: AgentaContract, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
 
 
 
@@ -5355,47 +6222,6 @@ sealed class GatehouseException: kotlin.Exception() {
     }
     
     /**
-     * The gate is answered, and this host cannot show whose answer landed (the answer's
-     * outcome was lost; the row records no answer to compare with ours). Show the gate
-     * as answered, never as "answered on another device".
-     */
-    class AnswerOwnerUnknown(
-        
-        /**
-         * What happened.
-         */
-        val `msg`: kotlin.String, 
-        
-        /**
-         * The interaction, and what its row showed.
-         */
-        val `details`: kotlin.String?
-        ) : GatehouseException() {
-        override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
-    }
-    
-    /**
-     * The host answered with another project's rows than the one asked for (Agenta
-     * takes the project from its API key): nothing of them is shown.
-     */
-    class ProjectMismatch(
-        
-        /**
-         * What happened, naming both projects.
-         */
-        val `msg`: kotlin.String, 
-        
-        /**
-         * The asked and the answering project.
-         */
-        val `details`: kotlin.String?
-        ) : GatehouseException() {
-        override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
-    }
-    
-    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
      * server sent one (e.g. `INVALID_STATE`).
      */
@@ -5833,80 +6659,72 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            12 -> GatehouseException.AnswerOwnerUnknown(
+            12 -> GatehouseException.Conflict(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            13 -> GatehouseException.ProjectMismatch(
+            13 -> GatehouseException.CapabilityUnavailable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            14 -> GatehouseException.Conflict(
+            14 -> GatehouseException.Unauthorized(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            15 -> GatehouseException.CapabilityUnavailable(
+            15 -> GatehouseException.Forbidden(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            16 -> GatehouseException.Unauthorized(
+            16 -> GatehouseException.TenantRejected(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            17 -> GatehouseException.Forbidden(
+            17 -> GatehouseException.Validation(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            18 -> GatehouseException.TenantRejected(
+            18 -> GatehouseException.Invalid(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            19 -> GatehouseException.Validation(
+            19 -> GatehouseException.PayloadTooLarge(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            20 -> GatehouseException.Invalid(
+            20 -> GatehouseException.RateLimited(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            21 -> GatehouseException.PayloadTooLarge(
-                FfiConverterString.read(buf),
-                FfiConverterOptionalString.read(buf),
-                )
-            22 -> GatehouseException.RateLimited(
-                FfiConverterString.read(buf),
-                FfiConverterOptionalString.read(buf),
-                )
-            23 -> GatehouseException.Server(
+            21 -> GatehouseException.Server(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 FfiConverterUShort.read(buf),
                 )
-            24 -> GatehouseException.Transport(
+            22 -> GatehouseException.Transport(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            25 -> GatehouseException.Decode(
+            23 -> GatehouseException.Decode(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            26 -> GatehouseException.StreamFailed(
+            24 -> GatehouseException.StreamFailed(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            27 -> GatehouseException.AcceptedUnreadable(
+            25 -> GatehouseException.AcceptedUnreadable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            28 -> GatehouseException.Timeout(
+            26 -> GatehouseException.Timeout(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            29 -> GatehouseException.Config(
+            27 -> GatehouseException.Config(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            30 -> GatehouseException.Internal(
+            28 -> GatehouseException.Internal(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
@@ -5977,18 +6795,6 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 + FfiConverterOptionalString.allocationSize(value.`details`)
             )
             is GatehouseException.IdempotencyKeyReused -> (
-                // Add the size for the Int that specifies the variant plus the size needed for all fields
-                4UL
-                + FfiConverterString.allocationSize(value.`msg`)
-                + FfiConverterOptionalString.allocationSize(value.`details`)
-            )
-            is GatehouseException.AnswerOwnerUnknown -> (
-                // Add the size for the Int that specifies the variant plus the size needed for all fields
-                4UL
-                + FfiConverterString.allocationSize(value.`msg`)
-                + FfiConverterOptionalString.allocationSize(value.`details`)
-            )
-            is GatehouseException.ProjectMismatch -> (
                 // Add the size for the Int that specifies the variant plus the size needed for all fields
                 4UL
                 + FfiConverterString.allocationSize(value.`msg`)
@@ -6168,117 +6974,105 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.AnswerOwnerUnknown -> {
+            is GatehouseException.Conflict -> {
                 buf.putInt(12)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.ProjectMismatch -> {
+            is GatehouseException.CapabilityUnavailable -> {
                 buf.putInt(13)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Conflict -> {
+            is GatehouseException.Unauthorized -> {
                 buf.putInt(14)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.CapabilityUnavailable -> {
+            is GatehouseException.Forbidden -> {
                 buf.putInt(15)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Unauthorized -> {
+            is GatehouseException.TenantRejected -> {
                 buf.putInt(16)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Forbidden -> {
+            is GatehouseException.Validation -> {
                 buf.putInt(17)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.TenantRejected -> {
+            is GatehouseException.Invalid -> {
                 buf.putInt(18)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Validation -> {
+            is GatehouseException.PayloadTooLarge -> {
                 buf.putInt(19)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Invalid -> {
+            is GatehouseException.RateLimited -> {
                 buf.putInt(20)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.PayloadTooLarge -> {
-                buf.putInt(21)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
-            is GatehouseException.RateLimited -> {
-                buf.putInt(22)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
             is GatehouseException.Server -> {
-                buf.putInt(23)
+                buf.putInt(21)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 FfiConverterUShort.write(value.`status`, buf)
                 Unit
             }
             is GatehouseException.Transport -> {
-                buf.putInt(24)
+                buf.putInt(22)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Decode -> {
-                buf.putInt(25)
+                buf.putInt(23)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.StreamFailed -> {
-                buf.putInt(26)
+                buf.putInt(24)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.AcceptedUnreadable -> {
-                buf.putInt(27)
+                buf.putInt(25)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Timeout -> {
-                buf.putInt(28)
+                buf.putInt(26)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Config -> {
-                buf.putInt(29)
+                buf.putInt(27)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
             is GatehouseException.Internal -> {
-                buf.putInt(30)
+                buf.putInt(28)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
@@ -6341,14 +7135,6 @@ enum class GatehouseErrorKind {
      * See [`GatehouseError::IdempotencyKeyReused`].
      */
     IDEMPOTENCY_KEY_REUSED,
-    /**
-     * See [`GatehouseError::AnswerOwnerUnknown`].
-     */
-    ANSWER_OWNER_UNKNOWN,
-    /**
-     * See [`GatehouseError::ProjectMismatch`].
-     */
-    PROJECT_MISMATCH,
     /**
      * See [`GatehouseError::Conflict`].
      */
@@ -7336,6 +8122,681 @@ public object FfiConverterTypeListenerError : FfiConverterRustBuffer<ListenerExc
 
 
 /**
+ * What an answer did.
+ */
+sealed class RespondOutcome {
+    
+    /**
+     * Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
+     * `recoverable` when its delivery failed: `resume_continuation`), driven by the
+     * command `command_id`.
+     */
+    data class Continued(
+        /**
+         * The answered gate.
+         */
+        val `interaction`: dev.gatehouse.Interaction, 
+        /**
+         * The continuation command.
+         */
+        val `commandId`: kotlin.String, 
+        /**
+         * Its delivery state when answered (`pending`, ...).
+         */
+        val `commandState`: kotlin.String, 
+        /**
+         * The execution that continues the turn.
+         */
+        val `executionId`: kotlin.String, 
+        /**
+         * Its state.
+         */
+        val `executionState`: kotlin.String) : RespondOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The same verdict was already recorded; nothing new was created.
+     */
+    data class AlreadyRecorded(
+        /**
+         * The gate as it stands.
+         */
+        val `interaction`: dev.gatehouse.Interaction, 
+        /**
+         * The source turn.
+         */
+        val `executionId`: kotlin.String, 
+        /**
+         * Its state (`terminal` once continued).
+         */
+        val `executionState`: kotlin.String) : RespondOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Recorded; the turn waits for its other gates.
+     */
+    data class AwaitingOtherGates(
+        /**
+         * The answered gate.
+         */
+        val `interaction`: dev.gatehouse.Interaction, 
+        /**
+         * The source turn.
+         */
+        val `executionId`: kotlin.String) : RespondOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * A legacy host recorded the answer; it says nothing of the continuation.
+     */
+    data class Answered(
+        /**
+         * The gate after the answer.
+         */
+        val `interaction`: dev.gatehouse.Interaction) : RespondOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeRespondOutcome : FfiConverterRustBuffer<RespondOutcome>{
+    override fun read(buf: ByteBuffer): RespondOutcome {
+        return when(buf.getInt()) {
+            1 -> RespondOutcome.Continued(
+                FfiConverterTypeInteraction.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                )
+            2 -> RespondOutcome.AlreadyRecorded(
+                FfiConverterTypeInteraction.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                )
+            3 -> RespondOutcome.AwaitingOtherGates(
+                FfiConverterTypeInteraction.read(buf),
+                FfiConverterString.read(buf),
+                )
+            4 -> RespondOutcome.Answered(
+                FfiConverterTypeInteraction.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: RespondOutcome): ULong = when(value) {
+        is RespondOutcome.Continued -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeInteraction.allocationSize(value.`interaction`)
+                + FfiConverterString.allocationSize(value.`commandId`)
+                + FfiConverterString.allocationSize(value.`commandState`)
+                + FfiConverterString.allocationSize(value.`executionId`)
+                + FfiConverterString.allocationSize(value.`executionState`)
+            )
+        }
+        is RespondOutcome.AlreadyRecorded -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeInteraction.allocationSize(value.`interaction`)
+                + FfiConverterString.allocationSize(value.`executionId`)
+                + FfiConverterString.allocationSize(value.`executionState`)
+            )
+        }
+        is RespondOutcome.AwaitingOtherGates -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeInteraction.allocationSize(value.`interaction`)
+                + FfiConverterString.allocationSize(value.`executionId`)
+            )
+        }
+        is RespondOutcome.Answered -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeInteraction.allocationSize(value.`interaction`)
+            )
+        }
+    }
+
+    override fun write(value: RespondOutcome, buf: ByteBuffer) {
+        when(value) {
+            is RespondOutcome.Continued -> {
+                buf.putInt(1)
+                FfiConverterTypeInteraction.write(value.`interaction`, buf)
+                FfiConverterString.write(value.`commandId`, buf)
+                FfiConverterString.write(value.`commandState`, buf)
+                FfiConverterString.write(value.`executionId`, buf)
+                FfiConverterString.write(value.`executionState`, buf)
+                Unit
+            }
+            is RespondOutcome.AlreadyRecorded -> {
+                buf.putInt(2)
+                FfiConverterTypeInteraction.write(value.`interaction`, buf)
+                FfiConverterString.write(value.`executionId`, buf)
+                FfiConverterString.write(value.`executionState`, buf)
+                Unit
+            }
+            is RespondOutcome.AwaitingOtherGates -> {
+                buf.putInt(3)
+                FfiConverterTypeInteraction.write(value.`interaction`, buf)
+                FfiConverterString.write(value.`executionId`, buf)
+                Unit
+            }
+            is RespondOutcome.Answered -> {
+                buf.putInt(4)
+                FfiConverterTypeInteraction.write(value.`interaction`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+/**
+ * One item of a [`SessionEventWatch`].
+ */
+sealed class SessionEventUpdate {
+    
+    /**
+     * (Re)connected, replaying the durable events after `after`.
+     */
+    data class Connected(
+        /**
+         * The last sequence seen before this connection.
+         */
+        val `after`: kotlin.Long) : SessionEventUpdate()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * A durable event (each sequence once, across reconnects).
+     */
+    data class Event(
+        /**
+         * The event.
+         */
+        val `event`: dev.gatehouse.SessionEvent) : SessionEventUpdate()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The replay is done; live frames follow.
+     */
+    data object Ready : SessionEventUpdate()
+    
+    
+    /**
+     * A live frame (not replayed).
+     */
+    data class Frame(
+        /**
+         * The execution it belongs to.
+         */
+        val `executionId`: kotlin.String, 
+        /**
+         * Its type (`message.delta`, ...).
+         */
+        val `frameType`: kotlin.String, 
+        /**
+         * Its payload, as JSON text.
+         */
+        val `payload`: dev.gatehouse.JsonText) : SessionEventUpdate()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The connection dropped; the stream reconnects after the last sequence seen.
+     */
+    data class Reconnecting(
+        /**
+         * Consecutive failures so far.
+         */
+        val `attempt`: kotlin.Int, 
+        /**
+         * What went wrong.
+         */
+        val `failure`: dev.gatehouse.StreamFailure) : SessionEventUpdate()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The host closed the stream for good (e.g. `authorization_revoked`); it ends.
+     */
+    data class Closed(
+        /**
+         * Why, as the host spells it.
+         */
+        val `reason`: kotlin.String) : SessionEventUpdate()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSessionEventUpdate : FfiConverterRustBuffer<SessionEventUpdate>{
+    override fun read(buf: ByteBuffer): SessionEventUpdate {
+        return when(buf.getInt()) {
+            1 -> SessionEventUpdate.Connected(
+                FfiConverterLong.read(buf),
+                )
+            2 -> SessionEventUpdate.Event(
+                FfiConverterTypeSessionEvent.read(buf),
+                )
+            3 -> SessionEventUpdate.Ready
+            4 -> SessionEventUpdate.Frame(
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterTypeJsonText.read(buf),
+                )
+            5 -> SessionEventUpdate.Reconnecting(
+                FfiConverterInt.read(buf),
+                FfiConverterTypeStreamFailure.read(buf),
+                )
+            6 -> SessionEventUpdate.Closed(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: SessionEventUpdate): ULong = when(value) {
+        is SessionEventUpdate.Connected -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterLong.allocationSize(value.`after`)
+            )
+        }
+        is SessionEventUpdate.Event -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeSessionEvent.allocationSize(value.`event`)
+            )
+        }
+        is SessionEventUpdate.Ready -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is SessionEventUpdate.Frame -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`executionId`)
+                + FfiConverterString.allocationSize(value.`frameType`)
+                + FfiConverterTypeJsonText.allocationSize(value.`payload`)
+            )
+        }
+        is SessionEventUpdate.Reconnecting -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterInt.allocationSize(value.`attempt`)
+                + FfiConverterTypeStreamFailure.allocationSize(value.`failure`)
+            )
+        }
+        is SessionEventUpdate.Closed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+        }
+    }
+
+    override fun write(value: SessionEventUpdate, buf: ByteBuffer) {
+        when(value) {
+            is SessionEventUpdate.Connected -> {
+                buf.putInt(1)
+                FfiConverterLong.write(value.`after`, buf)
+                Unit
+            }
+            is SessionEventUpdate.Event -> {
+                buf.putInt(2)
+                FfiConverterTypeSessionEvent.write(value.`event`, buf)
+                Unit
+            }
+            is SessionEventUpdate.Ready -> {
+                buf.putInt(3)
+                Unit
+            }
+            is SessionEventUpdate.Frame -> {
+                buf.putInt(4)
+                FfiConverterString.write(value.`executionId`, buf)
+                FfiConverterString.write(value.`frameType`, buf)
+                FfiConverterTypeJsonText.write(value.`payload`, buf)
+                Unit
+            }
+            is SessionEventUpdate.Reconnecting -> {
+                buf.putInt(5)
+                FfiConverterInt.write(value.`attempt`, buf)
+                FfiConverterTypeStreamFailure.write(value.`failure`, buf)
+                Unit
+            }
+            is SessionEventUpdate.Closed -> {
+                buf.putInt(6)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+/**
+ * How a Stop settled. Stopped, failed and lost come only from the session's events.
+ */
+sealed class StopOutcome {
+    
+    /**
+     * The turn stopped.
+     */
+    data class Stopped(
+        /**
+         * The stopped execution.
+         */
+        val `executionId`: kotlin.String) : StopOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Nothing was running (or a newer turn had started: the host's answer does not tell).
+     */
+    data object NotRunning : StopOutcome()
+    
+    
+    /**
+     * The turn ended without a stop event while a newer turn runs.
+     */
+    data class SupersededByNewerTurn(
+        /**
+         * The execution that runs now.
+         */
+        val `runningExecutionId`: kotlin.String) : StopOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The turn failed.
+     */
+    data class Failed(
+        /**
+         * The failed execution.
+         */
+        val `executionId`: kotlin.String, 
+        /**
+         * The error's code.
+         */
+        val `code`: kotlin.String, 
+        /**
+         * The error's message.
+         */
+        val `errorMessage`: kotlin.String) : StopOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The turn was lost (its runner went away).
+     */
+    data class Lost(
+        /**
+         * The lost execution.
+         */
+        val `executionId`: kotlin.String, 
+        /**
+         * Why.
+         */
+        val `reason`: kotlin.String) : StopOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * No outcome could be established; read the session again.
+     */
+    data class Unresolved(
+        /**
+         * The session's execution, as last read.
+         */
+        val `executionId`: kotlin.String?, 
+        /**
+         * Its state, as last read.
+         */
+        val `state`: kotlin.String, 
+        /**
+         * True when the timeout ran out while the turn was still live.
+         */
+        val `timedOut`: kotlin.Boolean) : StopOutcome()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeStopOutcome : FfiConverterRustBuffer<StopOutcome>{
+    override fun read(buf: ByteBuffer): StopOutcome {
+        return when(buf.getInt()) {
+            1 -> StopOutcome.Stopped(
+                FfiConverterString.read(buf),
+                )
+            2 -> StopOutcome.NotRunning
+            3 -> StopOutcome.SupersededByNewerTurn(
+                FfiConverterString.read(buf),
+                )
+            4 -> StopOutcome.Failed(
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                )
+            5 -> StopOutcome.Lost(
+                FfiConverterString.read(buf),
+                FfiConverterString.read(buf),
+                )
+            6 -> StopOutcome.Unresolved(
+                FfiConverterOptionalString.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterBoolean.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: StopOutcome): ULong = when(value) {
+        is StopOutcome.Stopped -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`executionId`)
+            )
+        }
+        is StopOutcome.NotRunning -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is StopOutcome.SupersededByNewerTurn -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`runningExecutionId`)
+            )
+        }
+        is StopOutcome.Failed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`executionId`)
+                + FfiConverterString.allocationSize(value.`code`)
+                + FfiConverterString.allocationSize(value.`errorMessage`)
+            )
+        }
+        is StopOutcome.Lost -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`executionId`)
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+        }
+        is StopOutcome.Unresolved -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterOptionalString.allocationSize(value.`executionId`)
+                + FfiConverterString.allocationSize(value.`state`)
+                + FfiConverterBoolean.allocationSize(value.`timedOut`)
+            )
+        }
+    }
+
+    override fun write(value: StopOutcome, buf: ByteBuffer) {
+        when(value) {
+            is StopOutcome.Stopped -> {
+                buf.putInt(1)
+                FfiConverterString.write(value.`executionId`, buf)
+                Unit
+            }
+            is StopOutcome.NotRunning -> {
+                buf.putInt(2)
+                Unit
+            }
+            is StopOutcome.SupersededByNewerTurn -> {
+                buf.putInt(3)
+                FfiConverterString.write(value.`runningExecutionId`, buf)
+                Unit
+            }
+            is StopOutcome.Failed -> {
+                buf.putInt(4)
+                FfiConverterString.write(value.`executionId`, buf)
+                FfiConverterString.write(value.`code`, buf)
+                FfiConverterString.write(value.`errorMessage`, buf)
+                Unit
+            }
+            is StopOutcome.Lost -> {
+                buf.putInt(5)
+                FfiConverterString.write(value.`executionId`, buf)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+            is StopOutcome.Unresolved -> {
+                buf.putInt(6)
+                FfiConverterOptionalString.write(value.`executionId`, buf)
+                FfiConverterString.write(value.`state`, buf)
+                FfiConverterBoolean.write(value.`timedOut`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+/**
  * Which kind of host the base URL is.
  */
 
@@ -7723,6 +9184,38 @@ public object FfiConverterOptionalLong: FfiConverterRustBuffer<kotlin.Long?> {
 /**
  * @suppress
  */
+public object FfiConverterOptionalBoolean: FfiConverterRustBuffer<kotlin.Boolean?> {
+    override fun read(buf: ByteBuffer): kotlin.Boolean? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterBoolean.read(buf)
+    }
+
+    override fun allocationSize(value: kotlin.Boolean?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterBoolean.allocationSize(value)
+        }
+    }
+
+    override fun write(value: kotlin.Boolean?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterBoolean.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?> {
     override fun read(buf: ByteBuffer): kotlin.String? {
         if (buf.get().toInt() == 0) {
@@ -7915,6 +9408,38 @@ public object FfiConverterOptionalTypeSessionOutcome: FfiConverterRustBuffer<Ses
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeAgentaContract: FfiConverterRustBuffer<AgentaContract?> {
+    override fun read(buf: ByteBuffer): AgentaContract? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeAgentaContract.read(buf)
+    }
+
+    override fun allocationSize(value: AgentaContract?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeAgentaContract.allocationSize(value)
+        }
+    }
+
+    override fun write(value: AgentaContract?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeAgentaContract.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypeCheckpoint: FfiConverterRustBuffer<Checkpoint?> {
     override fun read(buf: ByteBuffer): Checkpoint? {
         if (buf.get().toInt() == 0) {
@@ -8001,6 +9526,38 @@ public object FfiConverterOptionalTypeInteractionStatus: FfiConverterRustBuffer<
         } else {
             buf.put(1)
             FfiConverterTypeInteractionStatus.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeSessionEventUpdate: FfiConverterRustBuffer<SessionEventUpdate?> {
+    override fun read(buf: ByteBuffer): SessionEventUpdate? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeSessionEventUpdate.read(buf)
+    }
+
+    override fun allocationSize(value: SessionEventUpdate?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeSessionEventUpdate.allocationSize(value)
+        }
+    }
+
+    override fun write(value: SessionEventUpdate?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeSessionEventUpdate.write(value, buf)
         }
     }
 }
