@@ -5,7 +5,7 @@
 //! | 0 | ok |
 //! | 1 | any other error (server down, invalid input, invalid document, timeout, ...) |
 //! | 2 | usage error (bad flags, unknown schema type name, an unusable connection setting) |
-//! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, a turn that can no longer be continued, a stale execution, a reused idempotency key, ...); `wire stamp`: nothing would be stamped |
+//! | 3 | already answered (also answered differently, no longer pending), or a conflict (stale revision, operationId bound elsewhere, ...); `wire stamp`: nothing would be stamped |
 //! | 4 | not found |
 //! | 5 | capability unavailable on this host |
 //! | 6 | permission denied (403) |
@@ -13,6 +13,9 @@
 //! | 8 | the server refused the request as invalid (validation failure, malformed request) |
 //! | 9 | the execution session is not active (its run ended) |
 //! | 10 | the session's intervention limit is reached |
+//! | 11 | the turn can no longer be continued (Agenta's `execution_terminal` with its state or outcome) |
+//! | 12 | stale execution: the gate or the running turn is another execution than expected (Agenta's `execution_mismatch`, Stop's stale expectation) |
+//! | 13 | the idempotency key was already used for another request |
 //!
 //! A client error's code follows from its `gatehouse_client::ErrorKind` through
 //! [`exit_for`], the one table.
@@ -46,6 +49,12 @@ pub enum Exit {
     SessionNotActive,
     /// 10: the intervention limit is reached.
     InterventionLimit,
+    /// 11: the turn can no longer be continued (stopping, or settled).
+    TurnNotContinuable,
+    /// 12: the gate (or the running turn) is another execution than expected.
+    StaleExecution,
+    /// 13: the idempotency key was used for another request.
+    IdempotencyKeyReused,
 }
 
 impl Exit {
@@ -63,6 +72,9 @@ impl Exit {
             Exit::Invalid => 8,
             Exit::SessionNotActive => 9,
             Exit::InterventionLimit => 10,
+            Exit::TurnNotContinuable => 11,
+            Exit::StaleExecution => 12,
+            Exit::IdempotencyKeyReused => 13,
         }
     }
 }
@@ -115,10 +127,10 @@ pub fn exit_for(kind: ErrorKind) -> Exit {
         | ErrorKind::OperationConflict
         | ErrorKind::DispatchOwnershipLost
         | ErrorKind::ResolvedDifferently
-        | ErrorKind::TurnNotContinuable
-        | ErrorKind::StaleExecution
-        | ErrorKind::IdempotencyKeyReused
         | ErrorKind::Conflict => Exit::Conflict,
+        ErrorKind::TurnNotContinuable => Exit::TurnNotContinuable,
+        ErrorKind::StaleExecution => Exit::StaleExecution,
+        ErrorKind::IdempotencyKeyReused => Exit::IdempotencyKeyReused,
         ErrorKind::NotFound => Exit::NotFound,
         ErrorKind::CapabilityUnavailable => Exit::Unavailable,
         ErrorKind::Forbidden => Exit::Forbidden,
@@ -171,13 +183,10 @@ mod tests {
             );
         }
         assert_eq!(exit_for(ErrorKind::ResolvedDifferently), Exit::Conflict);
-        for conflict in [
-            ErrorKind::TurnNotContinuable,
-            ErrorKind::StaleExecution,
-            ErrorKind::IdempotencyKeyReused,
-        ] {
-            assert_eq!(exit_for(conflict).code(), 3, "{conflict}");
-        }
+        assert_eq!(exit_for(ErrorKind::AlreadyAnswered).code(), 3);
+        assert_eq!(exit_for(ErrorKind::TurnNotContinuable).code(), 11);
+        assert_eq!(exit_for(ErrorKind::StaleExecution).code(), 12);
+        assert_eq!(exit_for(ErrorKind::IdempotencyKeyReused).code(), 13);
         assert_eq!(exit_for(ErrorKind::NotFound), Exit::NotFound);
         assert_eq!(
             exit_for(ErrorKind::CapabilityUnavailable),
@@ -201,10 +210,13 @@ mod tests {
             Exit::Invalid,
             Exit::SessionNotActive,
             Exit::InterventionLimit,
+            Exit::TurnNotContinuable,
+            Exit::StaleExecution,
+            Exit::IdempotencyKeyReused,
         ]
         .iter()
         .map(|e| e.code())
         .collect();
-        assert_eq!(codes.len(), 11, "every exit code is distinct");
+        assert_eq!(codes.len(), 14, "every exit code is distinct");
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Exit codes (see [`exit`]): 0 ok, 1 other error, 2 usage, 3 already answered or
 //! conflict, 4 not found, 5 capability unavailable, 6 permission denied, 7 missing or
-//! unknown tenant, 8 invalid request, 9 session not active, 10 intervention limit.
+//! unknown tenant, 8 invalid request, 9 session not active, 10 intervention limit, 11 turn
+//! can no longer be continued, 12 stale execution, 13 idempotency key reused.
 
 // A command-line tool: its output (and its errors) go to stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]

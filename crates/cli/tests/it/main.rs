@@ -17,6 +17,7 @@ mod replay;
 mod agentplat_replay;
 mod crash;
 mod demo;
+mod durable;
 mod interactions;
 mod interventions;
 mod interventions_follow;
