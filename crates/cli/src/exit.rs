@@ -16,6 +16,7 @@
 //! | 11 | the turn can no longer be continued (Agenta's `execution_terminal` with its state or outcome) |
 //! | 12 | stale execution: the gate or the running turn is another execution than expected (Agenta's `execution_mismatch`, Stop's stale expectation) |
 //! | 13 | the idempotency key was already used for another request |
+//! | 14 | a Stop still unresolved: no outcome at the `--wait-timeout`, or none the session's events establish |
 //!
 //! A client error's code follows from its `gatehouse_client::ErrorKind` through
 //! [`exit_for`], the one table.
@@ -55,6 +56,9 @@ pub enum Exit {
     StaleExecution,
     /// 13: the idempotency key was used for another request.
     IdempotencyKeyReused,
+    /// 14: a Stop whose outcome could not be established (still stopping at the
+    /// timeout, or no event says how the turn ended).
+    StopUnresolved,
 }
 
 impl Exit {
@@ -75,6 +79,7 @@ impl Exit {
             Exit::TurnNotContinuable => 11,
             Exit::StaleExecution => 12,
             Exit::IdempotencyKeyReused => 13,
+            Exit::StopUnresolved => 14,
         }
     }
 }
@@ -213,10 +218,11 @@ mod tests {
             Exit::TurnNotContinuable,
             Exit::StaleExecution,
             Exit::IdempotencyKeyReused,
+            Exit::StopUnresolved,
         ]
         .iter()
         .map(|e| e.code())
         .collect();
-        assert_eq!(codes.len(), 14, "every exit code is distinct");
+        assert_eq!(codes.len(), 15, "every exit code is distinct");
     }
 }

@@ -476,7 +476,7 @@ fn respond_error(id: &str, err: Error) -> CliError {
                 format!(" ({})", why.join(", "))
             };
             format!(
-                "the turn of {id} can no longer be continued{why}; your answer was not recorded: read the session again"
+                "the turn of {id} can no longer be continued{why}; your answer was not recorded: read the session again (gatehouse sessions snapshot)"
             )
         }
         Error::StaleExecution {
