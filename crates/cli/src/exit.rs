@@ -5,7 +5,7 @@
 //! | 0 | ok |
 //! | 1 | any other error (server down, invalid input, invalid document, timeout, ...) |
 //! | 2 | usage error (bad flags, unknown schema type name, an unusable connection setting) |
-//! | 3 | already answered, or a conflict (stale revision, operationId bound elsewhere, a turn that can no longer be continued, a stale execution, a reused idempotency key, ...); `wire stamp`: nothing would be stamped |
+//! | 3 | already answered (also answered differently, no longer pending), or a conflict (stale revision, operationId bound elsewhere, ...); `wire stamp`: nothing would be stamped |
 //! | 4 | not found |
 //! | 5 | capability unavailable on this host |
 //! | 6 | permission denied (403) |
@@ -15,6 +15,10 @@
 //! | 10 | the session's intervention limit is reached |
 //! | 11 | answered; whose answer is not knowable from this host (a respond whose outcome was lost) |
 //! | 12 | the host answered with another project's rows than `--project` asked for |
+//! | 13 | the turn can no longer be continued (Agenta's `execution_terminal` with its state or outcome) |
+//! | 14 | stale execution: the gate or the running turn is another execution than expected (Agenta's `execution_mismatch`, Stop's stale expectation) |
+//! | 15 | the idempotency key was already used for another request |
+//! | 16 | a Stop still unresolved: no outcome at the `--wait-timeout`, or none the session's events establish |
 //!
 //! A client error's code follows from its `gatehouse_client::ErrorKind` through
 //! [`exit_for`], the one table.
@@ -52,6 +56,15 @@ pub enum Exit {
     AnswerOwnerUnknown,
     /// 12: the host answered for another project than the one asked for.
     ProjectMismatch,
+    /// 13: the turn can no longer be continued (stopping, or settled).
+    TurnNotContinuable,
+    /// 14: the gate (or the running turn) is another execution than expected.
+    StaleExecution,
+    /// 15: the idempotency key was used for another request.
+    IdempotencyKeyReused,
+    /// 16: a Stop whose outcome could not be established (still stopping at the
+    /// timeout, or no event says how the turn ended).
+    StopUnresolved,
 }
 
 impl Exit {
@@ -71,6 +84,10 @@ impl Exit {
             Exit::InterventionLimit => 10,
             Exit::AnswerOwnerUnknown => 11,
             Exit::ProjectMismatch => 12,
+            Exit::TurnNotContinuable => 13,
+            Exit::StaleExecution => 14,
+            Exit::IdempotencyKeyReused => 15,
+            Exit::StopUnresolved => 16,
         }
     }
 }
@@ -123,10 +140,10 @@ pub fn exit_for(kind: ErrorKind) -> Exit {
         | ErrorKind::OperationConflict
         | ErrorKind::DispatchOwnershipLost
         | ErrorKind::ResolvedDifferently
-        | ErrorKind::TurnNotContinuable
-        | ErrorKind::StaleExecution
-        | ErrorKind::IdempotencyKeyReused
         | ErrorKind::Conflict => Exit::Conflict,
+        ErrorKind::TurnNotContinuable => Exit::TurnNotContinuable,
+        ErrorKind::StaleExecution => Exit::StaleExecution,
+        ErrorKind::IdempotencyKeyReused => Exit::IdempotencyKeyReused,
         ErrorKind::NotFound => Exit::NotFound,
         ErrorKind::CapabilityUnavailable => Exit::Unavailable,
         ErrorKind::Forbidden => Exit::Forbidden,
@@ -185,13 +202,10 @@ mod tests {
             );
         }
         assert_eq!(exit_for(ErrorKind::ResolvedDifferently), Exit::Conflict);
-        for conflict in [
-            ErrorKind::TurnNotContinuable,
-            ErrorKind::StaleExecution,
-            ErrorKind::IdempotencyKeyReused,
-        ] {
-            assert_eq!(exit_for(conflict).code(), 3, "{conflict}");
-        }
+        assert_eq!(exit_for(ErrorKind::AlreadyAnswered).code(), 3);
+        assert_eq!(exit_for(ErrorKind::TurnNotContinuable).code(), 13);
+        assert_eq!(exit_for(ErrorKind::StaleExecution).code(), 14);
+        assert_eq!(exit_for(ErrorKind::IdempotencyKeyReused).code(), 15);
         assert_eq!(exit_for(ErrorKind::NotFound), Exit::NotFound);
         assert_eq!(
             exit_for(ErrorKind::CapabilityUnavailable),
@@ -219,10 +233,14 @@ mod tests {
             Exit::InterventionLimit,
             Exit::AnswerOwnerUnknown,
             Exit::ProjectMismatch,
+            Exit::TurnNotContinuable,
+            Exit::StaleExecution,
+            Exit::IdempotencyKeyReused,
+            Exit::StopUnresolved,
         ]
         .iter()
         .map(|e| e.code())
         .collect();
-        assert_eq!(codes.len(), 13, "every exit code is distinct");
+        assert_eq!(codes.len(), 17, "every exit code is distinct");
     }
 }

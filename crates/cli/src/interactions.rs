@@ -1,13 +1,14 @@
 //! `gatehouse interactions list|get|respond|approve-all|watch`: operate on approval gates.
 
 use clap::{Args, Subcommand, ValueEnum};
-use gatehouse_client::Answer;
+use gatehouse_client::{Answer, Error, RespondOptions, RespondOutcome};
 use gatehouse_wire::interaction::{
     InteractionKind, InteractionQuery, InteractionStatus, SessionInteraction, WatchEvent,
 };
+use gatehouse_wire::sessions::SessionExecutionState;
 
 use crate::connect::ConnectArgs;
-use crate::exit::{client_error, CliError, CliResult};
+use crate::exit::{client_error, exit_for, CliError, CliResult};
 use crate::follow::follow_stream;
 use crate::output::{or_dash, print_fields, print_json, print_json_line, truncate, Spinner, Table};
 
@@ -118,6 +119,18 @@ struct RespondArgs {
     /// The tool call being answered (defaults to the row's).
     #[arg(long)]
     tool_call_id: Option<String>,
+    /// The turn (execution) you saw the gate in: a host that speaks Agenta's durable
+    /// contract refuses the answer (exit 14) when the gate belongs to another one.
+    #[arg(long, value_name = "ID")]
+    expected_execution: Option<String>,
+    /// The gate's session: where an Agenta host's contract is read from (its snapshot).
+    /// Without it, on `--upstream agenta`, the gate's row is read first for its session.
+    #[arg(long)]
+    session: Option<String>,
+    /// The `Idempotency-Key` to send (default: a fresh one). Re-running with the same key
+    /// and answer replays the recorded answer; another answer under it exits 13.
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -291,27 +304,192 @@ async fn respond_cmd(connect: &ConnectArgs, args: RespondArgs) -> CliResult {
     if let Some(tool_call_id) = args.tool_call_id {
         answer = answer.tool_call_id(tool_call_id);
     }
-    let row = client
-        .interactions()
-        .respond(&args.id, &answer)
-        .await
-        .map_err(client_error)?;
-    if connect.json {
-        return print_json(&row);
+    let mut options = RespondOptions::new();
+    if let Some(key) = args.idempotency_key {
+        options = options.idempotency_key(key);
+    }
+    if let Some(expected) = args.expected_execution {
+        options = options.expected_execution_id(expected);
+    }
+    // An Agenta host has no discovery route: `--session` lets the client read its contract
+    // from that session's snapshot. Without it, nothing more is asked of the host: the
+    // answer goes out in the form every host takes, and what comes back is read as it is.
+    if let Some(session) = args.session {
+        options = options.session_id(session);
     }
     let verdict = if args.approve { "approved" } else { "denied" };
-    // Only a stamped row names the config its turn resumes under; say nothing more.
-    let config = if row.stamped_parameters().is_some() {
-        "the turn resumes under its stamped config"
-    } else {
-        "the row carries no stamped config"
+    let outcome = match client
+        .interactions()
+        .respond_outcome(&args.id, &answer, &options)
+        .await
+    {
+        Ok(outcome) => outcome,
+        // A 2xx: the answer is recorded; only what it did is unknown.
+        Err(err @ Error::AcceptedUnreadable { .. }) => {
+            eprintln!("warning: {err}");
+            if connect.json {
+                return print_json(&serde_json::json!({
+                    "outcome": "recorded_unreadable",
+                    "id": args.id,
+                    "reason": err.to_string(),
+                }));
+            }
+            println!(
+                "{verdict} {}: recorded (the host accepted it); what it did is unknown: its answer could not be read",
+                args.id
+            );
+            return Ok(());
+        }
+        Err(err) => return Err(respond_error(&args.id, err)),
     };
-    println!(
-        "{verdict} {} (status {}); {config}",
-        args.id,
-        status_str(&row)
-    );
+    if connect.json {
+        return print_json(&outcome_json(&outcome)?);
+    }
+    println!("{}", describe_outcome(verdict, &args.id, &outcome));
     Ok(())
+}
+
+/// What an answer did, in one line (only what the host said).
+fn describe_outcome(verdict: &str, id: &str, outcome: &RespondOutcome) -> String {
+    match outcome {
+        RespondOutcome::Continued {
+            command, execution, ..
+        } => {
+            let mut line = format!(
+                "{verdict} {id}: recorded; the turn continues as execution {} ({}), command {} ({})",
+                execution.id,
+                execution.state.as_str(),
+                command.id,
+                command.state.as_str()
+            );
+            if execution.state == SessionExecutionState::Recoverable {
+                line.push_str(
+                    "; its delivery to the runner failed after the answer was recorded: the host delivers it again on a resume or the next message",
+                );
+            }
+            line
+        }
+        RespondOutcome::AlreadyRecorded { execution, .. } => format!(
+            "{verdict} {id}: the same verdict was already recorded; nothing new was created (turn {} is {})",
+            execution.id,
+            execution.state.as_str()
+        ),
+        RespondOutcome::AwaitingOtherGates { execution, .. } => format!(
+            "{verdict} {id}: recorded; turn {} waits for its other gates ({}): the answer that completes them continues it",
+            execution.id,
+            execution.state.as_str()
+        ),
+        RespondOutcome::Answered { interaction } => {
+            // Only a stamped row names the config its turn resumes under; say nothing more.
+            let config = if interaction.stamped_parameters().is_some() {
+                "the turn resumes under its stamped config"
+            } else {
+                "the row carries no stamped config"
+            };
+            format!(
+                "{verdict} {id} (status {}); {config}",
+                status_str(interaction)
+            )
+        }
+        // An outcome this CLI does not know yet: the row is all it can tell.
+        other => format!(
+            "{verdict} {id} (status {})",
+            status_str(other.interaction())
+        ),
+    }
+}
+
+/// `--json` of an answer: the row alone on a legacy host (as before); on a durable host
+/// the outcome, the row, and the command and execution the host named.
+fn outcome_json(outcome: &RespondOutcome) -> CliResult<serde_json::Value> {
+    let row = |interaction: &SessionInteraction| to_json(interaction);
+    Ok(match outcome {
+        RespondOutcome::Continued {
+            interaction,
+            command,
+            execution,
+        } => serde_json::json!({
+            "outcome": "continued",
+            "interaction": row(interaction)?,
+            "command": to_json(command)?,
+            "execution": to_json(execution)?,
+        }),
+        RespondOutcome::AlreadyRecorded {
+            interaction,
+            execution,
+        } => serde_json::json!({
+            "outcome": "already_recorded",
+            "interaction": row(interaction)?,
+            "command": null,
+            "execution": to_json(execution)?,
+        }),
+        RespondOutcome::AwaitingOtherGates {
+            interaction,
+            execution,
+        } => serde_json::json!({
+            "outcome": "awaiting_other_gates",
+            "interaction": row(interaction)?,
+            "command": null,
+            "execution": to_json(execution)?,
+        }),
+        other => row(other.interaction())?,
+    })
+}
+
+/// Render a wire value as JSON.
+fn to_json<T: serde::Serialize>(value: &T) -> CliResult<serde_json::Value> {
+    serde_json::to_value(value)
+        .map_err(|err| CliError::other(format!("could not render JSON output: {err}")))
+}
+
+/// A refused answer: its message (what the host said, and what to do) and exit code.
+fn respond_error(id: &str, err: Error) -> CliError {
+    let exit = exit_for(err.kind());
+    let message = match &err {
+        Error::AlreadyAnswered {
+            interaction_status: Some(InteractionStatus::Responded),
+            ..
+        } => format!("{id} was already answered differently; your answer was not recorded ({err})"),
+        Error::AlreadyAnswered {
+            interaction_status: Some(status),
+            ..
+        } => format!(
+            "{id} is no longer pending (it is {status}); your answer was not recorded ({err})"
+        ),
+        Error::TurnNotContinuable {
+            execution_state,
+            terminal_outcome,
+            ..
+        } => {
+            let mut why = Vec::new();
+            if let Some(state) = execution_state {
+                why.push(format!("state {state}"));
+            }
+            if let Some(outcome) = terminal_outcome {
+                why.push(format!("outcome {outcome}"));
+            }
+            let why = if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join(", "))
+            };
+            format!(
+                "the turn of {id} can no longer be continued{why}; your answer was not recorded: read the session again (gatehouse sessions snapshot)"
+            )
+        }
+        Error::StaleExecution {
+            current_execution_id,
+            ..
+        } => format!(
+            "{id} belongs to execution {}, not the one you expected: refresh and ask again",
+            current_execution_id.as_deref().unwrap_or("(not said)")
+        ),
+        Error::IdempotencyKeyReused { .. } => format!(
+            "the idempotency key was already used for another request; nothing was recorded: answer under a new key ({err})"
+        ),
+        _ => return client_error(err),
+    };
+    CliError::new(exit, message)
 }
 
 async fn approve_all_cmd(connect: &ConnectArgs, args: ApproveAllArgs) -> CliResult {

@@ -4,7 +4,8 @@
 //! Exit codes (see [`exit`]): 0 ok, 1 other error, 2 usage, 3 already answered or
 //! conflict, 4 not found, 5 capability unavailable, 6 permission denied, 7 missing or
 //! unknown tenant, 8 invalid request, 9 session not active, 10 intervention limit,
-//! 11 answered but whose answer is not knowable, 12 another project's rows.
+//! 11 answered but whose answer is not knowable, 12 another project's rows, 13 turn can no
+//! longer be continued, 14 stale execution, 15 idempotency key reused, 16 Stop unresolved.
 
 // A command-line tool: its output (and its errors) go to stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -18,6 +19,7 @@ mod interventions;
 mod output;
 mod schema;
 mod serve;
+mod sessions;
 mod webhooks;
 mod wire;
 
@@ -43,6 +45,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Approval gates: list, get, respond, approve-all, watch.
     Interactions(interactions::InteractionsArgs),
+    /// Agenta's durable session control: stop, snapshot, events.
+    Sessions(sessions::SessionsArgs),
     /// Interventions on a run's execution session: request, get, wait, events.
     Interventions(interventions::InterventionsArgs),
     /// Offline wire tools: stamp, validate, row, fingerprint.
@@ -72,6 +76,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Serve(args) => runtime()?.block_on(serve::run(args)),
         Command::Interactions(args) => runtime()?.block_on(interactions::run(args)),
         Command::Interventions(args) => runtime()?.block_on(interventions::run(args)),
+        Command::Sessions(args) => runtime()?.block_on(sessions::run(args)),
         Command::Webhooks(args) => runtime()?.block_on(webhooks::run(args)),
     }
 }

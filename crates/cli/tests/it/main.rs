@@ -18,6 +18,7 @@ mod agenta_replay;
 mod agentplat_replay;
 mod crash;
 mod demo;
+mod durable;
 mod interactions;
 mod interventions;
 mod interventions_follow;
