@@ -1410,87 +1410,97 @@ class GatehouseErrorKind(enum.Enum):
     See [`GatehouseError::IdempotencyKeyReused`].
 """
     
-    CONFLICT = 11
+    ANSWER_OWNER_UNKNOWN = 11
+    """
+    See [`GatehouseError::AnswerOwnerUnknown`].
+"""
+    
+    PROJECT_MISMATCH = 12
+    """
+    See [`GatehouseError::ProjectMismatch`].
+"""
+    
+    CONFLICT = 13
     """
     See [`GatehouseError::Conflict`].
 """
     
-    CAPABILITY_UNAVAILABLE = 12
+    CAPABILITY_UNAVAILABLE = 14
     """
     See [`GatehouseError::CapabilityUnavailable`].
 """
     
-    UNAUTHORIZED = 13
+    UNAUTHORIZED = 15
     """
     See [`GatehouseError::Unauthorized`].
 """
     
-    FORBIDDEN = 14
+    FORBIDDEN = 16
     """
     See [`GatehouseError::Forbidden`].
 """
     
-    TENANT_REJECTED = 15
+    TENANT_REJECTED = 17
     """
     See [`GatehouseError::TenantRejected`].
 """
     
-    VALIDATION = 16
+    VALIDATION = 18
     """
     See [`GatehouseError::Validation`].
 """
     
-    INVALID = 17
+    INVALID = 19
     """
     See [`GatehouseError::Invalid`].
 """
     
-    PAYLOAD_TOO_LARGE = 18
+    PAYLOAD_TOO_LARGE = 20
     """
     See [`GatehouseError::PayloadTooLarge`].
 """
     
-    RATE_LIMITED = 19
+    RATE_LIMITED = 21
     """
     See [`GatehouseError::RateLimited`].
 """
     
-    SERVER = 20
+    SERVER = 22
     """
     See [`GatehouseError::Server`].
 """
     
-    TRANSPORT = 21
+    TRANSPORT = 23
     """
     See [`GatehouseError::Transport`].
 """
     
-    DECODE = 22
+    DECODE = 24
     """
     See [`GatehouseError::Decode`].
 """
     
-    STREAM_FAILED = 23
+    STREAM_FAILED = 25
     """
     See [`GatehouseError::StreamFailed`].
 """
     
-    ACCEPTED_UNREADABLE = 24
+    ACCEPTED_UNREADABLE = 26
     """
     See [`GatehouseError::AcceptedUnreadable`].
 """
     
-    TIMEOUT = 25
+    TIMEOUT = 27
     """
     See [`GatehouseError::Timeout`].
 """
     
-    CONFIG = 26
+    CONFIG = 28
     """
     See [`GatehouseError::Config`].
 """
     
-    INTERNAL = 27
+    INTERNAL = 29
     """
     See [`GatehouseError::Internal`].
 """
@@ -1524,38 +1534,42 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if variant == 11:
             return GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED
         if variant == 12:
-            return GatehouseErrorKind.CONFLICT
+            return GatehouseErrorKind.ANSWER_OWNER_UNKNOWN
         if variant == 13:
-            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
+            return GatehouseErrorKind.PROJECT_MISMATCH
         if variant == 14:
-            return GatehouseErrorKind.UNAUTHORIZED
+            return GatehouseErrorKind.CONFLICT
         if variant == 15:
-            return GatehouseErrorKind.FORBIDDEN
+            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
         if variant == 16:
-            return GatehouseErrorKind.TENANT_REJECTED
+            return GatehouseErrorKind.UNAUTHORIZED
         if variant == 17:
-            return GatehouseErrorKind.VALIDATION
+            return GatehouseErrorKind.FORBIDDEN
         if variant == 18:
-            return GatehouseErrorKind.INVALID
+            return GatehouseErrorKind.TENANT_REJECTED
         if variant == 19:
-            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
+            return GatehouseErrorKind.VALIDATION
         if variant == 20:
-            return GatehouseErrorKind.RATE_LIMITED
+            return GatehouseErrorKind.INVALID
         if variant == 21:
-            return GatehouseErrorKind.SERVER
+            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
         if variant == 22:
-            return GatehouseErrorKind.TRANSPORT
+            return GatehouseErrorKind.RATE_LIMITED
         if variant == 23:
-            return GatehouseErrorKind.DECODE
+            return GatehouseErrorKind.SERVER
         if variant == 24:
-            return GatehouseErrorKind.STREAM_FAILED
+            return GatehouseErrorKind.TRANSPORT
         if variant == 25:
-            return GatehouseErrorKind.ACCEPTED_UNREADABLE
+            return GatehouseErrorKind.DECODE
         if variant == 26:
-            return GatehouseErrorKind.TIMEOUT
+            return GatehouseErrorKind.STREAM_FAILED
         if variant == 27:
-            return GatehouseErrorKind.CONFIG
+            return GatehouseErrorKind.ACCEPTED_UNREADABLE
         if variant == 28:
+            return GatehouseErrorKind.TIMEOUT
+        if variant == 29:
+            return GatehouseErrorKind.CONFIG
+        if variant == 30:
             return GatehouseErrorKind.INTERNAL
         raise InternalError("Raw enum value doesn't match any cases")
 
@@ -1582,6 +1596,10 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if value == GatehouseErrorKind.STALE_EXECUTION:
             return
         if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
+            return
+        if value == GatehouseErrorKind.ANSWER_OWNER_UNKNOWN:
+            return
+        if value == GatehouseErrorKind.PROJECT_MISMATCH:
             return
         if value == GatehouseErrorKind.CONFLICT:
             return
@@ -1643,40 +1661,44 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
             buf.write_i32(10)
         if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
             buf.write_i32(11)
-        if value == GatehouseErrorKind.CONFLICT:
+        if value == GatehouseErrorKind.ANSWER_OWNER_UNKNOWN:
             buf.write_i32(12)
-        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
+        if value == GatehouseErrorKind.PROJECT_MISMATCH:
             buf.write_i32(13)
-        if value == GatehouseErrorKind.UNAUTHORIZED:
+        if value == GatehouseErrorKind.CONFLICT:
             buf.write_i32(14)
-        if value == GatehouseErrorKind.FORBIDDEN:
+        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
             buf.write_i32(15)
-        if value == GatehouseErrorKind.TENANT_REJECTED:
+        if value == GatehouseErrorKind.UNAUTHORIZED:
             buf.write_i32(16)
-        if value == GatehouseErrorKind.VALIDATION:
+        if value == GatehouseErrorKind.FORBIDDEN:
             buf.write_i32(17)
-        if value == GatehouseErrorKind.INVALID:
+        if value == GatehouseErrorKind.TENANT_REJECTED:
             buf.write_i32(18)
-        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
+        if value == GatehouseErrorKind.VALIDATION:
             buf.write_i32(19)
-        if value == GatehouseErrorKind.RATE_LIMITED:
+        if value == GatehouseErrorKind.INVALID:
             buf.write_i32(20)
-        if value == GatehouseErrorKind.SERVER:
+        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
             buf.write_i32(21)
-        if value == GatehouseErrorKind.TRANSPORT:
+        if value == GatehouseErrorKind.RATE_LIMITED:
             buf.write_i32(22)
-        if value == GatehouseErrorKind.DECODE:
+        if value == GatehouseErrorKind.SERVER:
             buf.write_i32(23)
-        if value == GatehouseErrorKind.STREAM_FAILED:
+        if value == GatehouseErrorKind.TRANSPORT:
             buf.write_i32(24)
-        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
+        if value == GatehouseErrorKind.DECODE:
             buf.write_i32(25)
-        if value == GatehouseErrorKind.TIMEOUT:
+        if value == GatehouseErrorKind.STREAM_FAILED:
             buf.write_i32(26)
-        if value == GatehouseErrorKind.CONFIG:
+        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
             buf.write_i32(27)
-        if value == GatehouseErrorKind.INTERNAL:
+        if value == GatehouseErrorKind.TIMEOUT:
             buf.write_i32(28)
+        if value == GatehouseErrorKind.CONFIG:
+            buf.write_i32(29)
+        if value == GatehouseErrorKind.INTERNAL:
+            buf.write_i32(30)
 
 
 
@@ -5704,6 +5726,103 @@ class GatehouseError:  # type: ignore
             )
             return _uniffi_lift_return(_uniffi_ffi_result)
     _UniffiTempGatehouseError.IdempotencyKeyReused = IdempotencyKeyReused # type: ignore
+    class AnswerOwnerUnknown(_UniffiTempGatehouseError):
+        """
+        The gate is answered, and this host cannot show whose answer landed (the answer's
+        outcome was lost; the row records no answer to compare with ours). Show the gate
+        as answered, never as "answered on another device".
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.AnswerOwnerUnknown({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.AnswerOwnerUnknown = AnswerOwnerUnknown # type: ignore
+    class ProjectMismatch(_UniffiTempGatehouseError):
+        """
+        The host answered with another project's rows than the one asked for (Agenta
+        takes the project from its API key): nothing of them is shown.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.ProjectMismatch({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text.
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.ProjectMismatch = ProjectMismatch # type: ignore
     class Conflict(_UniffiTempGatehouseError):
         """
         Any other conflict (409); `details` starts with Gatehouse's machine code when the
@@ -6579,87 +6698,97 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 12:
-            return GatehouseError.Conflict(
+            return GatehouseError.AnswerOwnerUnknown(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 13:
-            return GatehouseError.CapabilityUnavailable(
+            return GatehouseError.ProjectMismatch(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 14:
-            return GatehouseError.Unauthorized(
+            return GatehouseError.Conflict(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 15:
-            return GatehouseError.Forbidden(
+            return GatehouseError.CapabilityUnavailable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 16:
-            return GatehouseError.TenantRejected(
+            return GatehouseError.Unauthorized(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 17:
-            return GatehouseError.Validation(
+            return GatehouseError.Forbidden(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 18:
-            return GatehouseError.Invalid(
+            return GatehouseError.TenantRejected(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 19:
-            return GatehouseError.PayloadTooLarge(
+            return GatehouseError.Validation(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 20:
-            return GatehouseError.RateLimited(
+            return GatehouseError.Invalid(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 21:
+            return GatehouseError.PayloadTooLarge(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 22:
+            return GatehouseError.RateLimited(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 23:
             return GatehouseError.Server(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
                 _UniffiFfiConverterUInt16.read(buf),
             )
-        if variant == 22:
+        if variant == 24:
             return GatehouseError.Transport(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 23:
+        if variant == 25:
             return GatehouseError.Decode(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 24:
+        if variant == 26:
             return GatehouseError.StreamFailed(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 25:
+        if variant == 27:
             return GatehouseError.AcceptedUnreadable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 26:
+        if variant == 28:
             return GatehouseError.Timeout(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 27:
+        if variant == 29:
             return GatehouseError.Config(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 28:
+        if variant == 30:
             return GatehouseError.Internal(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
@@ -6709,6 +6838,14 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
         if isinstance(value, GatehouseError.IdempotencyKeyReused):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.AnswerOwnerUnknown):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.ProjectMismatch):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
@@ -6828,73 +6965,81 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             buf.write_i32(11)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Conflict):
+        if isinstance(value, GatehouseError.AnswerOwnerUnknown):
             buf.write_i32(12)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.CapabilityUnavailable):
+        if isinstance(value, GatehouseError.ProjectMismatch):
             buf.write_i32(13)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Unauthorized):
+        if isinstance(value, GatehouseError.Conflict):
             buf.write_i32(14)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Forbidden):
+        if isinstance(value, GatehouseError.CapabilityUnavailable):
             buf.write_i32(15)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.TenantRejected):
+        if isinstance(value, GatehouseError.Unauthorized):
             buf.write_i32(16)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Validation):
+        if isinstance(value, GatehouseError.Forbidden):
             buf.write_i32(17)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Invalid):
+        if isinstance(value, GatehouseError.TenantRejected):
             buf.write_i32(18)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.PayloadTooLarge):
+        if isinstance(value, GatehouseError.Validation):
             buf.write_i32(19)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.RateLimited):
+        if isinstance(value, GatehouseError.Invalid):
             buf.write_i32(20)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Server):
+        if isinstance(value, GatehouseError.PayloadTooLarge):
             buf.write_i32(21)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.RateLimited):
+            buf.write_i32(22)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Server):
+            buf.write_i32(23)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
             _UniffiFfiConverterUInt16.write(value.status, buf)
         if isinstance(value, GatehouseError.Transport):
-            buf.write_i32(22)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Decode):
-            buf.write_i32(23)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.StreamFailed):
             buf.write_i32(24)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.AcceptedUnreadable):
+        if isinstance(value, GatehouseError.Decode):
             buf.write_i32(25)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Timeout):
+        if isinstance(value, GatehouseError.StreamFailed):
             buf.write_i32(26)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Config):
+        if isinstance(value, GatehouseError.AcceptedUnreadable):
             buf.write_i32(27)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Internal):
+        if isinstance(value, GatehouseError.Timeout):
             buf.write_i32(28)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Config):
+            buf.write_i32(29)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Internal):
+            buf.write_i32(30)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
 

@@ -28,23 +28,25 @@ class GatehouseErrorKind(enum.Enum):
     TURN_NOT_CONTINUABLE = 8
     STALE_EXECUTION = 9
     IDEMPOTENCY_KEY_REUSED = 10
-    CONFLICT = 11
-    CAPABILITY_UNAVAILABLE = 12
-    UNAUTHORIZED = 13
-    FORBIDDEN = 14
-    TENANT_REJECTED = 15
-    VALIDATION = 16
-    INVALID = 17
-    PAYLOAD_TOO_LARGE = 18
-    RATE_LIMITED = 19
-    SERVER = 20
-    TRANSPORT = 21
-    DECODE = 22
-    STREAM_FAILED = 23
-    ACCEPTED_UNREADABLE = 24
-    TIMEOUT = 25
-    CONFIG = 26
-    INTERNAL = 27
+    ANSWER_OWNER_UNKNOWN = 11
+    PROJECT_MISMATCH = 12
+    CONFLICT = 13
+    CAPABILITY_UNAVAILABLE = 14
+    UNAUTHORIZED = 15
+    FORBIDDEN = 16
+    TENANT_REJECTED = 17
+    VALIDATION = 18
+    INVALID = 19
+    PAYLOAD_TOO_LARGE = 20
+    RATE_LIMITED = 21
+    SERVER = 22
+    TRANSPORT = 23
+    DECODE = 24
+    STREAM_FAILED = 25
+    ACCEPTED_UNREADABLE = 26
+    TIMEOUT = 27
+    CONFIG = 28
+    INTERNAL = 29
 
 class ApproveAllFailure:
     """One approve-all target that failed for a reason other than "already answered"."""
@@ -729,6 +731,39 @@ class GatehouseError(Exception):
     class IdempotencyKeyReused(GatehouseError):
         """The idempotency key was already used for another request. Never retried: send
         the new request under a new key.
+        """
+        msg: str
+        details: typing.Optional[str]
+        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
+            ...
+        def error_kind(self) -> GatehouseErrorKind:
+            """The kind of this error, without its text."""
+            ...
+        def is_retryable(self) -> bool:
+            """True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """
+            ...
+    class AnswerOwnerUnknown(GatehouseError):
+        """The gate is answered, and this host cannot show whose answer landed (the answer's
+        outcome was lost; the row records no answer to compare with ours). Show the gate
+        as answered, never as "answered on another device".
+        """
+        msg: str
+        details: typing.Optional[str]
+        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
+            ...
+        def error_kind(self) -> GatehouseErrorKind:
+            """The kind of this error, without its text."""
+            ...
+        def is_retryable(self) -> bool:
+            """True when the same call may succeed if tried again later. Exported as a method
+            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """
+            ...
+    class ProjectMismatch(GatehouseError):
+        """The host answered with another project's rows than the one asked for (Agenta
+        takes the project from its API key): nothing of them is shown.
         """
         msg: str
         details: typing.Optional[str]

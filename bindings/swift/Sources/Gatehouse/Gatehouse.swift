@@ -4765,6 +4765,31 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */details: String?
     )
     /**
+     * The gate is answered, and this host cannot show whose answer landed (the answer's
+     * outcome was lost; the row records no answer to compare with ours). Show the gate
+     * as answered, never as "answered on another device".
+     */
+    case AnswerOwnerUnknown(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The interaction, and what its row showed.
+         */details: String?
+    )
+    /**
+     * The host answered with another project's rows than the one asked for (Agenta
+     * takes the project from its API key): nothing of them is shown.
+     */
+    case ProjectMismatch(
+        /**
+         * What happened, naming both projects.
+         */msg: String, 
+        /**
+         * The asked and the answering project.
+         */details: String?
+    )
+    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
      * server sent one (e.g. `INVALID_STATE`).
      */
@@ -5072,72 +5097,80 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 12: return .Conflict(
+        case 12: return .AnswerOwnerUnknown(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 13: return .CapabilityUnavailable(
+        case 13: return .ProjectMismatch(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 14: return .Unauthorized(
+        case 14: return .Conflict(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 15: return .Forbidden(
+        case 15: return .CapabilityUnavailable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 16: return .TenantRejected(
+        case 16: return .Unauthorized(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 17: return .Validation(
+        case 17: return .Forbidden(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 18: return .Invalid(
+        case 18: return .TenantRejected(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 19: return .PayloadTooLarge(
+        case 19: return .Validation(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 20: return .RateLimited(
+        case 20: return .Invalid(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 21: return .Server(
+        case 21: return .PayloadTooLarge(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 22: return .RateLimited(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 23: return .Server(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf), 
             status: try FfiConverterUInt16.read(from: &buf)
             )
-        case 22: return .Transport(
+        case 24: return .Transport(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 23: return .Decode(
+        case 25: return .Decode(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 24: return .StreamFailed(
+        case 26: return .StreamFailed(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 25: return .AcceptedUnreadable(
+        case 27: return .AcceptedUnreadable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 26: return .Timeout(
+        case 28: return .Timeout(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 27: return .Config(
+        case 29: return .Config(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 28: return .Internal(
+        case 30: return .Internal(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
@@ -5219,105 +5252,117 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Conflict(msg,details):
+        case let .AnswerOwnerUnknown(msg,details):
             writeInt(&buf, Int32(12))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .CapabilityUnavailable(msg,details):
+        case let .ProjectMismatch(msg,details):
             writeInt(&buf, Int32(13))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Unauthorized(msg,details):
+        case let .Conflict(msg,details):
             writeInt(&buf, Int32(14))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Forbidden(msg,details):
+        case let .CapabilityUnavailable(msg,details):
             writeInt(&buf, Int32(15))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .TenantRejected(msg,details):
+        case let .Unauthorized(msg,details):
             writeInt(&buf, Int32(16))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Validation(msg,details):
+        case let .Forbidden(msg,details):
             writeInt(&buf, Int32(17))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Invalid(msg,details):
+        case let .TenantRejected(msg,details):
             writeInt(&buf, Int32(18))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .PayloadTooLarge(msg,details):
+        case let .Validation(msg,details):
             writeInt(&buf, Int32(19))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .RateLimited(msg,details):
+        case let .Invalid(msg,details):
             writeInt(&buf, Int32(20))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Server(msg,details,status):
+        case let .PayloadTooLarge(msg,details):
             writeInt(&buf, Int32(21))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .RateLimited(msg,details):
+            writeInt(&buf, Int32(22))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Server(msg,details,status):
+            writeInt(&buf, Int32(23))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             FfiConverterUInt16.write(status, into: &buf)
             
         
         case let .Transport(msg,details):
-            writeInt(&buf, Int32(22))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
-        case let .Decode(msg,details):
-            writeInt(&buf, Int32(23))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
-        case let .StreamFailed(msg,details):
             writeInt(&buf, Int32(24))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .AcceptedUnreadable(msg,details):
+        case let .Decode(msg,details):
             writeInt(&buf, Int32(25))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Timeout(msg,details):
+        case let .StreamFailed(msg,details):
             writeInt(&buf, Int32(26))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Config(msg,details):
+        case let .AcceptedUnreadable(msg,details):
             writeInt(&buf, Int32(27))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Internal(msg,details):
+        case let .Timeout(msg,details):
             writeInt(&buf, Int32(28))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Config(msg,details):
+            writeInt(&buf, Int32(29))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Internal(msg,details):
+            writeInt(&buf, Int32(30))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
@@ -5392,6 +5437,14 @@ public enum GatehouseErrorKind: Equatable, Hashable {
      * See [`GatehouseError::IdempotencyKeyReused`].
      */
     case idempotencyKeyReused
+    /**
+     * See [`GatehouseError::AnswerOwnerUnknown`].
+     */
+    case answerOwnerUnknown
+    /**
+     * See [`GatehouseError::ProjectMismatch`].
+     */
+    case projectMismatch
     /**
      * See [`GatehouseError::Conflict`].
      */
@@ -5503,39 +5556,43 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
         
         case 11: return .idempotencyKeyReused
         
-        case 12: return .conflict
+        case 12: return .answerOwnerUnknown
         
-        case 13: return .capabilityUnavailable
+        case 13: return .projectMismatch
         
-        case 14: return .unauthorized
+        case 14: return .conflict
         
-        case 15: return .forbidden
+        case 15: return .capabilityUnavailable
         
-        case 16: return .tenantRejected
+        case 16: return .unauthorized
         
-        case 17: return .validation
+        case 17: return .forbidden
         
-        case 18: return .invalid
+        case 18: return .tenantRejected
         
-        case 19: return .payloadTooLarge
+        case 19: return .validation
         
-        case 20: return .rateLimited
+        case 20: return .invalid
         
-        case 21: return .server
+        case 21: return .payloadTooLarge
         
-        case 22: return .transport
+        case 22: return .rateLimited
         
-        case 23: return .decode
+        case 23: return .server
         
-        case 24: return .streamFailed
+        case 24: return .transport
         
-        case 25: return .acceptedUnreadable
+        case 25: return .decode
         
-        case 26: return .timeout
+        case 26: return .streamFailed
         
-        case 27: return .config
+        case 27: return .acceptedUnreadable
         
-        case 28: return .`internal`
+        case 28: return .timeout
+        
+        case 29: return .config
+        
+        case 30: return .`internal`
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -5589,72 +5646,80 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
             writeInt(&buf, Int32(11))
         
         
-        case .conflict:
+        case .answerOwnerUnknown:
             writeInt(&buf, Int32(12))
         
         
-        case .capabilityUnavailable:
+        case .projectMismatch:
             writeInt(&buf, Int32(13))
         
         
-        case .unauthorized:
+        case .conflict:
             writeInt(&buf, Int32(14))
         
         
-        case .forbidden:
+        case .capabilityUnavailable:
             writeInt(&buf, Int32(15))
         
         
-        case .tenantRejected:
+        case .unauthorized:
             writeInt(&buf, Int32(16))
         
         
-        case .validation:
+        case .forbidden:
             writeInt(&buf, Int32(17))
         
         
-        case .invalid:
+        case .tenantRejected:
             writeInt(&buf, Int32(18))
         
         
-        case .payloadTooLarge:
+        case .validation:
             writeInt(&buf, Int32(19))
         
         
-        case .rateLimited:
+        case .invalid:
             writeInt(&buf, Int32(20))
         
         
-        case .server:
+        case .payloadTooLarge:
             writeInt(&buf, Int32(21))
         
         
-        case .transport:
+        case .rateLimited:
             writeInt(&buf, Int32(22))
         
         
-        case .decode:
+        case .server:
             writeInt(&buf, Int32(23))
         
         
-        case .streamFailed:
+        case .transport:
             writeInt(&buf, Int32(24))
         
         
-        case .acceptedUnreadable:
+        case .decode:
             writeInt(&buf, Int32(25))
         
         
-        case .timeout:
+        case .streamFailed:
             writeInt(&buf, Int32(26))
         
         
-        case .config:
+        case .acceptedUnreadable:
             writeInt(&buf, Int32(27))
         
         
-        case .`internal`:
+        case .timeout:
             writeInt(&buf, Int32(28))
+        
+        
+        case .config:
+            writeInt(&buf, Int32(29))
+        
+        
+        case .`internal`:
+            writeInt(&buf, Int32(30))
         
         }
     }

@@ -6222,6 +6222,47 @@ sealed class GatehouseException: kotlin.Exception() {
     }
     
     /**
+     * The gate is answered, and this host cannot show whose answer landed (the answer's
+     * outcome was lost; the row records no answer to compare with ours). Show the gate
+     * as answered, never as "answered on another device".
+     */
+    class AnswerOwnerUnknown(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The interaction, and what its row showed.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
+     * The host answered with another project's rows than the one asked for (Agenta
+     * takes the project from its API key): nothing of them is shown.
+     */
+    class ProjectMismatch(
+        
+        /**
+         * What happened, naming both projects.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The asked and the answering project.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = "msg=${ `msg` }, details=${ `details` }"
+    }
+    
+    /**
      * Any other conflict (409); `details` starts with Gatehouse's machine code when the
      * server sent one (e.g. `INVALID_STATE`).
      */
@@ -6659,72 +6700,80 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            12 -> GatehouseException.Conflict(
+            12 -> GatehouseException.AnswerOwnerUnknown(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            13 -> GatehouseException.CapabilityUnavailable(
+            13 -> GatehouseException.ProjectMismatch(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            14 -> GatehouseException.Unauthorized(
+            14 -> GatehouseException.Conflict(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            15 -> GatehouseException.Forbidden(
+            15 -> GatehouseException.CapabilityUnavailable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            16 -> GatehouseException.TenantRejected(
+            16 -> GatehouseException.Unauthorized(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            17 -> GatehouseException.Validation(
+            17 -> GatehouseException.Forbidden(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            18 -> GatehouseException.Invalid(
+            18 -> GatehouseException.TenantRejected(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            19 -> GatehouseException.PayloadTooLarge(
+            19 -> GatehouseException.Validation(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            20 -> GatehouseException.RateLimited(
+            20 -> GatehouseException.Invalid(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            21 -> GatehouseException.Server(
+            21 -> GatehouseException.PayloadTooLarge(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            22 -> GatehouseException.RateLimited(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            23 -> GatehouseException.Server(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 FfiConverterUShort.read(buf),
                 )
-            22 -> GatehouseException.Transport(
+            24 -> GatehouseException.Transport(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            23 -> GatehouseException.Decode(
+            25 -> GatehouseException.Decode(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            24 -> GatehouseException.StreamFailed(
+            26 -> GatehouseException.StreamFailed(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            25 -> GatehouseException.AcceptedUnreadable(
+            27 -> GatehouseException.AcceptedUnreadable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            26 -> GatehouseException.Timeout(
+            28 -> GatehouseException.Timeout(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            27 -> GatehouseException.Config(
+            29 -> GatehouseException.Config(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            28 -> GatehouseException.Internal(
+            30 -> GatehouseException.Internal(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
@@ -6795,6 +6844,18 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 + FfiConverterOptionalString.allocationSize(value.`details`)
             )
             is GatehouseException.IdempotencyKeyReused -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.AnswerOwnerUnknown -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.ProjectMismatch -> (
                 // Add the size for the Int that specifies the variant plus the size needed for all fields
                 4UL
                 + FfiConverterString.allocationSize(value.`msg`)
@@ -6974,105 +7035,117 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Conflict -> {
+            is GatehouseException.AnswerOwnerUnknown -> {
                 buf.putInt(12)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.CapabilityUnavailable -> {
+            is GatehouseException.ProjectMismatch -> {
                 buf.putInt(13)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Unauthorized -> {
+            is GatehouseException.Conflict -> {
                 buf.putInt(14)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Forbidden -> {
+            is GatehouseException.CapabilityUnavailable -> {
                 buf.putInt(15)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.TenantRejected -> {
+            is GatehouseException.Unauthorized -> {
                 buf.putInt(16)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Validation -> {
+            is GatehouseException.Forbidden -> {
                 buf.putInt(17)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Invalid -> {
+            is GatehouseException.TenantRejected -> {
                 buf.putInt(18)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.PayloadTooLarge -> {
+            is GatehouseException.Validation -> {
                 buf.putInt(19)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.RateLimited -> {
+            is GatehouseException.Invalid -> {
                 buf.putInt(20)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Server -> {
+            is GatehouseException.PayloadTooLarge -> {
                 buf.putInt(21)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.RateLimited -> {
+                buf.putInt(22)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Server -> {
+                buf.putInt(23)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 FfiConverterUShort.write(value.`status`, buf)
                 Unit
             }
             is GatehouseException.Transport -> {
-                buf.putInt(22)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
-            is GatehouseException.Decode -> {
-                buf.putInt(23)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
-            is GatehouseException.StreamFailed -> {
                 buf.putInt(24)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.AcceptedUnreadable -> {
+            is GatehouseException.Decode -> {
                 buf.putInt(25)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Timeout -> {
+            is GatehouseException.StreamFailed -> {
                 buf.putInt(26)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Config -> {
+            is GatehouseException.AcceptedUnreadable -> {
                 buf.putInt(27)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Internal -> {
+            is GatehouseException.Timeout -> {
                 buf.putInt(28)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Config -> {
+                buf.putInt(29)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Internal -> {
+                buf.putInt(30)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
@@ -7135,6 +7208,14 @@ enum class GatehouseErrorKind {
      * See [`GatehouseError::IdempotencyKeyReused`].
      */
     IDEMPOTENCY_KEY_REUSED,
+    /**
+     * See [`GatehouseError::AnswerOwnerUnknown`].
+     */
+    ANSWER_OWNER_UNKNOWN,
+    /**
+     * See [`GatehouseError::ProjectMismatch`].
+     */
+    PROJECT_MISMATCH,
     /**
      * See [`GatehouseError::Conflict`].
      */
