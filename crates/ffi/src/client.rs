@@ -65,7 +65,7 @@ pub struct ClientConfig {
     /// Pin the form of Agenta's session contract the host speaks (default: learned from
     /// its capabilities).
     #[uniffi(default = None)]
-    pub agenta_contract: Option<crate::sessions::AgentaContract>,
+    pub agenta_contract: Option<crate::records::AgentaContract>,
 }
 
 /// One approve-all target that failed for a reason other than "already answered".

@@ -41,12 +41,13 @@ pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseCli
 pub use error::{GatehouseError, GatehouseErrorKind};
 pub use execution::{InterventionOutcome, InterventionState, RequestedIntervention};
 pub use json::JsonText;
+pub use records::AgentaContract;
 pub use records::{
     Capabilities, Capability, Checkpoint, CheckpointProgress, ExecutionEvent, ExecutionEventType,
     ExecutionSession, ExecutionSessionStatus, Interaction, InteractionKind, InteractionRequest,
     InteractionStatus, Intervention, InterventionStatus, SessionOutcome,
 };
-pub use sessions::{AgentaContract, RespondOutcome, SessionSnapshot, StopOutcome, StopRequested};
+pub use sessions::{RespondOutcome, SessionSnapshot, StopOutcome, StopRequested};
 pub use streams::{
     ExecutionEventWatch, SessionEvent, SessionEventUpdate, SessionEventWatch, SessionWatch,
     StreamFailure, WatchUpdate,

@@ -570,6 +570,37 @@ pub(crate) fn to_i32(value: u32) -> i32 {
     i32::try_from(value).unwrap_or(i32::MAX)
 }
 
+/// Which form of Agenta's session contract a host speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum AgentaContract {
+    /// Durable approvals and durable Stop (Agenta v0.121 and later): a respond answers
+    /// with the continuation, a Stop is a recorded command.
+    Durable,
+    /// The contract before it (a respond answers the row; no Stop).
+    Legacy,
+}
+
+impl From<AgentaContract> for gatehouse_client::AgentaContract {
+    fn from(contract: AgentaContract) -> Self {
+        match contract {
+            AgentaContract::Durable => Self::Durable,
+            AgentaContract::Legacy => Self::Legacy,
+        }
+    }
+}
+
+impl TryFrom<gatehouse_client::AgentaContract> for AgentaContract {
+    type Error = GatehouseError;
+
+    fn try_from(contract: gatehouse_client::AgentaContract) -> Result<Self, GatehouseError> {
+        Ok(match contract {
+            gatehouse_client::AgentaContract::Durable => Self::Durable,
+            gatehouse_client::AgentaContract::Legacy => Self::Legacy,
+            _ => return Err(GatehouseError::unknown_variant("agenta contract")),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

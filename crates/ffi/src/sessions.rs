@@ -9,46 +9,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_client::{
-    AgentaContract as ClientContract, Answer, RespondOptions, RespondOutcome as ClientOutcome,
-    StopOutcome as ClientStopOutcome, StopRequested as ClientStop,
+    Answer, RespondOptions, RespondOutcome as ClientOutcome, StopOutcome as ClientStopOutcome,
+    StopRequested as ClientStop,
 };
 
 use crate::client::GatehouseClient;
 use crate::error::GatehouseError;
-use crate::records::{self, Interaction};
+use crate::records::{self, AgentaContract, Interaction};
 use crate::runtime;
 use crate::streams::SessionEventWatch;
-
-/// Which form of Agenta's session contract a host speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
-pub enum AgentaContract {
-    /// Durable approvals and durable Stop (Agenta v0.121 and later): a respond answers
-    /// with the continuation, a Stop is a recorded command.
-    Durable,
-    /// The contract before it (a respond answers the row; no Stop).
-    Legacy,
-}
-
-impl From<AgentaContract> for ClientContract {
-    fn from(contract: AgentaContract) -> Self {
-        match contract {
-            AgentaContract::Durable => Self::Durable,
-            AgentaContract::Legacy => Self::Legacy,
-        }
-    }
-}
-
-impl TryFrom<ClientContract> for AgentaContract {
-    type Error = GatehouseError;
-
-    fn try_from(contract: ClientContract) -> Result<Self, GatehouseError> {
-        Ok(match contract {
-            ClientContract::Durable => Self::Durable,
-            ClientContract::Legacy => Self::Legacy,
-            _ => return Err(GatehouseError::unknown_variant("agenta contract")),
-        })
-    }
-}
 
 /// What an answer did.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]

@@ -529,7 +529,7 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() != 2973:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() != 51282:
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() != 9245:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all() != 61043:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")

@@ -7951,7 +7951,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() != 39591) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() != 51282) {
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() != 9245) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() != 34423) {

@@ -1058,7 +1058,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_intervention() and 0xFFFF) != 39591) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() and 0xFFFF) != 51282) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() and 0xFFFF) != 9245) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() and 0xFFFF) != 34423) {
