@@ -196,9 +196,12 @@ pub enum Capability {
     InteractionBatch,
 }
 
-impl From<wcap::Capability> for Capability {
-    fn from(capability: wcap::Capability) -> Self {
-        match capability {
+impl Capability {
+    /// The mobile facade's capability of a wire one; `None` for one the facade does not
+    /// offer yet (`durable_approvals`: the facade answers gates through the client, which
+    /// does not speak the durable respond yet).
+    fn of_wire(capability: wcap::Capability) -> Option<Self> {
+        Some(match capability {
             wcap::Capability::Interactions => Self::Interactions,
             wcap::Capability::InteractionWatch => Self::InteractionWatch,
             wcap::Capability::Invoke => Self::Invoke,
@@ -206,7 +209,8 @@ impl From<wcap::Capability> for Capability {
             wcap::Capability::Execution => Self::Execution,
             wcap::Capability::ExecutionEventStream => Self::ExecutionEventStream,
             wcap::Capability::InteractionBatch => Self::InteractionBatch,
-        }
+            wcap::Capability::DurableApprovals => return None,
+        })
     }
 }
 
@@ -226,7 +230,11 @@ impl From<&wcap::CapabilitiesResponse> for Capabilities {
         Self {
             service: response.service.clone(),
             version: response.version.clone(),
-            capabilities: response.capabilities.iter().map(|c| (*c).into()).collect(),
+            capabilities: response
+                .capabilities
+                .iter()
+                .filter_map(|c| Capability::of_wire(*c))
+                .collect(),
         }
     }
 }

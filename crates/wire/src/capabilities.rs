@@ -25,11 +25,16 @@ pub enum Capability {
     /// Many gates answered in one request:
     /// `POST /api/sessions/interactions/respond-batch` (a Gatehouse route).
     InteractionBatch,
+    /// Agenta's durable contract on Agenta's session paths (Agenta v0.121 and later): the
+    /// respond takes an `Idempotency-Key` and answers 202 with the continuation command
+    /// (docs/CONTRACT.md, "Durable contract"). Absent: those paths speak the contract
+    /// before it (the respond answers 200 `{count, interaction}`).
+    DurableApprovals,
 }
 
 impl Capability {
     /// Every capability, in a stable order.
-    pub const ALL: [Capability; 7] = [
+    pub const ALL: [Capability; 8] = [
         Capability::Interactions,
         Capability::InteractionWatch,
         Capability::Invoke,
@@ -37,6 +42,7 @@ impl Capability {
         Capability::Execution,
         Capability::ExecutionEventStream,
         Capability::InteractionBatch,
+        Capability::DurableApprovals,
     ];
 
     /// The snake_case wire spelling.
@@ -49,6 +55,7 @@ impl Capability {
             Self::Execution => "execution",
             Self::ExecutionEventStream => "execution_event_stream",
             Self::InteractionBatch => "interaction_batch",
+            Self::DurableApprovals => "durable_approvals",
         }
     }
 

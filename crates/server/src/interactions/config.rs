@@ -461,8 +461,8 @@ mod tests {
         use gatehouse_wire::invoke::InvokeRequest;
         use serde_json::{json, Value};
 
-        use crate::interactions::parked::ParkedState;
         use super::super::{resume_config, ConfigSource};
+        use crate::interactions::parked::ParkedState;
 
         /// A parked state as the previous version wrote it: the stamped config twice, as
         /// `config` and as `stamped`.

@@ -61,7 +61,7 @@ pub use host::{HEALTH, METRICS, METRICS_PATH, READINESS};
 pub use interactions::{
     CANCEL_STALE_INTERACTIONS, CREATE_INTERACTION, CREATE_INTERACTION_WITHOUT_SLASH,
     GET_INTERACTION, QUERY_INTERACTIONS, RESPOND_TO_INTERACTION, RESPOND_TO_INTERACTIONS,
-    TRANSITION_INTERACTION, WATCH_SESSION,
+    RESUME_SESSION_CONTINUATION, TRANSITION_INTERACTION, WATCH_SESSION,
 };
 pub use links::{Link, LINKS};
 pub use operation::{
@@ -85,6 +85,8 @@ pub const OPERATIONS: &[Operation] = &[
     TRANSITION_INTERACTION,
     CANCEL_STALE_INTERACTIONS,
     WATCH_SESSION,
+    // ---- Agenta's durable session control (its durable contract) ----------------------
+    RESUME_SESSION_CONTINUATION,
     // ---- Gatehouse's service tier (A6) ----------------------------------------------
     INVOKE,
     LIST_TURNS,
