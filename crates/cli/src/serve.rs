@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 use gatehouse_server::webhooks::{WebhookEndpoint, WebhookSettings};
-use gatehouse_server::{ApiKey, ServerConfig};
+use gatehouse_server::{AgentaContract, ApiKey, ServerConfig};
 
 use crate::exit::{CliError, CliResult};
 
@@ -142,6 +142,16 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     cors_origins: Vec<String>,
+    /// Which of Agenta's contracts Agenta's session paths speak: `durable` (Agenta v0.121
+    /// and later: the respond needs an Idempotency-Key and answers 202 with its
+    /// continuation; /api/capabilities lists `durable_approvals`) or `legacy` (the
+    /// contract before it: the respond answers 200 `{count, interaction}`).
+    #[arg(long, env = "GATEHOUSE_AGENTA_CONTRACT", value_name = "CONTRACT", default_value = "durable", value_parser = parse_agenta_contract)]
+    agenta_contract: AgentaContract,
+}
+
+fn parse_agenta_contract(text: &str) -> Result<AgentaContract, String> {
+    text.parse()
 }
 
 /// How `gatehouse serve` writes its log lines.
@@ -169,6 +179,7 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.bind = args.bind;
     config.api_keys = api_keys;
     config.execution = !args.no_execution;
+    config.agenta_contract = args.agenta_contract;
     config.agentplat_header_auth = args.agentplat_header_auth;
     if args.agentplat_header_auth {
         tracing::warn!(

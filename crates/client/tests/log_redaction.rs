@@ -86,7 +86,13 @@ async fn logs_and_errors_never_show_the_key_or_parameter_contents() {
 #[tokio::test]
 async fn logs_against_the_reference_server_never_show_the_key_or_parameters() {
     const SECRET: &str = "sk-live-DO-NOT-LOG-4417";
-    let server = reference_server().await;
+    // The legacy contract: the second answer is a 409 there (a durable host answers the
+    // same verdict again 202, with nothing new).
+    let server = gatehouse_server::testing::spawn(gatehouse_server::testing::TestServerOptions {
+        agenta_contract: gatehouse_server::AgentaContract::Legacy,
+        ..gatehouse_server::testing::TestServerOptions::default()
+    })
+    .await;
     let id = open_gate_with(
         &server,
         "logs",

@@ -64,7 +64,7 @@
 //! | `lib.rs` | [`start`], [`RunningServer`], [`AppState`]: wiring and lifecycle only |
 //! | [`api`] | the HTTP surface: [`api::router`] mounts each area's routes with the auth layer, the 404/405 fallbacks, panic catching and the request log; the routes of no area: [`api::capabilities`] (C5), [`api::openapi`], [`api::runs`] (the runner tier's stateless `POST /run`), `/health` |
 //! | [`api::extract`], [`api::reply`] | request extractors (project id, actor, JSON bodies) whose rejections name the field, and the JSON answers; every area's routes use them |
-//! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::store`] (its store: rows and idempotency keys, the batch respond, the resume queue and its lease, turns, tool runs, the workflow registry, and what it offers the other areas) |
+//! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::durable`] (Agenta's durable respond and the continuation's redelivery, when `agenta_contract` is durable), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::store`] (its store: rows and idempotency keys, the batch respond, the resume queue and its lease, turns, tool runs, the workflow registry, the settlement of a source execution and the session commands, and what it offers the other areas) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`] (the routes; their SSE event stream in [`execution::stream`], AgentPlat's envelope of their answers in [`execution::envelope`], its JSON in [`execution::agentplat_shape`]), and the reconciler every instance runs ([`execution::reconcile`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`db`] | the plumbing: sqlx over SQLite or Postgres, transactions (`in_tx!`), typed rows, the one time format, JSON columns, the embedded migrations (`migrations/sqlite`, `migrations/postgres`), readiness's SQL; no feature and no table's queries |
@@ -193,7 +193,7 @@ use gatehouse_wire::capabilities::Capability;
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
-pub use config::{ApiKey, ServerConfig, DEV_API_KEY};
+pub use config::{AgentaContract, ApiKey, ServerConfig, DEV_API_KEY};
 pub use db::{Database, StoreError};
 
 use announce::{Announcer, EventBus, Outbox};

@@ -67,6 +67,8 @@ pub struct TestServerOptions {
     pub metrics: bool,
     /// Origins allowed by CORS; default none (CORS off).
     pub cors_origins: Vec<String>,
+    /// Which of Agenta's contracts its session paths speak; default durable.
+    pub agenta_contract: crate::config::AgentaContract,
     /// Webhook endpoints events are written for; default none.
     pub webhook_endpoints: Vec<crate::config::WebhookEndpoint>,
 }
@@ -96,6 +98,7 @@ impl Default for TestServerOptions {
             db_acquire_timeout: None,
             metrics: true,
             cors_origins: Vec::new(),
+            agenta_contract: crate::config::AgentaContract::Durable,
             webhook_endpoints: Vec::new(),
         }
     }
@@ -239,6 +242,7 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     }
     config.metrics = opts.metrics;
     config.cors_origins = opts.cors_origins.clone();
+    config.agenta_contract = opts.agenta_contract;
     config.webhooks.endpoints = opts.webhook_endpoints.clone();
     if let Some(v) = opts.db_acquire_timeout {
         config.db_acquire_timeout = v;
@@ -282,6 +286,7 @@ const CHILD_DATABASE_VAR: &str = "GATEHOUSE_CHILD_DATABASE_URL";
 const CHILD_KEY_VAR: &str = "GATEHOUSE_CHILD_API_KEY";
 const CHILD_PROJECT_VAR: &str = "GATEHOUSE_CHILD_PROJECT_ID";
 const CHILD_LEASE_VAR: &str = "GATEHOUSE_CHILD_LEASE_MS";
+const CHILD_CONTRACT_VAR: &str = "GATEHOUSE_CHILD_AGENTA_CONTRACT";
 /// What a child server prints on stdout once it listens: this, then its base URL.
 const CHILD_LISTENING: &str = "gatehouse child server listening on ";
 
@@ -303,6 +308,8 @@ pub struct ChildServerOptions {
     pub lease: Option<Duration>,
     /// More environment variables for the child (`FAKETIME_DONT_FAKE_MONOTONIC=1`).
     pub env: Vec<(String, String)>,
+    /// Which of Agenta's contracts its session paths speak; default durable.
+    pub agenta_contract: crate::config::AgentaContract,
 }
 
 /// A real server in a child process: the calling test binary, run again on one entry
@@ -356,6 +363,7 @@ impl ChildServer {
         if let Some(lease) = opts.lease {
             command.env(CHILD_LEASE_VAR, lease.as_millis().to_string());
         }
+        command.env(CHILD_CONTRACT_VAR, opts.agenta_contract.as_str());
         let mut child = command.spawn()?;
         let stdout = child.stdout.take().ok_or_else(|| {
             std::io::Error::other("the child server's standard output is not piped")
@@ -439,6 +447,12 @@ pub fn serve_child_if_asked(entry: &str) {
             .and_then(|ms| ms.parse().ok())
         {
             opts.lease = Some(Duration::from_millis(ms));
+        }
+        if let Some(contract) = std::env::var(CHILD_CONTRACT_VAR)
+            .ok()
+            .and_then(|text| text.parse().ok())
+        {
+            opts.agenta_contract = contract;
         }
         let server = spawn(opts).await;
         // The parent reads the child's address from its stdout: that line is the protocol.

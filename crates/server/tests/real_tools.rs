@@ -102,7 +102,7 @@ async fn a_real_prometheus_scrapes_it_and_promtool_accepts_it() {
     if !require_tool("prometheus", "prometheus") || !require_tool("promtool", "prometheus") {
         return;
     }
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let gate = h.park("scraped-session", "m-scraped").await;
     let (status, body) = h.respond(&gate, true).await;
     assert_eq!(status, 200, "{body}");

@@ -62,6 +62,9 @@ impl Server {
                 &format!("tester={KEY}@*"),
                 "--lease-ms",
                 &LEASE_MS.to_string(),
+                // Its responds are the legacy contract's (200 `{count, interaction}`).
+                "--agenta-contract",
+                "legacy",
             ])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())

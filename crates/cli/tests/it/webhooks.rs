@@ -189,6 +189,8 @@ impl Server {
                 database_url,
             ])
             .args(["--api-key", &format!("tester={KEY}@*")])
+            // Its responds are the legacy contract's (200 `{count, interaction}`).
+            .args(["--agenta-contract", "legacy"])
             .args(&extra)
             // The endpoint from the environment, as a container would set it.
             .env("GATEHOUSE_WEBHOOKS", webhooks)

@@ -413,7 +413,12 @@ async fn respond_is_re_sent_with_the_same_key_after_a_dropped_answer() {
 /// the row back, finds its own answer, and reports success, not AlreadyAnswered.
 #[tokio::test]
 async fn respond_re_send_that_gets_409_is_settled_by_reading_the_row() {
-    let server = reference_server().await;
+    // A host whose respond takes no key: the legacy contract (a durable one requires it).
+    let server = reference_server_with(TestServerOptions {
+        agenta_contract: gatehouse_server::AgentaContract::Legacy,
+        ..TestServerOptions::default()
+    })
+    .await;
     let id = open_gate(&server, "idem-409", "m-idem").await;
     let seen = Arc::new(AtomicUsize::new(0));
     let proxy = proxy(&server.base_url, move |req| {

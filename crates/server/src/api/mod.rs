@@ -51,7 +51,9 @@ use reply::json_text;
 pub use extract::{JsonBody, ProjectId};
 
 /// What a host with `config` serves: the execution capabilities only when the
-/// execution service is on (as [`router`] mounts its routes only then).
+/// execution service is on (as [`router`] mounts its routes only then);
+/// `durable_approvals` only when Agenta's paths speak its durable contract
+/// ([`ServerConfig::agenta_contract`]), so a client never guesses which respond it gets.
 pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
     let mut capabilities = vec![
         Capability::Interactions,
@@ -62,6 +64,9 @@ pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
     ];
     if config.execution {
         capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);
+    }
+    if config.agenta_contract.is_durable() {
+        capabilities.push(Capability::DurableApprovals);
     }
     capabilities
 }
@@ -200,7 +205,7 @@ fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// The whole application router over `state`.
 pub fn router(state: AppState) -> Router {
     let auth = middleware::from_fn_with_state(state.clone(), crate::auth::require_key);
-    let protected = crate::interactions::routes()
+    let protected = crate::interactions::routes(&state.config)
         .merge(crate::webhooks::api::routes())
         .route_layer(auth.clone());
     let mut api = protected

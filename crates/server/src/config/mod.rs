@@ -273,6 +273,52 @@ pub struct ServerConfig {
     /// `scheme://host[:port]`. Empty (the default): no CORS headers, so browsers keep
     /// other origins' pages out.
     pub cors_origins: Vec<String>,
+    /// Which of Agenta's contracts Agenta's session paths speak
+    /// (`POST /api/sessions/interactions/{id}/respond` above all): Agenta v0.121's
+    /// durable one (the default), or the one before it. `GET /api/capabilities` says
+    /// which (`durable_approvals` is listed only when durable).
+    pub agenta_contract: AgentaContract,
+}
+
+/// Which of Agenta's contracts Agenta's session paths speak ([`ServerConfig::agenta_contract`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AgentaContract {
+    /// Agenta v0.121 and later: the respond takes an `Idempotency-Key` (required), answers
+    /// 202 with the continuation command and the execution's state, and its errors are
+    /// Agenta's envelope (docs/CONTRACT.md, "Durable contract").
+    #[default]
+    Durable,
+    /// Agenta before v0.121: the respond answers 200 `{count, interaction}`, its errors
+    /// FastAPI's `{"detail": ...}`.
+    Legacy,
+}
+
+impl AgentaContract {
+    /// The spelling of the setting (`durable`, `legacy`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Durable => "durable",
+            Self::Legacy => "legacy",
+        }
+    }
+
+    /// True for [`AgentaContract::Durable`].
+    pub fn is_durable(self) -> bool {
+        self == Self::Durable
+    }
+}
+
+impl std::str::FromStr for AgentaContract {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "durable" => Ok(Self::Durable),
+            "legacy" => Ok(Self::Legacy),
+            other => Err(format!(
+                "unknown Agenta contract {other:?}: expected `durable` or `legacy`"
+            )),
+        }
+    }
 }
 
 impl ServerConfig {
@@ -280,7 +326,8 @@ impl ServerConfig {
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
     /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024
     /// connections per client address, connections and event streams capped by the
-    /// open-file limit, 5 s waits for the database, metrics on, no CORS.
+    /// open-file limit, 5 s waits for the database, metrics on, no CORS, Agenta's durable
+    /// contract.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -307,6 +354,7 @@ impl ServerConfig {
             webhooks: WebhookSettings::default(),
             metrics: true,
             cors_origins: Vec::new(),
+            agenta_contract: AgentaContract::Durable,
         }
     }
 

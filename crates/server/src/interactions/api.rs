@@ -37,7 +37,8 @@ use gatehouse_wire::batch::{
 /// Largest page a query returns.
 pub const MAX_PAGE: u32 = 1000;
 
-/// The A5 routes (relative to `/api`).
+/// The A5 routes (relative to `/api`), but the respond: its contract's route is chosen
+/// by [`super::routes`] (this one's [`respond`], or `super::durable`'s).
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/sessions/interactions/query", post(query))
@@ -46,7 +47,6 @@ pub fn routes() -> Router<AppState> {
         .route("/sessions/interactions/transition", post(transition))
         .route("/sessions/interactions/cancel-stale", post(cancel_stale))
         .route("/sessions/interactions/{id}", get(get_one))
-        .route("/sessions/interactions/{id}/respond", post(respond))
         .route("/sessions/interactions/respond-batch", post(respond_batch))
         .route("/sessions/streams/watch", get(watch))
 }
@@ -258,7 +258,7 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
     Ok(Some(text.to_string()))
 }
 
-async fn respond(
+pub(super) async fn respond(
     State(state): State<AppState>,
     ProjectId(project_id): ProjectId,
     ActorName(actor): ActorName,
@@ -306,7 +306,7 @@ async fn respond(
 /// is always the gate's (the server's record, never a client's word), so an answer naming
 /// another call is refused with nothing written, rather than approving something else
 /// than it says. `Some(the gate's call id)` when `answer` names another call.
-async fn other_call_named(
+pub(super) async fn other_call_named(
     state: &AppState,
     project_id: &str,
     id: &str,
@@ -335,7 +335,7 @@ async fn other_call_named(
     Ok(gated.filter(|gated| *gated != named).map(str::to_string))
 }
 
-fn other_call_message(gated: &str) -> String {
+pub(super) fn other_call_message(gated: &str) -> String {
     format!("names another tool call than its gate's ({gated}); send that id, or none")
 }
 
@@ -769,7 +769,7 @@ where
 }
 
 /// Count an answer that had to wait for the resume backlog.
-fn record_admission(state: &AppState, admission: super::admission::Admission) {
+pub(super) fn record_admission(state: &AppState, admission: super::admission::Admission) {
     use super::admission::Admission;
     match admission {
         Admission::AtOnce => {}

@@ -118,6 +118,7 @@ async fn run(state: AppState, pulse: PulseGuard) {
         }
         {
             let _busy = pulse.busy();
+            redeliver(&state).await;
             drain(&state, lease_ms).await;
         }
         tokio::select! {
@@ -125,6 +126,19 @@ async fn run(state: AppState, pulse: PulseGuard) {
             _ = tokio::time::sleep(state.config.dispatch_poll) => {}
             _ = shutdown.wait_for(|stop| *stop) => return,
         }
+    }
+}
+
+/// Deliver again the durable continuations whose delivery failed after their commit
+/// (their answered gates have no resume job); the next [`drain`] resumes them.
+async fn redeliver(state: &AppState) {
+    match state.interactions.redeliver_continuations(None).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            jobs = n,
+            "redelivered continuations whose delivery had failed"
+        ),
+        Err(err) => tracing::warn!(error = %err, "redelivering continuations failed; will retry"),
     }
 }
 
@@ -327,6 +341,12 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), ResumeError> {
         parked_turn.messages.clone(),
         Some(&tool_call_id),
     );
+    // A durable continuation named its execution when it was admitted: the resume turn
+    // takes that id.
+    let continuation_turn_id = store
+        .continuation_of_turn(&row.project_id, &parked_turn.id)
+        .await?
+        .and_then(|command| command.continuation_execution_id);
     let session_id = row.session_id.clone();
     let executed = begin_turn(
         state,
@@ -341,6 +361,7 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), ResumeError> {
                 parked,
             }),
             job: Some(job.clone()),
+            turn_id: continuation_turn_id,
         },
     )
     .await

@@ -66,6 +66,7 @@ async fn invoke(
             invoke: request,
             resume: None,
             job: None,
+            turn_id: None,
         },
     )
     .await?;

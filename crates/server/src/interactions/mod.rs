@@ -7,6 +7,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`api`] | the interaction routes of A5, the batch respond (C4) and the SSE watch stream |
+//! | [`durable`] | Agenta's durable contract on its session paths (the durable respond, the continuation's redelivery), when configured |
 //! | [`invoke`] | `POST /api/invoke` (runs a turn), a session's turns, workflow revision commits |
 //! | [`turn`] | one turn, in named steps: its config, the stamped `/run` request, its execution session, the harness, the gate and parked state it leaves behind; the watch-stream bracket ([`turn::begin_turn`], [`turn::end_turn`]) |
 //! | [`config`] | a turn's config: the A6 hydration rule, the resume's fail-closed config, the registered default, what a turn reads from a config |
@@ -18,24 +19,37 @@
 //!
 //! Inside, imports go one way: [`invoke`] and [`dispatch`] use [`turn`]; [`turn`] uses
 //! [`config`], [`guard`] and [`parked`]; [`config`] uses [`parked`]; all of them and the
-//! gate routes of [`api`] use [`store`], which uses only the crate's plumbing below the
+//! gate routes of [`api`] and [`durable`] use [`store`]; [`durable`] uses [`api`]'s answer checks, which uses only the crate's plumbing below the
 //! areas (`db`, `announce`, `seams`).
 
 pub mod admission;
 pub mod api;
 pub mod config;
 pub mod dispatch;
+pub mod durable;
 pub mod guard;
 pub mod invoke;
 pub mod parked;
 pub mod store;
 pub mod turn;
 
+use axum::routing::post;
 use axum::Router;
+
+use crate::config::AgentaContract;
 
 use crate::AppState;
 
-/// Every route of interactions (relative to `/api`, behind the auth layer).
-pub fn routes() -> Router<AppState> {
-    api::routes().merge(invoke::routes())
+/// Every route of interactions (relative to `/api`, behind the auth layer); Agenta's
+/// paths speak `config`'s contract.
+pub fn routes(config: &crate::config::ServerConfig) -> Router<AppState> {
+    const RESPOND: &str = "/sessions/interactions/{id}/respond";
+    let agenta = match config.agenta_contract {
+        AgentaContract::Legacy => Router::new().route(RESPOND, post(api::respond)),
+        AgentaContract::Durable => Router::new().route(RESPOND, post(durable::respond)).route(
+            "/sessions/{session_id}/continuations/resume",
+            post(durable::resume_continuation),
+        ),
+    };
+    api::routes().merge(agenta).merge(invoke::routes())
 }

@@ -129,6 +129,9 @@ pub struct TurnInput {
     /// The resume job this turn runs under (its lease fences the turn's tool runs and is
     /// renewed by the turn's heartbeat).
     pub job: Option<ClaimedJob>,
+    /// The turn's id when it was named before it ran (a durable continuation's, as its
+    /// respond answered it); `None`: a fresh one.
+    pub turn_id: Option<String>,
 }
 
 /// Where a resume continues.
@@ -335,6 +338,7 @@ impl<'a> TurnRun<'a> {
             invoke,
             resume,
             job,
+            turn_id,
         } = input;
         let session_id = invoke
             .session_id
@@ -345,7 +349,7 @@ impl<'a> TurnRun<'a> {
             state,
             project_id,
             session_id,
-            turn_id: new_id(),
+            turn_id: turn_id.unwrap_or_else(new_id),
             actor,
             invoke,
             resume,

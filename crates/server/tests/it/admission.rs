@@ -16,7 +16,7 @@ async fn a_full_backlog_delays_answers_but_never_refuses_them() {
         run_dispatcher: false,
         max_resume_backlog: Some(1),
         backlog_wait: Some(wait),
-        ..TestServerOptions::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let first = h.park("admission-1", "m-admission").await;
@@ -53,7 +53,7 @@ async fn answers_are_admitted_as_the_workers_drain_the_backlog() {
         // backlog shrank, not because it waited too long.
         backlog_wait: Some(Duration::from_secs(120)),
         dispatch_poll: Some(Duration::from_millis(20)),
-        ..TestServerOptions::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let mut ids = Vec::new();

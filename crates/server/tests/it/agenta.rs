@@ -53,7 +53,7 @@ async fn post_run_accepts_every_request_agenta_wrote() {
         return;
     };
     let text = std::fs::read_to_string(dir.join("recorded/run_requests.ndjson")).unwrap();
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut count = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let record: Value = serde_json::from_str(line).unwrap();
@@ -104,7 +104,7 @@ async fn raw(
 /// `1.5e-07` as `1.5e-7`, `1E+16` as `1e+16`; big integers digit for digit.
 #[tokio::test]
 async fn rows_spell_their_numbers_as_agentas_api_does() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let big = "123456789012345678901234567890";
     let create = format!(
         r#"{{"session_id": "floats", "turn_id": "t-1", "token": "tok-floats", "kind": "user_approval",
@@ -169,7 +169,7 @@ async fn rows_spell_their_numbers_as_agentas_api_does() {
 
 #[tokio::test]
 async fn rows_are_rows_agentas_model_accepts() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let big = "123456789012345678901234567890";
     let with_big: Value = serde_json::from_str(&format!(
         r#"{{"agent": {{"llm": {{"seed": {big}, "temperature": -0.0}}}}}}"#
@@ -228,7 +228,7 @@ async fn rows_are_rows_agentas_model_accepts() {
 
 #[tokio::test]
 async fn respond_takes_any_answer_object_as_agenta_does() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     // `answer = body.answer or {}`: an empty body object, a null answer, an empty answer.
     for (token, body) in [
         ("r-1", json!({})),
@@ -283,7 +283,7 @@ async fn transition(h: &Harness, body: Value) -> (u16, Value) {
 
 #[tokio::test]
 async fn transition_is_checked_as_agentas_router_checks_it() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     for token in ["a-1", "a-2"] {
         h.post(
             "/api/sessions/interactions/",
@@ -374,7 +374,7 @@ async fn transition_is_checked_as_agentas_router_checks_it() {
 
 #[tokio::test]
 async fn query_windowing_and_enums_are_checked_as_agentas_models_check_them() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     for (windowing, loc, kind) in [
         (json!({"rate": 2.0}), "rate", "value_error"),
         (json!({"rate": -0.1}), "rate", "value_error"),

@@ -73,7 +73,7 @@ fn parse(text: &str) -> Value {
 
 #[tokio::test]
 async fn without_the_setting_a_tenant_header_alone_is_refused() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let ParkedRun {
         room,
         session,
@@ -114,7 +114,7 @@ async fn without_the_setting_a_tenant_header_alone_is_refused() {
 async fn with_the_setting_the_tenant_header_reaches_its_project_and_nothing_else() {
     let h = Harness::with(TestServerOptions {
         agentplat_header_auth: true,
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let ParkedRun {
@@ -199,7 +199,7 @@ async fn with_the_setting_the_tenant_header_reaches_its_project_and_nothing_else
 /// missing one is its 409 revision conflict, not a 400, unless the request replays.
 #[tokio::test]
 async fn a_missing_expected_revision_is_a_revision_conflict() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let ParkedRun { room, session, .. } = h.park_run("task-no-revision", "m-root").await;
     // The request's id (sent, so it is known) last, after Gatehouse's code.
     let conflict = r#"{"error":{"code":"CONFLICT","message":"Execution session revision conflict","gatehouseCode":"REVISION_CONFLICT","requestId":"rev-check"}}"#;
@@ -285,7 +285,7 @@ fn keys(value: &Value, out: &mut Vec<String>) {
 
 #[tokio::test]
 async fn the_root_paths_write_agentplat_json_and_api_keeps_the_richer_shape() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let ParkedRun {
         room,
         session,

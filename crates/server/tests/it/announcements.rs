@@ -63,7 +63,7 @@ async fn drain(bus: &mut tokio::sync::broadcast::Receiver<BusEvent>) -> Vec<BusE
 async fn every_status_a_row_reaches_is_one_outbox_event_per_endpoint_and_one_watch_event() {
     let h = Harness::with(TestServerOptions {
         webhook_endpoints: endpoints(),
-        ..TestServerOptions::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let state = h.server.server.state().clone();

@@ -121,7 +121,7 @@ async fn assert_deploy_ran(h: &Harness, session: &str, bash: &Value, deploy: &Va
 
 #[tokio::test]
 async fn an_answer_naming_another_call_is_refused_and_the_gated_call_runs() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (bash, deploy) = at_the_deploy_gate(&h, "deploy-apart").await;
     let deploy_id = deploy["id"].as_str().unwrap();
     let wrong = json!({"approved": true, "tool_call_id": call_id(&bash)});
@@ -180,7 +180,7 @@ async fn an_answer_naming_another_call_is_refused_and_the_gated_call_runs() {
 /// anything else than the respond routes) is resumed for the call its gate names.
 #[tokio::test]
 async fn a_stored_answer_naming_another_call_runs_the_gated_call() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (bash, deploy) = at_the_deploy_gate(&h, "deploy-stored").await;
     let deploy_id = deploy["id"].as_str().unwrap();
     let resolution = json!({"answer": {"approved": true, "tool_call_id": call_id(&bash)}});

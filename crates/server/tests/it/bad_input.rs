@@ -25,7 +25,7 @@ async fn raw(
 
 #[tokio::test]
 async fn unauthenticated_requests_get_401() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let url = h.url("/api/sessions/interactions/query");
     let (status, body) = raw(
         &h,
@@ -97,7 +97,7 @@ async fn unauthenticated_requests_get_401() {
 
 #[tokio::test]
 async fn another_projects_id_is_404_never_403() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let id = h.park("bad", "m").await;
     let other = uuid::Uuid::new_v4();
     let auth = Some(h.server.authorization());
@@ -150,7 +150,7 @@ async fn another_projects_id_is_404_never_403() {
 async fn oversized_body_is_413_json() {
     let h = Harness::with(TestServerOptions {
         max_body_bytes: Some(4096),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let big = json!({"data": {"inputs": {"messages": user(&"x".repeat(5000))}}});
@@ -158,7 +158,7 @@ async fn oversized_body_is_413_json() {
     assert_eq!(status, 413);
     assert_eq!(body["code"], "PAYLOAD_TOO_LARGE");
     // Default limit: 1 MiB.
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let big = json!({"data": {"inputs": {"messages": user(&"x".repeat(1024 * 1024 + 10))}}});
     let (status, body) = h.post("/api/invoke", big).await;
     assert_eq!(status, 413, "{body}");
@@ -166,7 +166,7 @@ async fn oversized_body_is_413_json() {
 
 #[tokio::test]
 async fn malformed_json_and_wrong_types_name_the_field() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let id = h.park("bad", "m").await;
     let auth = Some(h.server.authorization());
     let respond = h.url(&format!("/api/sessions/interactions/{id}/respond"));
@@ -250,7 +250,7 @@ async fn malformed_json_and_wrong_types_name_the_field() {
 
 #[tokio::test]
 async fn bad_ids_unknown_routes_and_missing_project() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (status, body) = h.get("/api/sessions/interactions/not-a-uuid").await;
     assert_eq!(status, 422);
     assert_eq!(body["detail"][0]["loc"], json!(["path", "id"]));
@@ -279,7 +279,7 @@ async fn bad_ids_unknown_routes_and_missing_project() {
     // Without the execution service, its routes are absent: AgentPlat's route-not-found.
     let no_exec = Harness::with(TestServerOptions {
         execution: false,
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let (status, body) = no_exec.get("/api/rooms/r1/execution-sessions/s1").await;

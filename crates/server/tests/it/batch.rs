@@ -42,7 +42,7 @@ fn outcomes(body: &Value) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn each_gate_gets_its_own_outcome_in_the_request_order() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let ids = gates(&h, "mixed", 3).await;
     let (status, _) = h.respond(&ids[2], false).await;
     assert_eq!(status, 200);
@@ -91,7 +91,7 @@ async fn each_gate_gets_its_own_outcome_in_the_request_order() {
 
 #[tokio::test]
 async fn a_retried_batch_replays_each_gate_and_a_key_binds_to_its_answer() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let ids = gates(&h, "retry", 4).await;
     let items: Vec<Value> = ids
         .iter()
@@ -158,7 +158,7 @@ async fn a_retried_batch_replays_each_gate_and_a_key_binds_to_its_answer() {
 /// one winner across both, and is resumed once.
 #[tokio::test]
 async fn racing_batches_have_one_winner_per_gate() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let ids = gates(&h, "race", 40).await;
     let phone: Vec<Value> = ids.iter().map(|id| approve(id, None)).collect();
     let mut tablet: Vec<Value> = ids.iter().rev().map(|id| approve(id, None)).collect();
@@ -188,7 +188,7 @@ async fn racing_batches_have_one_winner_per_gate() {
 
 #[tokio::test]
 async fn a_batch_holds_1_to_500_answers_and_is_advertised() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (status, body) = h.post(BATCH, json!({"answers": []})).await;
     assert_eq!(status, 422, "{body}");
     let many: Vec<Value> = (0..501)

@@ -21,7 +21,7 @@ const UNKNOWN: &str = "019fac94-0000-7000-8000-00000000beef";
 async fn quiet_server() -> Harness {
     Harness::with(TestServerOptions {
         run_dispatcher: false,
-        ..TestServerOptions::default()
+        ..crate::common::legacy_options()
     })
     .await
 }

@@ -83,6 +83,8 @@ async fn run_with_skew(url: &str, skew: &str) -> String {
             ("FAKETIME_DONT_FAKE_MONOTONIC".to_string(), "1".to_string()),
             ("RUST_LOG".to_string(), "warn".to_string()),
         ],
+        // Its responds are the legacy contract's (200 `{count, interaction}`).
+        agenta_contract: gatehouse_server::AgentaContract::Legacy,
         ..ChildServerOptions::default()
     };
     let correct = ChildServer::spawn(&options(Vec::new())).expect("the correct-clock server");

@@ -5,7 +5,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_responders_exactly_one_winner_one_resume() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let id = h.park("race", "m-race").await;
     let url = h.url(&format!("/api/sessions/interactions/{id}/respond"));
     let mut tasks = Vec::new();
@@ -59,7 +59,7 @@ async fn fifty_concurrent_responders_exactly_one_winner_one_resume() {
 
 #[tokio::test]
 async fn idempotency_key_replays_the_winning_request() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let id = h.park("idem", "m-race").await;
     let path = format!("/api/sessions/interactions/{id}/respond");
     let body = json!({"answer": {"approved": true}});

@@ -115,7 +115,7 @@ fn in_outputs(turns: &Value, needle: &str) -> usize {
 
 #[tokio::test]
 async fn a_stop_is_applied_in_the_same_commit_as_the_step_it_stopped() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (room, session, gate) = park(&h, "task-stop", gated("m-stop", read_then_bash(0))).await;
     let (status, body) = request(&h, &room, &session, "op-stop", "stop", "pre_action").await;
     assert_eq!(status, 202, "{body}");
@@ -145,7 +145,7 @@ async fn a_stop_is_applied_in_the_same_commit_as_the_step_it_stopped() {
 
 #[tokio::test]
 async fn a_gate_cancelled_by_a_newer_turn_ends_its_session_with_the_reason() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (room, session, _) = park(&h, "task-newer", gated("m", read_then_bash(0))).await;
     let (status, _) = request(&h, &room, &session, "op-wait", "stop", "pre_action").await;
     assert_eq!(status, 202);
@@ -177,7 +177,7 @@ async fn a_gate_cancelled_by_a_newer_turn_ends_its_session_with_the_reason() {
 
 #[tokio::test]
 async fn cancel_stale_and_a_resolving_transition_end_their_sessions() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (room, session, gate) = park(&h, "task-stale", gated("m", read_then_bash(0))).await;
     let (status, body) = h
         .post(
@@ -211,7 +211,7 @@ async fn a_resume_that_gives_up_says_so_on_the_row_and_ends_its_session() {
     let h = Harness::with(TestServerOptions {
         lease: Some(Duration::from_millis(150)),
         dispatch_poll: Some(Duration::from_millis(50)),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let (room, session, gate) = park(&h, "task-broken", gated("m", read_then_bash(0))).await;
@@ -251,7 +251,7 @@ async fn a_resume_longer_than_its_lease_keeps_it_across_two_instances() {
     let a = Harness::with(TestServerOptions {
         lease: Some(lease),
         dispatch_poll: Some(Duration::from_millis(30)),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let b = Harness {
@@ -262,7 +262,7 @@ async fn a_resume_longer_than_its_lease_keeps_it_across_two_instances() {
             project_id: a.server.options.project_id.clone(),
             lease: Some(lease),
             dispatch_poll: Some(Duration::from_millis(30)),
-            ..Default::default()
+            ..crate::common::legacy_options()
         })
         .await,
         http: reqwest::Client::new(),
@@ -301,7 +301,7 @@ async fn a_taken_over_attempt_runs_no_tool_and_the_approved_one_runs_once() {
     let h = Harness::with(TestServerOptions {
         lease: Some(Duration::from_millis(300)),
         dispatch_poll: Some(Duration::from_millis(30)),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let (room, session, gate) =
@@ -354,7 +354,7 @@ async fn a_taken_over_attempt_runs_no_tool_and_the_approved_one_runs_once() {
 /// reason); its successor (`predecessorSessionId`) takes interventions as a first run.
 #[tokio::test]
 async fn a_recovery_successor_behaves_as_a_first_run() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let failing = gated(
         "m-fail",
         json!([
@@ -404,7 +404,7 @@ async fn a_recovery_successor_behaves_as_a_first_run() {
 /// its checkpoint (never applied under the new authority); one requested after applies.
 #[tokio::test]
 async fn a_request_made_before_an_authority_change_is_not_applied_under_it() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (room, session, gate) =
         park(&h, "task-authority", gated("m-auth", read_then_bash(0))).await;
     let (status, _) = request(&h, &room, &session, "op-before", "before", "pre_step").await;

@@ -317,7 +317,7 @@ async fn sqlite_recovers_from_a_full_disk_without_a_restart() {
     let h = Harness::with(TestServerOptions {
         database_path: Some(database_path),
         lease: Some(Duration::from_secs(2)),
-        ..TestServerOptions::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let mut problems: Vec<String> = Vec::new();
@@ -495,7 +495,7 @@ async fn a_write_lock_held_by_another_process_is_a_bounded_503() {
     if skipped_on_the_postgres_pass("a_write_lock_held_by_another_process_is_a_bounded_503") {
         return;
     }
-    let h = Arc::new(Harness::start().await);
+    let h = Arc::new(Harness::legacy().await);
     let gate = h.park("lock-gate", "m-lock").await;
     let Some(holder) = LockHolder::hold(&h.server.database_path) else {
         return;
@@ -771,7 +771,7 @@ async fn start_on(cluster: &Cluster) -> Arc<Harness> {
     Arc::new(
         Harness::with(TestServerOptions {
             database_url: Some(url),
-            ..TestServerOptions::default()
+            ..crate::common::legacy_options()
         })
         .await,
     )
@@ -921,7 +921,7 @@ async fn terminated_postgres_connections_are_a_503_never_a_500() {
 async fn a_failed_ledger_write_retries_the_resume_instead_of_ending_it() {
     let h = Harness::with(TestServerOptions {
         lease: Some(Duration::from_secs(1)),
-        ..TestServerOptions::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let db = Db::open(&h.server).await;

@@ -108,7 +108,7 @@ async fn park(h: &Harness, task: &str, parameters: Value) -> (Value, String, Str
 
 #[tokio::test]
 async fn invoke_opens_a_session_that_binds_the_run() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut parameters = config("m-bind", "allow");
     parameters["agent"]["execution"] = json!({
         "authority_revision": "auth-3", "role_revision": "role-9", "runtime_profile": "local-fast"
@@ -250,7 +250,7 @@ async fn invoke_opens_a_session_that_binds_the_run() {
 /// application; a stale revision is a typed conflict and applies nothing.
 #[tokio::test]
 async fn stop_requested_while_parked_halts_the_run_at_pre_action() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, gate) = park(&h, "task-stop", config("m-stop", "ask")).await;
     let doc = get_session(&h, &room, &session).await;
     assert_eq!(doc["status"], "paused");
@@ -317,7 +317,7 @@ async fn stop_requested_while_parked_halts_the_run_at_pre_action() {
 
 #[tokio::test]
 async fn other_instructions_are_injected_into_the_next_step() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, gate) = park(&h, "task-inject", config("m-inj", "ask")).await;
     let (status, body) = request(
         &h, &room, &session, revision, "op-brief", "be brief", "pre_step",
@@ -341,7 +341,7 @@ async fn other_instructions_are_injected_into_the_next_step() {
 
 #[tokio::test]
 async fn replay_conflict_requester_and_the_256_limit() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, _) = park(&h, "task-limit", config("m-lim", "ask")).await;
     // The requester is the authenticated actor, never the body.
     let (status, body) = h
@@ -434,7 +434,7 @@ fn session_of(doc: &Value) -> ExecutionSession {
 /// Two (many) dispatchers race for one intervention: one claim, one application.
 #[tokio::test]
 async fn racing_dispatchers_apply_once() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, _) = park(&h, "task-race", config("m-race", "ask")).await;
     let (status, _) = request(
         &h,
@@ -521,7 +521,7 @@ async fn racing_dispatchers_apply_once() {
 /// dead one's token no longer resolves.
 #[tokio::test]
 async fn dead_dispatcher_lease_expires_and_another_applies_once() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, _) = park(&h, "task-dead", config("m-dead", "ask")).await;
     let (status, _) = request(&h, &room, &session, revision, "op-dead", "stop", "pre_step").await;
     assert_eq!(status, 202);
@@ -626,7 +626,7 @@ async fn dead_dispatcher_lease_expires_and_another_applies_once() {
 
 #[tokio::test]
 async fn protected_work_without_pre_action_fails_the_run() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut parameters = config("m-prot", "allow");
     parameters["agent"]["protected"] = json!(true);
     // A runtime that awaits pre_action: fine.
@@ -667,7 +667,7 @@ async fn protected_work_without_pre_action_fails_the_run() {
 
 #[tokio::test]
 async fn run_ending_before_the_checkpoint_rejects_with_a_reason() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, gate) =
         park(&h, "task-unreached", config("m-unr", "ask")).await;
     let (status, _) = request(
@@ -710,7 +710,7 @@ async fn run_ending_before_the_checkpoint_rejects_with_a_reason() {
 
 #[tokio::test]
 async fn recovery_successor_binds_a_failed_predecessor_of_the_same_task() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut failing = config("m-fail", "allow");
     failing["agent"]["script"] = json!([{"say": "trying"}, {"fail": "disk full"}]);
     let failed = invoke(&h, "task-recover", failing).await;
@@ -775,7 +775,7 @@ async fn recovery_successor_binds_a_failed_predecessor_of_the_same_task() {
 
 #[tokio::test]
 async fn reopening_keeps_the_binding() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let answer = invoke(&h, "task-reopen", config("m", "allow")).await;
     let (room, session, _) = execution_of(&answer);
     let doc = get_session(&h, &room, &session).await;
@@ -805,7 +805,7 @@ async fn reopening_keeps_the_binding() {
 
 #[tokio::test]
 async fn events_after_and_the_sse_stream() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, gate) = park(&h, "task-sse", config("m-sse", "ask")).await;
     let (status, _) = request(
         &h,
@@ -883,7 +883,7 @@ async fn events_after_and_the_sse_stream() {
 /// loses nothing.
 #[tokio::test]
 async fn pending_intervention_survives_a_restart() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, session, revision, gate) = park(&h, "task-restart", config("m-rs", "ask")).await;
     let (status, _) = request(&h, &room, &session, revision, "op-rs", "stop", "pre_action").await;
     assert_eq!(status, 202);
@@ -902,7 +902,7 @@ async fn pending_intervention_survives_a_restart() {
 async fn without_execution_the_routes_are_absent() {
     let h = Harness::with(TestServerOptions {
         execution: false,
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let (status, body) = h.get("/api/capabilities").await;
@@ -931,7 +931,7 @@ async fn without_execution_the_routes_are_absent() {
         .await;
     assert_eq!(status, 404);
 
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, body) = h.get("/api/capabilities").await;
     let caps = body["capabilities"].as_array().unwrap();
     assert!(caps.iter().any(|c| c == "execution"), "{body}");
@@ -941,7 +941,7 @@ async fn without_execution_the_routes_are_absent() {
 /// intervention, once (durable retry).
 #[tokio::test]
 async fn failed_adapter_is_retried_after_the_lease_expires() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut parameters = config("m-flaky", "ask");
     parameters["agent"]["execution"] = json!({"lease_ms": 1, "fail_apply_attempts": 1});
     let mut script = vec![json!({"tool": "Bash", "args": {"command": "ls"}})];
@@ -978,7 +978,7 @@ async fn failed_adapter_is_retried_after_the_lease_expires() {
 /// layer's 401 included.
 #[tokio::test]
 async fn execution_errors_are_agentplat_shaped() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let answer = invoke(&h, "task-errors", config("m", "allow")).await;
     let (room, session, _) = execution_of(&answer);
     let response = h
@@ -1060,7 +1060,7 @@ async fn execution_errors_are_agentplat_shaped() {
 /// reason, its interventions rejected with it; a parked (paused) one is left to resume.
 #[tokio::test]
 async fn an_expired_run_hold_is_reconciled_on_every_backend() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, room, parked, revision, _) = park(&h, "task-parked", config("m", "ask")).await;
     let (status, _) = request(
         &h,

@@ -45,7 +45,7 @@ async fn an_unstamped_draft_resumes_under_its_own_config_and_gates_the_next_tool
     ] {
         let h = Harness::with(TestServerOptions {
             stamp_max_bytes: cap,
-            ..Default::default()
+            ..crate::common::legacy_options()
         })
         .await;
         let session = format!("big-draft-{pad}");
@@ -111,7 +111,7 @@ async fn forget_parked_config(db: &Db, gate: &str) {
 async fn an_unrecoverable_config_ends_the_turn_with_the_reason() {
     let h = Harness::with(TestServerOptions {
         stamp_max_bytes: Some(64),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let parked = h
@@ -167,7 +167,7 @@ async fn an_unrecoverable_config_ends_the_turn_with_the_reason() {
 /// it exactly.
 #[tokio::test]
 async fn without_the_parked_config_the_stamp_recovers_it() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let parked = h
         .invoke(json!({
             "session_id": "stamped",
@@ -196,7 +196,7 @@ async fn without_the_parked_config_the_stamp_recovers_it() {
 async fn a_pinned_revision_recovers_it_until_the_revision_is_gone() {
     let h = Harness::with(TestServerOptions {
         stamp_max_bytes: Some(10),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let committed = h.commit("wf", "wf.default", "m-pinned", "ask").await;
@@ -251,7 +251,7 @@ async fn a_pinned_revision_recovers_it_until_the_revision_is_gone() {
 /// default, which refuses every tool.
 #[tokio::test]
 async fn the_default_config_denies_by_default() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     for body in [
         json!({"session_id": "bare", "data": {"inputs": {"messages": user("rm -rf /")}}}),
         json!({"session_id": "gone-refs", "references": {"workflow": {"slug": "no-such-workflow"}},

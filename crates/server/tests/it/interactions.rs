@@ -17,7 +17,7 @@ fn gate(session: &str, token: &str, turn: &str) -> Value {
 
 #[tokio::test]
 async fn create_is_idempotent_and_renders_every_field() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (status, first) = h
         .post("/api/sessions/interactions/", gate("s1", "tok-a", "t-1"))
         .await;
@@ -61,7 +61,7 @@ async fn create_is_idempotent_and_renders_every_field() {
 
 #[tokio::test]
 async fn query_filters_and_windows() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut ids = Vec::new();
     for (session, token, turn) in [
         ("q1", "t0", "a"),
@@ -160,7 +160,7 @@ async fn query_filters_and_windows() {
 /// that runner, which consumes it and transitions the row by token.
 #[tokio::test]
 async fn external_runner_transitions_and_cancel_stale() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let (_, created) = h
         .post(
             "/api/sessions/interactions/",

@@ -24,7 +24,7 @@ fn assert_too_long(status: u16, body: &Value, loc: Value) {
 
 #[tokio::test]
 async fn identifiers_over_the_limit_are_refused_and_not_stored() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let huge = "s".repeat(900_000);
     let long = "t".repeat(MAX_ID + 1);
     let (status, body) = h
@@ -111,7 +111,7 @@ async fn identifiers_over_the_limit_are_refused_and_not_stored() {
 /// limit (65535) in one `cancel-stale`: every listed stale gate is cancelled, no other.
 #[tokio::test]
 async fn cancel_stale_takes_token_lists_past_the_database_parameter_limits() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut tokens: Vec<String> = (0..70_000).map(|i| format!("t{i}")).collect();
     for (token, turn) in [
         ("stale-1", "old"),
@@ -159,7 +159,7 @@ async fn cancel_stale_takes_token_lists_past_the_database_parameter_limits() {
 /// 500; and 10 identical responds at once all get the one answer.
 #[tokio::test]
 async fn the_same_idempotency_key_on_two_gates_at_once_is_a_typed_conflict() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let mut pairs = Vec::new();
     for i in 0..50 {
         let a = h.park(&format!("race-a-{i}"), "m").await;

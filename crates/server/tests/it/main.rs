@@ -31,6 +31,7 @@ mod concurrency;
 mod cors;
 mod crash_safety;
 mod database_faults;
+mod durable_respond;
 mod execution;
 mod fail_closed;
 mod fd_limit;

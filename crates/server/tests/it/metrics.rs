@@ -20,7 +20,7 @@ fn sample(text: &str, prefix: &str) -> Option<f64> {
 
 #[tokio::test]
 async fn requests_are_counted_by_route_template_and_gates_by_status() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let gate = h.park("metrics-session", "m-metrics").await;
     let (status, body) = h.respond(&gate, true).await;
     assert_eq!(status, 200, "{body}");
@@ -80,7 +80,7 @@ async fn requests_are_counted_by_route_template_and_gates_by_status() {
 async fn metrics_off_records_nothing_and_answers_404() {
     let h = Harness::with(TestServerOptions {
         metrics: false,
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let (status, _, text) = h.scrape_metrics().await;
@@ -100,7 +100,7 @@ async fn admission_waits_and_lease_takeovers_are_counted() {
         run_dispatcher: false,
         max_resume_backlog: Some(1),
         backlog_wait: Some(Duration::from_millis(200)),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let first = h.park("waits-1", "m-wait").await;

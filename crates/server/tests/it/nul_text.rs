@@ -186,7 +186,7 @@ fn agenta_cases(gate: &str) -> Vec<(&'static str, String, Option<Value>, Value)>
 
 #[tokio::test]
 async fn a_nul_anywhere_in_an_agenta_request_is_a_422_naming_it_and_writes_nothing() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let gate = h.park("nul-gate", "m-nul").await;
     let before = row_counts(&h).await;
     let mut wrong = Vec::new();
@@ -221,7 +221,7 @@ async fn a_nul_anywhere_in_an_agenta_request_is_a_422_naming_it_and_writes_nothi
 
 #[tokio::test]
 async fn a_nul_in_an_agentplat_request_is_a_400_and_writes_nothing() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let before = row_counts(&h).await;
     let project = h.server.project_id.clone();
     // `(what, path, body or GET, the code)`: a path is refused before routing

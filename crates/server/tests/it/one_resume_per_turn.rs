@@ -27,7 +27,7 @@ async fn host() -> Harness {
         execution: false,
         resume_workers: Some(2 * ROUNDS + 4),
         dispatch_poll: Some(Duration::from_millis(30)),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await
 }

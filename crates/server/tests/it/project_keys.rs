@@ -26,7 +26,7 @@ async fn setup() -> Setup {
             ApiKey::parse(&format!("phone={PHONE_KEY}@{}", mine.to_uppercase())).unwrap(),
             ApiKey::bound("ops", BOTH_KEY, [&mine, &theirs]),
         ],
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     Setup { h, mine, theirs }

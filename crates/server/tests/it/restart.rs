@@ -5,7 +5,7 @@ use gatehouse_server::testing::TestServerOptions;
 
 #[tokio::test]
 async fn restart_between_gate_and_answer_resumes_once() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let id = h.park("durable", "m-durable").await;
 
     let h = h.restart().await;
@@ -29,7 +29,7 @@ async fn restart_between_gate_and_answer_resumes_once() {
 async fn queued_resume_survives_a_restart() {
     let h = Harness::with(TestServerOptions {
         run_dispatcher: false,
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let id = h.park("queued", "m-queued").await;
@@ -56,7 +56,7 @@ async fn queued_resume_survives_a_restart() {
 async fn crashed_claim_is_retried_once() {
     let h = Harness::with(TestServerOptions {
         run_dispatcher: false,
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let id = h.park("crashed", "m-crash").await;

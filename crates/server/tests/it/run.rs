@@ -15,7 +15,7 @@ fn run_request(permission: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn run_answers_json() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let response = h
         .http
         .post(format!("{}/run", h.server.base_url))
@@ -69,7 +69,7 @@ async fn run_answers_json() {
 
 #[tokio::test]
 async fn run_streams_ndjson() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let response = h
         .http
         .post(format!("{}/run", h.server.base_url))
@@ -122,7 +122,7 @@ async fn post_text(h: &Harness, path: &str, text: &str) -> (u16, serde_json::Val
 /// nesting past the typed readers' bound a 422.
 #[tokio::test]
 async fn run_reads_what_the_runner_reads() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let body = r#"{"harness": "pi_core", "sandbox": "local", "sessionId": "s-\ud800", "agentsMd": null,
         "model": "openai/first", "messages": [{"role": "user", "content": "hi \udc00 there"}],
         "context": null, "telemetry": null, "tools": [], "customTools": [], "toolCallback": null,
@@ -159,7 +159,7 @@ async fn run_reads_what_the_runner_reads() {
 /// a row either (CONTRACT.md, differences from Agenta).
 #[tokio::test]
 async fn invoke_reads_what_agentas_api_reads() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let invoke = |session: &str, llm: &str| {
         format!(
             r#"{{"session_id": "{session}", "data": {{"inputs": {{"messages": [{{"role": "user", "content": "go"}}]}},

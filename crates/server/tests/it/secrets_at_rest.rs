@@ -65,7 +65,7 @@ fn stripped_values(config: &Value) -> BTreeSet<String> {
 
 #[tokio::test]
 async fn nothing_the_redaction_strips_is_stored() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let small = secret_config("m-small", 10);
     let big = secret_config("m-big", 70 * 1024);
     let stripped = stripped_values(&small);
@@ -163,7 +163,7 @@ async fn nothing_the_redaction_strips_is_stored() {
 async fn an_older_unredacted_parked_state_is_scrubbed_at_startup() {
     let h = Harness::with(TestServerOptions {
         stamp_max_bytes: Some(64),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let config = secret_config("m-old", 10);

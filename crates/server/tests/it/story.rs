@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 /// from another client resumes the turn under model A.
 #[tokio::test]
 async fn upstream_story_resumes_under_the_gated_config() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     h.commit(
         "harness-agent",
         "harness-agent.default",
@@ -131,7 +131,7 @@ async fn upstream_story_resumes_under_the_gated_config() {
 async fn unstamped_row_from_a_saved_revision_resumes_under_that_revision() {
     let h = Harness::with(TestServerOptions {
         stamp_max_bytes: Some(10),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     h.commit("wf", "wf.default", "model-head-1", "ask").await;
@@ -172,7 +172,7 @@ async fn unstamped_row_from_a_saved_revision_resumes_under_that_revision() {
 async fn unstamped_draft_row_resumes_under_its_own_config_not_head() {
     let h = Harness::with(TestServerOptions {
         stamp_max_bytes: Some(10),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     h.commit("wf", "wf.default", "model-old", "allow").await;
@@ -208,7 +208,7 @@ async fn unstamped_draft_row_resumes_under_its_own_config_not_head() {
 async fn pinned_revision_resumes_under_that_revision() {
     let h = Harness::with(TestServerOptions {
         stamp_max_bytes: Some(10),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let first = h.commit("wf", "wf.default", "model-pinned", "ask").await;
@@ -243,7 +243,7 @@ async fn pinned_revision_resumes_under_that_revision() {
 /// A denial skips the tool and tells the agent (with the person's message).
 #[tokio::test]
 async fn denial_skips_the_tool_and_tells_the_agent() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let parked = h
         .invoke(json!({
             "session_id": "deny",
@@ -284,7 +284,7 @@ async fn denial_skips_the_tool_and_tells_the_agent() {
 /// second ask in the resumed turn parks again with a new gate.
 #[tokio::test]
 async fn scripts_and_permissions_shape_the_turn() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let done = h
         .invoke(json!({"data": {"inputs": {"messages": user("x")}, "parameters": config("m-allow", "allow")}}))
         .await;
@@ -368,7 +368,7 @@ async fn scripts_and_permissions_shape_the_turn() {
 /// and answering it is a 409.
 #[tokio::test]
 async fn a_new_turn_cancels_the_stale_gate() {
-    let h = Harness::start().await;
+    let h = Harness::legacy().await;
     let first = h
         .invoke(json!({"session_id": "stale", "data": {"inputs": {"messages": user("one")}, "parameters": config("m-1", "ask")}}))
         .await;

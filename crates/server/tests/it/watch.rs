@@ -73,7 +73,7 @@ impl Frames {
 async fn watch_sees_pending_then_resolved() {
     let h = Harness::with(TestServerOptions {
         heartbeat: Some(Duration::from_millis(100)),
-        ..Default::default()
+        ..crate::common::legacy_options()
     })
     .await;
     let response = h

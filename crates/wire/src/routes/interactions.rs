@@ -74,7 +74,7 @@ pub const RESPOND_TO_INTERACTION: Operation = Operation {
     path: "/api/sessions/interactions/{id}/respond",
     family: Family::Agenta,
     summary: "Answer a pending gate, exactly once",
-    description: "A5, C1. One compare-and-set flips `pending -> responded`; of N racing answers one gets 200 and the others 409 `ALREADY_ANSWERED`, and the resume of the gated turn is enqueued once. A `user_approval` answer needs a boolean `approved`. A retry carrying the same `Idempotency-Key` and body replays the first answer.",
+    description: "A5, C1, and Agenta's durable contract (docs/CONTRACT.md, \"Durable contract\"). The host's `/api/capabilities` says which form it speaks. Durable (capability `durable_approvals`, the default): `Idempotency-Key` is required; the body is `answer`, or `answers[]` (1..100 items `{interaction_id, answer}`, the path's gate among them), and an optional `expected_execution_id`; in ONE transaction the answers are admitted, the gate's turn (the source execution) is settled by a compare-and-set and the continuation command is recorded; 202 `{interaction, command, execution}` (`command` null when nothing new was created: the same verdict sent again); errors are Agenta's top-level envelope `{code, message, retryable, details?, next_step?}`: 422 `validation_error` (`details.field`/`reason`: `answers`/`anchor_missing`, `Idempotency-Key`/`required` or `too_long`, `answer`/`required`), 409 `execution_mismatch` (`details.current_execution_id`), `idempotency_key_reused`, `execution_terminal` (`details.execution_state`, or `details.interaction_status`). Legacy: one compare-and-set flips `pending -> responded`; of N racing answers one gets 200 and the others 409 `ALREADY_ANSWERED`, and the resume of the gated turn is enqueued once. A `user_approval` answer needs a boolean `approved`. A retry carrying the same `Idempotency-Key` and body replays the first answer.",
     auth: true,
     project: true,
     params: &[
@@ -84,21 +84,28 @@ pub const RESPOND_TO_INTERACTION: Operation = Operation {
             location: In::Header,
             required: false,
             kind: ParamType::Text,
-            description: "1 to 255 visible ASCII characters; a retried respond with the same key and body gets the first answer back.",
+            description: "1 to 255 characters; required by the durable contract (a 422 envelope without it), optional in the legacy one; a retried respond with the same key and body gets the first answer back.",
         },
     ],
-    request: Some((Body::Json("RespondRequest"), Optional::No)),
-    replies: &[Reply {
-        status: 200,
-        description: "`{count: 1, interaction}`: the row after the flip (or the replayed first answer)",
-        bodies: &[Body::Json("InteractionResponse")],
-    }],
+    request: Some((Body::Json("SessionInteractionRespondRequest"), Optional::No)),
+    replies: &[
+        Reply {
+            status: 200,
+            description: "legacy: `{count: 1, interaction}`: the row after the flip (or the replayed first answer)",
+            bodies: &[Body::Json("InteractionResponse")],
+        },
+        Reply {
+            status: 202,
+            description: "durable: `{interaction, command, execution}`: the row, the continuation command (`pending`; its current state on a replay; null when nothing new was created) and the execution (`pending_delivery`, `recoverable` when its delivery failed, or the source turn's state)",
+            bodies: &[Body::Json("SessionInteractionContinuationResponse")],
+        },
+    ],
     failures: &[
         BAD_ID,
         NOT_FOUND_ROW,
         Failure {
             code: GatehouseCode::AlreadyAnswered,
-            when: "the row is no longer pending: another device answered, or the gate was cancelled (\"Interaction is no longer pending\")",
+            when: "the row is no longer pending: another device answered, or the gate was cancelled (legacy: \"Interaction is no longer pending\"; durable: the envelope `execution_terminal`, or `execution_mismatch`)",
         },
         Failure {
             code: GatehouseCode::IdempotencyKeyReused,

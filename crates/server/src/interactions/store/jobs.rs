@@ -9,6 +9,7 @@
 
 use gatehouse_wire::JsonObject;
 
+use super::commands::settle_continuation;
 use super::lease::ClaimedJob;
 use super::rows::{
     insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
@@ -214,6 +215,11 @@ impl InteractionStore {
                         "the parked turn {parked} is resumed by another answer, or not claimed by this one"
                     )));
                 }
+                // The resume turn is recorded: the evidence that its continuation applied.
+                if completion.turn.is_some() {
+                    settle_continuation(&mut Tx::from(&mut *tx), &job.project_id, parked, true, "started", &now)
+                        .await?;
+                }
             }
             // The answer is resolved before the gate the resumed turn opened: in that
             // order its watchers and webhook receivers are told.
@@ -277,6 +283,12 @@ impl InteractionStore {
             let Some(current) = row_in_tx(&mut Tx::from(&mut *tx), &job.interaction_id).await? else {
                 return Ok(FailOutcome::GaveUp { resolved: None });
             };
+            // Nothing will continue the turn: its continuation (if the answer wrote one)
+            // is obsolete, `failed`, never `applied`.
+            if let Some(turn_id) = &current.turn_id {
+                settle_continuation(&mut Tx::from(&mut *tx), &current.project_id, turn_id, false, "failed", &now)
+                    .await?;
+            }
             let mut failure = JsonObject::new();
             failure.insert(
                 "error".to_string(),

@@ -1,5 +1,6 @@
 //! The interactions area's store, [`InteractionStore`]: its tables (`interactions`,
-//! `idempotency_keys`, `resume_jobs`, `turns`, `tool_runs`, the workflow registry) and
+//! `idempotency_keys`, `resume_jobs`, `turns`, `tool_runs`, the workflow registry,
+//! `session_executions`, `session_commands`) and
 //! their SQL, over the plain [`Database`]. A write that changes what a watcher or a
 //! webhook receiver sees announces its changes once, through
 //! [`in_announced_tx!`](crate::announce::in_announced_tx).
@@ -9,10 +10,14 @@
 //! keys and the respond compare-and-set (`rows.rs`), the batch respond decided item by
 //! item in order (`batch.rs`), the resume queue (`jobs.rs`) and its lease (`lease.rs`),
 //! turns (`turns.rs`), the tool-run ledger (`tool_runs.rs`), the workflow registry
-//! (`workflows.rs`), and what this area offers the others over its tables
-//! (`offered.rs`: the webhook flag of a delivered gate, a paused session's gate).
+//! (`workflows.rs`), Agenta's durable session control (`commands.rs`: the settlement of a
+//! source execution, the continuation and Stop commands, the durable respond decided in
+//! one transaction; `jobs.rs` uses it to settle a continuation with its resume), and what
+//! this area offers the others over its tables (`offered.rs`: the webhook flag of a
+//! delivered gate, a paused session's gate).
 
 mod batch;
+mod commands;
 mod jobs;
 mod lease;
 mod offered;
@@ -22,6 +27,9 @@ mod turns;
 mod workflows;
 
 pub use batch::BatchRespondItem;
+pub use commands::{
+    continuation_state, CommandRecord, DurableAnswer, DurableOutcome, DurableRespond,
+};
 pub use jobs::{CompleteOutcome, FailOutcome, JobCompletion, MAX_ATTEMPTS, RESUME_FAILED_CODE};
 pub use lease::ClaimedJob;
 pub use offered::OfferedQueries;

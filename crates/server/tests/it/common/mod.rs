@@ -18,6 +18,14 @@ pub struct ParkedRun {
     pub revision: u64,
 }
 
+/// Test server options whose Agenta paths speak the legacy contract.
+pub fn legacy_options() -> TestServerOptions {
+    TestServerOptions {
+        agenta_contract: gatehouse_server::AgentaContract::Legacy,
+        ..TestServerOptions::default()
+    }
+}
+
 /// A test server plus an HTTP client.
 pub struct Harness {
     pub server: TestServer,
@@ -45,6 +53,12 @@ impl Harness {
 
     pub async fn start() -> Self {
         Self::with(TestServerOptions::default()).await
+    }
+
+    /// A server whose Agenta paths speak the legacy contract (the respond answers 200
+    /// `{count, interaction}`): for the tests of that contract.
+    pub async fn legacy() -> Self {
+        Self::with(legacy_options()).await
     }
 
     /// `GATEHOUSE_TEST_DATABASE_URL=postgres://HOST/DB` runs the suite on Postgres: each
