@@ -146,7 +146,7 @@ pub struct ServeArgs {
     /// and later: the respond needs an Idempotency-Key and answers 202 with its
     /// continuation; /api/capabilities lists `durable_approvals`) or `legacy` (the
     /// contract before it: the respond answers 200 `{count, interaction}`).
-    #[arg(long, env = "GATEHOUSE_AGENTA_CONTRACT", value_name = "CONTRACT", default_value = "durable", value_parser = parse_agenta_contract)]
+    #[arg(long, env = "GATEHOUSE_AGENTA_CONTRACT", value_name = "CONTRACT", default_value = "legacy", value_parser = parse_agenta_contract)]
     agenta_contract: AgentaContract,
 }
 

@@ -67,7 +67,7 @@ pub struct TestServerOptions {
     pub metrics: bool,
     /// Origins allowed by CORS; default none (CORS off).
     pub cors_origins: Vec<String>,
-    /// Which of Agenta's contracts its session paths speak; default durable.
+    /// Which of Agenta's contracts its session paths speak; default legacy.
     pub agenta_contract: crate::config::AgentaContract,
     /// Webhook endpoints events are written for; default none.
     pub webhook_endpoints: Vec<crate::config::WebhookEndpoint>,
@@ -98,7 +98,7 @@ impl Default for TestServerOptions {
             db_acquire_timeout: None,
             metrics: true,
             cors_origins: Vec::new(),
-            agenta_contract: crate::config::AgentaContract::Durable,
+            agenta_contract: crate::config::AgentaContract::Legacy,
             webhook_endpoints: Vec::new(),
         }
     }
@@ -308,7 +308,7 @@ pub struct ChildServerOptions {
     pub lease: Option<Duration>,
     /// More environment variables for the child (`FAKETIME_DONT_FAKE_MONOTONIC=1`).
     pub env: Vec<(String, String)>,
-    /// Which of Agenta's contracts its session paths speak; default durable.
+    /// Which of Agenta's contracts its session paths speak; default legacy.
     pub agenta_contract: crate::config::AgentaContract,
 }
 

@@ -286,10 +286,12 @@ pub enum AgentaContract {
     /// Agenta v0.121 and later: the respond takes an `Idempotency-Key` (required), answers
     /// 202 with the continuation command and the execution's state, and its errors are
     /// Agenta's envelope (docs/CONTRACT.md, "Durable contract").
-    #[default]
     Durable,
     /// Agenta before v0.121: the respond answers 200 `{count, interaction}`, its errors
-    /// FastAPI's `{"detail": ...}`.
+    /// FastAPI's `{"detail": ...}`. The default until this server also serves Stop, the
+    /// session snapshot and the durable events: a host that lists `durable_approvals` is
+    /// one Agenta's clients expect to stop.
+    #[default]
     Legacy,
 }
 
@@ -354,7 +356,9 @@ impl ServerConfig {
             webhooks: WebhookSettings::default(),
             metrics: true,
             cors_origins: Vec::new(),
-            agenta_contract: AgentaContract::Durable,
+            // Legacy until the server also serves Stop, the session snapshot and the durable
+            // events: a host that says `durable_approvals` is one Agenta's clients stop.
+            agenta_contract: AgentaContract::Legacy,
         }
     }
 

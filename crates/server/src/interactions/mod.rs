@@ -46,10 +46,13 @@ pub fn routes(config: &crate::config::ServerConfig) -> Router<AppState> {
     const RESPOND: &str = "/sessions/interactions/{id}/respond";
     let agenta = match config.agenta_contract {
         AgentaContract::Legacy => Router::new().route(RESPOND, post(api::respond)),
-        AgentaContract::Durable => Router::new().route(RESPOND, post(durable::respond)).route(
-            "/sessions/{session_id}/continuations/resume",
-            post(durable::resume_continuation),
-        ),
-    };
+        AgentaContract::Durable => Router::new().route(RESPOND, post(durable::respond)),
+    }
+    // Served in both: a legacy respond records no continuation, so there it answers
+    // `{resumed: false}`, which is true.
+    .route(
+        "/sessions/{session_id}/continuations/resume",
+        post(durable::resume_continuation),
+    );
     api::routes().merge(agenta).merge(invoke::routes())
 }

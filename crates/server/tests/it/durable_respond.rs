@@ -99,14 +99,14 @@ async fn capabilities_say_which_contract_agentas_paths_speak() {
         assert!(read.other_capabilities.is_empty());
         h.server.shutdown().await;
     }
-    // The default is durable.
+    // The default is legacy until Stop, the snapshot and the events are served.
     assert_eq!(
         TestServerOptions::default().agenta_contract,
-        AgentaContract::Durable
+        AgentaContract::Legacy
     );
     assert_eq!(
         gatehouse_server::ServerConfig::default().agenta_contract,
-        AgentaContract::Durable
+        AgentaContract::Legacy
     );
 }
 
@@ -125,20 +125,21 @@ async fn the_legacy_contract_answers_as_before() {
     let (status, body) = h.respond(&gate, true).await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["detail"], "Interaction is no longer pending");
-    // The durable-only route is not there.
-    let (status, _) = h
+    // A legacy respond records no continuation: nothing to redeliver.
+    let (status, body) = h
         .post(
             &format!("/api/sessions/{session}/continuations/resume"),
             json!({}),
         )
         .await;
-    assert_eq!(status, 404);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["resumed"], false, "{body}");
     h.wait_resolved(&gate).await;
 }
 
 #[tokio::test]
 async fn an_answer_is_admitted_with_its_continuation_which_applies_once_its_resume_ran() {
-    let h = Harness::start().await;
+    let h = durable_harness().await;
     let (gate, turn, session) = h.parked_gate().await;
     let body = json!({"answer": {"approved": true}, "expected_execution_id": turn});
     let (status, first) = h.durable(&gate, body.clone(), Some("k-1")).await;
@@ -216,7 +217,7 @@ async fn an_answer_is_admitted_with_its_continuation_which_applies_once_its_resu
 
 #[tokio::test]
 async fn errors_come_in_agentas_check_order_as_its_envelope() {
-    let h = Harness::start().await;
+    let h = durable_harness().await;
     let (gate, turn, session) = h.parked_gate().await;
     let other = uuid::Uuid::new_v4().to_string();
     // anchor_missing comes before the missing key.
@@ -329,7 +330,7 @@ async fn errors_come_in_agentas_check_order_as_its_envelope() {
 
 #[tokio::test]
 async fn a_cancelled_gate_and_a_gate_answered_differently_are_refused() {
-    let h = Harness::start().await;
+    let h = durable_harness().await;
     let session = format!("s-{}", uuid::Uuid::new_v4().simple());
     let turn = uuid::Uuid::new_v4().to_string();
     // Cancelled by its runner: no longer pending.
@@ -379,7 +380,7 @@ async fn a_cancelled_gate_and_a_gate_answered_differently_are_refused() {
 
 #[tokio::test]
 async fn of_racing_answers_exactly_one_continues_the_turn() {
-    let h = Harness::start().await;
+    let h = durable_harness().await;
     for round in 0..5 {
         let (gate, turn, _) = h.parked_gate().await;
         let mut tasks = Vec::new();
@@ -436,6 +437,7 @@ async fn of_racing_answers_exactly_one_continues_the_turn() {
 async fn a_continuation_whose_delivery_was_lost_is_redelivered() {
     let h = Harness::with(TestServerOptions {
         run_dispatcher: false,
+        agenta_contract: AgentaContract::Durable,
         ..TestServerOptions::default()
     })
     .await;
@@ -484,7 +486,7 @@ async fn error_bodies_match_agentas_examples() {
         let text = std::fs::read_to_string(examples.join(name)).unwrap();
         serde_json::from_str::<Value>(&text).unwrap()["response"]["body"].clone()
     };
-    let h = Harness::start().await;
+    let h = durable_harness().await;
     let (gate, _, _) = h.parked_gate().await;
     let other = uuid::Uuid::new_v4().to_string();
     let cases = [
@@ -532,13 +534,14 @@ async fn error_bodies_match_agentas_examples() {
 /// continuation, the turn is resumed once (one resume turn, one command).
 #[tokio::test]
 async fn two_instances_admit_one_continuation_per_turn() {
-    let a = Harness::start().await;
+    let a = durable_harness().await;
     let b = Harness {
         server: gatehouse_server::testing::spawn(TestServerOptions {
             database_path: a.server.options.database_path.clone(),
             database_url: a.server.options.database_url.clone(),
             api_key: a.server.options.api_key.clone(),
             project_id: a.server.options.project_id.clone(),
+            agenta_contract: AgentaContract::Durable,
             ..TestServerOptions::default()
         })
         .await,
@@ -595,4 +598,13 @@ async fn two_instances_admit_one_continuation_per_turn() {
         assert_eq!(count.as_deref(), Some("1"));
     }
     b.server.shutdown().await;
+}
+
+/// A server whose Agenta paths speak the durable contract.
+async fn durable_harness() -> Harness {
+    Harness::with(TestServerOptions {
+        agenta_contract: AgentaContract::Durable,
+        ..TestServerOptions::default()
+    })
+    .await
 }
