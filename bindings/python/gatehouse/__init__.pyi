@@ -28,6 +28,7 @@ from ._ffi.gatehouse_ffi import InterventionOutcome as InterventionOutcome
 from ._ffi.gatehouse_ffi import LifecycleState as LifecycleState
 from ._ffi.gatehouse_ffi import ListenerError as ListenerError
 from ._ffi.gatehouse_ffi import RespondOutcome as RespondOutcome
+from ._ffi.gatehouse_ffi import GateResult as GateResult
 from ._ffi.gatehouse_ffi import SessionEventUpdate as SessionEventUpdate
 from ._ffi.gatehouse_ffi import StopOutcome as StopOutcome
 from ._ffi.gatehouse_ffi import WatchEvent as WatchEvent
@@ -36,6 +37,9 @@ from ._ffi.gatehouse_ffi import ApproveAllFailure as ApproveAllFailure
 from ._ffi.gatehouse_ffi import InteractionRequest as InteractionRequest
 from ._ffi.gatehouse_ffi import Interaction as Interaction
 from ._ffi.gatehouse_ffi import ApproveAllReport as ApproveAllReport
+from ._ffi.gatehouse_ffi import GateFailure as GateFailure
+from ._ffi.gatehouse_ffi import GateReport as GateReport
+from ._ffi.gatehouse_ffi import ApproveGatesReport as ApproveGatesReport
 from ._ffi.gatehouse_ffi import Capabilities as Capabilities
 from ._ffi.gatehouse_ffi import CheckpointProgress as CheckpointProgress
 from ._ffi.gatehouse_ffi import ClientConfig as ClientConfig
