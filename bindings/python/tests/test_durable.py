@@ -15,6 +15,8 @@ import pytest
 import gatehouse
 from gatehouse import AgentaContract, GatehouseError, GatehouseErrorKind
 
+from conftest import API_KEY, TIMEOUT, Server
+
 
 def the_gate(client: gatehouse.GatehouseClient, session_id: str) -> gatehouse.Interaction:
     gates = asyncio.run(client.list_pending_interactions(session_id))
@@ -299,3 +301,53 @@ def test_the_events_replay_from_after_and_end_when_cancelled(durable_server, dur
             await stream.__anext__()
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_cancelling_or_leaving_the_events_closes_their_connection(project_id):
+    # Its own server, and a client that only streams: the connections counted are the
+    # stream's alone (the gate is opened over plain HTTP, whose connection is closed).
+    own = Server(agenta_contract="durable")
+    session_id = own.open_gate(project_id)["session_id"]
+    client = gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(base_url=own.url, api_key=API_KEY, project_id=project_id, timeout=TIMEOUT)
+    )
+
+    async def no_connection_left() -> None:
+        for _ in range(100):
+            if own.established_connections() == 0:
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{own.established_connections()} connection ends left")
+
+    async def scenario():
+        # Cancelling the task that awaits the next event (the replay is over: it waits).
+        seen = []
+
+        async def consume():
+            async for event in client.session_events(session_id):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        for _ in range(100):
+            if seen:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        assert seen and seen[0].execution_id, seen  # the parked turn's events, replayed
+        assert own.established_connections() >= 2  # both ends of the stream's connection
+        task.cancel()
+        done, _ = await asyncio.wait([task], timeout=2)
+        assert task in done and task.cancelled()
+        await no_connection_left()
+
+        # Leaving an `async with` block after the first event.
+        async with client.session_events(session_id) as events:
+            async for event in events:
+                assert event == seen[0]
+                break
+        await no_connection_left()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        own.stop()
