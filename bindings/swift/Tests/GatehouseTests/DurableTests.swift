@@ -314,4 +314,22 @@ func waitUntilRunning(_ client: GatehouseClient, _ sessionId: String) async thro
         let seen = try await within(5) { try await consumer.value }
         #expect(seen == 0)
     }
+
+    @Test func cancellingTheEventsConsumerClosesTheStreamsConnection() async throws {
+        // Its own server, and a client that only streams: the connections counted are the
+        // stream's alone. A session with no events yet: the stream waits after its replay.
+        let own = try TestServer.start(noExecution: false, agentaContract: "durable").get()
+        let client = try client(for: own, project: newProject())
+        let sessionId = UUID().uuidString.lowercased()
+        let consumer = Task {
+            var count = 0
+            for try await _ in client.sessionEvents(sessionId: sessionId) { count += 1 }
+            return count
+        }
+        #expect(await eventually(10) { establishedConnections(port: own.port) >= 2 })  // both ends
+        consumer.cancel()
+        let seen = try await within(5) { try await consumer.value }
+        #expect(seen == 0)
+        #expect(await eventually(10) { establishedConnections(port: own.port) == 0 })
+    }
 }

@@ -293,4 +293,29 @@ class DurableTest {
             assertTrue(collector.isCancelled)
         }
     }
+
+    @Test
+    fun `cancelling the events collector closes the stream's connection`(): Unit = runBlocking {
+        // Its own server, and a client that only streams: the connections counted are the
+        // stream's alone. A session with no events yet: the stream waits after its replay.
+        GatehouseServer(agentaContract = "durable").use { own ->
+            GatehouseClient(ClientConfig(baseUrl = own.url, apiKey = API_KEY, projectId = newProject())).use { client ->
+                val collector = launch(Dispatchers.Default) {
+                    client.sessionEvents(UUID.randomUUID().toString()).collect { error("no event was due: $it") }
+                }
+                var polls = 0
+                while (own.establishedConnections() < 2 && polls++ < 100) delay(100)
+                assertTrue(own.establishedConnections() >= 2, "the stream's connection") // both ends
+                withTimeout(2_000) { collector.cancelAndJoin() }
+                assertTrue(collector.isCancelled)
+                var left = own.establishedConnections()
+                polls = 0
+                while (left != 0 && polls++ < 100) {
+                    delay(100)
+                    left = own.establishedConnections()
+                }
+                assertEquals(0, left, "connections left to the server after the cancel")
+            }
+        }
+    }
 }
