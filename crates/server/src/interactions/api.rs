@@ -632,7 +632,12 @@ async fn transition(
         )
         .await?;
     match outcome {
-        TransitionOutcome::Moved(record) => Ok(json_text(record.response_body())),
+        TransitionOutcome::Moved(record) => {
+            // It may have completed the answers of a turn parked on several gates (its
+            // store queued the resume).
+            state.dispatch_wakeup.notify_one();
+            Ok(json_text(record.response_body()))
+        }
         TransitionOutcome::Conflict => Err(ApiError::not_pending()),
         TransitionOutcome::NotFound => Err(ApiError::interaction_not_found()),
     }

@@ -29,11 +29,15 @@ use crate::seams::JoinedWrite;
 pub struct JobCompletion {
     /// The resume turn, when the interaction had a parked turn to resume.
     pub turn: Option<NewTurn>,
-    /// The gate the resumed turn opened, if it parked again.
-    pub gate: Option<NewInteraction>,
+    /// The gates the resumed turn opened, if it parked again.
+    pub gates: Vec<NewInteraction>,
     /// Keys merged into the interaction's `resolution` as it moves to `resolved`
     /// (`verdict`, `tool_call_id`). `None`: leave the row as it is.
     pub resolution: Option<JsonObject>,
+    /// The other gates of a turn parked on several, which this resume continues too:
+    /// `(interaction id, keys merged into its resolution)`, each resolved as the job's
+    /// own row is (one still `responded` only; another is left as it is).
+    pub sibling_resolutions: Vec<(String, JsonObject)>,
     /// The parked turn that this resume continues (gets `resumed_by_turn_id`).
     pub parked_turn_id: Option<String>,
     /// Why nothing was resumed, when nothing was.
@@ -43,12 +47,12 @@ pub struct JobCompletion {
 /// Completed, or the lease was lost to another worker (nothing was written).
 #[derive(Debug, Clone)]
 pub enum CompleteOutcome {
-    /// Written. The resolved row and the new gate (if any).
+    /// Written. The resolved row and the new gates (if any).
     Completed {
         /// The interaction after resolution (when it was resolved).
         resolved: Option<Box<InteractionRecord>>,
-        /// The gate the resumed turn opened.
-        gate: Option<Box<InteractionRecord>>,
+        /// The gates the resumed turn opened.
+        gates: Vec<InteractionRecord>,
     },
     /// Another worker owns the job now; this completion was discarded.
     LeaseLost,
@@ -178,7 +182,7 @@ impl InteractionStore {
         joined: Option<&dyn JoinedWrite>,
     ) -> Result<CompleteOutcome, StoreError> {
         let now = now_text();
-        let gate_args = completion.gate.as_ref().map(InsertArgs::new);
+        let gate_args: Vec<InsertArgs> = completion.gates.iter().map(InsertArgs::new).collect();
         let resume_turn_id = completion.turn.as_ref().map(|t| t.id.clone());
         let outcome = in_announced_tx!(self.db, self.announce, tx, changes => {
             let ended = end_attempt(
@@ -237,10 +241,21 @@ impl InteractionStore {
                     changes.push(row.change());
                 }
             }
-            let gate = match &gate_args {
-                Some(args) => Some(Box::new(insert_gate!(tx, args, changes).record)),
-                None => None,
-            };
+            for (sibling, extra) in &completion.sibling_resolutions {
+                let Some(current) = row_in_tx(&mut Tx::from(&mut *tx), sibling).await? else {
+                    continue;
+                };
+                let resolution = current.resolution_with(extra.clone());
+                if let Some(row) =
+                    resolve_responded(&mut Tx::from(&mut *tx), sibling, &resolution, &now).await?
+                {
+                    changes.push(row.change());
+                }
+            }
+            let mut gates = Vec::with_capacity(gate_args.len());
+            for args in &gate_args {
+                gates.push(insert_gate!(tx, args, changes).record);
+            }
             if let Some(turn) = &completion.turn {
                 changes.push(Change::Records {
                     project_id: turn.project_id.clone(),
@@ -250,7 +265,7 @@ impl InteractionStore {
             if let Some(joined) = joined {
                 changes.extend(joined.write(Tx::from(&mut *tx)).await?);
             }
-            Ok(CompleteOutcome::Completed { resolved, gate })
+            Ok(CompleteOutcome::Completed { resolved, gates })
         });
         match outcome {
             Err(StoreError::Fenced(why)) => {

@@ -14,13 +14,15 @@
 //! source execution, the continuation and Stop commands, the durable respond decided in
 //! one transaction; `jobs.rs` uses it to settle a continuation with its resume), and what
 //! this area offers the others over its tables (`offered.rs`: the webhook flag of a
-//! delivered gate, a paused session's gate).
+//! delivered gate, a paused session's gate), and the gates of a turn parked on several
+//! (`parallel.rs`: which rows they are; `rows.rs` uses it).
 
 mod batch;
 mod commands;
 mod jobs;
 mod lease;
 mod offered;
+mod parallel;
 mod rows;
 mod tool_runs;
 mod turns;
