@@ -7,7 +7,11 @@
 //!   transaction ([`InteractionStore::respond_durable`](super::store::InteractionStore::respond_durable));
 //!   the resume job that delivers it is written after the commit (a failed delivery is
 //!   answered 202 `recoverable` and redelivered); 202
-//!   `{interaction, command, execution}`; errors as Agenta's envelope, in its check order;
+//!   `{interaction, command, execution}`; errors as Agenta's envelope, in its check order.
+//!   An answer that leaves some of a turn's several gates pending is recorded alone:
+//!   202, `command: null`, `execution {id: the source turn, state:
+//!   awaiting_interactions}`, the source not settled; the answer that completes the set
+//!   continues the turn (its command names every gate, its delivery resumes the turn);
 //! - `POST /sessions/{session_id}/continuations/resume`: redeliver a continuation whose
 //!   delivery failed.
 //!
@@ -341,6 +345,11 @@ async fn answer_outcome(state: &AppState, project_id: &str, outcome: DurableOutc
             execution_id,
             execution_state,
         } => continuation_response(&interaction, None, execution_id, execution_state),
+        // Some of the turn's gates still wait: recorded, nothing continued yet.
+        DurableOutcome::Awaiting {
+            interaction,
+            execution_id,
+        } => continuation_response(&interaction, None, execution_id, "awaiting_interactions"),
         DurableOutcome::Replayed {
             interaction,
             command,

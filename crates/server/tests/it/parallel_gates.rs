@@ -9,6 +9,8 @@
 
 use std::time::Duration;
 
+use gatehouse_server::testing::TestServerOptions;
+use gatehouse_server::AgentaContract;
 use serde_json::{json, Value};
 
 use crate::common::db::Db;
@@ -366,5 +368,208 @@ async fn two_concurrent_last_answers_resume_the_turn_once() {
         let (a, b) = tokio::join!(h.respond(&first, true), h.respond(&second, true));
         assert_eq!((a.0, b.0), (200, 200), "round {round}: {a:?} {b:?}");
         assert_resumed_once(&h, &session, &gates, [true, true]).await;
+    }
+}
+
+/// A server whose Agenta paths speak the durable contract.
+async fn durable_harness() -> Harness {
+    Harness::with(TestServerOptions {
+        agenta_contract: AgentaContract::Durable,
+        ..TestServerOptions::default()
+    })
+    .await
+}
+
+fn respond_path(id: &str) -> String {
+    format!("/api/sessions/interactions/{id}/respond")
+}
+
+/// `SELECT CAST(COUNT(*) AS TEXT) ...` of `sql` with `param`, as a number.
+async fn count(db: &Db, sql: &str, param: &str) -> usize {
+    db.text(sql, &[param])
+        .await
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+async fn commands_of(db: &Db, turn: &str) -> usize {
+    count(
+        db,
+        "SELECT CAST(COUNT(*) AS TEXT) FROM session_commands WHERE target_execution_id = $1",
+        turn,
+    )
+    .await
+}
+
+async fn settlements_of(db: &Db, turn: &str) -> usize {
+    count(
+        db,
+        "SELECT CAST(COUNT(*) AS TEXT) FROM session_executions WHERE execution_id = $1",
+        turn,
+    )
+    .await
+}
+
+/// The gates a command lists, sorted.
+async fn command_gates(db: &Db, command: &str) -> Vec<String> {
+    let text = db
+        .text(
+            "SELECT interaction_ids FROM session_commands WHERE id = $1",
+            &[command],
+        )
+        .await
+        .unwrap();
+    let mut ids: Vec<String> = serde_json::from_str(&text).unwrap();
+    ids.sort();
+    ids
+}
+
+/// `answers[]` of both gates in one durable request: one continuation naming both, one
+/// resume, as the continuation's execution.
+#[tokio::test]
+async fn durable_answers_of_every_gate_in_one_request_make_one_continuation() {
+    let h = durable_harness().await;
+    let db = Db::open(&h.server).await;
+    let session = new_session();
+    let (turn, gates) = park_parallel(&h, &session, false).await;
+    let body = json!({"answers": [
+        {"interaction_id": id(&gates[0]), "answer": {"approved": true}},
+        {"interaction_id": id(&gates[1]), "answer": {"approved": false}}
+    ], "expected_execution_id": turn});
+    let (status, answer) = h
+        .post_with_key(&respond_path(&id(&gates[0])), body, "both")
+        .await;
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(answer["command"]["state"], "pending", "{answer}");
+    assert_eq!(answer["execution"]["state"], "pending_delivery", "{answer}");
+    let command = answer["command"]["id"].as_str().unwrap().to_string();
+    let execution = answer["execution"]["id"].as_str().unwrap().to_string();
+    let mut both = vec![id(&gates[0]), id(&gates[1])];
+    both.sort();
+    assert_eq!(command_gates(&db, &command).await, both);
+    assert_resumed_once(&h, &session, &gates, [true, false]).await;
+    assert_eq!(
+        resumes(&h, &session).await[0]["turn_id"],
+        execution.as_str()
+    );
+    assert_eq!(commands_of(&db, &turn).await, 1);
+    let state = db
+        .text(
+            "SELECT state FROM session_commands WHERE id = $1",
+            &[&command],
+        )
+        .await;
+    assert_eq!(state.as_deref(), Some("applied"));
+}
+
+/// A partial durable answer: 202 `awaiting_interactions`, `command: null`, the source
+/// turn not settled, nothing resumed; sent again with its key, the same; the answer
+/// that completes the set settles it and continues it once, its command naming both
+/// gates. `answers[]` naming a gate of another turn stays `execution_mismatch`.
+#[tokio::test]
+async fn a_partial_durable_answer_waits_for_the_other_gates() {
+    let h = durable_harness().await;
+    let db = Db::open(&h.server).await;
+    let session = new_session();
+    let (turn, gates) = park_parallel(&h, &session, false).await;
+    let partial = json!({"answer": {"approved": true}, "expected_execution_id": turn});
+    for _ in 0..2 {
+        let (status, answer) = h
+            .post_with_key(&respond_path(&id(&gates[1])), partial.clone(), "part-1")
+            .await;
+        assert_eq!(status, 202, "{answer}");
+        assert!(answer.as_object().unwrap().contains_key("command"));
+        assert_eq!(answer["command"], Value::Null, "{answer}");
+        assert_eq!(
+            answer["execution"],
+            json!({"id": turn, "state": "awaiting_interactions"}),
+            "{answer}"
+        );
+        assert_eq!(answer["interaction"]["status"], "responded", "{answer}");
+    }
+    assert_eq!(
+        settlements_of(&db, &turn).await,
+        0,
+        "the source is not settled"
+    );
+    assert_eq!(commands_of(&db, &turn).await, 0);
+    assert_eq!(
+        job_state(&db, &id(&gates[1])).await,
+        None,
+        "nothing delivered"
+    );
+    assert_eq!(h.interaction(&id(&gates[0])).await["status"], "pending");
+    // A gate of another turn among the answers: refused, nothing written.
+    let other_session = new_session();
+    let (_, others) = park_parallel(&h, &other_session, false).await;
+    let (status, mixed) = h
+        .post_with_key(
+            &respond_path(&id(&gates[0])),
+            json!({"answers": [
+                {"interaction_id": id(&gates[0]), "answer": {"approved": true}},
+                {"interaction_id": id(&others[0]), "answer": {"approved": true}}
+            ]}),
+            "mixed",
+        )
+        .await;
+    assert_eq!(status, 409, "{mixed}");
+    assert_eq!(mixed["code"], "execution_mismatch", "{mixed}");
+    assert_eq!(h.interaction(&id(&gates[0])).await["status"], "pending");
+    assert_eq!(h.interaction(&id(&others[0])).await["status"], "pending");
+    // The last answer completes the set.
+    let (status, last) = h
+        .post_with_key(
+            &respond_path(&id(&gates[0])),
+            json!({"answer": {"approved": true}}),
+            "last",
+        )
+        .await;
+    assert_eq!(status, 202, "{last}");
+    assert_eq!(last["command"]["state"], "pending", "{last}");
+    assert_eq!(last["execution"]["state"], "pending_delivery", "{last}");
+    let command = last["command"]["id"].as_str().unwrap().to_string();
+    let mut both = vec![id(&gates[0]), id(&gates[1])];
+    both.sort();
+    assert_eq!(command_gates(&db, &command).await, both);
+    assert_eq!(settlements_of(&db, &turn).await, 1);
+    assert_resumed_once(&h, &session, &gates, [true, true]).await;
+    assert_eq!(
+        resumes(&h, &session).await[0]["turn_id"],
+        last["execution"]["id"]
+    );
+    // The partial answer's key again: no longer waiting, the source is settled.
+    let (status, again) = h
+        .post_with_key(&respond_path(&id(&gates[1])), partial, "part-1")
+        .await;
+    assert_eq!(status, 202, "{again}");
+    assert_eq!(again["command"], Value::Null);
+    assert_eq!(again["execution"], json!({"id": turn, "state": "terminal"}));
+}
+
+/// Two durable last answers at once, 20 times: exactly one creates the continuation,
+/// the other waits (its view was partial) or finds it; one resume.
+#[tokio::test]
+async fn two_concurrent_durable_answers_make_one_continuation() {
+    let h = durable_harness().await;
+    let db = Db::open(&h.server).await;
+    for round in 0..20 {
+        let session = new_session();
+        let (turn, gates) = park_parallel(&h, &session, false).await;
+        let answer = json!({"answer": {"approved": true}});
+        let (first, second) = (respond_path(&id(&gates[0])), respond_path(&id(&gates[1])));
+        let (key_a, key_b) = (format!("a{round}"), format!("b{round}"));
+        let (a, b) = tokio::join!(
+            h.post_with_key(&first, answer.clone(), &key_a),
+            h.post_with_key(&second, answer.clone(), &key_b)
+        );
+        assert_eq!((a.0, b.0), (202, 202), "round {round}: {a:?} {b:?}");
+        let commands = [&a.1, &b.1]
+            .iter()
+            .filter(|body| !body["command"].is_null())
+            .count();
+        assert_eq!(commands, 1, "round {round}: {a:?} {b:?}");
+        assert_resumed_once(&h, &session, &gates, [true, true]).await;
+        assert_eq!(commands_of(&db, &turn).await, 1);
+        assert_eq!(settlements_of(&db, &turn).await, 1);
     }
 }

@@ -15,7 +15,7 @@
 //! one transaction; `jobs.rs` uses it to settle a continuation with its resume), and what
 //! this area offers the others over its tables (`offered.rs`: the webhook flag of a
 //! delivered gate, a paused session's gate), and the gates of a turn parked on several
-//! (`parallel.rs`: which rows they are; `rows.rs` uses it).
+//! (`parallel.rs`: which rows they are, and their lock; `rows.rs` and `commands.rs` use it).
 
 mod batch;
 mod commands;
