@@ -573,3 +573,67 @@ async fn two_concurrent_durable_answers_make_one_continuation() {
         assert_eq!(settlements_of(&db, &turn).await, 1);
     }
 }
+/// Gatehouse's respond-batch on a durable host: each turn's gates admitted durably
+/// (the source settled, one continuation naming every gate, its resume applied), each
+/// gate reported as before; a gate answered again is `already_answered`.
+#[tokio::test]
+async fn respond_batch_on_a_durable_host_continues_each_turn_durably() {
+    let h = durable_harness().await;
+    let db = Db::open(&h.server).await;
+    let (s1, s2) = (new_session(), new_session());
+    let (t1, g1) = park_parallel(&h, &s1, false).await;
+    let (t2, g2) = park_parallel(&h, &s2, false).await;
+    let (status, body) = h
+        .post(
+            BATCH,
+            json!({"answers": [
+                {"id": id(&g1[0]), "answer": {"approved": true}},
+                {"id": id(&g2[0]), "answer": {"approved": false}},
+                {"id": id(&g1[1]), "answer": {"approved": false}}
+            ]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    for i in 0..3 {
+        assert_eq!(body["results"][i]["outcome"], "answered", "{body}");
+        assert_eq!(
+            body["results"][i]["interaction"]["status"], "responded",
+            "{body}"
+        );
+    }
+    // Turn 1 complete: settled, one continuation naming both gates, resumed once.
+    assert_eq!(settlements_of(&db, &t1).await, 1);
+    assert_eq!(commands_of(&db, &t1).await, 1);
+    assert_resumed_once(&h, &s1, &g1, [true, false]).await;
+    let command = db
+        .text(
+            "SELECT id FROM session_commands WHERE target_execution_id = $1",
+            &[&t1],
+        )
+        .await
+        .unwrap();
+    let mut both = vec![id(&g1[0]), id(&g1[1])];
+    both.sort();
+    assert_eq!(command_gates(&db, &command).await, both);
+    // Turn 2 half answered: waiting, not settled, nothing resumed.
+    assert_eq!(settlements_of(&db, &t2).await, 0);
+    assert_eq!(commands_of(&db, &t2).await, 0);
+    assert!(resumes(&h, &s2).await.is_empty());
+    // Its last gate by batch, with a gate answered again beside it.
+    let (status, body) = h
+        .post(
+            BATCH,
+            json!({"answers": [
+                {"id": id(&g2[1]), "answer": {"approved": true}},
+                {"id": id(&g1[0]), "answer": {"approved": false}}
+            ]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"][0]["outcome"], "answered", "{body}");
+    assert_eq!(body["results"][1]["outcome"], "already_answered", "{body}");
+    assert_eq!(settlements_of(&db, &t2).await, 1);
+    assert_eq!(commands_of(&db, &t2).await, 1);
+    assert_resumed_once(&h, &s2, &g2, [false, true]).await;
+    assert_eq!(commands_of(&db, &t1).await, 1, "nothing new for turn 1");
+}
