@@ -544,6 +544,30 @@ async fn a_partial_durable_answer_waits_for_the_other_gates() {
     assert_eq!(status, 202, "{again}");
     assert_eq!(again["command"], Value::Null);
     assert_eq!(again["execution"], json!({"id": turn, "state": "terminal"}));
+
+    // A turn one of whose gates was cancelled can no longer be continued: the answer
+    // to the other is refused, nothing written.
+    let session = new_session();
+    let (turn, gates) = park_parallel(&h, &session, false).await;
+    let (status, _) = h
+        .post(
+            "/api/sessions/interactions/cancel-stale",
+            json!({"session_id": session, "turn_id": "another-turn", "tokens": [gates[1]["token"]]}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, refused) = h
+        .post_with_key(
+            &respond_path(&id(&gates[0])),
+            json!({"answer": {"approved": true}}),
+            "c-1",
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["code"], "execution_terminal", "{refused}");
+    assert_eq!(h.interaction(&id(&gates[0])).await["status"], "pending");
+    assert_eq!(commands_of(&db, &turn).await, 0);
+    assert_eq!(settlements_of(&db, &turn).await, 0);
 }
 
 /// Two durable last answers at once, 20 times: exactly one creates the continuation,

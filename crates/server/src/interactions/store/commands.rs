@@ -428,6 +428,11 @@ impl InteractionStore {
             if let Some(state) = settled.as_deref() {
                 return Ok(DurableOutcome::SourceClosed { execution_state: settled_state(state) });
             }
+            // A gate of a turn parked on several was cancelled (a stale turn, a Stop):
+            // the turn can no longer be continued.
+            if turn_gates.iter().any(|gate| gate.status == "cancelled") {
+                return Ok(DurableOutcome::SourceClosed { execution_state: "terminal" });
+            }
             for (row, same) in found.iter().zip(&same) {
                 match row.status.as_str() {
                     "pending" => {}
