@@ -11,6 +11,7 @@ use gatehouse_wire::JsonObject;
 
 use super::commands::settle_continuation;
 use super::lease::ClaimedJob;
+use super::parallel::{lock_turn_gates, several_gate_tokens};
 use super::rows::{
     insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
@@ -315,12 +316,15 @@ impl InteractionStore {
                     ),
                 }),
             );
-            let resolution = current.resolution_with(failure);
+            let resolution = current.resolution_with(failure.clone());
             let resolved =
                 resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                     .await?;
             if let Some(row) = &resolved {
                 changes.push(row.change());
+            }
+            for sibling in resolve_left_siblings(&mut Tx::from(&mut *tx), job, &current, &failure, &now).await? {
+                changes.push(sibling.change());
             }
             Ok(FailOutcome::GaveUp { resolved })
         })
@@ -400,6 +404,51 @@ async fn end_attempt(
         .rows_affected();
         Ok(ended == 1)
     })
+}
+
+/// The other gates of a turn parked on several whose resume `job` claimed, and gave up:
+/// their own jobs left them to it (`responded`), so they are resolved with the same
+/// `failure`, inside the caller's transaction. Nothing when the job's row is not such a
+/// gate, or the turn is not this job's.
+async fn resolve_left_siblings(
+    tx: &mut Tx<'_>,
+    job: &ClaimedJob,
+    row: &InteractionRecord,
+    failure: &JsonObject,
+    now: &str,
+) -> Result<Vec<Box<InteractionRecord>>, StoreError> {
+    let Some(turn_id) = &row.turn_id else {
+        return Ok(Vec::new());
+    };
+    let claimed_by = with_tx!(tx, conn => {
+        let claim = sqlx::query("SELECT resume_interaction_id FROM turns WHERE id = $1 AND project_id = $2")
+            .bind(turn_id)
+            .bind(&row.project_id)
+            .fetch_optional(&mut **conn)
+            .await?;
+        match claim {
+            Some(claim) => Ok::<_, StoreError>(claim.opt_text("resume_interaction_id")?),
+            None => Ok(None),
+        }
+    })?;
+    if claimed_by.as_deref() != Some(job.interaction_id.as_str()) {
+        return Ok(Vec::new());
+    }
+    let Some(tokens) = several_gate_tokens(tx, &row.project_id, turn_id).await? else {
+        return Ok(Vec::new());
+    };
+    let gates = lock_turn_gates(tx, &row.project_id, &row.session_id, turn_id, &tokens).await?;
+    let mut resolved = Vec::new();
+    for gate in gates {
+        if gate.id == row.id || gate.status != "responded" {
+            continue;
+        }
+        let resolution = gate.resolution_with(failure.clone());
+        if let Some(moved) = resolve_responded(tx, &gate.id, &resolution, now).await? {
+            resolved.push(moved);
+        }
+    }
+    Ok(resolved)
 }
 
 /// The row `id`, read inside the caller's transaction.
