@@ -113,7 +113,9 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
     tokio::spawn(async move {
         let handles: Vec<JoinHandle<()>> = pulses
             .into_iter()
-            .map(|pulse| tokio::spawn(run(state.clone(), pulse)))
+            .enumerate()
+            // One worker sweeps the orphaned Stops (once a pass is enough).
+            .map(|(i, pulse)| tokio::spawn(run(state.clone(), pulse, i == 0)))
             .collect();
         for handle in handles {
             if let Err(err) = handle.await {
@@ -123,7 +125,7 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
     })
 }
 
-async fn run(state: AppState, pulse: PulseGuard) {
+async fn run(state: AppState, pulse: PulseGuard, sweeps_stops: bool) {
     let mut shutdown = state.shutdown.clone();
     let lease_ms = i64::try_from(state.config.lease.as_millis()).unwrap_or(i64::MAX);
     loop {
@@ -133,7 +135,9 @@ async fn run(state: AppState, pulse: PulseGuard) {
         {
             let _busy = pulse.busy();
             redeliver(&state).await;
-            settle_orphaned_stops(&state).await;
+            if sweeps_stops {
+                settle_orphaned_stops(&state).await;
+            }
             drain(&state, lease_ms).await;
         }
         tokio::select! {
