@@ -142,11 +142,12 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     cors_origins: Vec<String>,
-    /// Which of Agenta's contracts Agenta's session paths speak: `durable` (Agenta v0.121
-    /// and later: the respond needs an Idempotency-Key and answers 202 with its
-    /// continuation; /api/capabilities lists `durable_approvals`) or `legacy` (the
-    /// contract before it: the respond answers 200 `{count, interaction}`).
-    #[arg(long, env = "GATEHOUSE_AGENTA_CONTRACT", value_name = "CONTRACT", default_value = "legacy", value_parser = parse_agenta_contract)]
+    /// Which of Agenta's contracts Agenta's session paths speak: `durable` (the default;
+    /// Agenta v0.121 and later: the respond needs an Idempotency-Key and answers 202 with
+    /// its continuation; Stop, the session snapshot and its events are served;
+    /// /api/capabilities lists `durable_approvals`) or `legacy` (the contract before it:
+    /// the respond answers 200 `{count, interaction}`; no Stop).
+    #[arg(long, env = "GATEHOUSE_AGENTA_CONTRACT", value_name = "CONTRACT", default_value = "durable", value_parser = parse_agenta_contract)]
     agenta_contract: AgentaContract,
 }
 

@@ -771,7 +771,15 @@ impl Interactions {
         answer: &Answer,
         idempotency_key: &str,
     ) -> Result<SessionInteraction> {
-        if self.client.agenta_contract() == Some(AgentaContract::Durable) {
+        // The host's contract from its capabilities (asked once, then cached); a host
+        // that cannot say is answered as it always was, with the legacy respond.
+        let contract = self
+            .client
+            .sessions()
+            .contract(None)
+            .await
+            .unwrap_or(AgentaContract::Legacy);
+        if contract == AgentaContract::Durable {
             let body = SessionInteractionRespondRequest::single(answer.to_object());
             return self
                 .respond_durable(id, &body, idempotency_key)

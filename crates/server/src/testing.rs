@@ -67,7 +67,9 @@ pub struct TestServerOptions {
     pub metrics: bool,
     /// Origins allowed by CORS; default none (CORS off).
     pub cors_origins: Vec<String>,
-    /// Which of Agenta's contracts its session paths speak; default legacy.
+    /// Which of Agenta's contracts its session paths speak. Default legacy, unlike
+    /// `gatehouse serve`: most of the suite speaks Gatehouse's own respond (200, no key),
+    /// and the durable suites (durable_respond, durable_stop) set it.
     pub agenta_contract: crate::config::AgentaContract,
     /// Webhook endpoints events are written for; default none.
     pub webhook_endpoints: Vec<crate::config::WebhookEndpoint>,
@@ -308,7 +310,9 @@ pub struct ChildServerOptions {
     pub lease: Option<Duration>,
     /// More environment variables for the child (`FAKETIME_DONT_FAKE_MONOTONIC=1`).
     pub env: Vec<(String, String)>,
-    /// Which of Agenta's contracts its session paths speak; default legacy.
+    /// Which of Agenta's contracts its session paths speak. Default legacy, unlike
+    /// `gatehouse serve`: most of the suite speaks Gatehouse's own respond (200, no key),
+    /// and the durable suites (durable_respond, durable_stop) set it.
     pub agenta_contract: crate::config::AgentaContract,
 }
 

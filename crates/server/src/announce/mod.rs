@@ -14,6 +14,7 @@
 //! area. An area turns its rows into [`Change`]s with plain fields.
 
 pub mod outbox;
+pub mod session_log;
 pub mod watch;
 
 use gatehouse_wire::interaction::{InteractionStatus, LifecycleState, WatchEvent};
@@ -21,6 +22,7 @@ use serde_json::{json, Value};
 
 use crate::db::{StoreError, Tx};
 pub use outbox::{Outbox, OutboxEvent, GATE_OPENED};
+pub use session_log::{SessionBell, SessionEvent};
 pub use watch::{BusEvent, EventBus};
 
 /// An interaction row that reached a status (`pending` is its opening): what its
@@ -79,6 +81,10 @@ pub enum Change {
     /// An intervention was resolved: a webhook event only (execution sessions have no
     /// watch bus; their event stream reads the store).
     InterventionResolved(InterventionChange),
+    /// A durable event of a session (a turn started, stopped, failed, was lost; its
+    /// message completed): a row of the session's log ([`session_log`]), whose readers are
+    /// woken after the commit. Neither a webhook event nor a watch event.
+    SessionEvent(SessionEvent),
 }
 
 impl Change {
@@ -112,7 +118,7 @@ impl Change {
                     data,
                 })
             }
-            Self::Records { .. } => None,
+            Self::Records { .. } | Self::SessionEvent(_) => None,
             Self::InterventionResolved(intervention) => Some(OutboxEvent {
                 event_type: "intervention.resolved".to_string(),
                 project_id: intervention.project_id.clone(),
@@ -150,7 +156,7 @@ impl Change {
                     session_id: session_id.clone(),
                 },
             )),
-            Self::InterventionResolved(_) => None,
+            Self::InterventionResolved(_) | Self::SessionEvent(_) => None,
         }
     }
 }
@@ -187,12 +193,17 @@ impl Changes {
 pub struct Announcer {
     outbox: Outbox,
     watch: EventBus,
+    sessions: SessionBell,
 }
 
 impl Announcer {
     /// Changes go to the outbox rows of `outbox`'s endpoints and to `watch`'s subscribers.
     pub fn new(outbox: Outbox, watch: EventBus) -> Self {
-        Self { outbox, watch }
+        Self {
+            outbox,
+            watch,
+            sessions: SessionBell::default(),
+        }
     }
 
     /// The outbox (its endpoints and the delivery workers' wake-up).
@@ -203,6 +214,11 @@ impl Announcer {
     /// The watch bus (to subscribe).
     pub fn watch(&self) -> &EventBus {
         &self.watch
+    }
+
+    /// The bell of the sessions' durable event logs (to subscribe).
+    pub fn session_bell(&self) -> &SessionBell {
+        &self.sessions
     }
 
     /// A turn of `session_id` started (`running`) or ended: the one announcement that is
@@ -227,6 +243,12 @@ impl Announcer {
         for event in changes.iter().filter_map(Change::outbox_event) {
             outbox::enqueue(tx, &self.outbox, event).await?;
         }
+        let now = crate::db::now_text();
+        for change in changes.iter() {
+            if let Change::SessionEvent(event) = change {
+                session_log::append(tx, event, &now).await?;
+            }
+        }
         Ok(())
     }
 
@@ -236,6 +258,9 @@ impl Announcer {
         for change in changes.iter() {
             if let Some((project_id, event)) = change.watch_event() {
                 self.watch.publish(project_id, event);
+            }
+            if let Change::SessionEvent(event) = change {
+                self.sessions.ring(&event.project_id, &event.session_id);
             }
         }
     }

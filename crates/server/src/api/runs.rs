@@ -129,6 +129,12 @@ async fn run(
             result.stop_reason = Some("awaiting_approval".to_string());
             result
         }
+        // The stateless `/run` has no Stop (its hook never asks for one).
+        HarnessEnd::Stopped { .. } => {
+            let mut result = RunResult::success(outcome.output());
+            result.stop_reason = Some("cancelled".to_string());
+            result
+        }
     };
     result.messages = Some(outcome.messages.clone());
     result.session_id = request.session_id.clone();

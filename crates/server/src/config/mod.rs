@@ -283,15 +283,14 @@ pub struct ServerConfig {
 /// Which of Agenta's contracts Agenta's session paths speak ([`ServerConfig::agenta_contract`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AgentaContract {
-    /// Agenta v0.121 and later: the respond takes an `Idempotency-Key` (required), answers
-    /// 202 with the continuation command and the execution's state, and its errors are
-    /// Agenta's envelope (docs/CONTRACT.md, "Durable contract").
+    /// Agenta v0.121 and later (the default): the respond takes an `Idempotency-Key`
+    /// (required), answers 202 with the continuation command and the execution's state,
+    /// and its errors are Agenta's envelope; Stop, the session snapshot and its events are
+    /// served (docs/CONTRACT.md, "Durable contract").
+    #[default]
     Durable,
     /// Agenta before v0.121: the respond answers 200 `{count, interaction}`, its errors
-    /// FastAPI's `{"detail": ...}`. The default until this server also serves Stop, the
-    /// session snapshot and the durable events: a host that lists `durable_approvals` is
-    /// one Agenta's clients expect to stop.
-    #[default]
+    /// FastAPI's `{"detail": ...}`; no Stop, snapshot or events (as measured live).
     Legacy,
 }
 
@@ -356,9 +355,7 @@ impl ServerConfig {
             webhooks: WebhookSettings::default(),
             metrics: true,
             cors_origins: Vec::new(),
-            // Legacy until the server also serves Stop, the session snapshot and the durable
-            // events: a host that says `durable_approvals` is one Agenta's clients stop.
-            agenta_contract: AgentaContract::Legacy,
+            agenta_contract: AgentaContract::Durable,
         }
     }
 

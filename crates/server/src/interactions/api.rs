@@ -708,7 +708,7 @@ async fn watch(
 
 /// Agenta's allowlist for a session it streams (`^[a-zA-Z0-9_\-]{1,128}$`): anything
 /// else is refused 400 before a stream opens.
-fn is_streamable_session_id(session_id: &str) -> bool {
+pub(super) fn is_streamable_session_id(session_id: &str) -> bool {
     (1..=128).contains(&session_id.len())
         && session_id
             .bytes()
@@ -758,7 +758,7 @@ fn watch_stream(
 
 /// A stream fed by a producer task through a small channel; the task ends when the
 /// client goes away (the receiver is dropped).
-fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Result<Event, Infallible>>
+pub(super) fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Result<Event, Infallible>>
 where
     F: FnOnce(tokio::sync::mpsc::Sender<Event>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,

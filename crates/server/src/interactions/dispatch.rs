@@ -119,6 +119,7 @@ async fn run(state: AppState, pulse: PulseGuard) {
         {
             let _busy = pulse.busy();
             redeliver(&state).await;
+            settle_orphaned_stops(&state).await;
             drain(&state, lease_ms).await;
         }
         tokio::select! {
@@ -139,6 +140,17 @@ async fn redeliver(state: &AppState) {
             "redelivered continuations whose delivery had failed"
         ),
         Err(err) => tracing::warn!(error = %err, "redelivering continuations failed; will retry"),
+    }
+}
+
+/// Settle the Stops nothing will apply: a parked target's (after a crash between its
+/// admission and its application), a turn that ended without honouring it, a turn whose
+/// instance died (`lost`).
+async fn settle_orphaned_stops(state: &AppState) {
+    match state.interactions.settle_orphaned_stops().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(commands = n, "settled Stops whose target no longer runs"),
+        Err(err) => tracing::warn!(error = %err, "settling orphaned Stops failed; will retry"),
     }
 }
 

@@ -62,6 +62,9 @@ pub struct GuardedTurn {
     pub turn_id: String,
     /// The resume job the attempt runs under (a resume).
     pub job: Option<ClaimedJob>,
+    /// The attempt's id on the turn's run row (`session_runs`), which the heartbeat
+    /// renews; `None`: the turn has no run row.
+    pub run_attempt: Option<String>,
 }
 
 /// A running turn's hold on its work; see the module docs. Dropping it stops the
@@ -98,7 +101,7 @@ impl TurnGuard {
         let heartbeat = tokio::spawn(heartbeat(
             inner.clone(),
             store.clone(),
-            turn.job.clone(),
+            turn.clone(),
             lease,
             lost.clone(),
         ));
@@ -209,10 +212,11 @@ impl Drop for TurnGuard {
 async fn heartbeat(
     inner: Arc<dyn CheckpointHook>,
     store: InteractionStore,
-    job: Option<ClaimedJob>,
+    turn: GuardedTurn,
     lease: Duration,
     lost: Arc<Lost>,
 ) {
+    let job = turn.job.clone();
     let every = (lease / 3).max(Duration::from_millis(10));
     let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
     // The job's lease was last set when it was claimed, before the resume's setup (its
@@ -233,6 +237,17 @@ async fn heartbeat(
         if !inner.renew_run(lease).await {
             lost.set("the run's execution session was taken over or ended");
             return;
+        }
+        // The run row's lease: what tells a Stop and the snapshot this turn runs. A
+        // failed renewal is only logged (the turn's fences are the job's and the
+        // session's); a row gone or taken over is not this attempt's to renew.
+        if let Some(attempt) = &turn.run_attempt {
+            if let Err(err) = store
+                .renew_run_row(&turn.project_id, &turn.turn_id, attempt, lease_ms)
+                .await
+            {
+                tracing::warn!(error = %err, "renewing a run row failed");
+            }
         }
     }
 }
@@ -326,6 +341,25 @@ impl CheckpointHook for TurnGuard {
 
     fn run_fence(&self) -> Option<(String, String)> {
         self.inner.run_fence()
+    }
+
+    fn stop_requested(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            self.turn.run_attempt.as_ref()?;
+            match self
+                .store
+                .stop_requested(&self.turn.project_id, &self.turn.turn_id)
+                .await
+            {
+                Ok(command) => command,
+                Err(err) => {
+                    // Unknown: go on; the next boundary asks again (and a tool's ledger
+                    // write, on the same store, fails closed).
+                    tracing::warn!(error = %err, "reading the turn's Stop state failed");
+                    None
+                }
+            }
+        })
     }
 
     fn renew_run(&self, lease: Duration) -> BoxFuture<'_, bool> {

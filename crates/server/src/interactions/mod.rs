@@ -30,10 +30,11 @@ pub mod durable;
 pub mod guard;
 pub mod invoke;
 pub mod parked;
+pub mod sessions;
 pub mod store;
 pub mod turn;
 
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 
 use crate::config::AgentaContract;
@@ -46,7 +47,11 @@ pub fn routes(config: &crate::config::ServerConfig) -> Router<AppState> {
     const RESPOND: &str = "/sessions/interactions/{id}/respond";
     let agenta = match config.agenta_contract {
         AgentaContract::Legacy => Router::new().route(RESPOND, post(api::respond)),
-        AgentaContract::Durable => Router::new().route(RESPOND, post(durable::respond)),
+        AgentaContract::Durable => Router::new()
+            .route(RESPOND, post(durable::respond))
+            .route("/sessions/{session_id}/cancel", post(sessions::cancel))
+            .route("/sessions/{session_id}", get(sessions::snapshot))
+            .route("/sessions/{session_id}/events", get(sessions::events)),
     }
     // Served in both: a legacy respond records no continuation, so there it answers
     // `{resumed: false}`, which is true.

@@ -198,6 +198,8 @@ pub struct ExecutedTurn {
     /// lease moved on, or a tool run could not be recorded): a resume must not write it,
     /// but retry (an invoke records the failed turn with the reason).
     pub attempt_lost: Option<String>,
+    /// The attempt's id on the turn's run row, when [`begin_turn`] wrote one.
+    pub run_attempt: Option<String>,
 }
 
 impl ExecutedTurn {
@@ -232,7 +234,18 @@ impl std::fmt::Debug for ExecutedTurn {
 /// `park` when it stopped at a gate. Writes nothing: the caller persists
 /// [`ExecutedTurn`] in one transaction (an invoke, or a resume completion).
 pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<ExecutedTurn, ApiError> {
-    let run = TurnRun::new(state, input);
+    execute_attempt(state, input, None).await
+}
+
+/// [`execute_turn`] as attempt `run_attempt` of the turn's run row (written by
+/// [`begin_turn`]): its heartbeat renews the row, and its harness honours a Stop.
+async fn execute_attempt(
+    state: &AppState,
+    input: TurnInput,
+    run_attempt: Option<String>,
+) -> Result<ExecutedTurn, ApiError> {
+    let mut run = TurnRun::new(state, input);
+    run.run_attempt = run_attempt;
     let (resolved, config_refused) = run.config().await?;
     let model = config_model(resolved.parameters());
     tracing::info!(
@@ -265,7 +278,9 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
     let hook: Arc<dyn CheckpointHook> = guard.clone();
     let (status, gate, parked_state) = match &ran.end {
         HarnessEnd::Completed => (TurnStatus::Completed, None, None),
-        HarnessEnd::Failed { .. } => (TurnStatus::Failed, None, None),
+        // A stopped turn is recorded failed (the wire's turn statuses have no other word
+        // for it); the Stop's command says `stopped`, with this record as its evidence.
+        HarnessEnd::Failed { .. } | HarnessEnd::Stopped { .. } => (TurnStatus::Failed, None, None),
         HarnessEnd::Parked(gate_request) => {
             let (gate, parked) = run.park(
                 gate_request,
@@ -288,6 +303,10 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         resumed_from_interaction_id: run.resumed_from(),
         messages: ran.transcript,
         parked_state,
+        stopped_by: match &ran.end {
+            HarnessEnd::Stopped { command_id, .. } => Some(command_id.clone()),
+            _ => None,
+        },
     };
     let session_write = hook.durable_end(&ran.end.turn_end());
     let attempt_lost = guard.lost_reason();
@@ -303,6 +322,7 @@ pub async fn execute_turn(state: &AppState, input: TurnInput) -> Result<Executed
         resume_refused,
         session_write,
         attempt_lost,
+        run_attempt: run.run_attempt.clone(),
     })
 }
 
@@ -317,6 +337,7 @@ struct TurnRun<'a> {
     resume: Option<ResumePoint>,
     job: Option<ClaimedJob>,
     policy: StampPolicy,
+    run_attempt: Option<String>,
 }
 
 /// What running a turn's script came to.
@@ -355,6 +376,7 @@ impl<'a> TurnRun<'a> {
             resume,
             job,
             policy: StampPolicy::with_max_bytes(state.config.stamp_max_bytes),
+            run_attempt: None,
         }
     }
 
@@ -519,6 +541,7 @@ impl<'a> TurnRun<'a> {
                 session_id: self.session_id.clone(),
                 turn_id: self.turn_id.clone(),
                 job: self.job.clone(),
+                run_attempt: self.run_attempt.clone(),
             },
             self.state.config.lease,
         );
@@ -647,19 +670,41 @@ impl<'a> TurnRun<'a> {
 pub async fn begin_turn(
     state: &AppState,
     session_id: &str,
-    input: TurnInput,
+    mut input: TurnInput,
 ) -> Result<ExecutedTurn, ApiError> {
     let project_id = input.project_id.clone();
+    let turn_id = input.turn_id.get_or_insert_with(new_id).clone();
+    // The turn's run row first (a Stop and the snapshot find it running): a turn that
+    // cannot say it runs does not run.
+    let attempt = new_id();
+    let lease_ms = i64::try_from(state.config.lease.as_millis()).unwrap_or(i64::MAX);
+    state
+        .interactions
+        .start_run(&project_id, session_id, &turn_id, &attempt, lease_ms)
+        .await?;
     state
         .announce
         .turn_lifecycle(&project_id, session_id, LifecycleState::Running);
-    let executed = execute_turn(state, input).await;
+    let executed = execute_attempt(state, input, Some(attempt.clone())).await;
     if executed.is_err() {
+        forget_run(state, &project_id, &turn_id, &attempt).await;
         state
             .announce
             .turn_lifecycle(&project_id, session_id, LifecycleState::Ended);
     }
     executed
+}
+
+/// Best effort: the run row of an attempt whose turn was not recorded goes (see
+/// `InteractionStore::forget_run`); left behind, it expires with its lease.
+async fn forget_run(state: &AppState, project_id: &str, turn_id: &str, attempt: &str) {
+    if let Err(err) = state
+        .interactions
+        .forget_run(project_id, turn_id, attempt)
+        .await
+    {
+        tracing::warn!(error = %err, %turn_id, "removing an unrecorded turn's run row failed; it expires with its lease");
+    }
 }
 
 /// What writing an executed turn came to, for [`end_turn`].
@@ -688,6 +733,9 @@ pub async fn end_turn(
         // Nothing of the turn is recorded: give its session back at once (the
         // reconciler takes it over), and announce the end.
         executed.hook.abandon().await;
+        if let Some(attempt) = &executed.run_attempt {
+            forget_run(state, project_id, &executed.turn.id, attempt).await;
+        }
         state
             .announce
             .turn_lifecycle(project_id, session_id, LifecycleState::Ended);

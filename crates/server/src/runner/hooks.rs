@@ -163,6 +163,11 @@ pub trait CheckpointHook: Send + Sync {
         let _ = end;
         None
     }
+    /// At every step boundary: the Stop command the run must honour now, if one reached
+    /// it (the run ends [`HarnessEnd::Stopped`](super::HarnessEnd::Stopped)).
+    fn stop_requested(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
     /// The turn was not written (the store failed, or another worker owns the resume):
     /// give up this attempt's hold on its session, so that it is taken over at once.
     fn abandon(&self) -> BoxFuture<'_, ()> {

@@ -48,6 +48,14 @@ pub enum HarnessEnd {
         /// Why.
         reason: String,
     },
+    /// A Stop reached the run at a step boundary ([`CheckpointHook::stop_requested`]):
+    /// the step `step_index` did not run, nor any after it.
+    Stopped {
+        /// The Stop command honoured.
+        command_id: String,
+        /// The first step that did not run.
+        step_index: usize,
+    },
 }
 
 impl HarnessEnd {
@@ -58,6 +66,9 @@ impl HarnessEnd {
             Self::Parked(_) => TurnEnd::Parked,
             Self::Failed { reason } => TurnEnd::Failed {
                 reason: reason.clone(),
+            },
+            Self::Stopped { command_id, .. } => TurnEnd::Failed {
+                reason: format!("stopped by a Stop (command {command_id})"),
             },
         }
     }
@@ -223,6 +234,9 @@ struct Run<'a> {
     skip_pre_action: bool,
 }
 
+/// How often a `wait_ms` step looks for a Stop.
+const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The request extension key (a Gatehouse extension kept in the request's unknown keys)
 /// that makes the harness skip `pre_action`: a misbehaving runtime, for tests of
 /// protected actions. The service tier sets it from `agent.runner.skip_pre_action`.
@@ -273,6 +287,19 @@ impl Run<'_> {
         }
     }
 
+    /// The end of a run a Stop reached before step `index`, if one did: the harness
+    /// honours a Stop at every step boundary.
+    async fn stopped_before(&mut self, index: usize) -> Option<HarnessEnd> {
+        let command_id = self.hook.stop_requested().await?;
+        let line = format!("[model={}] stopped before step {index}: a Stop", self.label);
+        self.outputs.push(line.clone());
+        self.messages.push(assistant_text(&line));
+        Some(HarnessEnd::Stopped {
+            command_id,
+            step_index: index,
+        })
+    }
+
     async fn post_output(&mut self, index: usize, line: &str) -> Option<String> {
         let decision = self.hook.post_output(index, line).await;
         self.checkpoint("post_output", index, decision)
@@ -284,6 +311,7 @@ impl Run<'_> {
             HarnessEnd::Completed => "end_turn",
             HarnessEnd::Parked(_) => "awaiting_approval",
             HarnessEnd::Failed { .. } => "error",
+            HarnessEnd::Stopped { .. } => "cancelled",
         };
         events.push(event("done", serde_json::json!({ "stopReason": stop })));
         HarnessOutcome {
@@ -333,6 +361,9 @@ pub async fn run_harness(
             return run.finish(HarnessEnd::Failed { reason });
         };
         let message = trailing_user_text(&request.messages).filter(|m| !m.trim().is_empty());
+        if let Some(stopped) = run.stopped_before(index).await {
+            return run.finish(stopped);
+        }
         if approved {
             let (tool, args, call_id) = (&gate.tool, &gate.args, &gate.tool_call_id);
             if let Some(halt) = execute_tool(&mut run, index, tool, args, call_id, false).await {
@@ -357,6 +388,9 @@ pub async fn run_harness(
         index += 1;
     }
     while index < script.len() {
+        if let Some(stopped) = run.stopped_before(index).await {
+            return run.finish(stopped);
+        }
         let decision = hook.pre_step(index).await;
         if let Some(halt) = run.checkpoint("pre_step", index, decision) {
             return run.finish(HarnessEnd::Failed { reason: halt });
@@ -377,7 +411,17 @@ pub async fn run_harness(
                 });
             }
             Step::Wait { ms } => {
-                tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+                // The agent's work is interruptible: a Stop is honoured within a slice.
+                let until = tokio::time::Instant::now() + std::time::Duration::from_millis(*ms);
+                while tokio::time::Instant::now() < until {
+                    let slice = until - tokio::time::Instant::now();
+                    tokio::time::sleep(slice.min(WAIT_SLICE)).await;
+                    if tokio::time::Instant::now() < until {
+                        if let Some(stopped) = run.stopped_before(index + 1).await {
+                            return run.finish(stopped);
+                        }
+                    }
+                }
             }
             Step::Tool { tool, args } => {
                 let call_id = tool_call_id(call_seed, index);

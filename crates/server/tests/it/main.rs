@@ -32,6 +32,7 @@ mod cors;
 mod crash_safety;
 mod database_faults;
 mod durable_respond;
+mod durable_stop;
 mod execution;
 mod fail_closed;
 mod fd_limit;

@@ -76,6 +76,7 @@ async fn the_router_routes_exactly_the_registered_operations() {
     for execution in [true, false] {
         let h = Harness::with(TestServerOptions {
             execution,
+            agenta_contract: gatehouse_server::AgentaContract::Durable,
             ..TestServerOptions::default()
         })
         .await;
@@ -133,7 +134,7 @@ fn concrete(path: &str) -> String {
 
 #[tokio::test]
 async fn every_registered_operation_answers_and_other_methods_get_405() {
-    let h = Harness::start().await;
+    let h = served().await;
     for op in OPERATIONS {
         let mut url = h.url(&concrete(op.path));
         if op.path.ends_with("/watch") {
@@ -188,7 +189,7 @@ async fn every_registered_operation_answers_and_other_methods_get_405() {
 
 #[tokio::test]
 async fn the_served_document_is_the_committed_one_and_needs_no_key() {
-    let h = Harness::start().await;
+    let h = served().await;
     let response = h
         .http
         .get(format!("{}/api/openapi.json", h.server.base_url))
@@ -222,7 +223,7 @@ async fn the_served_document_is_the_committed_one_and_needs_no_key() {
 /// AgentPlat's routes), never a success.
 #[tokio::test]
 async fn a_json_body_that_is_not_an_object_is_rejected_on_every_route() {
-    let h = Harness::start().await;
+    let h = served().await;
     for op in OPERATIONS.iter().filter(|op| op.request.is_some()) {
         for body in ["[null, null]", "[]", "\"text\"", "7", "null"] {
             let response = with_tenant(
@@ -258,7 +259,7 @@ async fn a_json_body_that_is_not_an_object_is_rejected_on_every_route() {
 /// other bad `after` is: a 400 on the listing, a failure frame on the stream.
 #[tokio::test]
 async fn an_after_with_multibyte_characters_is_a_bad_sequence_not_a_panic() {
-    let h = Harness::start().await;
+    let h = served().await;
     let after = "%5D%C3%A0%EA%9E%AD%C3%B9+i";
     for (path, expected) in [
         ("/api/rooms/r/execution-sessions/s/events", 400),
@@ -283,7 +284,7 @@ async fn an_after_with_multibyte_characters_is_a_bad_sequence_not_a_panic() {
 /// Agenta's reader) refuses. A runner refuses such a request instead, naming the block.
 #[tokio::test]
 async fn run_refuses_a_content_block_kind_it_cannot_answer_with() {
-    let h = Harness::start().await;
+    let h = served().await;
     let body = serde_json::json!({
         "harness": "pi_core", "sandbox": "local", "sessionId": null, "agentsMd": null,
         "model": null, "context": null, "telemetry": null, "tools": [], "customTools": [],
@@ -312,7 +313,7 @@ async fn run_refuses_a_content_block_kind_it_cannot_answer_with() {
 /// run is bound to its draft), an unknown one is 404, both documented.
 #[tokio::test]
 async fn an_invoke_naming_an_unknown_revision_is_a_documented_404() {
-    let h = Harness::start().await;
+    let h = served().await;
     let (status, body) = h
         .post(
             "/api/invoke",
@@ -333,4 +334,14 @@ async fn an_invoke_naming_an_unknown_revision_is_a_documented_404() {
     assert!(document["paths"]["/api/invoke"]["post"]["responses"]["404"].is_object());
     assert!(document["paths"]["/api/invoke"]["post"]["responses"]["409"].is_object());
     h.server.shutdown().await;
+}
+
+/// A host as `gatehouse serve` starts by default (Agenta's durable contract: every
+/// registered route is served).
+async fn served() -> Harness {
+    Harness::with(TestServerOptions {
+        agenta_contract: gatehouse_server::AgentaContract::Durable,
+        ..TestServerOptions::default()
+    })
+    .await
 }

@@ -25,6 +25,7 @@ fn turn(id: &str, status: &str, parked: bool) -> NewTurn {
         resumed_from_interaction_id: None,
         messages: Vec::new(),
         parked_state: parked.then(|| json!({"config_redacted": true})),
+        stopped_by: None,
     }
 }
 

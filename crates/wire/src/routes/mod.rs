@@ -90,6 +90,9 @@ pub const OPERATIONS: &[Operation] = &[
     WATCH_SESSION,
     // ---- Agenta's durable session control (its durable contract) ----------------------
     RESUME_SESSION_CONTINUATION,
+    CANCEL_SESSION,
+    GET_SESSION_SNAPSHOT,
+    WATCH_SESSION_EVENTS,
     // ---- Gatehouse's service tier (A6) ----------------------------------------------
     INVOKE,
     LIST_TURNS,
@@ -115,20 +118,10 @@ pub const OPERATIONS: &[Operation] = &[
     RUN,
 ];
 
-/// Agenta's durable session routes that Gatehouse's client speaks to an Agenta host but
-/// the reference server does not serve yet (Stop, the session snapshot, the durable
-/// events: issue 33). Not in [`OPERATIONS`], so neither in the server's OpenAPI document nor
-/// in its router test; [`operation`] and [`matching`] find them, so every call the client
-/// makes is still a registered one. An operation moves to [`OPERATIONS`] when the server
-/// serves it; a client asks a host's capabilities (`durable_approvals`) before it sends one.
-pub const UPSTREAM_OPERATIONS: &[Operation] =
-    &[CANCEL_SESSION, GET_SESSION_SNAPSHOT, WATCH_SESSION_EVENTS];
-
 /// The operation of `method` on `path` (as registered, `{name}` segments included).
 pub fn operation(method: Method, path: &str) -> Option<&'static Operation> {
     OPERATIONS
         .iter()
-        .chain(UPSTREAM_OPERATIONS)
         .find(|op| op.method == method && op.path == path)
 }
 
@@ -158,7 +151,6 @@ pub fn matching(method: Method, path: &str) -> Option<&'static Operation> {
     let sent: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
     OPERATIONS
         .iter()
-        .chain(UPSTREAM_OPERATIONS)
         .filter(|op| op.method == method)
         .filter_map(|op| {
             let template: Vec<Segment> = op.segments().collect();

@@ -42,10 +42,10 @@ pub struct CommandRecord {
     pub continuation_execution_id: Option<String>,
 }
 
-const COMMAND_COLUMNS: &str = "id, project_id, session_id, kind, state, outcome, \
+pub(super) const COMMAND_COLUMNS: &str = "id, project_id, session_id, kind, state, outcome, \
      target_execution_id, interaction_id, continuation_execution_id";
 
-fn command_from_row(row: &impl RowExt) -> Result<CommandRecord, StoreError> {
+pub(super) fn command_from_row(row: &impl RowExt) -> Result<CommandRecord, StoreError> {
     Ok(CommandRecord {
         id: row.text("id")?,
         project_id: row.text("project_id")?,
@@ -189,7 +189,7 @@ async fn rows_by_id(
     Ok(rows)
 }
 
-async fn command_by_key(
+pub(super) async fn command_by_key(
     tx: &mut Tx<'_>,
     project_id: &str,
     session_id: &str,

@@ -15,7 +15,7 @@ use super::rows::{
     insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
 };
-use super::turns::{insert_turn, NewTurn};
+use super::turns::{finish_turn_run, insert_turn, NewTurn};
 use super::InteractionStore;
 use crate::announce::{in_announced_tx, Change};
 use crate::db::{
@@ -242,6 +242,7 @@ impl InteractionStore {
                 None => None,
             };
             if let Some(turn) = &completion.turn {
+                finish_turn_run(&mut Tx::from(&mut *tx), turn, &mut changes, &now).await?;
                 changes.push(Change::Records {
                     project_id: turn.project_id.clone(),
                     session_id: turn.session_id.clone(),

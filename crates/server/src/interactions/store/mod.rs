@@ -1,6 +1,6 @@
 //! The interactions area's store, [`InteractionStore`]: its tables (`interactions`,
 //! `idempotency_keys`, `resume_jobs`, `turns`, `tool_runs`, the workflow registry,
-//! `session_executions`, `session_commands`) and
+//! `session_executions`, `session_commands`, `session_runs`) and
 //! their SQL, over the plain [`Database`]. A write that changes what a watcher or a
 //! webhook receiver sees announces its changes once, through
 //! [`in_announced_tx!`](crate::announce::in_announced_tx).
@@ -12,7 +12,9 @@
 //! turns (`turns.rs`), the tool-run ledger (`tool_runs.rs`), the workflow registry
 //! (`workflows.rs`), Agenta's durable session control (`commands.rs`: the settlement of a
 //! source execution, the continuation and Stop commands, the durable respond decided in
-//! one transaction; `jobs.rs` uses it to settle a continuation with its resume), and what
+//! one transaction; `jobs.rs` uses it to settle a continuation with its resume), the running
+//! turns and the durable Stop (`runs.rs`: `turns.rs` and `jobs.rs` end a run in the
+//! transaction that records its turn), and what
 //! this area offers the others over its tables (`offered.rs`: the webhook flag of a
 //! delivered gate, a paused session's gate).
 
@@ -22,6 +24,7 @@ mod jobs;
 mod lease;
 mod offered;
 mod rows;
+mod runs;
 mod tool_runs;
 mod turns;
 mod workflows;
@@ -36,6 +39,10 @@ pub use offered::OfferedQueries;
 pub use rows::{
     CreateOutcome, InteractionFilter, InteractionRecord, NewInteraction, RespondOutcome,
     TransitionOutcome,
+};
+pub use runs::{
+    RunEnd, RunRecorded, SessionRunState, StopOutcome, StopRequest, KIND_CANCEL, RUN_RUNNING,
+    RUN_STOPPING,
 };
 pub use tool_runs::{args_digest, ToolRun, ToolRunFence, ToolRunPermit, ToolRunRecord};
 pub use turns::{turn_status_text, NewTurn, TurnClaim, TurnRecord};

@@ -9,8 +9,9 @@ use super::rows::{
     insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
 };
+use super::runs::{finish_run, RunEnd, RunRecorded};
 use super::InteractionStore;
-use crate::announce::{in_announced_tx, Change};
+use crate::announce::{in_announced_tx, Change, Changes};
 use crate::db::{from_json_text, in_tx, now_text, to_json_text, with_pool, RowExt, StoreError, Tx};
 use crate::seams::JoinedWrite;
 
@@ -84,6 +85,8 @@ pub struct NewTurn {
     pub messages: Vec<ChatMessage>,
     /// The durable parked state.
     pub parked_state: Option<serde_json::Value>,
+    /// The Stop command its harness honoured (the turn halted at a step boundary).
+    pub stopped_by: Option<String>,
 }
 
 fn turn_from_row(row: &impl RowExt) -> Result<TurnRecord, StoreError> {
@@ -151,6 +154,7 @@ impl InteractionStore {
                 Some(args) => Some(insert_gate!(tx, args, changes).record),
                 None => None,
             };
+            finish_turn_run(&mut Tx::from(&mut *tx), turn, &mut changes, &now).await?;
             changes.push(records_changed(turn));
             Ok(gate)
         })
@@ -197,6 +201,7 @@ impl InteractionStore {
                 Some(args) => Some(insert_gate!(tx, args, changes).record),
                 None => None,
             };
+            finish_turn_run(&mut Tx::from(&mut *tx), turn, &mut changes, &now).await?;
             changes.push(records_changed(turn));
             if let Some(joined) = joined {
                 changes.extend(joined.write(Tx::from(&mut *tx)).await?);
@@ -354,6 +359,24 @@ impl InteractionStore {
 }
 
 /// A recorded turn changes its session's records (its turns, the transcript).
+/// Inside the transaction that records `turn`: its run is over ([`finish_run`]).
+pub(super) async fn finish_turn_run(
+    tx: &mut Tx<'_>,
+    turn: &NewTurn,
+    changes: &mut Changes,
+    now: &str,
+) -> Result<(), StoreError> {
+    let output = turn.output.as_deref().unwrap_or_default();
+    let recorded = RunRecorded {
+        project_id: &turn.project_id,
+        session_id: &turn.session_id,
+        execution_id: &turn.id,
+        end: RunEnd::of(&turn.status, turn.stopped_by.as_deref(), output),
+        output,
+    };
+    finish_run(tx, &recorded, changes, now).await
+}
+
 fn records_changed(turn: &NewTurn) -> Change {
     Change::Records {
         project_id: turn.project_id.clone(),
