@@ -29,11 +29,32 @@
 #                          passes its own); default: the virtual environment python-venv in
 #                          cargo's target directory, made and filled here. The system's
 #                          Python is never pip-installed into.
+#   GATEHOUSE_BINDINGS     which parts to run, separated by spaces or commas, of:
+#                          mobile-lib (1), swift-check (2), python (3), kotlin (4), swift (5);
+#                          default: all of them. One line names each part skipped. With
+#                          GATEHOUSE_FFI_PROFILE=dev and no mobile-lib, nothing is built
+#                          with the mobile profile (a quick loop on a busy machine), e.g.
+#                          GATEHOUSE_FFI_PROFILE=dev GATEHOUSE_BINDINGS=python bash bindings/run-tests.sh
+#   PYTEST_ADDOPTS         (pytest's own) extra pytest arguments, e.g. "-k 'durable and not stop'"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 profile="${GATEHOUSE_FFI_PROFILE:-mobile}"
+parts=" $(echo "${GATEHOUSE_BINDINGS:-mobile-lib swift-check python kotlin swift}" | tr ',' ' ') "
+for part in $parts; do
+  case "$part" in
+    mobile-lib|swift-check|python|kotlin|swift) ;;
+    *) echo "GATEHOUSE_BINDINGS: unknown part '$part' (mobile-lib swift-check python kotlin swift)"; exit 2 ;;
+  esac
+done
+# True when the part is selected; else says it is skipped.
+wants() {
+  case "$parts" in
+    *" $1 "*) return 0 ;;
+    *) echo "== $1: SKIPPED (not in GATEHOUSE_BINDINGS)"; return 1 ;;
+  esac
+}
 # Cargo's target directory as cargo resolves it (CARGO_TARGET_DIR, build.target-dir, or target/).
 target_dir="$(cargo metadata --format-version 1 --no-deps \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
@@ -61,64 +82,74 @@ if [ -z "${GATEHOUSE_BIN:-}" ]; then
   export GATEHOUSE_BIN="$target_dir/debug/gatehouse"
 fi
 
-echo "== mobile library"
-bash bindings/check-mobile-lib.sh "$lib"
+if wants mobile-lib; then
+  echo "== mobile library"
+  bash bindings/check-mobile-lib.sh "$lib"
+fi
 
-echo "== swift"
-"$dev_python" bindings/swift/check.py --library "$lib"
+if wants swift-check; then
+  echo "== swift"
+  "$dev_python" bindings/swift/check.py --library "$lib"
+fi
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-bindings-XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
 dist="${GATEHOUSE_DIST_DIR:-$scratch/dist}"
 mkdir -p "$dist"
 
-echo "== python: the wheel (maturin), installed into a fresh virtual environment"
-# pip runs maturin from the dev environment (no build isolation: nothing fetched; its bin/
-# on the PATH, where pip's maturin hook looks for the maturin binary), and maturin runs
-# cargo with the same profile and target directory as above. `--compatibility pypi`: the
-# manylinux tag the library's glibc symbols allow (pip's default is `linux`).
-PATH="$(dirname "$dev_python"):$PATH" "$dev_python" -m pip wheel -q --no-deps \
-  --no-build-isolation --config-settings=build-args="--profile $profile --compatibility pypi" \
-  -w "$dist" bindings/python
-wheel="$(ls "$dist"/gatehouse_sdk-*.whl)"
-echo "built $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
-"$dev_python" -m auditwheel show "$wheel"
-case "$(basename "$wheel")" in
-  *-manylinux_*) ;;
-  *) echo "FAIL: $(basename "$wheel") is not tagged manylinux"; exit 1 ;;
-esac
-python3 -m venv "$scratch/venv"
-"$scratch/venv/bin/python" -m pip install -q --no-index "$wheel"
-"$scratch/venv/bin/python" -m pip install -q pytest
-# From the scratch folder, so nothing of the source tree is importable.
-(cd "$scratch" && "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider \
-  --rootdir "$root/bindings/python" "$root/bindings/python/tests")
+if wants python; then
+  echo "== python: the wheel (maturin), installed into a fresh virtual environment"
+  # pip runs maturin from the dev environment (no build isolation: nothing fetched; its bin/
+  # on the PATH, where pip's maturin hook looks for the maturin binary), and maturin runs
+  # cargo with the same profile and target directory as above. `--compatibility pypi`: the
+  # manylinux tag the library's glibc symbols allow (pip's default is `linux`).
+  PATH="$(dirname "$dev_python"):$PATH" "$dev_python" -m pip wheel -q --no-deps \
+    --no-build-isolation --config-settings=build-args="--profile $profile --compatibility pypi" \
+    -w "$dist" bindings/python
+  wheel="$(ls "$dist"/gatehouse_sdk-*.whl)"
+  echo "built $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
+  "$dev_python" -m auditwheel show "$wheel"
+  case "$(basename "$wheel")" in
+    *-manylinux_*) ;;
+    *) echo "FAIL: $(basename "$wheel") is not tagged manylinux"; exit 1 ;;
+  esac
+  python3 -m venv "$scratch/venv"
+  "$scratch/venv/bin/python" -m pip install -q --no-index "$wheel"
+  "$scratch/venv/bin/python" -m pip install -q pytest
+  # From the scratch folder, so nothing of the source tree is importable.
+  (cd "$scratch" && "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider \
+    --rootdir "$root/bindings/python" "$root/bindings/python/tests")
 
-echo "== python: mypy and pyright read the installed package's types"
-cp bindings/python/typecheck/consumer.py "$scratch/"
-(cd "$scratch" && "$dev_python" -m mypy --strict --no-incremental \
-  --python-executable "$scratch/venv/bin/python" consumer.py)
-(cd "$scratch" && "$dev_python" -m pyright --pythonpath "$scratch/venv/bin/python" consumer.py)
+  echo "== python: mypy and pyright read the installed package's types"
+  cp bindings/python/typecheck/consumer.py "$scratch/"
+  (cd "$scratch" && "$dev_python" -m mypy --strict --no-incremental \
+    --python-executable "$scratch/venv/bin/python" consumer.py)
+  (cd "$scratch" && "$dev_python" -m pyright --pythonpath "$scratch/venv/bin/python" consumer.py)
+fi
 
-echo "== kotlin: the jar, installed, used from a fresh Maven consumer project"
-# shellcheck disable=SC2086
-(cd bindings/kotlin && mvn -B --no-transfer-progress -q ${MVN_ARGS:-} \
-  -Dgatehouse.cargo.profile="$profile" -Dgatehouse.lib.dir="$profile_dir" -DskipTests install)
-jar="bindings/kotlin/target/gatehouse-kotlin-0.1.0.jar"
-python3 -c 'import sys, zipfile; sys.exit("linux-x86-64/libgatehouse_ffi.so" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$jar" \
-  || { echo "FAIL: $jar does not carry linux-x86-64/libgatehouse_ffi.so"; exit 1; }
-for extra in sources javadoc; do
-  [ -f "${jar%.jar}-$extra.jar" ] || { echo "FAIL: no ${jar%.jar}-$extra.jar"; exit 1; }
-done
-cp bindings/kotlin/target/gatehouse-kotlin-0.1.0*.jar "$dist/"
-echo "built $(basename "$jar") ($(stat -c %s "$jar") bytes) with its -sources and -javadoc jars, installed in the local Maven repository"
-cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
-# shellcheck disable=SC2086
-(cd "$scratch/kotlin-consumer" && mvn -B --no-transfer-progress ${MVN_ARGS:-} \
-  -Dgatehouse.tests.dir="$root/bindings/kotlin/src/test/kotlin" test)
+if wants kotlin; then
+  echo "== kotlin: the jar, installed, used from a fresh Maven consumer project"
+  # shellcheck disable=SC2086
+  (cd bindings/kotlin && mvn -B --no-transfer-progress -q ${MVN_ARGS:-} \
+    -Dgatehouse.cargo.profile="$profile" -Dgatehouse.lib.dir="$profile_dir" -DskipTests install)
+  jar="bindings/kotlin/target/gatehouse-kotlin-0.1.0.jar"
+  python3 -c 'import sys, zipfile; sys.exit("linux-x86-64/libgatehouse_ffi.so" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$jar" \
+    || { echo "FAIL: $jar does not carry linux-x86-64/libgatehouse_ffi.so"; exit 1; }
+  for extra in sources javadoc; do
+    [ -f "${jar%.jar}-$extra.jar" ] || { echo "FAIL: no ${jar%.jar}-$extra.jar"; exit 1; }
+  done
+  cp bindings/kotlin/target/gatehouse-kotlin-0.1.0*.jar "$dist/"
+  echo "built $(basename "$jar") ($(stat -c %s "$jar") bytes) with its -sources and -javadoc jars, installed in the local Maven repository"
+  cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
+  # shellcheck disable=SC2086
+  (cd "$scratch/kotlin-consumer" && mvn -B --no-transfer-progress ${MVN_ARGS:-} \
+    -Dgatehouse.tests.dir="$root/bindings/kotlin/src/test/kotlin" test)
+fi
 
-echo "== swift: the package at the repository root, against a live gatehouse serve"
-if command -v swift >/dev/null 2>&1; then
+if ! wants swift; then
+  :
+elif command -v swift >/dev/null 2>&1; then
+  echo "== swift: the package at the repository root, against a live gatehouse serve"
   # Swift Testing only (--disable-xctest: the suite has no XCTest cases). The library
   # folder goes first on LD_LIBRARY_PATH too: `cargo xtask` (a `cargo run`) puts cargo's
   # debug folders there, whose libgatehouse_ffi.so would win over the test binary's

@@ -22,8 +22,9 @@ is written by ``cargo xtask bindings``: do not edit it). Type checkers read
 
     asyncio.run(main())
 
-This file (hand-written, not generated) adds two async iterators to ``GatehouseClient``,
-over the generated pull streams (``SessionWatch``, ``ExecutionEventWatch``):
+This file (hand-written, not generated) adds three async iterators to ``GatehouseClient``,
+over the generated pull streams (``SessionWatch``, ``ExecutionEventWatch``,
+``SessionEventWatch``):
 
     async for update in client.session_updates(session_id):
         if update.is_CONNECTED():
@@ -33,6 +34,10 @@ over the generated pull streams (``SessionWatch``, ``ExecutionEventWatch``):
 
     async for event in client.execution_events(room_id, session_id):
         print(event.sequence, event.event_type)   # ends after SESSION_RECONCILED
+
+    async with client.session_events(session_id, after=last_seen) as events:
+        async for event in events:                # a session's durable events, in order
+            last_seen = event.sequence
 """
 
 from __future__ import annotations
@@ -43,9 +48,9 @@ import typing
 from ._ffi import gatehouse_ffi as _generated
 from ._ffi.gatehouse_ffi import *  # noqa: F401,F403  (the generated API is the package's API)
 from ._ffi.gatehouse_ffi import __all__ as _generated_all
-from ._ffi.gatehouse_ffi import ExecutionEvent, GatehouseClient, WatchUpdate
+from ._ffi.gatehouse_ffi import ExecutionEvent, GatehouseClient, SessionEvent, SessionEventWatch, WatchUpdate
 
-__all__ = list(_generated_all)
+__all__ = list(_generated_all) + ["SessionEvents"]
 
 # uniffi declares each record a dataclass with no dataclass fields, so repr() says
 # `Interaction()`; its own __str__ names every field: repr() uses that too.
@@ -129,3 +134,94 @@ _execution_events.__name__ = "execution_events"
 _execution_events.__qualname__ = "GatehouseClient.execution_events"
 GatehouseClient.session_updates = _session_updates  # type: ignore[attr-defined]
 GatehouseClient.execution_events = _execution_events  # type: ignore[attr-defined]
+
+
+class SessionEvents:
+    """A session's durable events (Agenta's durable session control) as an async
+    iterator of ``SessionEvent``: ``async for event in client.session_events(session_id):``.
+
+    Every event after sequence ``after`` (0: from the first), each sequence once, in
+    order: the replay of the session's log, then each new event as it is recorded; a
+    dropped connection is resumed after the last sequence seen. It ends when the host
+    closes the stream for good (e.g. the authorization was revoked); otherwise it runs
+    until it is stopped.
+
+    Only durable events are yielded: the connection's state, the end of the replay and
+    the live frames are on the pull object itself (``client.open_session_events``).
+
+    Lazy: the first ``__anext__`` opens the stream (``open_session_events``) and connects;
+    each instance is its own stream. Nothing is read ahead.
+
+    Stopping: ``await events.aclose()``, leaving an ``async with`` block, or cancelling the
+    task that awaits the next event cancels the stream and closes its connection at once
+    (a pending ``__anext__`` is ended). A ``break`` out of a bare ``async for`` leaves it
+    open until the object is garbage-collected (at once in CPython when no one else holds
+    it): use ``async with`` to close it deterministically.
+
+    A failure a retry cannot fix (a wrong key, a host without the route, a negative
+    ``after``) is raised as a ``GatehouseError``; the stream is over then.
+    """
+
+    def __init__(self, client: GatehouseClient, session_id: str, after: int = 0) -> None:
+        self._client = client
+        self._session_id = session_id
+        self._after = after
+        self._watch: typing.Optional[SessionEventWatch] = None
+        self._closed = False
+
+    def __aiter__(self) -> "SessionEvents":
+        return self
+
+    async def __anext__(self) -> SessionEvent:
+        if self._closed:
+            raise StopAsyncIteration
+        try:
+            if self._watch is None:
+                self._watch = self._client.open_session_events(self._session_id, self._after)
+            while True:
+                update = await self._watch.next()
+                if update is None or update.is_CLOSED():
+                    break
+                if update.is_EVENT():
+                    return update.event
+        except BaseException:
+            # A GatehouseError ends the stream; so does cancelling the awaiting task
+            # (asyncio.CancelledError), which must close the connection at once.
+            self._close()
+            raise
+        self._close()
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Cancel the stream and close its connection; later iterations end at once."""
+        self._close()
+
+    async def __aenter__(self) -> "SessionEvents":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.cancel()
+            # Free the pull object now (as in session_updates): freeing it is what closes
+            # the connection if a cancelled next() still held the stream.
+            del watch
+
+    def __del__(self) -> None:
+        watch = getattr(self, "_watch", None)
+        if watch is not None:
+            watch.cancel()
+
+
+def _session_events(self: GatehouseClient, session_id: str, after: int = 0) -> SessionEvents:
+    """A session's durable events as an async iterator (see ``SessionEvents``)."""
+    return SessionEvents(self, session_id, after)
+
+
+_session_events.__name__ = "session_events"
+_session_events.__qualname__ = "GatehouseClient.session_events"
+GatehouseClient.session_events = _session_events  # type: ignore[attr-defined]

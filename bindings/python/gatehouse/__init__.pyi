@@ -1,8 +1,8 @@
 """Types of the package ``gatehouse`` for type checkers (mypy, pyright).
 
 The package re-exports the generated module ``gatehouse._ffi.gatehouse_ffi`` (annotated
-by uniffi; ``py.typed`` marks it) and adds two async iterators to ``GatehouseClient`` at
-import time (``__init__.py``). A type checker cannot see methods added at run time, so
+by uniffi; ``py.typed`` marks it) and adds three async iterators to ``GatehouseClient`` at
+import time (``__init__.py``), one of them the class ``SessionEvents``. A type checker cannot see methods added at run time, so
 this stub declares ``GatehouseClient`` as the generated class plus those two methods.
 The names are listed one by one (a star import would clash with that declaration);
 ``tests/test_packaging.py`` checks that they are exactly ``gatehouse.__all__``.
@@ -28,6 +28,7 @@ from ._ffi.gatehouse_ffi import InterventionOutcome as InterventionOutcome
 from ._ffi.gatehouse_ffi import LifecycleState as LifecycleState
 from ._ffi.gatehouse_ffi import ListenerError as ListenerError
 from ._ffi.gatehouse_ffi import RespondOutcome as RespondOutcome
+from ._ffi.gatehouse_ffi import GateResult as GateResult
 from ._ffi.gatehouse_ffi import SessionEventUpdate as SessionEventUpdate
 from ._ffi.gatehouse_ffi import StopOutcome as StopOutcome
 from ._ffi.gatehouse_ffi import WatchEvent as WatchEvent
@@ -36,6 +37,9 @@ from ._ffi.gatehouse_ffi import ApproveAllFailure as ApproveAllFailure
 from ._ffi.gatehouse_ffi import InteractionRequest as InteractionRequest
 from ._ffi.gatehouse_ffi import Interaction as Interaction
 from ._ffi.gatehouse_ffi import ApproveAllReport as ApproveAllReport
+from ._ffi.gatehouse_ffi import GateFailure as GateFailure
+from ._ffi.gatehouse_ffi import GateReport as GateReport
+from ._ffi.gatehouse_ffi import ApproveGatesReport as ApproveGatesReport
 from ._ffi.gatehouse_ffi import Capabilities as Capabilities
 from ._ffi.gatehouse_ffi import CheckpointProgress as CheckpointProgress
 from ._ffi.gatehouse_ffi import ClientConfig as ClientConfig
@@ -71,3 +75,15 @@ class GatehouseClient(_GeneratedGatehouseClient):
     ) -> typing.AsyncGenerator[ExecutionEvent, None]:
         """An execution session's events, in order, until it is reconciled."""
         ...
+    def session_events(self, session_id: str, after: int = 0) -> "SessionEvents":
+        """A session's durable events after sequence ``after`` (see ``SessionEvents``)."""
+        ...
+
+class SessionEvents:
+    """A session's durable events as an async iterator (see ``__init__.py``)."""
+    def __init__(self, client: GatehouseClient, session_id: str, after: int = 0) -> None: ...
+    def __aiter__(self) -> "SessionEvents": ...
+    async def __anext__(self) -> SessionEvent: ...
+    async def aclose(self) -> None: ...
+    async def __aenter__(self) -> "SessionEvents": ...
+    async def __aexit__(self, *exc_info: object) -> None: ...

@@ -49,7 +49,7 @@ def default_server_binary() -> str:
 class Server:
     """One `gatehouse serve` process with its own SQLite file."""
 
-    def __init__(self, no_execution: bool = False):
+    def __init__(self, no_execution: bool = False, agenta_contract: str | None = None):
         binary = os.environ.get("GATEHOUSE_BIN")
         if binary is None:
             binary = default_server_binary()
@@ -71,6 +71,8 @@ class Server:
         ]
         if no_execution:
             args.append("--no-execution")
+        if agenta_contract is not None:
+            args += ["--agenta-contract", agenta_contract]
         self.stderr = open(os.path.join(self._dir.name, "server.log"), "wb")
         self.process = subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=self.stderr, stdin=subprocess.DEVNULL
@@ -136,19 +138,28 @@ class Server:
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
-    def open_gate(self, project_id: str, session_id: str | None = None, prompt: str = "list files") -> dict:
+    def open_gate(
+        self,
+        project_id: str,
+        session_id: str | None = None,
+        prompt: str = "list files",
+        script: list | None = None,
+    ) -> dict:
         """Invoke the deterministic agent with `ask` permissions: its Bash step parks the
         turn at an approval gate. Returns the invoke answer (`interaction_ids`, and
-        `execution` {room_id, session_id, revision} when the server runs execution)."""
+        `execution` {room_id, session_id, revision} when the server runs execution).
+        `script` replaces the agent's default script (`agent.script`: `say`, `tool`,
+        `wait_ms`, ... steps); it must gate before it ends."""
+        agent: dict = {
+            "llm": {"model": "py-model-1"},
+            "runner": {"permissions": {"default": "ask"}},
+        }
+        if script is not None:
+            agent["script"] = script
         body = {
             "data": {
                 "inputs": {"messages": [{"role": "user", "content": prompt}]},
-                "parameters": {
-                    "agent": {
-                        "llm": {"model": "py-model-1"},
-                        "runner": {"permissions": {"default": "ask"}},
-                    }
-                },
+                "parameters": {"agent": agent},
             }
         }
         if session_id is not None:
@@ -161,7 +172,10 @@ class Server:
 
 @pytest.fixture(scope="session")
 def server():
-    srv = Server()
+    """The suites written for Agenta's contract before the durable one (`--agenta-contract
+    legacy`: a respond answers the row; a second device's other verdict is
+    `AlreadyAnswered`). The durable contract, the server's default, has its own fixture."""
+    srv = Server(agenta_contract="legacy")
     yield srv
     srv.stop()
 
@@ -169,6 +183,14 @@ def server():
 @pytest.fixture(scope="session")
 def server_without_execution():
     srv = Server(no_execution=True)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def durable_server():
+    """A server whose Agenta paths speak the durable contract (`--agenta-contract durable`)."""
+    srv = Server(agenta_contract="durable")
     yield srv
     srv.stop()
 
@@ -188,3 +210,15 @@ def client(server, project_id):
             base_url=server.url, api_key=API_KEY, project_id=project_id, timeout=TIMEOUT
         )
     )
+
+
+@pytest.fixture
+def durable_client(durable_server, project_id):
+    import gatehouse
+
+    return gatehouse.GatehouseClient(
+        gatehouse.ClientConfig(
+            base_url=durable_server.url, api_key=API_KEY, project_id=project_id, timeout=TIMEOUT
+        )
+    )
+

@@ -15,12 +15,17 @@ from typing import assert_type
 
 import gatehouse
 from gatehouse import (
+    ApproveGatesReport,
     Checkpoint,
     ClientConfig,
     ExecutionEvent,
     GatehouseClient,
     GatehouseError,
+    GatehouseErrorKind,
+    GateResult,
     Interaction,
+    SessionEvent,
+    SessionEvents,
     WatchUpdate,
 )
 
@@ -70,6 +75,30 @@ async def intervene(client: GatehouseClient, room_id: str, session_id: str) -> N
     await client.request_intervention(
         room_id, session_id, session.revision, "stop after this step", Checkpoint.PRE_STEP()
     )
+
+
+async def approve_by_turn(client: GatehouseClient, session_id: str) -> list[str]:
+    gates = await client.list_pending_interactions(session_id)
+    report = await client.approve_gates(gates, True)
+    assert_type(report, ApproveGatesReport)
+    settled: list[str] = []
+    for line in report.gates:
+        result = line.result
+        if isinstance(result, GateResult.FAILED) and result.failure.kind == GatehouseErrorKind.ALREADY_ANSWERED:
+            settled.append(line.interaction_id)
+    return settled
+
+
+async def durable_events(client: GatehouseClient, session_id: str, after: int) -> int:
+    events = client.session_events(session_id, after=after)
+    assert_type(events, SessionEvents)
+    last = after
+    async with events:
+        async for event in events:
+            assert_type(event, SessionEvent)
+            last = event.sequence or last
+    await events.aclose()
+    return last
 
 
 assert_type(gatehouse.__all__, typing.List[str])

@@ -535,6 +535,33 @@ impl From<ClientError> for GatehouseError {
     }
 }
 
+/// A failure reported inside a result rather than thrown (one gate of
+/// [`GatehouseClient::approve_gates`](crate::GatehouseClient::approve_gates)): the error's
+/// kind, texts and retry flag, exactly as the thrown [`GatehouseError`] would carry them.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct GateFailure {
+    /// What kind of failure (`AlreadyAnswered`: settled elsewhere, not an error of yours).
+    pub kind: GatehouseErrorKind,
+    /// The error's sentence.
+    pub msg: String,
+    /// The error's detail (for `StaleExecution`, the gate's current execution).
+    pub details: Option<String>,
+    /// True when answering it again later may succeed.
+    pub retryable: bool,
+}
+
+impl From<ClientError> for GateFailure {
+    fn from(error: ClientError) -> Self {
+        let error = GatehouseError::from(error);
+        Self {
+            kind: error.kind(),
+            msg: error.msg().to_string(),
+            details: error.details().map(str::to_string),
+            retryable: error.retryable(),
+        }
+    }
+}
+
 /// The `details` text of a client error: the server's detail, the source chain, a
 /// bounded body snippet, or which limit or capability was hit.
 fn details_of(error: &ClientError) -> Option<String> {

@@ -10,7 +10,8 @@
 //!   call is async (Kotlin `suspend`, Swift `async throws`, Python `async`).
 //! - Records read tolerantly: a status, checkpoint or event type this library does not
 //!   know arrives as its `Unknown` variant with the server's spelling, never an error.
-//! - Interactions: list, get, respond, approve-all with a per-target report.
+//! - Interactions: list, get, respond, approve-all with a per-target report, and
+//!   [`GatehouseClient::approve_gates`] (grouped by turn, a report per gate).
 //! - [`GatehouseClient::open_session_watch`] and [`GatehouseClient::open_execution_events`]:
 //!   pull streams (nothing read ahead), wrapped by each language's own async sequence.
 //! - [`GatehouseClient::watch_session`]: a [`WatchListener`] implemented in the app hears
@@ -38,7 +39,7 @@ mod streams;
 mod watch;
 
 pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient, Upstream};
-pub use error::{GatehouseError, GatehouseErrorKind};
+pub use error::{GateFailure, GatehouseError, GatehouseErrorKind};
 pub use execution::{InterventionOutcome, InterventionState, RequestedIntervention};
 pub use json::JsonText;
 pub use records::AgentaContract;
@@ -47,7 +48,10 @@ pub use records::{
     ExecutionSession, ExecutionSessionStatus, Interaction, InteractionKind, InteractionRequest,
     InteractionStatus, Intervention, InterventionStatus, SessionOutcome,
 };
-pub use sessions::{RespondOutcome, SessionSnapshot, StopOutcome, StopRequested};
+pub use sessions::{
+    ApproveGatesReport, GateReport, GateResult, RespondOutcome, SessionSnapshot, StopOutcome,
+    StopRequested,
+};
 pub use streams::{
     ExecutionEventWatch, SessionEvent, SessionEventUpdate, SessionEventWatch, SessionWatch,
     StreamFailure, WatchUpdate,

@@ -177,6 +177,53 @@ pub(crate) fn interactions(
     rows.iter().map(Interaction::try_from).collect()
 }
 
+impl InteractionKind {
+    /// The wire spelling.
+    fn wire_value(&self) -> &str {
+        match self {
+            Self::UserApproval => "user_approval",
+            Self::UserInput => "user_input",
+            Self::ClientTool => "client_tool",
+            Self::Unknown { value } => value,
+        }
+    }
+}
+
+impl InteractionStatus {
+    /// The wire spelling.
+    fn wire_value(&self) -> &str {
+        match self {
+            Self::Pending => "pending",
+            Self::Responded => "responded",
+            Self::Resolved => "resolved",
+            Self::Cancelled => "cancelled",
+            Self::Unknown { value } => value,
+        }
+    }
+}
+
+/// The row an app passes back (a gate it listed): what answering it needs (its id,
+/// session, turn, token, kind and status); the rest is not read back.
+impl TryFrom<&Interaction> for wint::SessionInteraction {
+    type Error = GatehouseError;
+
+    fn try_from(gate: &Interaction) -> Result<Self, GatehouseError> {
+        serde_json::from_value(serde_json::json!({
+            "id": gate.id,
+            "project_id": gate.project_id,
+            "session_id": gate.session_id,
+            "turn_id": gate.turn_id,
+            "token": gate.token,
+            "kind": gate.kind.wire_value(),
+            "status": gate.status.as_ref().map(InteractionStatus::wire_value),
+        }))
+        .map_err(|e| GatehouseError::Invalid {
+            msg: format!("the interaction {} does not read back as a row", gate.id),
+            details: Some(e.to_string()),
+        })
+    }
+}
+
 /// A capability a host may or may not serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum Capability {
@@ -655,5 +702,32 @@ mod tests {
         }
         .into();
         assert_eq!(known, wexec::Checkpoint::PreStep);
+    }
+
+    /// A gate the app passes back reads as the row it came from, in what answering it
+    /// needs (id, session, turn, token, kind, status); unknown spellings go back as sent.
+    #[test]
+    fn a_listed_gate_reads_back_as_its_row() {
+        for (kind, status) in [
+            ("user_approval", "pending"),
+            ("client_tool", "responded"),
+            ("a_new_kind", "a_new_status"),
+        ] {
+            let row: wint::SessionInteraction = serde_json::from_value(serde_json::json!({
+                "id": "i1", "project_id": "p1", "session_id": "s1", "turn_id": "t1",
+                "token": "tok", "kind": kind, "status": status,
+                "data": {"request": {"tool": "Bash", "args": {"command": "ls"}}},
+            }))
+            .unwrap();
+            let gate = Interaction::try_from(&row).unwrap();
+            let back = wint::SessionInteraction::try_from(&gate).unwrap();
+            assert_eq!(back.id.as_deref(), Some("i1"));
+            assert_eq!(back.project_id.as_deref(), Some("p1"));
+            assert_eq!(back.session_id, "s1");
+            assert_eq!(back.turn_id.as_deref(), Some("t1"));
+            assert_eq!(back.token, "tok");
+            assert_eq!(back.kind.as_str(), kind);
+            assert_eq!(back.status.as_ref().map(|s| s.as_str()), Some(status));
+        }
     }
 }

@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_client::{
-    Answer, RespondOptions, RespondOutcome as ClientOutcome, StopOutcome as ClientStopOutcome,
-    StopRequested as ClientStop,
+    Answer, GateOutcome as ClientGateOutcome, RespondOptions, RespondOutcome as ClientOutcome,
+    StopOutcome as ClientStopOutcome, StopRequested as ClientStop,
+    TurnApproveReport as ClientTurnReport,
 };
+use gatehouse_wire::interaction::SessionInteraction;
 
 use crate::client::GatehouseClient;
-use crate::error::GatehouseError;
+use crate::error::{GateFailure, GatehouseError, GatehouseErrorKind};
 use crate::records::{self, AgentaContract, Interaction};
 use crate::runtime;
 use crate::streams::SessionEventWatch;
@@ -95,6 +97,87 @@ impl TryFrom<ClientOutcome> for RespondOutcome {
                 interaction: Interaction::try_from(&interaction)?,
             },
             _ => return Err(GatehouseError::unknown_variant("respond outcome")),
+        })
+    }
+}
+
+/// How one gate of [`GatehouseClient::approve_gates`] went.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
+// It crosses the FFI serialized, by value, once per gate: a box would save nothing there.
+#[allow(clippy::large_enum_variant)]
+pub enum GateResult {
+    /// Its answer was recorded: what the request that carried it did (every gate of one
+    /// turn shares its request's outcome, whose `interaction` is the request's first gate).
+    Answered {
+        /// The request's outcome.
+        outcome: RespondOutcome,
+    },
+    /// Its answer was not recorded; `failure.kind` says why (`AlreadyAnswered`: settled
+    /// elsewhere; `StaleExecution`: the turn moved on, refresh; ...).
+    Failed {
+        /// The error, as the call would have thrown it.
+        failure: GateFailure,
+    },
+}
+
+/// One gate's line in an [`ApproveGatesReport`].
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct GateReport {
+    /// The gate.
+    pub interaction_id: String,
+    /// Its turn, as its row said (the gates of one turn went in one request).
+    pub turn_id: Option<String>,
+    /// What came of it.
+    pub result: GateResult,
+}
+
+/// The outcome of [`GatehouseClient::approve_gates`]: one line per distinct gate, grouped
+/// by the request that answered it. One failing gate never hides another's result.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ApproveGatesReport {
+    /// Each gate.
+    pub gates: Vec<GateReport>,
+    /// True when there was at least one gate and every one was already answered: the
+    /// screen can go back to idle at once.
+    pub all_already_answered: bool,
+}
+
+impl TryFrom<ClientTurnReport> for ApproveGatesReport {
+    type Error = GatehouseError;
+
+    fn try_from(report: ClientTurnReport) -> Result<Self, GatehouseError> {
+        let gates = report
+            .gates
+            .into_iter()
+            .map(GateReport::try_from)
+            .collect::<Result<Vec<_>, _>>()?;
+        let all_already_answered = !gates.is_empty()
+            && gates.iter().all(|gate| {
+                matches!(&gate.result, GateResult::Failed { failure }
+                    if failure.kind == GatehouseErrorKind::AlreadyAnswered)
+            });
+        Ok(Self {
+            gates,
+            all_already_answered,
+        })
+    }
+}
+
+impl TryFrom<ClientGateOutcome> for GateReport {
+    type Error = GatehouseError;
+
+    fn try_from(gate: ClientGateOutcome) -> Result<Self, GatehouseError> {
+        Ok(Self {
+            result: match gate.result {
+                Ok(outcome) => GateResult::Answered {
+                    outcome: outcome.try_into()?,
+                },
+                Err(error) => GateResult::Failed {
+                    failure: error.into(),
+                },
+            },
+            interaction_id: gate.id,
+            turn_id: gate.turn_id,
         })
     }
 }
@@ -305,6 +388,39 @@ impl GatehouseClient {
                 .interactions()
                 .respond_outcome(&id, &answer, &options)
                 .await?
+                .try_into()
+        })
+        .await
+    }
+
+    /// Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+    /// grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+    /// every gate of a turn (at most 100 a request), expecting that turn, so the turn
+    /// continues once with every answer; a gate without a turn alone. On any other host
+    /// as `approve_all` (the batch, or one respond per gate), each answered gate
+    /// `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+    /// report. Duplicate gates are answered once.
+    #[uniffi::method(default(message = None))]
+    pub async fn approve_gates(
+        &self,
+        gates: Vec<Interaction>,
+        approved: bool,
+        message: Option<String>,
+    ) -> Result<ApproveGatesReport, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("approve_gates", async move {
+            let rows = gates
+                .iter()
+                .map(SessionInteraction::try_from)
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut answer = Answer::approval(approved);
+            if let Some(message) = message {
+                answer = answer.message(message);
+            }
+            client
+                .interactions()
+                .approve_gates(&rows, &answer)
+                .await
                 .try_into()
         })
         .await

@@ -533,6 +533,8 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all() != 61043:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_gates() != 4524:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_base_url() != 38684:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_capabilities() != 4554:
@@ -630,6 +632,9 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract.
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_gates.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_gates.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_base_url.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_base_url.restype = ctypes.c_uint16
@@ -734,6 +739,13 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_all.argtypes =
     ctypes.c_int8,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_all.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_gates.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    ctypes.c_int8,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_gates.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_base_url.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -2597,6 +2609,600 @@ class _UniffiFfiConverterTypeApproveAllReport(_UniffiConverterRustBuffer):
         _UniffiFfiConverterSequenceTypeInteraction.write(value.answered, buf)
         _UniffiFfiConverterSequenceString.write(value.already_answered, buf)
         _UniffiFfiConverterSequenceTypeApproveAllFailure.write(value.failed, buf)
+        _UniffiFfiConverterBoolean.write(value.all_already_answered, buf)
+
+
+
+
+
+
+class RespondOutcome:
+    """
+    What an answer did.
+"""
+    def __init__(self):
+        raise RuntimeError("RespondOutcome cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class CONTINUED:
+        """
+        Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
+        `recoverable` when its delivery failed: `resume_continuation`), driven by the
+        command `command_id`.
+"""
+        
+        def __init__(self, interaction:Interaction, command_id:str, command_state:str, execution_id:str, execution_state:str):
+            self.interaction = interaction
+            
+            """
+        The answered gate.
+"""
+        
+            self.command_id = command_id
+            
+            """
+        The continuation command.
+"""
+        
+            self.command_state = command_state
+            
+            """
+        Its delivery state when answered (`pending`, ...).
+"""
+        
+            self.execution_id = execution_id
+            
+            """
+        The execution that continues the turn.
+"""
+        
+            self.execution_state = execution_state
+            
+            """
+        Its state.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.CONTINUED(interaction={}, command_id={}, command_state={}, execution_id={}, execution_state={})".format(self.interaction, self.command_id, self.command_state, self.execution_id, self.execution_state)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_CONTINUED():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            if self.command_id != other.command_id:
+                return False
+            if self.command_state != other.command_state:
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.execution_state != other.execution_state:
+                return False
+            return True
+
+    @dataclass
+    class ALREADY_RECORDED:
+        """
+        The same verdict was already recorded; nothing new was created.
+"""
+        
+        def __init__(self, interaction:Interaction, execution_id:str, execution_state:str):
+            self.interaction = interaction
+            
+            """
+        The gate as it stands.
+"""
+        
+            self.execution_id = execution_id
+            
+            """
+        The source turn.
+"""
+        
+            self.execution_state = execution_state
+            
+            """
+        Its state (`terminal` once continued).
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.ALREADY_RECORDED(interaction={}, execution_id={}, execution_state={})".format(self.interaction, self.execution_id, self.execution_state)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_ALREADY_RECORDED():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            if self.execution_state != other.execution_state:
+                return False
+            return True
+
+    @dataclass
+    class AWAITING_OTHER_GATES:
+        """
+        Recorded; the turn waits for its other gates.
+"""
+        
+        def __init__(self, interaction:Interaction, execution_id:str):
+            self.interaction = interaction
+            
+            """
+        The answered gate.
+"""
+        
+            self.execution_id = execution_id
+            
+            """
+        The source turn.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.AWAITING_OTHER_GATES(interaction={}, execution_id={})".format(self.interaction, self.execution_id)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_AWAITING_OTHER_GATES():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            if self.execution_id != other.execution_id:
+                return False
+            return True
+
+    @dataclass
+    class ANSWERED:
+        """
+        A legacy host recorded the answer; it says nothing of the continuation.
+"""
+        
+        def __init__(self, interaction:Interaction):
+            self.interaction = interaction
+            
+            """
+        The gate after the answer.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "RespondOutcome.ANSWERED(interaction={})".format(self.interaction)
+        def __eq__(self, other):
+            if not isinstance(other, RespondOutcome):
+                return NotImplemented
+            if not other.is_ANSWERED():
+                return False
+            if self.interaction != other.interaction:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_CONTINUED(self) -> bool:
+        return isinstance(self, RespondOutcome.CONTINUED)
+    def is_continued(self) -> bool:
+        return isinstance(self, RespondOutcome.CONTINUED)
+    def is_ALREADY_RECORDED(self) -> bool:
+        return isinstance(self, RespondOutcome.ALREADY_RECORDED)
+    def is_already_recorded(self) -> bool:
+        return isinstance(self, RespondOutcome.ALREADY_RECORDED)
+    def is_AWAITING_OTHER_GATES(self) -> bool:
+        return isinstance(self, RespondOutcome.AWAITING_OTHER_GATES)
+    def is_awaiting_other_gates(self) -> bool:
+        return isinstance(self, RespondOutcome.AWAITING_OTHER_GATES)
+    def is_ANSWERED(self) -> bool:
+        return isinstance(self, RespondOutcome.ANSWERED)
+    def is_answered(self) -> bool:
+        return isinstance(self, RespondOutcome.ANSWERED)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+RespondOutcome.CONTINUED = type("RespondOutcome.CONTINUED", (RespondOutcome.CONTINUED, RespondOutcome,), {})  # type: ignore
+RespondOutcome.ALREADY_RECORDED = type("RespondOutcome.ALREADY_RECORDED", (RespondOutcome.ALREADY_RECORDED, RespondOutcome,), {})  # type: ignore
+RespondOutcome.AWAITING_OTHER_GATES = type("RespondOutcome.AWAITING_OTHER_GATES", (RespondOutcome.AWAITING_OTHER_GATES, RespondOutcome,), {})  # type: ignore
+RespondOutcome.ANSWERED = type("RespondOutcome.ANSWERED", (RespondOutcome.ANSWERED, RespondOutcome,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeRespondOutcome(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return RespondOutcome.CONTINUED(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 2:
+            return RespondOutcome.ALREADY_RECORDED(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 3:
+            return RespondOutcome.AWAITING_OTHER_GATES(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+                _UniffiFfiConverterString.read(buf),
+            )
+        if variant == 4:
+            return RespondOutcome.ANSWERED(
+                _UniffiFfiConverterTypeInteraction.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_CONTINUED():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            _UniffiFfiConverterString.check_lower(value.command_id)
+            _UniffiFfiConverterString.check_lower(value.command_state)
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.execution_state)
+            return
+        if value.is_ALREADY_RECORDED():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            _UniffiFfiConverterString.check_lower(value.execution_state)
+            return
+        if value.is_AWAITING_OTHER_GATES():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            _UniffiFfiConverterString.check_lower(value.execution_id)
+            return
+        if value.is_ANSWERED():
+            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_CONTINUED():
+            buf.write_i32(1)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+            _UniffiFfiConverterString.write(value.command_id, buf)
+            _UniffiFfiConverterString.write(value.command_state, buf)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.execution_state, buf)
+        if value.is_ALREADY_RECORDED():
+            buf.write_i32(2)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+            _UniffiFfiConverterString.write(value.execution_state, buf)
+        if value.is_AWAITING_OTHER_GATES():
+            buf.write_i32(3)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+            _UniffiFfiConverterString.write(value.execution_id, buf)
+        if value.is_ANSWERED():
+            buf.write_i32(4)
+            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
+
+
+
+@dataclass
+class GateFailure:
+    """
+    A failure reported inside a result rather than thrown (one gate of
+    [`GatehouseClient::approve_gates`](crate::GatehouseClient::approve_gates)): the error's
+    kind, texts and retry flag, exactly as the thrown [`GatehouseError`] would carry them.
+"""
+    def __init__(self, *, kind:GatehouseErrorKind, msg:str, details:typing.Optional[str], retryable:bool):
+        self.kind = kind
+        self.msg = msg
+        self.details = details
+        self.retryable = retryable
+        
+        
+
+    
+    def __str__(self):
+        return "GateFailure(kind={}, msg={}, details={}, retryable={})".format(self.kind, self.msg, self.details, self.retryable)
+    def __eq__(self, other):
+        if self.kind != other.kind:
+            return False
+        if self.msg != other.msg:
+            return False
+        if self.details != other.details:
+            return False
+        if self.retryable != other.retryable:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeGateFailure(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return GateFailure(
+            kind=_UniffiFfiConverterTypeGatehouseErrorKind.read(buf),
+            msg=_UniffiFfiConverterString.read(buf),
+            details=_UniffiFfiConverterOptionalString.read(buf),
+            retryable=_UniffiFfiConverterBoolean.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterTypeGatehouseErrorKind.check_lower(value.kind)
+        _UniffiFfiConverterString.check_lower(value.msg)
+        _UniffiFfiConverterOptionalString.check_lower(value.details)
+        _UniffiFfiConverterBoolean.check_lower(value.retryable)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterTypeGatehouseErrorKind.write(value.kind, buf)
+        _UniffiFfiConverterString.write(value.msg, buf)
+        _UniffiFfiConverterOptionalString.write(value.details, buf)
+        _UniffiFfiConverterBoolean.write(value.retryable, buf)
+
+
+
+
+
+
+class GateResult:
+    """
+    How one gate of [`GatehouseClient::approve_gates`] went.
+"""
+    def __init__(self):
+        raise RuntimeError("GateResult cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class ANSWERED:
+        """
+        Its answer was recorded: what the request that carried it did (every gate of one
+        turn shares its request's outcome, whose `interaction` is the request's first gate).
+"""
+        
+        def __init__(self, outcome:RespondOutcome):
+            self.outcome = outcome
+            
+            """
+        The request's outcome.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "GateResult.ANSWERED(outcome={})".format(self.outcome)
+        def __eq__(self, other):
+            if not isinstance(other, GateResult):
+                return NotImplemented
+            if not other.is_ANSWERED():
+                return False
+            if self.outcome != other.outcome:
+                return False
+            return True
+
+    @dataclass
+    class FAILED:
+        """
+        Its answer was not recorded; `failure.kind` says why (`AlreadyAnswered`: settled
+        elsewhere; `StaleExecution`: the turn moved on, refresh; ...).
+"""
+        
+        def __init__(self, failure:GateFailure):
+            self.failure = failure
+            
+            """
+        The error, as the call would have thrown it.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "GateResult.FAILED(failure={})".format(self.failure)
+        def __eq__(self, other):
+            if not isinstance(other, GateResult):
+                return NotImplemented
+            if not other.is_FAILED():
+                return False
+            if self.failure != other.failure:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_ANSWERED(self) -> bool:
+        return isinstance(self, GateResult.ANSWERED)
+    def is_answered(self) -> bool:
+        return isinstance(self, GateResult.ANSWERED)
+    def is_FAILED(self) -> bool:
+        return isinstance(self, GateResult.FAILED)
+    def is_failed(self) -> bool:
+        return isinstance(self, GateResult.FAILED)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+GateResult.ANSWERED = type("GateResult.ANSWERED", (GateResult.ANSWERED, GateResult,), {})  # type: ignore
+GateResult.FAILED = type("GateResult.FAILED", (GateResult.FAILED, GateResult,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeGateResult(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return GateResult.ANSWERED(
+                _UniffiFfiConverterTypeRespondOutcome.read(buf),
+            )
+        if variant == 2:
+            return GateResult.FAILED(
+                _UniffiFfiConverterTypeGateFailure.read(buf),
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_ANSWERED():
+            _UniffiFfiConverterTypeRespondOutcome.check_lower(value.outcome)
+            return
+        if value.is_FAILED():
+            _UniffiFfiConverterTypeGateFailure.check_lower(value.failure)
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_ANSWERED():
+            buf.write_i32(1)
+            _UniffiFfiConverterTypeRespondOutcome.write(value.outcome, buf)
+        if value.is_FAILED():
+            buf.write_i32(2)
+            _UniffiFfiConverterTypeGateFailure.write(value.failure, buf)
+
+
+
+@dataclass
+class GateReport:
+    """
+    One gate's line in an [`ApproveGatesReport`].
+"""
+    def __init__(self, *, interaction_id:str, turn_id:typing.Optional[str], result:GateResult):
+        self.interaction_id = interaction_id
+        self.turn_id = turn_id
+        self.result = result
+        
+        
+
+    
+    def __str__(self):
+        return "GateReport(interaction_id={}, turn_id={}, result={})".format(self.interaction_id, self.turn_id, self.result)
+    def __eq__(self, other):
+        if self.interaction_id != other.interaction_id:
+            return False
+        if self.turn_id != other.turn_id:
+            return False
+        if self.result != other.result:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeGateReport(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return GateReport(
+            interaction_id=_UniffiFfiConverterString.read(buf),
+            turn_id=_UniffiFfiConverterOptionalString.read(buf),
+            result=_UniffiFfiConverterTypeGateResult.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterString.check_lower(value.interaction_id)
+        _UniffiFfiConverterOptionalString.check_lower(value.turn_id)
+        _UniffiFfiConverterTypeGateResult.check_lower(value.result)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterString.write(value.interaction_id, buf)
+        _UniffiFfiConverterOptionalString.write(value.turn_id, buf)
+        _UniffiFfiConverterTypeGateResult.write(value.result, buf)
+
+class _UniffiFfiConverterSequenceTypeGateReport(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        for item in value:
+            _UniffiFfiConverterTypeGateReport.check_lower(item)
+
+    @classmethod
+    def write(cls, value, buf):
+        items = len(value)
+        buf.write_i32(items)
+        for item in value:
+            _UniffiFfiConverterTypeGateReport.write(item, buf)
+
+    @classmethod
+    def read(cls, buf):
+        count = buf.read_i32()
+        if count < 0:
+            raise InternalError("Unexpected negative sequence length")
+
+        return [
+            _UniffiFfiConverterTypeGateReport.read(buf) for i in range(count)
+        ]
+
+@dataclass
+class ApproveGatesReport:
+    """
+    The outcome of [`GatehouseClient::approve_gates`]: one line per distinct gate, grouped
+    by the request that answered it. One failing gate never hides another's result.
+"""
+    def __init__(self, *, gates:typing.List[GateReport], all_already_answered:bool):
+        self.gates = gates
+        self.all_already_answered = all_already_answered
+        
+        
+
+    
+    def __str__(self):
+        return "ApproveGatesReport(gates={}, all_already_answered={})".format(self.gates, self.all_already_answered)
+    def __eq__(self, other):
+        if self.gates != other.gates:
+            return False
+        if self.all_already_answered != other.all_already_answered:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeApproveGatesReport(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return ApproveGatesReport(
+            gates=_UniffiFfiConverterSequenceTypeGateReport.read(buf),
+            all_already_answered=_UniffiFfiConverterBoolean.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterSequenceTypeGateReport.check_lower(value.gates)
+        _UniffiFfiConverterBoolean.check_lower(value.all_already_answered)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterSequenceTypeGateReport.write(value.gates, buf)
         _UniffiFfiConverterBoolean.write(value.all_already_answered, buf)
 
 
@@ -7483,306 +8089,6 @@ class _UniffiFfiConverterTypeListenerError(_UniffiConverterRustBuffer):
 
 
 
-class RespondOutcome:
-    """
-    What an answer did.
-"""
-    def __init__(self):
-        raise RuntimeError("RespondOutcome cannot be instantiated directly")
-
-    # Each enum variant is a nested class of the enum itself.
-    @dataclass
-    class CONTINUED:
-        """
-        Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
-        `recoverable` when its delivery failed: `resume_continuation`), driven by the
-        command `command_id`.
-"""
-        
-        def __init__(self, interaction:Interaction, command_id:str, command_state:str, execution_id:str, execution_state:str):
-            self.interaction = interaction
-            
-            """
-        The answered gate.
-"""
-        
-            self.command_id = command_id
-            
-            """
-        The continuation command.
-"""
-        
-            self.command_state = command_state
-            
-            """
-        Its delivery state when answered (`pending`, ...).
-"""
-        
-            self.execution_id = execution_id
-            
-            """
-        The execution that continues the turn.
-"""
-        
-            self.execution_state = execution_state
-            
-            """
-        Its state.
-"""
-        
-            pass
-
-    
-            
-            
-    
-        def __str__(self):
-            return "RespondOutcome.CONTINUED(interaction={}, command_id={}, command_state={}, execution_id={}, execution_state={})".format(self.interaction, self.command_id, self.command_state, self.execution_id, self.execution_state)
-        def __eq__(self, other):
-            if not isinstance(other, RespondOutcome):
-                return NotImplemented
-            if not other.is_CONTINUED():
-                return False
-            if self.interaction != other.interaction:
-                return False
-            if self.command_id != other.command_id:
-                return False
-            if self.command_state != other.command_state:
-                return False
-            if self.execution_id != other.execution_id:
-                return False
-            if self.execution_state != other.execution_state:
-                return False
-            return True
-
-    @dataclass
-    class ALREADY_RECORDED:
-        """
-        The same verdict was already recorded; nothing new was created.
-"""
-        
-        def __init__(self, interaction:Interaction, execution_id:str, execution_state:str):
-            self.interaction = interaction
-            
-            """
-        The gate as it stands.
-"""
-        
-            self.execution_id = execution_id
-            
-            """
-        The source turn.
-"""
-        
-            self.execution_state = execution_state
-            
-            """
-        Its state (`terminal` once continued).
-"""
-        
-            pass
-
-    
-            
-            
-    
-        def __str__(self):
-            return "RespondOutcome.ALREADY_RECORDED(interaction={}, execution_id={}, execution_state={})".format(self.interaction, self.execution_id, self.execution_state)
-        def __eq__(self, other):
-            if not isinstance(other, RespondOutcome):
-                return NotImplemented
-            if not other.is_ALREADY_RECORDED():
-                return False
-            if self.interaction != other.interaction:
-                return False
-            if self.execution_id != other.execution_id:
-                return False
-            if self.execution_state != other.execution_state:
-                return False
-            return True
-
-    @dataclass
-    class AWAITING_OTHER_GATES:
-        """
-        Recorded; the turn waits for its other gates.
-"""
-        
-        def __init__(self, interaction:Interaction, execution_id:str):
-            self.interaction = interaction
-            
-            """
-        The answered gate.
-"""
-        
-            self.execution_id = execution_id
-            
-            """
-        The source turn.
-"""
-        
-            pass
-
-    
-            
-            
-    
-        def __str__(self):
-            return "RespondOutcome.AWAITING_OTHER_GATES(interaction={}, execution_id={})".format(self.interaction, self.execution_id)
-        def __eq__(self, other):
-            if not isinstance(other, RespondOutcome):
-                return NotImplemented
-            if not other.is_AWAITING_OTHER_GATES():
-                return False
-            if self.interaction != other.interaction:
-                return False
-            if self.execution_id != other.execution_id:
-                return False
-            return True
-
-    @dataclass
-    class ANSWERED:
-        """
-        A legacy host recorded the answer; it says nothing of the continuation.
-"""
-        
-        def __init__(self, interaction:Interaction):
-            self.interaction = interaction
-            
-            """
-        The gate after the answer.
-"""
-        
-            pass
-
-    
-            
-            
-    
-        def __str__(self):
-            return "RespondOutcome.ANSWERED(interaction={})".format(self.interaction)
-        def __eq__(self, other):
-            if not isinstance(other, RespondOutcome):
-                return NotImplemented
-            if not other.is_ANSWERED():
-                return False
-            if self.interaction != other.interaction:
-                return False
-            return True
-
-    
-
-    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
-    # whether an instance is that variant.
-    def is_CONTINUED(self) -> bool:
-        return isinstance(self, RespondOutcome.CONTINUED)
-    def is_continued(self) -> bool:
-        return isinstance(self, RespondOutcome.CONTINUED)
-    def is_ALREADY_RECORDED(self) -> bool:
-        return isinstance(self, RespondOutcome.ALREADY_RECORDED)
-    def is_already_recorded(self) -> bool:
-        return isinstance(self, RespondOutcome.ALREADY_RECORDED)
-    def is_AWAITING_OTHER_GATES(self) -> bool:
-        return isinstance(self, RespondOutcome.AWAITING_OTHER_GATES)
-    def is_awaiting_other_gates(self) -> bool:
-        return isinstance(self, RespondOutcome.AWAITING_OTHER_GATES)
-    def is_ANSWERED(self) -> bool:
-        return isinstance(self, RespondOutcome.ANSWERED)
-    def is_answered(self) -> bool:
-        return isinstance(self, RespondOutcome.ANSWERED)
-    
-
-# Now, a little trick - we make each nested variant class be a subclass of the main
-# enum class, so that method calls and instance checks etc will work intuitively.
-# We might be able to do this a little more neatly with a metaclass, but this'll do.
-RespondOutcome.CONTINUED = type("RespondOutcome.CONTINUED", (RespondOutcome.CONTINUED, RespondOutcome,), {})  # type: ignore
-RespondOutcome.ALREADY_RECORDED = type("RespondOutcome.ALREADY_RECORDED", (RespondOutcome.ALREADY_RECORDED, RespondOutcome,), {})  # type: ignore
-RespondOutcome.AWAITING_OTHER_GATES = type("RespondOutcome.AWAITING_OTHER_GATES", (RespondOutcome.AWAITING_OTHER_GATES, RespondOutcome,), {})  # type: ignore
-RespondOutcome.ANSWERED = type("RespondOutcome.ANSWERED", (RespondOutcome.ANSWERED, RespondOutcome,), {})  # type: ignore
-
-
-
-
-class _UniffiFfiConverterTypeRespondOutcome(_UniffiConverterRustBuffer):
-    @staticmethod
-    def read(buf):
-        variant = buf.read_i32()
-        if variant == 1:
-            return RespondOutcome.CONTINUED(
-                _UniffiFfiConverterTypeInteraction.read(buf),
-                _UniffiFfiConverterString.read(buf),
-                _UniffiFfiConverterString.read(buf),
-                _UniffiFfiConverterString.read(buf),
-                _UniffiFfiConverterString.read(buf),
-            )
-        if variant == 2:
-            return RespondOutcome.ALREADY_RECORDED(
-                _UniffiFfiConverterTypeInteraction.read(buf),
-                _UniffiFfiConverterString.read(buf),
-                _UniffiFfiConverterString.read(buf),
-            )
-        if variant == 3:
-            return RespondOutcome.AWAITING_OTHER_GATES(
-                _UniffiFfiConverterTypeInteraction.read(buf),
-                _UniffiFfiConverterString.read(buf),
-            )
-        if variant == 4:
-            return RespondOutcome.ANSWERED(
-                _UniffiFfiConverterTypeInteraction.read(buf),
-            )
-        raise InternalError("Raw enum value doesn't match any cases")
-
-    @staticmethod
-    def check_lower(value):
-        if value.is_CONTINUED():
-            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
-            _UniffiFfiConverterString.check_lower(value.command_id)
-            _UniffiFfiConverterString.check_lower(value.command_state)
-            _UniffiFfiConverterString.check_lower(value.execution_id)
-            _UniffiFfiConverterString.check_lower(value.execution_state)
-            return
-        if value.is_ALREADY_RECORDED():
-            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
-            _UniffiFfiConverterString.check_lower(value.execution_id)
-            _UniffiFfiConverterString.check_lower(value.execution_state)
-            return
-        if value.is_AWAITING_OTHER_GATES():
-            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
-            _UniffiFfiConverterString.check_lower(value.execution_id)
-            return
-        if value.is_ANSWERED():
-            _UniffiFfiConverterTypeInteraction.check_lower(value.interaction)
-            return
-        raise ValueError(value)
-
-    @staticmethod
-    def write(value, buf):
-        if value.is_CONTINUED():
-            buf.write_i32(1)
-            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
-            _UniffiFfiConverterString.write(value.command_id, buf)
-            _UniffiFfiConverterString.write(value.command_state, buf)
-            _UniffiFfiConverterString.write(value.execution_id, buf)
-            _UniffiFfiConverterString.write(value.execution_state, buf)
-        if value.is_ALREADY_RECORDED():
-            buf.write_i32(2)
-            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
-            _UniffiFfiConverterString.write(value.execution_id, buf)
-            _UniffiFfiConverterString.write(value.execution_state, buf)
-        if value.is_AWAITING_OTHER_GATES():
-            buf.write_i32(3)
-            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
-            _UniffiFfiConverterString.write(value.execution_id, buf)
-        if value.is_ANSWERED():
-            buf.write_i32(4)
-            _UniffiFfiConverterTypeInteraction.write(value.interaction, buf)
-
-
-
-
-
-
-
-
 class SessionEventUpdate:
     """
     One item of a [`SessionEventWatch`].
@@ -9763,6 +10069,17 @@ class GatehouseClientProtocol(typing.Protocol):
         Never throws for a single target: each one's outcome is in the report.
 """
         raise NotImplementedError
+    async def approve_gates(self, gates: typing.List[Interaction],approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> ApproveGatesReport:
+        """
+        Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+        grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+        every gate of a turn (at most 100 a request), expecting that turn, so the turn
+        continues once with every answer; a gate without a turn alone. On any other host
+        as `approve_all` (the batch, or one respond per gate), each answered gate
+        `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+        report. Duplicate gates are answered once.
+"""
+        raise NotImplementedError
     def base_url(self, ) -> str:
         """
         The base URL this client talks to.
@@ -9954,6 +10271,40 @@ class GatehouseClient(GatehouseClientProtocol):
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
         return await _uniffi_rust_call_async(
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_all(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def approve_gates(self, gates: typing.List[Interaction],approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> ApproveGatesReport:
+        """
+        Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+        grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+        every gate of a turn (at most 100 a request), expecting that turn, so the turn
+        continues once with every answer; a gate without a turn alone. On any other host
+        as `approve_all` (the batch, or one respond per gate), each answered gate
+        `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+        report. Duplicate gates are answered once.
+"""
+        
+        _UniffiFfiConverterSequenceTypeInteraction.check_lower(gates)
+
+        _UniffiFfiConverterBoolean.check_lower(approved)
+
+        if message is _DEFAULT:
+            message = None
+        _UniffiFfiConverterOptionalString.check_lower(message)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterSequenceTypeInteraction.lower(gates),
+            _UniffiFfiConverterBoolean.lower(approved),
+            _UniffiFfiConverterOptionalString.lower(message),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeApproveGatesReport.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_gates(*_uniffi_lowered_args),
             _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
@@ -10459,6 +10810,8 @@ __all__ = [
     "GatehouseErrorKind",
     "InteractionKind",
     "InteractionStatus",
+    "RespondOutcome",
+    "GateResult",
     "Capability",
     "Checkpoint",
     "Upstream",
@@ -10471,7 +10824,6 @@ __all__ = [
     "InterventionOutcome",
     "LifecycleState",
     "ListenerError",
-    "RespondOutcome",
     "SessionEventUpdate",
     "StopOutcome",
     "WatchEvent",
@@ -10480,6 +10832,9 @@ __all__ = [
     "InteractionRequest",
     "Interaction",
     "ApproveAllReport",
+    "GateFailure",
+    "GateReport",
+    "ApproveGatesReport",
     "Capabilities",
     "CheckpointProgress",
     "ClientConfig",

@@ -179,6 +179,109 @@ class ApproveAllReport:
     def __init__(self, *, answered: typing.List[Interaction], already_answered: typing.List[str], failed: typing.List[ApproveAllFailure], all_already_answered: bool) -> None:
         ...
 
+class RespondOutcome:
+    """What an answer did."""
+    class CONTINUED(RespondOutcome):
+        """Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
+        `recoverable` when its delivery failed: `resume_continuation`), driven by the
+        command `command_id`.
+        """
+        interaction: Interaction
+        command_id: str
+        command_state: str
+        execution_id: str
+        execution_state: str
+        def __init__(self, interaction: Interaction, command_id: str, command_state: str, execution_id: str, execution_state: str) -> None:
+            ...
+    class ALREADY_RECORDED(RespondOutcome):
+        """The same verdict was already recorded; nothing new was created."""
+        interaction: Interaction
+        execution_id: str
+        execution_state: str
+        def __init__(self, interaction: Interaction, execution_id: str, execution_state: str) -> None:
+            ...
+    class AWAITING_OTHER_GATES(RespondOutcome):
+        """Recorded; the turn waits for its other gates."""
+        interaction: Interaction
+        execution_id: str
+        def __init__(self, interaction: Interaction, execution_id: str) -> None:
+            ...
+    class ANSWERED(RespondOutcome):
+        """A legacy host recorded the answer; it says nothing of the continuation."""
+        interaction: Interaction
+        def __init__(self, interaction: Interaction) -> None:
+            ...
+    def is_CONTINUED(self) -> bool:
+        ...
+    def is_continued(self) -> bool:
+        ...
+    def is_ALREADY_RECORDED(self) -> bool:
+        ...
+    def is_already_recorded(self) -> bool:
+        ...
+    def is_AWAITING_OTHER_GATES(self) -> bool:
+        ...
+    def is_awaiting_other_gates(self) -> bool:
+        ...
+    def is_ANSWERED(self) -> bool:
+        ...
+    def is_answered(self) -> bool:
+        ...
+
+class GateFailure:
+    """A failure reported inside a result rather than thrown (one gate of
+    [`GatehouseClient::approve_gates`](crate::GatehouseClient::approve_gates)): the error's
+    kind, texts and retry flag, exactly as the thrown [`GatehouseError`] would carry them.
+    """
+    kind: GatehouseErrorKind
+    msg: str
+    details: typing.Optional[str]
+    retryable: bool
+    def __init__(self, *, kind: GatehouseErrorKind, msg: str, details: typing.Optional[str], retryable: bool) -> None:
+        ...
+
+class GateResult:
+    """How one gate of [`GatehouseClient::approve_gates`] went."""
+    class ANSWERED(GateResult):
+        """Its answer was recorded: what the request that carried it did (every gate of one
+        turn shares its request's outcome, whose `interaction` is the request's first gate).
+        """
+        outcome: RespondOutcome
+        def __init__(self, outcome: RespondOutcome) -> None:
+            ...
+    class FAILED(GateResult):
+        """Its answer was not recorded; `failure.kind` says why (`AlreadyAnswered`: settled
+        elsewhere; `StaleExecution`: the turn moved on, refresh; ...).
+        """
+        failure: GateFailure
+        def __init__(self, failure: GateFailure) -> None:
+            ...
+    def is_ANSWERED(self) -> bool:
+        ...
+    def is_answered(self) -> bool:
+        ...
+    def is_FAILED(self) -> bool:
+        ...
+    def is_failed(self) -> bool:
+        ...
+
+class GateReport:
+    """One gate's line in an [`ApproveGatesReport`]."""
+    interaction_id: str
+    turn_id: typing.Optional[str]
+    result: GateResult
+    def __init__(self, *, interaction_id: str, turn_id: typing.Optional[str], result: GateResult) -> None:
+        ...
+
+class ApproveGatesReport:
+    """The outcome of [`GatehouseClient::approve_gates`]: one line per distinct gate, grouped
+    by the request that answered it. One failing gate never hides another's result.
+    """
+    gates: typing.List[GateReport]
+    all_already_answered: bool
+    def __init__(self, *, gates: typing.List[GateReport], all_already_answered: bool) -> None:
+        ...
+
 class Capability(enum.Enum):
     """A capability a host may or may not serve."""
     INTERACTIONS = 0
@@ -1116,55 +1219,6 @@ class ListenerError(Exception):
         def __init__(self, reason: str) -> None:
             ...
 
-class RespondOutcome:
-    """What an answer did."""
-    class CONTINUED(RespondOutcome):
-        """Recorded; the turn continues as `execution_id` (`pending_delivery`, `running`; or
-        `recoverable` when its delivery failed: `resume_continuation`), driven by the
-        command `command_id`.
-        """
-        interaction: Interaction
-        command_id: str
-        command_state: str
-        execution_id: str
-        execution_state: str
-        def __init__(self, interaction: Interaction, command_id: str, command_state: str, execution_id: str, execution_state: str) -> None:
-            ...
-    class ALREADY_RECORDED(RespondOutcome):
-        """The same verdict was already recorded; nothing new was created."""
-        interaction: Interaction
-        execution_id: str
-        execution_state: str
-        def __init__(self, interaction: Interaction, execution_id: str, execution_state: str) -> None:
-            ...
-    class AWAITING_OTHER_GATES(RespondOutcome):
-        """Recorded; the turn waits for its other gates."""
-        interaction: Interaction
-        execution_id: str
-        def __init__(self, interaction: Interaction, execution_id: str) -> None:
-            ...
-    class ANSWERED(RespondOutcome):
-        """A legacy host recorded the answer; it says nothing of the continuation."""
-        interaction: Interaction
-        def __init__(self, interaction: Interaction) -> None:
-            ...
-    def is_CONTINUED(self) -> bool:
-        ...
-    def is_continued(self) -> bool:
-        ...
-    def is_ALREADY_RECORDED(self) -> bool:
-        ...
-    def is_already_recorded(self) -> bool:
-        ...
-    def is_AWAITING_OTHER_GATES(self) -> bool:
-        ...
-    def is_awaiting_other_gates(self) -> bool:
-        ...
-    def is_ANSWERED(self) -> bool:
-        ...
-    def is_answered(self) -> bool:
-        ...
-
 class SessionEventUpdate:
     """One item of a [`SessionEventWatch`]."""
     class CONNECTED(SessionEventUpdate):
@@ -1547,6 +1601,16 @@ class GatehouseClientProtocol(typing.Protocol):
         Never throws for a single target: each one's outcome is in the report.
         """
         ...
+    async def approve_gates(self, gates: typing.List[Interaction], approved: bool, message: typing.Union[object, typing.Optional[str]] = ...) -> ApproveGatesReport:
+        """Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+        grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+        every gate of a turn (at most 100 a request), expecting that turn, so the turn
+        continues once with every answer; a gate without a turn alone. On any other host
+        as `approve_all` (the batch, or one respond per gate), each answered gate
+        `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+        report. Duplicate gates are answered once.
+        """
+        ...
     def base_url(self) -> str:
         """The base URL this client talks to."""
         ...
@@ -1656,6 +1720,16 @@ class GatehouseClient(GatehouseClientProtocol):
         Never throws for a single target: each one's outcome is in the report.
         """
         ...
+    async def approve_gates(self, gates: typing.List[Interaction], approved: bool, message: typing.Union[object, typing.Optional[str]] = ...) -> ApproveGatesReport:
+        """Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+        grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+        every gate of a turn (at most 100 a request), expecting that turn, so the turn
+        continues once with every answer; a gate without a turn alone. On any other host
+        as `approve_all` (the batch, or one respond per gate), each answered gate
+        `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+        report. Duplicate gates are answered once.
+        """
+        ...
     def base_url(self) -> str:
         """The base URL this client talks to."""
         ...
@@ -1746,4 +1820,4 @@ class GatehouseClient(GatehouseClientProtocol):
         """
         ...
 
-__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'RespondOutcome', 'SessionEventUpdate', 'StopOutcome', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol']
+__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'RespondOutcome', 'GateResult', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'SessionEventUpdate', 'StopOutcome', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'GateFailure', 'GateReport', 'ApproveGatesReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol']

@@ -872,6 +872,17 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
     func agentaContract() throws  -> AgentaContract?
     
     /**
+     * Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+     * grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+     * every gate of a turn (at most 100 a request), expecting that turn, so the turn
+     * continues once with every answer; a gate without a turn alone. On any other host
+     * as `approve_all` (the batch, or one respond per gate), each answered gate
+     * `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+     * report. Duplicate gates are answered once.
+     */
+    func approveGates(gates: [Interaction], approved: Bool, message: String?) async throws  -> ApproveGatesReport
+    
+    /**
      * A session's durable events after sequence `after` (0: all), then its live frames:
      * a pull stream that resumes after the last sequence seen when the connection drops.
      */
@@ -1218,6 +1229,31 @@ open func agentaContract()throws  -> AgentaContract?  {
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+     * grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+     * every gate of a turn (at most 100 a request), expecting that turn, so the turn
+     * continues once with every answer; a gate without a turn alone. On any other host
+     * as `approve_all` (the batch, or one respond per gate), each answered gate
+     * `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+     * report. Duplicate gates are answered once.
+     */
+open func approveGates(gates: [Interaction], approved: Bool, message: String? = nil)async throws  -> ApproveGatesReport  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_gates(
+                        self.uniffiCloneHandle(),FfiConverterSequenceTypeInteraction.lower(gates),FfiConverterBool.lower(approved),FfiConverterOptionString.lower(message)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeApproveGatesReport_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
 }
     
     /**
@@ -2402,6 +2438,78 @@ public func FfiConverterTypeApproveAllReport_lower(_ value: ApproveAllReport) ->
 
 
 /**
+ * The outcome of [`GatehouseClient::approve_gates`]: one line per distinct gate, grouped
+ * by the request that answered it. One failing gate never hides another's result.
+ */
+public struct ApproveGatesReport: Equatable, Hashable {
+    /**
+     * Each gate.
+     */
+    public var gates: [GateReport]
+    /**
+     * True when there was at least one gate and every one was already answered: the
+     * screen can go back to idle at once.
+     */
+    public var allAlreadyAnswered: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Each gate.
+         */gates: [GateReport], 
+        /**
+         * True when there was at least one gate and every one was already answered: the
+         * screen can go back to idle at once.
+         */allAlreadyAnswered: Bool) {
+        self.gates = gates
+        self.allAlreadyAnswered = allAlreadyAnswered
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ApproveGatesReport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeApproveGatesReport: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ApproveGatesReport {
+        return
+            try ApproveGatesReport(
+                gates: FfiConverterSequenceTypeGateReport.read(from: &buf), 
+                allAlreadyAnswered: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ApproveGatesReport, into buf: inout [UInt8]) {
+        FfiConverterSequenceTypeGateReport.write(value.gates, into: &buf)
+        FfiConverterBool.write(value.allAlreadyAnswered, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeApproveGatesReport_lift(_ buf: RustBuffer) throws -> ApproveGatesReport {
+    return try FfiConverterTypeApproveGatesReport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeApproveGatesReport_lower(_ value: ApproveGatesReport) -> RustBuffer {
+    return FfiConverterTypeApproveGatesReport.lower(value)
+}
+
+
+/**
  * What a host serves.
  */
 public struct Capabilities: Equatable, Hashable {
@@ -3063,6 +3171,176 @@ public func FfiConverterTypeExecutionSession_lift(_ buf: RustBuffer) throws -> E
 #endif
 public func FfiConverterTypeExecutionSession_lower(_ value: ExecutionSession) -> RustBuffer {
     return FfiConverterTypeExecutionSession.lower(value)
+}
+
+
+/**
+ * A failure reported inside a result rather than thrown (one gate of
+ * [`GatehouseClient::approve_gates`](crate::GatehouseClient::approve_gates)): the error's
+ * kind, texts and retry flag, exactly as the thrown [`GatehouseError`] would carry them.
+ */
+public struct GateFailure: Equatable, Hashable {
+    /**
+     * What kind of failure (`AlreadyAnswered`: settled elsewhere, not an error of yours).
+     */
+    public var kind: GatehouseErrorKind
+    /**
+     * The error's sentence.
+     */
+    public var msg: String
+    /**
+     * The error's detail (for `StaleExecution`, the gate's current execution).
+     */
+    public var details: String?
+    /**
+     * True when answering it again later may succeed.
+     */
+    public var retryable: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * What kind of failure (`AlreadyAnswered`: settled elsewhere, not an error of yours).
+         */kind: GatehouseErrorKind, 
+        /**
+         * The error's sentence.
+         */msg: String, 
+        /**
+         * The error's detail (for `StaleExecution`, the gate's current execution).
+         */details: String?, 
+        /**
+         * True when answering it again later may succeed.
+         */retryable: Bool) {
+        self.kind = kind
+        self.msg = msg
+        self.details = details
+        self.retryable = retryable
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension GateFailure: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeGateFailure: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> GateFailure {
+        return
+            try GateFailure(
+                kind: FfiConverterTypeGatehouseErrorKind.read(from: &buf), 
+                msg: FfiConverterString.read(from: &buf), 
+                details: FfiConverterOptionString.read(from: &buf), 
+                retryable: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: GateFailure, into buf: inout [UInt8]) {
+        FfiConverterTypeGatehouseErrorKind.write(value.kind, into: &buf)
+        FfiConverterString.write(value.msg, into: &buf)
+        FfiConverterOptionString.write(value.details, into: &buf)
+        FfiConverterBool.write(value.retryable, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGateFailure_lift(_ buf: RustBuffer) throws -> GateFailure {
+    return try FfiConverterTypeGateFailure.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGateFailure_lower(_ value: GateFailure) -> RustBuffer {
+    return FfiConverterTypeGateFailure.lower(value)
+}
+
+
+/**
+ * One gate's line in an [`ApproveGatesReport`].
+ */
+public struct GateReport: Equatable, Hashable {
+    /**
+     * The gate.
+     */
+    public var interactionId: String
+    /**
+     * Its turn, as its row said (the gates of one turn went in one request).
+     */
+    public var turnId: String?
+    /**
+     * What came of it.
+     */
+    public var result: GateResult
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The gate.
+         */interactionId: String, 
+        /**
+         * Its turn, as its row said (the gates of one turn went in one request).
+         */turnId: String?, 
+        /**
+         * What came of it.
+         */result: GateResult) {
+        self.interactionId = interactionId
+        self.turnId = turnId
+        self.result = result
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension GateReport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeGateReport: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> GateReport {
+        return
+            try GateReport(
+                interactionId: FfiConverterString.read(from: &buf), 
+                turnId: FfiConverterOptionString.read(from: &buf), 
+                result: FfiConverterTypeGateResult.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: GateReport, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.interactionId, into: &buf)
+        FfiConverterOptionString.write(value.turnId, into: &buf)
+        FfiConverterTypeGateResult.write(value.result, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGateReport_lift(_ buf: RustBuffer) throws -> GateReport {
+    return try FfiConverterTypeGateReport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGateReport_lower(_ value: GateReport) -> RustBuffer {
+    return FfiConverterTypeGateReport.lower(value)
 }
 
 
@@ -4626,6 +4904,95 @@ public func FfiConverterTypeExecutionSessionStatus_lift(_ buf: RustBuffer) throw
 #endif
 public func FfiConverterTypeExecutionSessionStatus_lower(_ value: ExecutionSessionStatus) -> RustBuffer {
     return FfiConverterTypeExecutionSessionStatus.lower(value)
+}
+
+
+
+/**
+ * How one gate of [`GatehouseClient::approve_gates`] went.
+ */
+
+public enum GateResult: Equatable, Hashable {
+    
+    /**
+     * Its answer was recorded: what the request that carried it did (every gate of one
+     * turn shares its request's outcome, whose `interaction` is the request's first gate).
+     */
+    case answered(
+        /**
+         * The request's outcome.
+         */outcome: RespondOutcome
+    )
+    /**
+     * Its answer was not recorded; `failure.kind` says why (`AlreadyAnswered`: settled
+     * elsewhere; `StaleExecution`: the turn moved on, refresh; ...).
+     */
+    case failed(
+        /**
+         * The error, as the call would have thrown it.
+         */failure: GateFailure
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension GateResult: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeGateResult: FfiConverterRustBuffer {
+    typealias SwiftType = GateResult
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> GateResult {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .answered(outcome: try FfiConverterTypeRespondOutcome.read(from: &buf)
+        )
+        
+        case 2: return .failed(failure: try FfiConverterTypeGateFailure.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: GateResult, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .answered(outcome):
+            writeInt(&buf, Int32(1))
+            FfiConverterTypeRespondOutcome.write(outcome, into: &buf)
+            
+        
+        case let .failed(failure):
+            writeInt(&buf, Int32(2))
+            FfiConverterTypeGateFailure.write(failure, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGateResult_lift(_ buf: RustBuffer) throws -> GateResult {
+    return try FfiConverterTypeGateResult.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGateResult_lower(_ value: GateResult) -> RustBuffer {
+    return FfiConverterTypeGateResult.lower(value)
 }
 
 
@@ -7740,6 +8107,31 @@ fileprivate struct FfiConverterSequenceTypeExecutionEvent: FfiConverterRustBuffe
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeGateReport: FfiConverterRustBuffer {
+    typealias SwiftType = [GateReport]
+
+    public static func write(_ value: [GateReport], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeGateReport.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [GateReport] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [GateReport]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeGateReport.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeInteraction: FfiConverterRustBuffer {
     typealias SwiftType = [Interaction]
 
@@ -7952,6 +8344,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() != 9245) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_gates() != 4524) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() != 34423) {

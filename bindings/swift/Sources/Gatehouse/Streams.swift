@@ -1,5 +1,6 @@
-// Hand-written (not generated): a session's watch and an execution session's events as
-// Swift's own `AsyncThrowingStream`, over the Rust core's pull streams.
+// Hand-written (not generated): a session's watch, an execution session's events and a
+// session's durable events as Swift's own `AsyncThrowingStream`, over the Rust core's pull
+// streams.
 //
 // Each element is pulled from Rust only when the consumer asks for it: nothing is read
 // ahead or buffered here, so a slow consumer never makes memory grow (the server's bytes
@@ -32,6 +33,30 @@ extension GatehouseClient {
     ) -> AsyncThrowingStream<ExecutionEvent, Error> {
         pullStream { try self.openExecutionEvents(roomId: roomId, sessionId: sessionId, after: after) }
     }
+
+    /// A session's durable events (Agenta's durable session control) as an
+    /// `AsyncThrowingStream`: every `SessionEvent` after sequence `after` (0: from the
+    /// first), each sequence once, in order: the replay of the session's log, then each new
+    /// event as it is recorded; a dropped connection is resumed after the last sequence
+    /// seen. It finishes when the host closes the stream for good (e.g. the authorization
+    /// was revoked), else when the consuming task is cancelled (the watch is cancelled and
+    /// its connection closed at once). It throws a `GatehouseError` a retry cannot fix
+    /// (unauthorized, no such route, a negative `after`) and then ends.
+    ///
+    /// Only durable events are yielded: the connection's state, the end of the replay and
+    /// the live frames are on the pull object itself (`openSessionEvents`).
+    ///
+    /// ```swift
+    /// for try await event in client.sessionEvents(sessionId: id, after: lastSeen) {
+    ///     lastSeen = event.sequence ?? lastSeen
+    ///     if event.eventType == "execution.stopped" { break }
+    /// }
+    /// ```
+    public func sessionEvents(
+        sessionId: String, after: Int64 = 0
+    ) -> AsyncThrowingStream<SessionEvent, Error> {
+        pullStream { DurableEvents(watch: try self.openSessionEvents(sessionId: sessionId, after: after)) }
+    }
 }
 
 /// The generated pull objects, seen alike.
@@ -43,6 +68,25 @@ protocol PullSource: Sendable {
 
 extension SessionWatch: PullSource {}
 extension ExecutionEventWatch: PullSource {}
+
+/// A `SessionEventWatch` seen as its durable events only: the other updates are skipped,
+/// a `.closed` ends it.
+struct DurableEvents: PullSource {
+    let watch: SessionEventWatch
+
+    func next() async throws -> SessionEvent? {
+        while let update = try await watch.next() {
+            switch update {
+            case .event(let event): return event
+            case .closed: watch.cancel(); return nil
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    func cancel() { watch.cancel() }
+}
 
 /// Opens the source on the first pull (cold), pulls one element per consumer request, and
 /// cancels the source when the consuming task is cancelled.

@@ -59,12 +59,23 @@ final class TestServer: @unchecked Sendable {
     private let process: Process
     private let directory: URL
 
-    static let shared: Result<TestServer, TestFailure> = start(noExecution: false)
+    /// The suites written for Agenta's contract before the durable one (a second device's
+    /// other verdict is AlreadyAnswered): `--agenta-contract legacy`. The durable contract,
+    /// the server's default, is `durable`'s.
+    static let shared: Result<TestServer, TestFailure> = start(
+        noExecution: false, agentaContract: "legacy")
     static let withoutExecution: Result<TestServer, TestFailure> = start(noExecution: true)
+    /// Agenta's paths speaking the durable contract (`--agenta-contract durable`).
+    static let durable: Result<TestServer, TestFailure> = start(
+        noExecution: false, agentaContract: "durable")
+    /// The contract before it (`--agenta-contract legacy`: the respond answers the row).
+    static var legacy: Result<TestServer, TestFailure> { shared }
 
-    static func start(noExecution: Bool) -> Result<TestServer, TestFailure> {
+    static func start(noExecution: Bool, agentaContract: String? = nil) -> Result<
+        TestServer, TestFailure
+    > {
         do {
-            return .success(try TestServer(noExecution: noExecution))
+            return .success(try TestServer(noExecution: noExecution, agentaContract: agentaContract))
         } catch let failure as TestFailure {
             return .failure(failure)
         } catch {
@@ -72,7 +83,7 @@ final class TestServer: @unchecked Sendable {
         }
     }
 
-    private init(noExecution: Bool) throws {
+    private init(noExecution: Bool, agentaContract: String?) throws {
         let binary = try serverBinary()
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw TestFailure(
@@ -87,6 +98,7 @@ final class TestServer: @unchecked Sendable {
             "--api-key", "phone=\(apiKey)",
         ]
         if noExecution { arguments.append("--no-execution") }
+        if let agentaContract { arguments += ["--agenta-contract", agentaContract] }
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         let watched = String(ProcessInfo.processInfo.processIdentifier)
@@ -125,18 +137,23 @@ final class TestServer: @unchecked Sendable {
     /// Invoke the deterministic agent with `ask` permissions: its Bash step parks the turn
     /// at an approval gate. Returns the invoke answer (`interaction_ids`, `session_id`,
     /// and `execution` {room_id, session_id, revision} when the server runs execution).
-    func openGate(project: String, session: String? = nil, model: String = "swift-model-1")
+    /// `script` replaces the agent's default script (`agent.script`: `say`, `tool`,
+    /// `wait_ms`, ... steps); it must gate before it ends.
+    func openGate(
+        project: String, session: String? = nil, model: String = "swift-model-1",
+        script: [[String: Any]]? = nil
+    )
         async throws -> [String: Any]
     {
+        var agent: [String: Any] = [
+            "llm": ["model": model],
+            "runner": ["permissions": ["default": "ask"]],
+        ]
+        if let script { agent["script"] = script }
         var body: [String: Any] = [
             "data": [
                 "inputs": ["messages": [["role": "user", "content": "list files"]]],
-                "parameters": [
-                    "agent": [
-                        "llm": ["model": model],
-                        "runner": ["permissions": ["default": "ask"]],
-                    ]
-                ],
+                "parameters": ["agent": agent],
             ]
         ]
         if let session { body["session_id"] = session }

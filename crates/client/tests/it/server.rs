@@ -516,3 +516,115 @@ async fn runs_against_the_reference_runner() {
         "{err:?}"
     );
 }
+
+/// The resumed turns of `session` on `server`, read over HTTP.
+async fn resumed_turns(server: &gatehouse_server::testing::TestServer, session: &str) -> usize {
+    let body: serde_json::Value = reqwest::Client::new()
+        .get(server.url(&format!("/api/sessions/{session}/turns")))
+        .header("Authorization", server.authorization())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["resumed"] == true)
+        .count()
+}
+
+/// Parallel gates against a durable Gatehouse server (CONTRACT.md A7): approve-all by
+/// turn sends one `answers[]` request per turn and reports every gate. A turn answered
+/// whole continues once (both gates: the same command); a turn answered in part waits
+/// for its other gate (`AwaitingOtherGates`), and continues once when it comes.
+#[tokio::test]
+async fn approve_gates_reports_each_parallel_gate_against_a_durable_server() {
+    use gatehouse_client::RespondOutcome;
+    let server = reference_server_with(TestServerOptions {
+        agenta_contract: gatehouse_server::AgentaContract::Durable,
+        ..Default::default()
+    })
+    .await;
+    let c = client_for(&server);
+    let parallel = serde_json::json!({"agent": {
+        "llm": {"model": "m-par"},
+        "runner": {"permissions": {"default": "ask"}},
+        "script": [
+            {"parallel": [{"tool": "Bash", "args": {"command": "a"}}, {"tool": "Edit", "args": {"file": "b"}}]},
+            {"say": "done"}
+        ]
+    }});
+    open_gate_with(&server, "par-whole", parallel.clone()).await;
+    open_gate_with(&server, "par-part", parallel).await;
+    let whole = c
+        .interactions()
+        .list_pending(Some("par-whole"))
+        .await
+        .unwrap();
+    let part = c
+        .interactions()
+        .list_pending(Some("par-part"))
+        .await
+        .unwrap();
+    assert_eq!((whole.len(), part.len()), (2, 2));
+    let gates = vec![whole[0].clone(), part[0].clone(), whole[1].clone()];
+    let report = c
+        .interactions()
+        .approve_gates(&gates, &Answer::approve())
+        .await;
+    assert_eq!(report.gates.len(), 3);
+    assert_eq!(report.failed().count(), 0, "{report:?}");
+    let mut commands = Vec::new();
+    for gate in &report.gates {
+        let waiting = gate.id == part[0].id.clone().unwrap();
+        match gate.result.as_ref().unwrap() {
+            RespondOutcome::Continued { command, .. } if !waiting => {
+                commands.push(command.id.clone())
+            }
+            RespondOutcome::AwaitingOtherGates { execution, .. } if waiting => {
+                assert_eq!(Some(&execution.id), part[0].turn_id.as_ref());
+            }
+            other => panic!("{}: {other:?}", gate.id),
+        }
+    }
+    assert_eq!(commands.len(), 2);
+    assert_eq!(
+        commands[0], commands[1],
+        "one continuation for the whole turn"
+    );
+    let resumed =
+        wait_until_true(|| async { resumed_turns(&server, "par-whole").await == 1 }).await;
+    assert!(resumed, "the whole turn resumed once");
+    assert_eq!(resumed_turns(&server, "par-part").await, 0);
+    // The part turn's last gate: it continues now, once.
+    let report = c
+        .interactions()
+        .approve_gates(std::slice::from_ref(&part[1]), &Answer::approve())
+        .await;
+    assert!(
+        matches!(report.gates[0].result, Ok(RespondOutcome::Continued { .. })),
+        "{report:?}"
+    );
+    let resumed = wait_until_true(|| async { resumed_turns(&server, "par-part").await == 1 }).await;
+    assert!(resumed, "the part turn resumed once");
+    assert_eq!(resumed_turns(&server, "par-whole").await, 1);
+}
+
+/// Poll `check` for up to ten seconds.
+async fn wait_until_true<F, Fut>(mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}

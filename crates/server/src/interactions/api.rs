@@ -26,6 +26,7 @@ use super::store::{
 };
 use crate::api::extract::{parse_uuid, ActorName, JsonBody, OptionalJsonBody, ProjectId};
 use crate::api::reply::{agenta_api_json, json, json_text};
+use crate::config::AgentaContract;
 use crate::error::{ApiError, ApiResult};
 use crate::uri::query_map;
 use crate::AppState;
@@ -493,11 +494,19 @@ async fn respond_batch(
     let mut attempt = 0;
     let outcomes = loop {
         attempt += 1;
-        match state
-            .interactions
-            .respond_batch(&project_id, &items, &actor)
-            .await
-        {
+        // A durable host admits each turn's gates as Agenta's durable respond does.
+        let outcome = match state.config.agenta_contract {
+            AgentaContract::Durable => {
+                super::durable::respond_batch(&state, &project_id, &items, &actor).await
+            }
+            AgentaContract::Legacy => {
+                state
+                    .interactions
+                    .respond_batch(&project_id, &items, &actor)
+                    .await
+            }
+        };
+        match outcome {
             Err(err) if err.is_concurrent_conflict() && attempt < 4 => continue,
             other => break other?,
         }
@@ -632,7 +641,12 @@ async fn transition(
         )
         .await?;
     match outcome {
-        TransitionOutcome::Moved(record) => Ok(json_text(record.response_body())),
+        TransitionOutcome::Moved(record) => {
+            // It may have completed the answers of a turn parked on several gates (its
+            // store queued the resume).
+            state.dispatch_wakeup.notify_one();
+            Ok(json_text(record.response_body()))
+        }
         TransitionOutcome::Conflict => Err(ApiError::not_pending()),
         TransitionOutcome::NotFound => Err(ApiError::interaction_not_found()),
     }

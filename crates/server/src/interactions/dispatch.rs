@@ -9,7 +9,7 @@
 //! lease to expire and another claim retries; a stale worker's commit is refused, so a
 //! resume is never lost and never applied twice.
 //!
-//! One resume per parked turn (CONTRACT.md A7): only the answer to the gate the turn
+//! One resume per parked turn (CONTRACT.md A7): only an answer to a gate the turn
 //! parked at (its session and token) resumes it, and before anything runs the resume
 //! claims the turn in the database ([`InteractionStore::claim_parked_turn`](crate::interactions::store::InteractionStore::claim_parked_turn),
 //! fenced by the lease); an answer to another row naming the turn, or a resume that finds
@@ -17,6 +17,14 @@
 //! ([`NOT_THE_PARKED_GATE_CODE`], [`TURN_ALREADY_RESUMED_CODE`]) and runs nothing. The
 //! resume runs the call the turn gated, under the gate's call id, never an answer's
 //! `tool_call_id`.
+//!
+//! A turn parked on several gates (a `parallel` step's asking calls) continues once,
+//! after its last gate is answered: the job of an answer while another gate is pending
+//! resumes nothing (its row stays `responded`), a cancelled gate means the turn does
+//! not continue ([`SIBLING_GATE_CANCELLED_CODE`]), and the job that finds every gate
+//! answered claims the turn and resumes it with every verdict (each gate's envelope),
+//! resolving every gate in its completion. Of racing last answers, the claim lets one
+//! resume; the others find it claimed by a sibling and leave their rows to it.
 //!
 //! While a resume runs, its heartbeat renews the job's lease ([`guard`](super::guard)), so a
 //! long resume keeps its job; an instance that dies or stalls loses it within one lease
@@ -34,13 +42,14 @@
 //! (restart safety).
 
 use gatehouse_wire::interaction::{ApprovalAnswer, InteractionStatus, Verdict};
-use gatehouse_wire::resume::build_resume_request;
+use gatehouse_wire::resume::{append_to_last_assistant, approval_envelope, build_resume_request};
 use gatehouse_wire::JsonObject;
 use tokio::task::JoinHandle;
 
-use super::parked::ParkedState;
+use super::parked::{ParkedGate, ParkedState};
 use super::store::{
-    ClaimedJob, CompleteOutcome, FailOutcome, JobCompletion, TurnClaim, TurnRecord,
+    ClaimedJob, CompleteOutcome, FailOutcome, InteractionRecord, JobCompletion, TurnClaim,
+    TurnRecord,
 };
 use super::turn::{begin_turn, end_turn, ResumePoint, TurnInput, TurnWrite};
 use crate::error::ApiError;
@@ -58,6 +67,11 @@ pub const NOT_THE_PARKED_GATE_CODE: &str = "NOT_THE_PARKED_GATE";
 /// The code of `resolution.error` on an answered row whose parked turn another answer's
 /// resume claimed first: it resumed nothing.
 pub const TURN_ALREADY_RESUMED_CODE: &str = "TURN_ALREADY_RESUMED";
+
+/// The code of `resolution.error` on an answered gate of a turn parked on several gates
+/// (a `parallel` step) when another of its gates was cancelled (a stale turn, a Stop):
+/// the turn does not continue.
+pub const SIBLING_GATE_CANCELLED_CODE: &str = "SIBLING_GATE_CANCELLED";
 
 /// Why a resume attempt failed: the job is retried after its lease, and after
 /// [`MAX_ATTEMPTS`](super::store::MAX_ATTEMPTS) the row says why (`RESUME_FAILED`). Its
@@ -290,15 +304,21 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), ResumeError> {
     let Some(row) = store.get_interaction_any(&job.interaction_id).await? else {
         return complete_without_resume(state, job, "the interaction no longer exists", None).await;
     };
-    if row.status() != InteractionStatus::Responded {
-        let note = format!("the interaction is {}; nothing to resume", row.status);
-        return complete_without_resume(state, job, &note, None).await;
+    // A resolved row's job: one of several gates of a parked turn, answered by a
+    // transition (its resume continues the turn when it completes the set).
+    let resolved = row.status() == InteractionStatus::Resolved;
+    let nothing_to_resume = format!("the interaction is {}; nothing to resume", row.status);
+    if row.status() != InteractionStatus::Responded && !(resolved && row.turn_id.is_some()) {
+        return complete_without_resume(state, job, &nothing_to_resume, None).await;
     }
     let parked_turn = match row.turn_id.as_deref() {
         Some(turn_id) => store.get_turn(&row.project_id, turn_id).await?,
         None => None,
     };
     let Some(parked_turn) = parked_turn.filter(|t| t.parked_state.is_some()) else {
+        if resolved {
+            return complete_without_resume(state, job, &nothing_to_resume, None).await;
+        }
         // A gate opened by an external runner: it consumes the answer itself and
         // transitions the row; there is no parked turn here to resume.
         let note = "no parked turn here (external runner)";
@@ -311,9 +331,22 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), ResumeError> {
         .transpose()
         .map_err(ResumeError::UnreadableParkedState)?
         .ok_or(ResumeError::NoParkedState)?;
-    // A parked turn waits on one gate, the row it wrote (its session and token); another
-    // row naming the turn resumes nothing, whatever it shows.
-    if row.session_id != parked_turn.session_id || row.token != parked.token {
+    let gates = parked.parked_gates();
+    let own_gate = (row.session_id == parked_turn.session_id)
+        .then(|| gates.iter().find(|g| g.token == row.token))
+        .flatten()
+        .cloned();
+    if parked.has_several_gates() {
+        if let Some(own_gate) = own_gate {
+            return resume_parallel(state, job, row, parked_turn, parked, own_gate).await;
+        }
+    }
+    if resolved {
+        return complete_without_resume(state, job, &nothing_to_resume, None).await;
+    }
+    // A parked turn waits on its gates, the rows it wrote (its session and tokens);
+    // another row naming the turn resumes nothing, whatever it shows.
+    if own_gate.is_none() {
         let error = not_the_parked_gate(state, &parked_turn, &parked).await?;
         let note = "not the gate the parked turn waits on";
         return complete_without_resume(state, job, note, Some(error)).await;
@@ -334,25 +367,193 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), ResumeError> {
             return Ok(());
         }
     }
-    // Read as Agenta's dispatcher reads it: `approved` is truthiness, `{}` denies.
-    let answer = match row.resolution.as_ref().and_then(|r| r.get("answer")) {
-        Some(serde_json::Value::Object(answer)) => ApprovalAnswer::from_answer(answer),
-        _ => ApprovalAnswer::from_answer(&Default::default()),
-    };
     // The answer approves the call the server gated: its id is the envelope's and the
     // tool-run ledger's key, never the answer's `tool_call_id` (a client's word).
     let tool_call_id = parked.gate.tool_call_id.clone();
+    let history = parked_turn.messages.clone();
+    run_resume(
+        state,
+        job,
+        &row,
+        &parked_turn,
+        parked,
+        (&tool_call_id, history),
+        Vec::new(),
+    )
+    .await
+}
+
+/// The answer a gate holds, read as Agenta's dispatcher reads it: `approved` is
+/// truthiness, `{}` denies. A gate resolved by a transition holds its `verdict`.
+fn answer_of(row: &InteractionRecord) -> ApprovalAnswer {
+    let resolution = row.resolution.as_ref();
+    match resolution.and_then(|r| r.get("answer")) {
+        Some(serde_json::Value::Object(answer)) => ApprovalAnswer::from_answer(answer),
+        _ => ApprovalAnswer {
+            approved: resolution
+                .and_then(|r| r.get("verdict"))
+                .and_then(serde_json::Value::as_str)
+                == Some("approved"),
+            ..ApprovalAnswer::from_answer(&Default::default())
+        },
+    }
+}
+
+/// `{verdict, tool_call_id}`: what a resume merges into an answered gate's resolution.
+fn verdict_resolution(approved: bool, tool_call_id: &str) -> JsonObject {
+    let verdict = if approved {
+        Verdict::Approved
+    } else {
+        Verdict::Denied
+    };
+    let mut resolution = JsonObject::new();
+    resolution.insert(
+        "verdict".to_string(),
+        serde_json::to_value(verdict).unwrap_or(serde_json::Value::Null),
+    );
+    resolution.insert(
+        "tool_call_id".to_string(),
+        serde_json::Value::String(tool_call_id.to_string()),
+    );
+    resolution
+}
+
+/// The job of one of the several gates of a parked turn (a `parallel` step's). The turn
+/// continues once, when its last gate is answered: while another is pending this job
+/// resumes nothing (the row stays `responded`; the answer that completes the set
+/// resumes the turn); a cancelled one (a stale turn, a Stop) means the turn does not
+/// continue. When all are answered, the job claims the turn (the fence: of racing
+/// last answers one claims it, the others find it claimed by a sibling and leave their
+/// rows to it) and resumes it with every gate's verdict; its completion resolves every
+/// gate, each with its own verdict and call.
+async fn resume_parallel(
+    state: &AppState,
+    job: &ClaimedJob,
+    row: InteractionRecord,
+    parked_turn: TurnRecord,
+    parked: ParkedState,
+    own_gate: ParkedGate,
+) -> Result<(), ResumeError> {
+    let store = &state.interactions;
+    let gates = parked.parked_gates();
+    let mut rows = Vec::with_capacity(gates.len());
+    for gate in &gates {
+        let sibling = if gate.token == row.token {
+            Some(row.clone())
+        } else {
+            store
+                .find_by_token(
+                    &parked_turn.project_id,
+                    &parked_turn.session_id,
+                    &gate.token,
+                )
+                .await?
+        };
+        rows.push((gate, sibling));
+    }
+    if let Some((gate, sibling)) = rows.iter().find(|(_, sibling)| {
+        sibling
+            .as_ref()
+            .is_none_or(|r| r.status() == InteractionStatus::Cancelled)
+    }) {
+        let cancelled_gate_id = sibling.as_ref().map(|r| r.id.clone());
+        let error = serde_json::json!({
+            "code": SIBLING_GATE_CANCELLED_CODE,
+            "message": format!(
+                "turn {} continues once all its gates are answered, and the gate of call {} was cancelled: the turn does not continue",
+                parked_turn.id, gate.gate.tool_call_id
+            ),
+            "turn_id": parked_turn.id,
+            "cancelled_gate_id": cancelled_gate_id,
+        });
+        let note = "another gate of the turn was cancelled; the turn does not continue";
+        return complete_without_resume(state, job, note, Some(error)).await;
+    }
+    if rows.iter().any(|(_, sibling)| {
+        sibling
+            .as_ref()
+            .is_some_and(|r| r.status() == InteractionStatus::Pending)
+    }) {
+        let note = "awaiting the turn's other gates; the answer that completes them resumes it";
+        return complete_without_resume(state, job, note, None).await;
+    }
+    match store.claim_parked_turn(job, &parked_turn.id).await? {
+        TurnClaim::Claimed => {}
+        TurnClaim::ClaimedByOther {
+            interaction_id,
+            resumed_by_turn_id,
+        } => {
+            let sibling = rows.iter().any(|(_, r)| {
+                r.as_ref().map(|r| &r.id) == interaction_id.as_ref() && interaction_id.is_some()
+            });
+            if sibling {
+                // The resume of another gate of the turn continues it with this answer
+                // too, and resolves this row with its verdict.
+                let note = "the turn is resumed with its other gates, by another gate's answer";
+                return complete_without_resume(state, job, note, None).await;
+            }
+            let error = turn_already_resumed(&parked_turn.id, interaction_id, resumed_by_turn_id);
+            let note = "the parked turn is resumed by another answer";
+            return complete_without_resume(state, job, note, Some(error)).await;
+        }
+        TurnClaim::LeaseLost => {
+            tracing::warn!(interaction_id = %job.interaction_id, "lease lost before claiming the parked turn; another worker owns the resume");
+            return Ok(());
+        }
+    }
+    // Every other gate's verdict rides in the history as its own envelope (this job's
+    // row's is added by the resume builder), and is merged into its row when the
+    // resume commits.
+    let mut history = parked_turn.messages.clone();
+    let mut siblings = Vec::new();
+    for (gate, sibling) in &rows {
+        let Some(sibling) = sibling.as_ref().filter(|r| r.id != row.id) else {
+            continue;
+        };
+        let answer = answer_of(sibling);
+        append_to_last_assistant(
+            &mut history,
+            approval_envelope(&gate.gate.tool_call_id, answer.approved, &sibling.token),
+        );
+        siblings.push((
+            sibling.id.clone(),
+            verdict_resolution(answer.approved, &gate.gate.tool_call_id),
+        ));
+    }
+    let tool_call_id = own_gate.gate.tool_call_id.clone();
+    run_resume(
+        state,
+        job,
+        &row,
+        &parked_turn,
+        parked,
+        (&tool_call_id, history),
+        siblings,
+    )
+    .await
+}
+
+/// Run the claimed resume of `parked_turn` for `row` (whose gate is the call
+/// `gate.0`; `gate.1` the history it continues, other gates' envelopes included) and
+/// record it, resolving `row` and `siblings` (a turn parked on several gates).
+async fn run_resume(
+    state: &AppState,
+    job: &ClaimedJob,
+    row: &InteractionRecord,
+    parked_turn: &TurnRecord,
+    parked: ParkedState,
+    gate: (&str, Vec<gatehouse_wire::run::ChatMessage>),
+    siblings: Vec<(String, JsonObject)>,
+) -> Result<(), ResumeError> {
+    let store = &state.interactions;
+    let (tool_call_id, history) = gate;
+    // Read as Agenta's dispatcher reads it: `approved` is truthiness, `{}` denies.
     let answer = ApprovalAnswer {
-        tool_call_id: Some(tool_call_id.clone()),
-        ..answer
+        tool_call_id: Some(tool_call_id.to_string()),
+        ..answer_of(row)
     };
     let wire_row = row.to_wire();
-    let invoke = build_resume_request(
-        &wire_row,
-        &answer,
-        parked_turn.messages.clone(),
-        Some(&tool_call_id),
-    );
+    let invoke = build_resume_request(&wire_row, &answer, history, Some(tool_call_id));
     // A durable continuation named its execution when it was admitted: the resume turn
     // takes that id.
     let continuation_turn_id = store
@@ -386,28 +587,21 @@ async fn resume(state: &AppState, job: &ClaimedJob) -> Result<(), ResumeError> {
         end_turn(state, &session_id, &executed, TurnWrite::NotWritten).await;
         return Err(ResumeError::AttemptLost(reason));
     }
-    let mut resolution = JsonObject::new();
-    let verdict = if answer.approved {
-        Verdict::Approved
-    } else {
-        Verdict::Denied
-    };
-    resolution.insert(
-        "verdict".to_string(),
-        serde_json::to_value(verdict).unwrap_or(serde_json::Value::Null),
-    );
-    resolution.insert(
-        "tool_call_id".to_string(),
-        serde_json::Value::String(tool_call_id),
-    );
-    // A refused resume (fail closed) says why on the row.
+    let mut resolution = verdict_resolution(answer.approved, tool_call_id);
+    let mut siblings = siblings;
+    // A refused resume (fail closed) says why on the row (and on every gate it
+    // continues).
     if let Some(error) = executed.resolution_error() {
-        resolution.insert("error".to_string(), error);
+        resolution.insert("error".to_string(), error.clone());
+        for (_, sibling) in &mut siblings {
+            sibling.insert("error".to_string(), error.clone());
+        }
     }
     let completion = JobCompletion {
         turn: Some(executed.turn.clone()),
-        gate: executed.gate.clone(),
+        gates: executed.gates.clone(),
         resolution: Some(resolution),
+        sibling_resolutions: siblings,
         parked_turn_id: Some(parked_turn.id.clone()),
         note: None,
     };

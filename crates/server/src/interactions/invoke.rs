@@ -72,13 +72,9 @@ async fn invoke(
     .await?;
     let recorded = state
         .interactions
-        .record_fresh_turn(
-            &executed.turn,
-            executed.gate.as_ref(),
-            executed.joined_write(),
-        )
+        .record_fresh_turn(&executed.turn, &executed.gates, executed.joined_write())
         .await;
-    let (gate, cancelled) = match recorded {
+    let (gates, cancelled) = match recorded {
         Ok(recorded) => recorded,
         Err(StoreError::Fenced(why)) => {
             end_turn(&state, &session_id, &executed, TurnWrite::NotWritten).await;
@@ -105,7 +101,7 @@ async fn invoke(
         turn_id: executed.turn.id.clone(),
         model: executed.model,
         output: Some(executed.output),
-        interaction_ids: gate.into_iter().map(|g| g.id).collect(),
+        interaction_ids: gates.into_iter().map(|g| g.id).collect(),
         execution,
         extra: JsonObject::new(),
     }))

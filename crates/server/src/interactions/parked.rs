@@ -21,10 +21,16 @@ use crate::runner::{GateRequest, Step};
 pub struct ParkedState {
     /// The whole script of the turn.
     pub script: Vec<Step>,
-    /// The gated tool step.
+    /// The gated tool step (of a turn parked on several gates: the first of them).
     pub gate: GateRequest,
-    /// The gate row's token.
+    /// The gate row's token (of a turn parked on several gates: the first's).
     pub token: String,
+    /// Every gate of a turn parked on several (the asking calls of one `parallel` step,
+    /// in its order, `gate` first), each with its row's token; empty for a turn parked
+    /// on one gate, as in every state an older version wrote (read it through
+    /// [`ParkedState::parked_gates`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<ParkedGate>,
     /// The config the turn ran under, REDACTED by the stamp's rule (exact and secret-free,
     /// whatever its size: the stamp cap is for the wire and the row, not for this): the
     /// stamp when the turn was stamped. A resume runs under it. Absent only in a state
@@ -46,6 +52,35 @@ pub struct ParkedState {
     /// execution service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_session_id: Option<String>,
+}
+
+/// One gate of a parked turn: the gated call and its row's token.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ParkedGate {
+    /// The gated call.
+    pub gate: GateRequest,
+    /// Its row's token (the row is found by the turn's session and this token).
+    pub token: String,
+}
+
+impl ParkedState {
+    /// Every gate the turn waits on, in order: `gates`, or the one `gate` of a turn
+    /// parked on one (and of every state an older version wrote).
+    pub fn parked_gates(&self) -> Vec<ParkedGate> {
+        if self.gates.is_empty() {
+            vec![ParkedGate {
+                gate: self.gate.clone(),
+                token: self.token.clone(),
+            }]
+        } else {
+            self.gates.clone()
+        }
+    }
+
+    /// True when the turn waits on several gates (it continues once all are answered).
+    pub fn has_several_gates(&self) -> bool {
+        self.gates.len() > 1
+    }
 }
 
 /// Redact the config of every parked state an older version wrote unredacted (no

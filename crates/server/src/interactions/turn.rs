@@ -37,7 +37,7 @@ use super::config::{
     ResolvedConfig,
 };
 use super::guard::{GuardedTurn, TurnGuard};
-use super::parked::ParkedState;
+use super::parked::{ParkedGate, ParkedState};
 use super::store::{turn_status_text, ClaimedJob, NewInteraction, NewTurn};
 use crate::db::new_id;
 use crate::error::ApiError;
@@ -172,8 +172,9 @@ pub struct RefusedResume {
 pub struct ExecutedTurn {
     /// The turn record to write.
     pub turn: NewTurn,
-    /// The gate it opened (parked turns).
-    pub gate: Option<NewInteraction>,
+    /// The gates it opened (a parked turn: one, or one per asking call of a `parallel`
+    /// step), written in the turn's transaction.
+    pub gates: Vec<NewInteraction>,
     /// How it ended.
     pub status: TurnStatus,
     /// The model it ran under.
@@ -276,21 +277,23 @@ async fn execute_attempt(
         })
     });
     let hook: Arc<dyn CheckpointHook> = guard.clone();
-    let (status, gate, parked_state) = match &ran.end {
-        HarnessEnd::Completed => (TurnStatus::Completed, None, None),
+    let (status, gates, parked_state) = match &ran.end {
+        HarnessEnd::Completed => (TurnStatus::Completed, Vec::new(), None),
         // A stopped turn is recorded failed (the wire's turn statuses have no other word
         // for it); the Stop's command says `stopped`, with this record as its evidence.
-        HarnessEnd::Failed { .. } | HarnessEnd::Stopped { .. } => (TurnStatus::Failed, None, None),
-        HarnessEnd::Parked(gate_request) => {
-            let (gate, parked) = run.park(
-                gate_request,
+        HarnessEnd::Failed { .. } | HarnessEnd::Stopped { .. } => {
+            (TurnStatus::Failed, Vec::new(), None)
+        }
+        HarnessEnd::Parked(gate_requests) => {
+            let (gates, parked) = run.park(
+                gate_requests,
                 &ran.script,
                 &request,
                 &resolved,
                 model.clone(),
                 hook.execution_session_id(),
             )?;
-            (TurnStatus::Parked, Some(gate), Some(parked))
+            (TurnStatus::Parked, gates, Some(parked))
         }
     };
     let turn = NewTurn {
@@ -312,7 +315,7 @@ async fn execute_attempt(
     let attempt_lost = guard.lost_reason();
     Ok(ExecutedTurn {
         turn,
-        gate,
+        gates,
         status,
         model,
         output: ran.output,
@@ -559,6 +562,17 @@ impl<'a> TurnRun<'a> {
         hook: &dyn CheckpointHook,
     ) -> ScriptRun {
         let script_and_start = match &self.resume {
+            Some(point) if point.parked.has_several_gates() => Ok((
+                point.parked.script.clone(),
+                StartAt::ResumeParallel(
+                    point
+                        .parked
+                        .parked_gates()
+                        .into_iter()
+                        .map(|parked| parked.gate)
+                        .collect(),
+                ),
+            )),
             Some(point) => Ok((
                 point.parked.script.clone(),
                 StartAt::Resume(point.parked.gate.clone()),
@@ -605,40 +619,49 @@ impl<'a> TurnRun<'a> {
         }
     }
 
-    /// Step 5, for a turn that stopped at a gate: the gate row it opens (A4, with the
-    /// stamped blob as `data.parameters`) and the state its resume continues from, as
-    /// JSON (its config redacted: a resume needs nothing the redaction strips).
+    /// Step 5, for a turn that stopped at its gates: the gate rows it opens (A4, with
+    /// the stamped blob as `data.parameters`; one per gated call, all naming the turn)
+    /// and the state its resume continues from, as JSON (its config redacted: a resume
+    /// needs nothing the redaction strips).
     fn park(
         &self,
-        gate_request: &GateRequest,
+        gate_requests: &[GateRequest],
         script: &[Step],
         request: &RunRequest,
         resolved: &ResolvedConfig,
         model: Option<String>,
         execution_session_id: Option<String>,
-    ) -> Result<(NewInteraction, Value), ApiError> {
+    ) -> Result<(Vec<NewInteraction>, Value), ApiError> {
         let references = references_from_run_context(request.run_context.as_ref());
-        let data = InteractionData {
-            request: Some(InteractionRequest {
-                tool: Some(gate_request.tool.clone()),
-                args: Some(gate_request.args.clone()),
-                tool_call_id: Some(gate_request.tool_call_id.clone()),
-                extra: JsonObject::new(),
-            }),
-            references: references.clone(),
-            selector: None,
-            resolution: None,
-            // The runner writes the stamped blob verbatim (never reads inside it).
-            parameters: request.effective_parameters.clone().map(Some),
-            extra: JsonObject::new(),
+        let gates: Vec<NewInteraction> = gate_requests
+            .iter()
+            .map(|gate_request| {
+                let data = InteractionData {
+                    request: Some(InteractionRequest {
+                        tool: Some(gate_request.tool.clone()),
+                        args: Some(gate_request.args.clone()),
+                        tool_call_id: Some(gate_request.tool_call_id.clone()),
+                        extra: JsonObject::new(),
+                    }),
+                    references: references.clone(),
+                    selector: None,
+                    resolution: None,
+                    // The runner writes the stamped blob verbatim (never reads inside it).
+                    parameters: request.effective_parameters.clone().map(Some),
+                    extra: JsonObject::new(),
+                };
+                NewInteraction::gate(
+                    &self.project_id,
+                    &self.session_id,
+                    &self.turn_id,
+                    data,
+                    &self.actor,
+                )
+            })
+            .collect();
+        let (Some(first), Some(gate)) = (gate_requests.first(), gates.first()) else {
+            return Err(ApiError::internal("parking the turn", &"it has no gate"));
         };
-        let gate = NewInteraction::gate(
-            &self.project_id,
-            &self.session_id,
-            &self.turn_id,
-            data,
-            &self.actor,
-        );
         // The stamp when there is one: the same redaction of the same config.
         let redacted = match &request.effective_parameters {
             Some(stamped) => stamped.clone(),
@@ -646,10 +669,24 @@ impl<'a> TurnRun<'a> {
                 redact_effective_parameters(resolved.parameters().clone(), self.policy.redaction).0
             }
         };
+        // Several gates: every one of them, with its row's token (one: none, as before).
+        let parked_gates = if gates.len() > 1 {
+            gate_requests
+                .iter()
+                .zip(&gates)
+                .map(|(gate, row)| ParkedGate {
+                    gate: gate.clone(),
+                    token: row.token.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let parked = ParkedState {
             script: script.to_vec(),
-            gate: gate_request.clone(),
+            gate: first.clone(),
             token: gate.token.clone(),
+            gates: parked_gates,
             config: Some(redacted),
             config_redacted: true,
             config_source: resolved.source.as_str().to_string(),
@@ -659,7 +696,7 @@ impl<'a> TurnRun<'a> {
         };
         let parked = serde_json::to_value(&parked)
             .map_err(|e| ApiError::internal("encoding the parked turn", &e))?;
-        Ok((gate, parked))
+        Ok((gates, parked))
     }
 }
 

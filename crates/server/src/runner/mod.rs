@@ -3,7 +3,8 @@
 //! Its behaviour is decided by the `/run` request it runs (so a test can see which config
 //! ran): every output names the request's `model`; `permissions` decide whether a tool
 //! step runs (`allow`), gates on a person (`ask`: the turn parks), or is skipped (`deny`);
-//! a script of steps (`say` / `tool` / `fail`) shapes the turn. At every step it calls a
+//! a script of steps (`say` / `tool` / `parallel` / `fail` / `wait_ms`, [`Step`]) shapes the
+//! turn; a `parallel` step parks on one gate per call that asks. At every step it calls a
 //! [`CheckpointHook`] (`pre_step`, `post_output`, `pre_action`) so the execution service
 //! can halt the run or inject an instruction.
 
@@ -14,7 +15,10 @@ pub use hooks::{
     ActionPermit, CheckpointDecision, CheckpointHook, HookProvider, NoopHookProvider, NoopHooks,
     TurnContext, TurnEnd,
 };
-pub use script::{default_script, last_user_text, parse_script, Step, MAX_WAIT_MS};
+pub use script::{
+    default_script, last_user_text, parse_script, ParallelCall, Step, MAX_PARALLEL_CALLS,
+    MAX_WAIT_MS,
+};
 
 use gatehouse_wire::resume::parse_approval_envelope;
 use gatehouse_wire::run::{
@@ -41,8 +45,9 @@ pub struct GateRequest {
 pub enum HarnessEnd {
     /// The script ran to its end.
     Completed,
-    /// Parked at an approval gate.
-    Parked(GateRequest),
+    /// Parked at its approval gates: one for a `tool` step, one per asking call of a
+    /// `parallel` step (never empty; all of one step).
+    Parked(Vec<GateRequest>),
     /// A `fail` step, a checkpoint halt, or a broken resume.
     Failed {
         /// Why.
@@ -102,6 +107,10 @@ pub enum StartAt {
     /// Resume at the gated step: its verdict is read from the approval envelope in the
     /// request's messages (A6), never passed around it.
     Resume(GateRequest),
+    /// Resume at a `parallel` step parked on several gates (all of that step): each
+    /// gate's verdict is read from its own approval envelope; the approved calls run,
+    /// the denied ones are skipped, in the step's order.
+    ResumeParallel(Vec<GateRequest>),
 }
 
 /// The model label every output carries.
@@ -219,6 +228,14 @@ pub fn tool_call_id(turn_id: &str, index: usize) -> String {
     format!("toolu_{index:02}_{short}")
 }
 
+/// A deterministic tool call id for call `call` of the `parallel` step `index` of turn
+/// `turn_id` (distinct from every `tool` step's, [`tool_call_id`]).
+pub fn parallel_call_id(turn_id: &str, index: usize, call: usize) -> String {
+    let single = tool_call_id(turn_id, index);
+    let short = single.trim_start_matches(&format!("toolu_{index:02}_"));
+    format!("toolu_{index:02}p{call:02}_{short}")
+}
+
 /// The deterministic "execution" of a tool: it echoes what it would have done.
 fn run_tool(tool: &str, args: &Value) -> Value {
     serde_json::json!({ "ok": true, "tool": tool, "echo": args })
@@ -300,6 +317,24 @@ impl Run<'_> {
         })
     }
 
+    /// A tool call that asks: announced as waiting (its call in the transcript, a `gate`
+    /// event), and the gate the turn parks on.
+    fn gate(&mut self, index: usize, tool: &str, args: &Value, call_id: String) -> GateRequest {
+        let line = self.say(index, &format!("waiting for approval to run {tool}"));
+        self.messages
+            .push(tool_call_message(&line, tool, args, &call_id));
+        self.events.push(event(
+            "gate",
+            serde_json::json!({ "step": index, "tool": tool, "args": args, "toolCallId": call_id }),
+        ));
+        GateRequest {
+            step_index: index,
+            tool: tool.to_string(),
+            args: args.clone(),
+            tool_call_id: call_id,
+        }
+    }
+
     async fn post_output(&mut self, index: usize, line: &str) -> Option<String> {
         let decision = self.hook.post_output(index, line).await;
         self.checkpoint("post_output", index, decision)
@@ -348,8 +383,14 @@ pub async fn run_harness(
             .unwrap_or(false),
     };
     let mut index = 0;
-    if let StartAt::Resume(gate) = start {
-        index = gate.step_index;
+    let resumed: &[GateRequest] = match start {
+        StartAt::Fresh => &[],
+        StartAt::Resume(gate) => std::slice::from_ref(gate),
+        StartAt::ResumeParallel(gates) => gates,
+    };
+    // Every gate's verdict before any call runs: a missing one fails the turn at once.
+    let mut verdicts = Vec::with_capacity(resumed.len());
+    for gate in resumed {
         let Some(approved) = find_approval(&request.messages, &gate.tool_call_id) else {
             let reason = format!(
                 "no approval envelope for tool call {} in the resumed history",
@@ -360,6 +401,10 @@ pub async fn run_harness(
             run.messages.push(assistant_text(&line));
             return run.finish(HarnessEnd::Failed { reason });
         };
+        verdicts.push(approved);
+    }
+    for (gate, approved) in resumed.iter().zip(verdicts) {
+        index = gate.step_index;
         let message = trailing_user_text(&request.messages).filter(|m| !m.trim().is_empty());
         if let Some(stopped) = run.stopped_before(index).await {
             return run.finish(stopped);
@@ -385,6 +430,8 @@ pub async fn run_harness(
                 return run.finish(HarnessEnd::Failed { reason: halt });
             }
         }
+    }
+    if !resumed.is_empty() {
         index += 1;
     }
     while index < script.len() {
@@ -441,20 +488,36 @@ pub async fn run_harness(
                         }
                     }
                     _ => {
-                        let line = run.say(index, &format!("waiting for approval to run {tool}"));
-                        run.messages
-                            .push(tool_call_message(&line, tool, args, &call_id));
-                        run.events.push(event(
-                            "gate",
-                            serde_json::json!({ "step": index, "tool": tool, "args": args, "toolCallId": call_id }),
-                        ));
-                        return run.finish(HarnessEnd::Parked(GateRequest {
-                            step_index: index,
-                            tool: tool.clone(),
-                            args: args.clone(),
-                            tool_call_id: call_id,
-                        }));
+                        let gate = run.gate(index, tool, args, call_id);
+                        return run.finish(HarnessEnd::Parked(vec![gate]));
                     }
+                }
+            }
+            Step::Parallel { calls } => {
+                let mut gates = Vec::new();
+                for (j, call) in calls.iter().enumerate() {
+                    let (tool, args) = (&call.tool, &call.args);
+                    let call_id = parallel_call_id(call_seed, index, j);
+                    match permission_for(request, tool) {
+                        RulePermission::Allow => {
+                            if let Some(halt) =
+                                execute_tool(&mut run, index, tool, args, &call_id, true).await
+                            {
+                                return run.finish(HarnessEnd::Failed { reason: halt });
+                            }
+                        }
+                        RulePermission::Deny => {
+                            let line = run.say(index, &format!("skipped {tool}: denied by policy"));
+                            run.messages.push(assistant_text(&line));
+                            if let Some(halt) = run.post_output(index, &line).await {
+                                return run.finish(HarnessEnd::Failed { reason: halt });
+                            }
+                        }
+                        _ => gates.push(run.gate(index, tool, args, call_id)),
+                    }
+                }
+                if !gates.is_empty() {
+                    return run.finish(HarnessEnd::Parked(gates));
                 }
             }
         }
@@ -617,6 +680,93 @@ mod tests {
         let outcome = run_harness(&req, &script, &StartAt::Resume(gate), "t2", &NoopHooks).await;
         assert!(matches!(outcome.end, HarnessEnd::Failed { .. }));
         assert!(outcome.output().contains("no approval envelope"));
+    }
+
+    #[tokio::test]
+    async fn a_parallel_step_runs_the_allowed_calls_and_parks_on_the_asking_ones() {
+        let mut req = request(PermissionMode::Ask);
+        req.permissions.as_mut().unwrap().rules = Some(vec![
+            PermissionRule {
+                pattern: "Read".into(),
+                permission: RulePermission::Allow,
+                extra: Default::default(),
+            },
+            PermissionRule {
+                pattern: "Delete".into(),
+                permission: RulePermission::Deny,
+                extra: Default::default(),
+            },
+        ]);
+        let script = parse_script(&serde_json::json!([
+            {"parallel": [
+                {"tool": "Bash", "args": {"c": 1}}, {"tool": "Read"},
+                {"tool": "Delete"}, {"tool": "Edit"}
+            ]},
+            {"say": "after"}
+        ]))
+        .unwrap();
+        let outcome = run_harness(&req, &script, &StartAt::Fresh, "t-par", &NoopHooks).await;
+        let HarnessEnd::Parked(gates) = &outcome.end else {
+            panic!("{:?}", outcome.end);
+        };
+        let tools: Vec<&str> = gates.iter().map(|g| g.tool.as_str()).collect();
+        assert_eq!(tools, ["Bash", "Edit"]);
+        assert_eq!(gates[0].tool_call_id, parallel_call_id("t-par", 0, 0));
+        assert_eq!(gates[1].tool_call_id, parallel_call_id("t-par", 0, 3));
+        assert_ne!(gates[0].tool_call_id, tool_call_id("t-par", 0));
+        let output = outcome.output();
+        assert!(output.contains("ran Read {}: ok"), "{output}");
+        assert!(
+            output.contains("skipped Delete: denied by policy"),
+            "{output}"
+        );
+        assert!(!output.contains("after"), "{output}");
+
+        // Resumed with Bash approved and Edit denied: Bash runs, Edit does not, and
+        // the script goes on after the step.
+        let mut resumed = req.clone();
+        resumed.messages = outcome.messages.clone();
+        for (gate, approved) in gates.iter().zip([true, false]) {
+            gatehouse_wire::resume::append_to_last_assistant(
+                &mut resumed.messages,
+                gatehouse_wire::resume::approval_envelope(&gate.tool_call_id, approved, "tok"),
+            );
+        }
+        let start = StartAt::ResumeParallel(gates.clone());
+        let again = run_harness(&resumed, &script, &start, "i-1", &NoopHooks).await;
+        assert_eq!(again.end, HarnessEnd::Completed);
+        let output = again.output();
+        assert!(output.contains(r#"ran Bash {"c":1}: ok"#), "{output}");
+        assert!(
+            output.contains("skipped Edit: denied by the user"),
+            "{output}"
+        );
+        assert!(!output.contains("ran Edit"), "{output}");
+        assert!(output.ends_with("after"), "{output}");
+
+        // A gate without its envelope: nothing runs.
+        let mut partial = req.clone();
+        partial.messages = outcome.messages.clone();
+        gatehouse_wire::resume::append_to_last_assistant(
+            &mut partial.messages,
+            gatehouse_wire::resume::approval_envelope(&gates[0].tool_call_id, true, "tok"),
+        );
+        let failed = run_harness(&partial, &script, &start, "i-1", &NoopHooks).await;
+        assert!(matches!(failed.end, HarnessEnd::Failed { .. }));
+        assert!(!failed.output().contains("ran Bash"), "{}", failed.output());
+    }
+
+    #[test]
+    fn parallel_steps_parse_and_name_bad_calls() {
+        let steps = parse_script(&serde_json::json!([{"parallel": [{"tool": "Bash"}]}])).unwrap();
+        assert!(
+            matches!(&steps[0], Step::Parallel { calls } if calls.len() == 1 && calls[0].args == serde_json::json!({}))
+        );
+        let err = parse_script(&serde_json::json!([{"parallel": []}])).unwrap_err();
+        assert!(err.contains("1 to 100"), "{err}");
+        let err = parse_script(&serde_json::json!([{"parallel": [{"tool": "A"}, {"tool": ""}]}]))
+            .unwrap_err();
+        assert!(err.starts_with("agent.script[0]: parallel[1]"), "{err}");
     }
 
     #[test]

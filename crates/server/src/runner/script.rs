@@ -29,7 +29,29 @@ pub enum Step {
         /// How long.
         ms: u64,
     },
+    /// `{"parallel": [{"tool": "Bash", "args": {...}}, ...]}`: tool calls of one model
+    /// step (parallel tool calls, 1 to [`MAX_PARALLEL_CALLS`]), each subject to
+    /// permissions as a `tool` step is: the allowed ones run at once, the denied ones are
+    /// skipped, and when some ask, the turn parks on one gate per asking call (one row
+    /// each, the same turn). It continues once every one of them is answered, each
+    /// verdict honoured, then goes on after this step.
+    Parallel {
+        /// The calls, in order.
+        calls: Vec<ParallelCall>,
+    },
 }
+
+/// One call of a [`Step::Parallel`] step.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ParallelCall {
+    /// Tool name.
+    pub tool: String,
+    /// Arguments (any JSON; `{}` when absent).
+    pub args: Value,
+}
+
+/// The most calls one `parallel` step makes (as many as one durable respond answers).
+pub const MAX_PARALLEL_CALLS: usize = 100;
 
 /// The longest `wait_ms` step: ten minutes.
 pub const MAX_WAIT_MS: u64 = 600_000;
@@ -85,19 +107,28 @@ fn parse_step(item: &Value) -> Result<Step, String> {
             text: text.to_string(),
         });
     }
-    if let Some(tool) = obj.get("tool") {
-        let tool = tool.as_str().ok_or("`tool` must be a string")?;
-        if tool.is_empty() {
-            return Err("`tool` must not be empty".to_string());
-        }
-        let args = obj
-            .get("args")
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Default::default()));
-        return Ok(Step::Tool {
-            tool: tool.to_string(),
-            args,
-        });
+    if obj.contains_key("tool") {
+        let ParallelCall { tool, args } = parse_call(obj)?;
+        return Ok(Step::Tool { tool, args });
+    }
+    if let Some(calls) = obj.get("parallel") {
+        let calls = calls
+            .as_array()
+            .filter(|calls| (1..=MAX_PARALLEL_CALLS).contains(&calls.len()))
+            .ok_or_else(|| {
+                format!("`parallel` must be a list of 1 to {MAX_PARALLEL_CALLS} tool calls")
+            })?;
+        let calls = calls
+            .iter()
+            .enumerate()
+            .map(|(j, call)| {
+                call.as_object()
+                    .ok_or_else(|| "a call must be an object".to_string())
+                    .and_then(parse_call)
+                    .map_err(|e| format!("parallel[{j}]: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Step::Parallel { calls });
     }
     if let Some(message) = obj.get("fail") {
         let message = message.as_str().ok_or("`fail` must be a string")?;
@@ -112,5 +143,24 @@ fn parse_step(item: &Value) -> Result<Step, String> {
             .ok_or_else(|| format!("`wait_ms` must be an integer from 0 to {MAX_WAIT_MS}"))?;
         return Ok(Step::Wait { ms });
     }
-    Err("expected one of `say`, `tool`, `fail`, `wait_ms`".to_string())
+    Err("expected one of `say`, `tool`, `parallel`, `fail`, `wait_ms`".to_string())
+}
+
+/// `{"tool": "Bash", "args": {...}}`: a `tool` step, or a call of a `parallel` one.
+fn parse_call(obj: &serde_json::Map<String, Value>) -> Result<ParallelCall, String> {
+    let tool = obj
+        .get("tool")
+        .and_then(Value::as_str)
+        .ok_or("`tool` must be a string")?;
+    if tool.is_empty() {
+        return Err("`tool` must not be empty".to_string());
+    }
+    let args = obj
+        .get("args")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    Ok(ParallelCall {
+        tool: tool.to_string(),
+        args,
+    })
 }

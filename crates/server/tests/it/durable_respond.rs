@@ -353,13 +353,16 @@ async fn a_cancelled_gate_and_a_gate_answered_differently_are_refused() {
         )
     );
     assert_eq!(body["message"], "The interaction is no longer pending.");
-    // Answered (through the batch route) while its turn is still open, then answered
-    // again with another verdict: "already answered differently".
+    // Answered outside the durable path (a runner's transition to `responded`; the
+    // batch route is durable on a durable host) while its turn is still open, then
+    // answered again with another verdict: "already answered differently".
     let open = h.external_gate(&session, Some(&turn)).await;
+    let row = h.interaction(&open).await;
     let (status, body) = h
         .post(
-            "/api/sessions/interactions/respond-batch",
-            json!({"answers": [{"id": open, "answer": {"approved": true}}]}),
+            "/api/sessions/interactions/transition",
+            json!({"session_id": session, "token": row["token"], "status": "responded",
+                   "resolution": {"verdict": "approved", "tool_call_id": "toolu_outside"}}),
         )
         .await;
     assert_eq!(status, 200, "{body}");

@@ -45,6 +45,7 @@ mod metrics;
 mod nul_text;
 mod one_resume_per_turn;
 mod openapi;
+mod parallel_gates;
 mod project_keys;
 mod request_ids;
 mod restart;

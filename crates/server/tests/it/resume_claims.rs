@@ -174,3 +174,80 @@ async fn the_ledger_compares_the_call_under_a_key() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].tool, "Bash");
 }
+
+/// A turn parked on several gates (a `parallel` step) whose claimed resume gives up: the
+/// turn's other gates, which their own jobs left to that resume, are resolved with the
+/// same `RESUME_FAILED` error as the claimant's; a job that gives up without the claim
+/// resolves only its own row.
+#[tokio::test]
+async fn a_parallel_resume_that_gives_up_resolves_every_gate_it_claimed() {
+    use gatehouse_server::interactions::store::MAX_ATTEMPTS;
+    let (_dir, store) = crate::common::fresh_store("giveup.db").await;
+    let parked_on_two = |id: &str, a: &str, b: &str| {
+        let mut parked = turn(id, "parked", true);
+        let gate = json!({"step_index": 0, "tool": "Bash", "args": {}, "tool_call_id": "x"});
+        parked.parked_state = Some(json!({"config_redacted": true, "gates": [
+            {"token": a, "gate": gate}, {"token": b, "gate": gate}
+        ]}));
+        parked
+    };
+    for (turn_id, a, b) in [
+        ("claimed", "tok-a", "tok-b"),
+        ("unclaimed", "tok-c", "tok-d"),
+    ] {
+        store
+            .record_turn(&parked_on_two(turn_id, a, b), None)
+            .await
+            .unwrap();
+    }
+    let a = crate::common::approved_gate(&store, PROJECT, "tok-a", Some("claimed")).await;
+    let b = crate::common::approved_gate(&store, PROJECT, "tok-b", Some("claimed")).await;
+    let c = crate::common::approved_gate(&store, PROJECT, "tok-c", Some("unclaimed")).await;
+    let d = crate::common::approved_gate(&store, PROJECT, "tok-d", Some("unclaimed")).await;
+    let jobs = claim_all(&store).await;
+    // b's and d's jobs leave their rows to their turn's resume.
+    for left in [&b, &d] {
+        let note = JobCompletion {
+            note: Some("left to the turn's resume".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            store.complete_job(&jobs[left], &note, None).await.unwrap(),
+            CompleteOutcome::Completed { .. }
+        ));
+    }
+    assert_eq!(
+        store.claim_parked_turn(&jobs[&a], "claimed").await.unwrap(),
+        TurnClaim::Claimed
+    );
+    for failing in [&a, &c] {
+        let last = ClaimedJob {
+            attempts: MAX_ATTEMPTS,
+            ..jobs[failing].clone()
+        };
+        store.fail_job(&last, "boom").await.unwrap();
+    }
+    let code = |id: String| {
+        let store = &store;
+        async move {
+            let row = store.get_interaction(PROJECT, &id).await.unwrap().unwrap();
+            let code = row
+                .resolution
+                .as_ref()
+                .and_then(|r| r.get("error"))
+                .and_then(|e| e.get("code"))
+                .and_then(|c| c.as_str())
+                .map(str::to_string);
+            (row.status, code)
+        }
+    };
+    let failed = ("resolved".to_string(), Some("RESUME_FAILED".to_string()));
+    assert_eq!(code(a).await, failed);
+    assert_eq!(code(b).await, failed, "the claimed turn's other gate");
+    assert_eq!(code(c).await, failed);
+    assert_eq!(
+        code(d).await,
+        ("responded".to_string(), None),
+        "not the failing job's turn claim: untouched"
+    );
+}

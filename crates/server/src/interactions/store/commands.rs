@@ -4,14 +4,21 @@
 //! respond decides, in ONE transaction, everything the contract's check order asks
 //! (rows, execution, key), admits the answers, settles the source turn and records the
 //! continuation; the resume job that delivers it is written after the commit
-//! ([`InteractionStore::deliver_continuation`]).
+//! ([`InteractionStore::deliver_continuation`]). A turn parked on several gates (a
+//! `parallel` step's) is continued by the answer that completes the set: its gates are
+//! locked while an answer decides, so of two answers to them the later sees the
+//! earlier's; an answer that leaves one pending is admitted without settling anything
+//! ([`DurableOutcome::Awaiting`]).
 
 use gatehouse_wire::JsonObject;
 
+use super::parallel::{lock_turn_gates, several_gate_tokens};
 use super::rows::{interaction_from_row, InteractionRecord, SELECT_COLUMNS};
 use super::InteractionStore;
 use crate::announce::in_announced_tx;
-use crate::db::{new_id, now_text, to_json_text, with_pool, with_tx, RowExt, StoreError, Tx};
+use crate::db::{
+    from_json_text, new_id, now_text, to_json_text, with_pool, with_tx, RowExt, StoreError, Tx,
+};
 
 /// A continuation command: the answer that continues a turn (`kind = continue`).
 pub const KIND_CONTINUE: &str = "continue";
@@ -36,16 +43,25 @@ pub struct CommandRecord {
     pub outcome: Option<String>,
     /// The source execution (the turn it continues or stops).
     pub target_execution_id: Option<String>,
-    /// The answered gate (a continuation).
+    /// The answered gate (a continuation: the path's gate of the respond that created it).
     pub interaction_id: Option<String>,
+    /// Every gate a continuation answers (Agenta's `data.interaction_ids`): all the gates
+    /// of a turn parked on several; a command written before they were recorded lists
+    /// its `interaction_id`.
+    pub interaction_ids: Vec<String>,
     /// The execution (turn) id the continuation's resume turn takes.
     pub continuation_execution_id: Option<String>,
 }
 
 pub(super) const COMMAND_COLUMNS: &str = "id, project_id, session_id, kind, state, outcome, \
-     target_execution_id, interaction_id, continuation_execution_id";
+     target_execution_id, interaction_id, interaction_ids, continuation_execution_id";
 
 pub(super) fn command_from_row(row: &impl RowExt) -> Result<CommandRecord, StoreError> {
+    let interaction_id = row.opt_text("interaction_id")?;
+    let interaction_ids = match row.opt_text("interaction_ids")? {
+        Some(text) => from_json_text("session_commands.interaction_ids", &text)?,
+        None => interaction_id.iter().cloned().collect(),
+    };
     Ok(CommandRecord {
         id: row.text("id")?,
         project_id: row.text("project_id")?,
@@ -54,7 +70,8 @@ pub(super) fn command_from_row(row: &impl RowExt) -> Result<CommandRecord, Store
         state: row.text("state")?,
         outcome: row.opt_text("outcome")?,
         target_execution_id: row.opt_text("target_execution_id")?,
-        interaction_id: row.opt_text("interaction_id")?,
+        interaction_id,
+        interaction_ids,
         continuation_execution_id: row.opt_text("continuation_execution_id")?,
     })
 }
@@ -143,8 +160,19 @@ pub enum DurableOutcome {
         interaction: Box<InteractionRecord>,
         /// The continuation.
         command: CommandRecord,
-        /// Every gate answered (their resume jobs deliver it).
+        /// Every gate it answers (their resume jobs deliver it; of a turn parked on
+        /// several gates, all of them).
         answered: Vec<String>,
+    },
+    /// Some of the several gates of the turn are answered, others still pending: the
+    /// answers are recorded (`responded`), the source turn is not settled and no
+    /// continuation exists yet; the answer that completes the set creates it (202,
+    /// `command: null`, `execution {id: source turn, state: awaiting_interactions}`).
+    Awaiting {
+        /// The path's gate after the answer.
+        interaction: Box<InteractionRecord>,
+        /// The source turn.
+        execution_id: String,
     },
 }
 
@@ -323,6 +351,32 @@ impl InteractionStore {
                 }
                 found.push(row);
             }
+            // A turn parked on several gates: its gates, locked (one answer to them at a
+            // time decides), and the answers' rows read again under the lock. A gate of
+            // the set still pending and not answered here: this answer does not
+            // complete the set.
+            let turn_gates = match several_gate_tokens(&mut Tx::from(&mut *tx), project_id, &turn_id).await? {
+                Some(tokens) => {
+                    let gates = lock_turn_gates(
+                        &mut Tx::from(&mut *tx),
+                        project_id,
+                        &anchor.session_id,
+                        &turn_id,
+                        &tokens,
+                    )
+                    .await?;
+                    found = rows_by_id(&mut Tx::from(&mut *tx), project_id, &ids)
+                        .await?
+                        .into_iter()
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or(StoreError::Fenced(SETTLE_LOST.to_string()))?;
+                    gates
+                }
+                None => Vec::new(),
+            };
+            let others_pending = turn_gates
+                .iter()
+                .any(|gate| gate.status == "pending" && !ids.contains(&gate.id.as_str()));
             // The key, per session: a replay, or "reused" for another request.
             if let Some((command, hash)) = command_by_key(
                 &mut Tx::from(&mut *tx),
@@ -361,6 +415,8 @@ impl InteractionStore {
             if same.iter().all(|s| *s) {
                 let execution_state = match settled.as_deref() {
                     Some(state) => settled_state(state),
+                    // A partial answer sent again: the turn still waits for the others.
+                    None if others_pending => "awaiting_interactions",
                     None => "running",
                 };
                 return Ok(DurableOutcome::AlreadyAnswered {
@@ -371,6 +427,11 @@ impl InteractionStore {
             }
             if let Some(state) = settled.as_deref() {
                 return Ok(DurableOutcome::SourceClosed { execution_state: settled_state(state) });
+            }
+            // A gate of a turn parked on several was cancelled (a stale turn, a Stop):
+            // the turn can no longer be continued.
+            if turn_gates.iter().any(|gate| gate.status == "cancelled") {
+                return Ok(DurableOutcome::SourceClosed { execution_state: "terminal" });
             }
             for (row, same) in found.iter().zip(&same) {
                 match row.status.as_str() {
@@ -383,20 +444,24 @@ impl InteractionStore {
                 }
             }
             // Settle the source turn first (the one point an answer and a Stop race on),
-            // then admit the answers, then record the continuation.
+            // then admit the answers, then record the continuation. An answer that
+            // leaves some of the turn's gates pending settles nothing: it is admitted
+            // alone, and the answer that completes the set continues the turn.
             let command_id = new_id();
-            let won = settle(
-                &mut Tx::from(&mut *tx),
-                project_id,
-                &anchor.session_id,
-                &turn_id,
-                SETTLED_CONTINUED,
-                &command_id,
-                &now,
-            )
-            .await?;
-            if !won {
-                return Err(StoreError::Fenced(SETTLE_LOST.to_string()));
+            if !others_pending {
+                let won = settle(
+                    &mut Tx::from(&mut *tx),
+                    project_id,
+                    &anchor.session_id,
+                    &turn_id,
+                    SETTLED_CONTINUED,
+                    &command_id,
+                    &now,
+                )
+                .await?;
+                if !won {
+                    return Err(StoreError::Fenced(SETTLE_LOST.to_string()));
+                }
             }
             let update = format!(
                 "UPDATE interactions SET status = 'responded', resolution = $1, updated_at = $2, \
@@ -430,11 +495,23 @@ impl InteractionStore {
                 }
                 answered.push(flipped.id);
             }
+            if others_pending {
+                return Ok(DurableOutcome::Awaiting { interaction: Box::new(interaction), execution_id: turn_id });
+            }
+            // Every gate the continuation answers: those named here, and every gate of a
+            // turn parked on several (all answered now).
+            let mut answered: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+            for gate in &turn_gates {
+                if !answered.contains(&gate.id) {
+                    answered.push(gate.id.clone());
+                }
+            }
             let continuation_id = new_id();
             sqlx::query(
                 "INSERT INTO session_commands (id, project_id, session_id, kind, state, \
                  target_execution_id, interaction_id, continuation_execution_id, idem_key, \
-                 request_hash, created_at) VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10)",
+                 request_hash, created_at, interaction_ids) \
+                 VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11)",
             )
             .bind(&command_id)
             .bind(project_id)
@@ -446,6 +523,7 @@ impl InteractionStore {
             .bind(&request.key)
             .bind(&request.request_hash)
             .bind(&now)
+            .bind(to_json_text(&answered))
             .execute(&mut *tx)
             .await?;
             let command = CommandRecord {
@@ -457,6 +535,7 @@ impl InteractionStore {
                 outcome: None,
                 target_execution_id: Some(turn_id),
                 interaction_id: Some(anchor.id.clone()),
+                interaction_ids: answered.clone(),
                 continuation_execution_id: Some(continuation_id),
             };
             Ok(DurableOutcome::Admitted { interaction: Box::new(interaction), command, answered })

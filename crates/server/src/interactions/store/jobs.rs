@@ -11,6 +11,7 @@ use gatehouse_wire::JsonObject;
 
 use super::commands::settle_continuation;
 use super::lease::ClaimedJob;
+use super::parallel::{lock_turn_gates, several_gate_tokens};
 use super::rows::{
     insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,
@@ -29,11 +30,15 @@ use crate::seams::JoinedWrite;
 pub struct JobCompletion {
     /// The resume turn, when the interaction had a parked turn to resume.
     pub turn: Option<NewTurn>,
-    /// The gate the resumed turn opened, if it parked again.
-    pub gate: Option<NewInteraction>,
+    /// The gates the resumed turn opened, if it parked again.
+    pub gates: Vec<NewInteraction>,
     /// Keys merged into the interaction's `resolution` as it moves to `resolved`
     /// (`verdict`, `tool_call_id`). `None`: leave the row as it is.
     pub resolution: Option<JsonObject>,
+    /// The other gates of a turn parked on several, which this resume continues too:
+    /// `(interaction id, keys merged into its resolution)`, each resolved as the job's
+    /// own row is (one still `responded` only; another is left as it is).
+    pub sibling_resolutions: Vec<(String, JsonObject)>,
     /// The parked turn that this resume continues (gets `resumed_by_turn_id`).
     pub parked_turn_id: Option<String>,
     /// Why nothing was resumed, when nothing was.
@@ -43,12 +48,12 @@ pub struct JobCompletion {
 /// Completed, or the lease was lost to another worker (nothing was written).
 #[derive(Debug, Clone)]
 pub enum CompleteOutcome {
-    /// Written. The resolved row and the new gate (if any).
+    /// Written. The resolved row and the new gates (if any).
     Completed {
         /// The interaction after resolution (when it was resolved).
         resolved: Option<Box<InteractionRecord>>,
-        /// The gate the resumed turn opened.
-        gate: Option<Box<InteractionRecord>>,
+        /// The gates the resumed turn opened.
+        gates: Vec<InteractionRecord>,
     },
     /// Another worker owns the job now; this completion was discarded.
     LeaseLost,
@@ -178,7 +183,7 @@ impl InteractionStore {
         joined: Option<&dyn JoinedWrite>,
     ) -> Result<CompleteOutcome, StoreError> {
         let now = now_text();
-        let gate_args = completion.gate.as_ref().map(InsertArgs::new);
+        let gate_args: Vec<InsertArgs> = completion.gates.iter().map(InsertArgs::new).collect();
         let resume_turn_id = completion.turn.as_ref().map(|t| t.id.clone());
         let outcome = in_announced_tx!(self.db, self.announce, tx, changes => {
             let ended = end_attempt(
@@ -237,10 +242,21 @@ impl InteractionStore {
                     changes.push(row.change());
                 }
             }
-            let gate = match &gate_args {
-                Some(args) => Some(Box::new(insert_gate!(tx, args, changes).record)),
-                None => None,
-            };
+            for (sibling, extra) in &completion.sibling_resolutions {
+                let Some(current) = row_in_tx(&mut Tx::from(&mut *tx), sibling).await? else {
+                    continue;
+                };
+                let resolution = current.resolution_with(extra.clone());
+                if let Some(row) =
+                    resolve_responded(&mut Tx::from(&mut *tx), sibling, &resolution, &now).await?
+                {
+                    changes.push(row.change());
+                }
+            }
+            let mut gates = Vec::with_capacity(gate_args.len());
+            for args in &gate_args {
+                gates.push(insert_gate!(tx, args, changes).record);
+            }
             if let Some(turn) = &completion.turn {
                 finish_turn_run(&mut Tx::from(&mut *tx), turn, &mut changes, &now).await?;
                 changes.push(Change::Records {
@@ -251,7 +267,7 @@ impl InteractionStore {
             if let Some(joined) = joined {
                 changes.extend(joined.write(Tx::from(&mut *tx)).await?);
             }
-            Ok(CompleteOutcome::Completed { resolved, gate })
+            Ok(CompleteOutcome::Completed { resolved, gates })
         });
         match outcome {
             Err(StoreError::Fenced(why)) => {
@@ -301,12 +317,15 @@ impl InteractionStore {
                     ),
                 }),
             );
-            let resolution = current.resolution_with(failure);
+            let resolution = current.resolution_with(failure.clone());
             let resolved =
                 resolve_responded(&mut Tx::from(&mut *tx), &job.interaction_id, &resolution, &now)
                     .await?;
             if let Some(row) = &resolved {
                 changes.push(row.change());
+            }
+            for sibling in resolve_left_siblings(&mut Tx::from(&mut *tx), job, &current, &failure, &now).await? {
+                changes.push(sibling.change());
             }
             Ok(FailOutcome::GaveUp { resolved })
         })
@@ -386,6 +405,51 @@ async fn end_attempt(
         .rows_affected();
         Ok(ended == 1)
     })
+}
+
+/// The other gates of a turn parked on several whose resume `job` claimed, and gave up:
+/// their own jobs left them to it (`responded`), so they are resolved with the same
+/// `failure`, inside the caller's transaction. Nothing when the job's row is not such a
+/// gate, or the turn is not this job's.
+async fn resolve_left_siblings(
+    tx: &mut Tx<'_>,
+    job: &ClaimedJob,
+    row: &InteractionRecord,
+    failure: &JsonObject,
+    now: &str,
+) -> Result<Vec<Box<InteractionRecord>>, StoreError> {
+    let Some(turn_id) = &row.turn_id else {
+        return Ok(Vec::new());
+    };
+    let claimed_by = with_tx!(tx, conn => {
+        let claim = sqlx::query("SELECT resume_interaction_id FROM turns WHERE id = $1 AND project_id = $2")
+            .bind(turn_id)
+            .bind(&row.project_id)
+            .fetch_optional(&mut **conn)
+            .await?;
+        match claim {
+            Some(claim) => Ok::<_, StoreError>(claim.opt_text("resume_interaction_id")?),
+            None => Ok(None),
+        }
+    })?;
+    if claimed_by.as_deref() != Some(job.interaction_id.as_str()) {
+        return Ok(Vec::new());
+    }
+    let Some(tokens) = several_gate_tokens(tx, &row.project_id, turn_id).await? else {
+        return Ok(Vec::new());
+    };
+    let gates = lock_turn_gates(tx, &row.project_id, &row.session_id, turn_id, &tokens).await?;
+    let mut resolved = Vec::new();
+    for gate in gates {
+        if gate.id == row.id || gate.status != "responded" {
+            continue;
+        }
+        let resolution = gate.resolution_with(failure.clone());
+        if let Some(moved) = resolve_responded(tx, &gate.id, &resolution, now).await? {
+            resolved.push(moved);
+        }
+    }
+    Ok(resolved)
 }
 
 /// The row `id`, read inside the caller's transaction.

@@ -16,13 +16,15 @@
 //! turns and the durable Stop (`runs.rs`: `turns.rs` and `jobs.rs` end a run in the
 //! transaction that records its turn), and what
 //! this area offers the others over its tables (`offered.rs`: the webhook flag of a
-//! delivered gate, a paused session's gate).
+//! delivered gate, a paused session's gate), and the gates of a turn parked on several
+//! (`parallel.rs`: which rows they are, and their lock; `rows.rs` and `commands.rs` use it).
 
 mod batch;
 mod commands;
 mod jobs;
 mod lease;
 mod offered;
+mod parallel;
 mod rows;
 mod runs;
 mod tool_runs;

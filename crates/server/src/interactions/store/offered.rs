@@ -60,10 +60,18 @@ impl GateDelivered for OfferedQueries {
     }
 }
 
-/// A paused session's gate that still waits: pending, or answered with its resume queued.
+/// A paused session's gate that still waits: pending; or answered with its resume
+/// queued (a gate of a turn parked on several may be answered by a transition, which
+/// queues its resume too: `resolved`); or answered with its turn's durable continuation
+/// admitted and not yet delivered (its resume jobs are written after the commit, and
+/// redelivered when that failed).
 const WAITING_GATE: &str = "SELECT 1 FROM interactions i WHERE i.project_id = s.tenant_id \
-     AND i.turn_id = s.current_turn_id AND (i.status = 'pending' OR (i.status = 'responded' \
-     AND EXISTS (SELECT 1 FROM resume_jobs j WHERE j.interaction_id = i.id AND j.state = 'queued')))";
+     AND i.turn_id = s.current_turn_id AND (i.status = 'pending' \
+     OR (i.status IN ('responded', 'resolved') \
+     AND EXISTS (SELECT 1 FROM resume_jobs j WHERE j.interaction_id = i.id AND j.state = 'queued')) \
+     OR (i.status = 'responded' AND EXISTS (SELECT 1 FROM session_commands c \
+     WHERE c.project_id = i.project_id AND c.target_execution_id = i.turn_id \
+     AND c.kind = 'continue' AND c.state = 'pending')))";
 
 /// `(state, last_error)` of a resume job, inside the caller's transaction.
 async fn job_of(

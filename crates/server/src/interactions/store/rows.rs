@@ -7,9 +7,12 @@ use gatehouse_wire::interaction::{
 use gatehouse_wire::JsonObject;
 use serde_json::Value;
 
+use super::parallel::several_gate_tokens;
 use super::InteractionStore;
 use crate::announce::{in_announced_tx, Change, InteractionChange};
-use crate::db::{from_json_text, new_id, now_text, to_json_text, with_pool, RowExt, StoreError};
+use crate::db::{
+    from_json_text, new_id, now_text, to_json_text, with_pool, RowExt, StoreError, Tx,
+};
 
 /// One stored interaction row.
 #[derive(Debug, Clone, PartialEq)]
@@ -710,6 +713,26 @@ impl InteractionStore {
                 Some(row) => {
                     let moved = interaction_from_row(&row)?;
                     changes.push(moved.change());
+                    // An answer to one of the several gates of a parked turn: its resume
+                    // job, so the answer that completes the set continues the turn
+                    // (a transition of any other row continues nothing).
+                    if matches!(target, InteractionStatus::Resolved | InteractionStatus::Responded) {
+                        if let Some(turn_id) = &moved.turn_id {
+                            let tokens =
+                                several_gate_tokens(&mut Tx::from(&mut *tx), project_id, turn_id).await?;
+                            if tokens.is_some_and(|tokens| tokens.contains(&moved.token)) {
+                                sqlx::query(
+                                    "INSERT INTO resume_jobs (interaction_id, project_id, state, created_at) \
+                                     VALUES ($1, $2, 'queued', $3) ON CONFLICT (interaction_id) DO NOTHING",
+                                )
+                                .bind(&moved.id)
+                                .bind(project_id)
+                                .bind(&now)
+                                .execute(&mut *tx)
+                                .await?;
+                            }
+                        }
+                    }
                     Ok(TransitionOutcome::Moved(Box::new(moved)))
                 }
                 None => Ok(TransitionOutcome::Conflict),

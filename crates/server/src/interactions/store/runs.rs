@@ -679,6 +679,7 @@ impl InteractionStore {
             outcome: outcome.map(str::to_string),
             target_execution_id: target.map(str::to_string),
             interaction_id: None,
+            interaction_ids: Vec::new(),
             continuation_execution_id: None,
         })
     }

@@ -160,20 +160,21 @@ impl InteractionStore {
         })
     }
 
-    /// Record a fresh turn (not a resume) and its gate, and in the same transaction cancel
-    /// the session's pending gates of OTHER turns: a new turn makes them stale (A4
-    /// `cancelled`: stale turn). Returns the gate and the cancelled rows.
+    /// Record a fresh turn (not a resume) and its gates (none, one, or one per asking
+    /// call of a `parallel` step), and in the same transaction cancel the session's
+    /// pending gates of OTHER turns: a new turn makes them stale (A4 `cancelled`: stale
+    /// turn). Returns the gates and the cancelled rows.
     ///
     /// `joined` (the run's execution-session share) is written in the same transaction;
     /// when it finds its ownership lost, nothing is written ([`StoreError::Fenced`]).
     pub async fn record_fresh_turn(
         &self,
         turn: &NewTurn,
-        gate: Option<&NewInteraction>,
+        gates: &[NewInteraction],
         joined: Option<&dyn JoinedWrite>,
-    ) -> Result<(Option<InteractionRecord>, Vec<InteractionRecord>), StoreError> {
+    ) -> Result<(Vec<InteractionRecord>, Vec<InteractionRecord>), StoreError> {
         let now = now_text();
-        let gate_args = gate.map(InsertArgs::new);
+        let gate_args: Vec<InsertArgs> = gates.iter().map(InsertArgs::new).collect();
         let cancel = format!(
             "UPDATE interactions SET status = 'cancelled', updated_at = $1, updated_by_id = $2 \
              WHERE project_id = $3 AND session_id = $4 AND status = 'pending' \
@@ -197,16 +198,16 @@ impl InteractionStore {
                 changes.push(record.change());
             }
             insert_turn!(tx, turn, &now);
-            let gate = match &gate_args {
-                Some(args) => Some(insert_gate!(tx, args, changes).record),
-                None => None,
-            };
+            let mut gates = Vec::with_capacity(gate_args.len());
+            for args in &gate_args {
+                gates.push(insert_gate!(tx, args, changes).record);
+            }
             finish_turn_run(&mut Tx::from(&mut *tx), turn, &mut changes, &now).await?;
             changes.push(records_changed(turn));
             if let Some(joined) = joined {
                 changes.extend(joined.write(Tx::from(&mut *tx)).await?);
             }
-            Ok((gate, cancelled))
+            Ok((gates, cancelled))
         })
     }
 

@@ -748,6 +748,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract(
     ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_gates(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome(
@@ -839,6 +841,8 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_agenta_contract(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_gates(`ptr`: Long,`gates`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,
+    ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`after`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome(`ptr`: Long,`id`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,`toolCallId`: RustBuffer.ByValue,`idempotencyKey`: RustBuffer.ByValue,`expectedExecutionId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
@@ -1059,6 +1063,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_agenta_contract() and 0xFFFF) != 9245) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_gates() and 0xFFFF) != 4524) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() and 0xFFFF) != 34423) {
@@ -2040,6 +2047,17 @@ public interface GatehouseClientInterface {
     fun `agentaContract`(): AgentaContract?
     
     /**
+     * Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+     * grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+     * every gate of a turn (at most 100 a request), expecting that turn, so the turn
+     * continues once with every answer; a gate without a turn alone. On any other host
+     * as `approve_all` (the batch, or one respond per gate), each answered gate
+     * `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+     * report. Duplicate gates are answered once.
+     */
+    suspend fun `approveGates`(`gates`: List<Interaction>, `approved`: kotlin.Boolean, `message`: kotlin.String? = null): ApproveGatesReport
+    
+    /**
      * A session's durable events after sequence `after` (0: all), then its live frames:
      * a pull stream that resumes after the last sequence seen when the connection drops.
      */
@@ -2524,6 +2542,39 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
     )
     }
     
+
+    
+    /**
+     * Answer many gates the app listed (`list_pending_interactions`) with one verdict,
+     * grouped by turn: on a host that speaks Agenta's durable contract, one respond with
+     * every gate of a turn (at most 100 a request), expecting that turn, so the turn
+     * continues once with every answer; a gate without a turn alone. On any other host
+     * as `approve_all` (the batch, or one respond per gate), each answered gate
+     * `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
+     * report. Duplicate gates are answered once.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `approveGates`(`gates`: List<Interaction>, `approved`: kotlin.Boolean, `message`: kotlin.String?) : ApproveGatesReport {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_approve_gates(
+                uniffiHandle,
+                
+        FfiConverterSequenceTypeInteraction.lower(`gates`),
+        FfiConverterBoolean.lower(`approved`),
+        FfiConverterOptionalString.lower(`message`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeApproveGatesReport.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
 
     
     /**
@@ -4231,6 +4282,55 @@ public object FfiConverterTypeApproveAllReport: FfiConverterRustBuffer<ApproveAl
 
 
 /**
+ * The outcome of [`GatehouseClient::approve_gates`]: one line per distinct gate, grouped
+ * by the request that answered it. One failing gate never hides another's result.
+ */
+data class ApproveGatesReport (
+    /**
+     * Each gate.
+     */
+    var `gates`: List<GateReport>
+    , 
+    /**
+     * True when there was at least one gate and every one was already answered: the
+     * screen can go back to idle at once.
+     */
+    var `allAlreadyAnswered`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeApproveGatesReport: FfiConverterRustBuffer<ApproveGatesReport> {
+    override fun read(buf: ByteBuffer): ApproveGatesReport {
+        return ApproveGatesReport(
+            FfiConverterSequenceTypeGateReport.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ApproveGatesReport) = (
+            FfiConverterSequenceTypeGateReport.allocationSize(value.`gates`) +
+            FfiConverterBoolean.allocationSize(value.`allAlreadyAnswered`)
+    )
+
+    override fun write(value: ApproveGatesReport, buf: ByteBuffer) {
+            FfiConverterSequenceTypeGateReport.write(value.`gates`, buf)
+            FfiConverterBoolean.write(value.`allAlreadyAnswered`, buf)
+    }
+}
+
+
+
+/**
  * What a host serves.
  */
 data class Capabilities (
@@ -4713,6 +4813,126 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterSequenceTypeExecutionEvent.write(value.`events`, buf)
             FfiConverterOptionalString.write(value.`createdAt`, buf)
             FfiConverterOptionalString.write(value.`updatedAt`, buf)
+    }
+}
+
+
+
+/**
+ * A failure reported inside a result rather than thrown (one gate of
+ * [`GatehouseClient::approve_gates`](crate::GatehouseClient::approve_gates)): the error's
+ * kind, texts and retry flag, exactly as the thrown [`GatehouseError`] would carry them.
+ */
+data class GateFailure (
+    /**
+     * What kind of failure (`AlreadyAnswered`: settled elsewhere, not an error of yours).
+     */
+    var `kind`: GatehouseErrorKind
+    , 
+    /**
+     * The error's sentence.
+     */
+    var `msg`: kotlin.String
+    , 
+    /**
+     * The error's detail (for `StaleExecution`, the gate's current execution).
+     */
+    var `details`: kotlin.String?
+    , 
+    /**
+     * True when answering it again later may succeed.
+     */
+    var `retryable`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeGateFailure: FfiConverterRustBuffer<GateFailure> {
+    override fun read(buf: ByteBuffer): GateFailure {
+        return GateFailure(
+            FfiConverterTypeGatehouseErrorKind.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: GateFailure) = (
+            FfiConverterTypeGatehouseErrorKind.allocationSize(value.`kind`) +
+            FfiConverterString.allocationSize(value.`msg`) +
+            FfiConverterOptionalString.allocationSize(value.`details`) +
+            FfiConverterBoolean.allocationSize(value.`retryable`)
+    )
+
+    override fun write(value: GateFailure, buf: ByteBuffer) {
+            FfiConverterTypeGatehouseErrorKind.write(value.`kind`, buf)
+            FfiConverterString.write(value.`msg`, buf)
+            FfiConverterOptionalString.write(value.`details`, buf)
+            FfiConverterBoolean.write(value.`retryable`, buf)
+    }
+}
+
+
+
+/**
+ * One gate's line in an [`ApproveGatesReport`].
+ */
+data class GateReport (
+    /**
+     * The gate.
+     */
+    var `interactionId`: kotlin.String
+    , 
+    /**
+     * Its turn, as its row said (the gates of one turn went in one request).
+     */
+    var `turnId`: kotlin.String?
+    , 
+    /**
+     * What came of it.
+     */
+    var `result`: GateResult
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeGateReport: FfiConverterRustBuffer<GateReport> {
+    override fun read(buf: ByteBuffer): GateReport {
+        return GateReport(
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterTypeGateResult.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: GateReport) = (
+            FfiConverterString.allocationSize(value.`interactionId`) +
+            FfiConverterOptionalString.allocationSize(value.`turnId`) +
+            FfiConverterTypeGateResult.allocationSize(value.`result`)
+    )
+
+    override fun write(value: GateReport, buf: ByteBuffer) {
+            FfiConverterString.write(value.`interactionId`, buf)
+            FfiConverterOptionalString.write(value.`turnId`, buf)
+            FfiConverterTypeGateResult.write(value.`result`, buf)
     }
 }
 
@@ -5990,6 +6210,106 @@ public object FfiConverterTypeExecutionSessionStatus : FfiConverterRustBuffer<Ex
             is ExecutionSessionStatus.Unknown -> {
                 buf.putInt(6)
                 FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+/**
+ * How one gate of [`GatehouseClient::approve_gates`] went.
+ */
+sealed class GateResult {
+    
+    /**
+     * Its answer was recorded: what the request that carried it did (every gate of one
+     * turn shares its request's outcome, whose `interaction` is the request's first gate).
+     */
+    data class Answered(
+        /**
+         * The request's outcome.
+         */
+        val `outcome`: dev.gatehouse.RespondOutcome) : GateResult()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Its answer was not recorded; `failure.kind` says why (`AlreadyAnswered`: settled
+     * elsewhere; `StaleExecution`: the turn moved on, refresh; ...).
+     */
+    data class Failed(
+        /**
+         * The error, as the call would have thrown it.
+         */
+        val `failure`: dev.gatehouse.GateFailure) : GateResult()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeGateResult : FfiConverterRustBuffer<GateResult>{
+    override fun read(buf: ByteBuffer): GateResult {
+        return when(buf.getInt()) {
+            1 -> GateResult.Answered(
+                FfiConverterTypeRespondOutcome.read(buf),
+                )
+            2 -> GateResult.Failed(
+                FfiConverterTypeGateFailure.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: GateResult): ULong = when(value) {
+        is GateResult.Answered -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeRespondOutcome.allocationSize(value.`outcome`)
+            )
+        }
+        is GateResult.Failed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeGateFailure.allocationSize(value.`failure`)
+            )
+        }
+    }
+
+    override fun write(value: GateResult, buf: ByteBuffer) {
+        when(value) {
+            is GateResult.Answered -> {
+                buf.putInt(1)
+                FfiConverterTypeRespondOutcome.write(value.`outcome`, buf)
+                Unit
+            }
+            is GateResult.Failed -> {
+                buf.putInt(2)
+                FfiConverterTypeGateFailure.write(value.`failure`, buf)
                 Unit
             }
         }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
@@ -9819,6 +10139,34 @@ public object FfiConverterSequenceTypeExecutionEvent: FfiConverterRustBuffer<Lis
         buf.putInt(value.size)
         value.iterator().forEach {
             FfiConverterTypeExecutionEvent.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeGateReport: FfiConverterRustBuffer<List<GateReport>> {
+    override fun read(buf: ByteBuffer): List<GateReport> {
+        val len = buf.getInt()
+        return List<GateReport>(len) {
+            FfiConverterTypeGateReport.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<GateReport>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeGateReport.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<GateReport>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeGateReport.write(it, buf)
         }
     }
 }

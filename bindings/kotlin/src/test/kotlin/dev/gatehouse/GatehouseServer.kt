@@ -23,7 +23,7 @@ const val API_KEY = "kotlin-binding-secret"
  * prints once bound. Also plays the runner/operator side over plain HTTP (invoking the
  * deterministic agent so it parks at a gate), which is not part of the mobile API.
  */
-class GatehouseServer(noExecution: Boolean = false) : AutoCloseable {
+class GatehouseServer(noExecution: Boolean = false, agentaContract: String? = null) : AutoCloseable {
     private val dir = Files.createTempDirectory("gatehouse-kt-").toFile()
     private val log = File(dir, "server.log")
     private val process: Process
@@ -42,6 +42,9 @@ class GatehouseServer(noExecution: Boolean = false) : AutoCloseable {
             "--api-key", "phone=$API_KEY",
         )
         if (noExecution) args += "--no-execution"
+        // `durable`: Agenta's paths speak the durable contract (the respond's continuation,
+        // Stop, the snapshot, the durable events).
+        if (agentaContract != null) args += listOf("--agenta-contract", agentaContract)
         process = ProcessBuilder(args)
             .redirectError(log)
             .redirectInput(ProcessBuilder.Redirect.from(File("/dev/null")))
@@ -85,12 +88,15 @@ class GatehouseServer(noExecution: Boolean = false) : AutoCloseable {
     /**
      * Invoke the deterministic agent with `ask` permissions: its Bash step parks the turn at
      * an approval gate. Returns the invoke answer (`session_id`, `interaction_ids`, ...).
+     * [script] replaces the agent's default script (`agent.script`: `say`, `tool`,
+     * `wait_ms`, ... steps); it must gate before it ends.
      */
-    fun openGate(projectId: String, sessionId: String? = null): JSONObject {
-        val parameters = JSONObject()
-            .put("agent", JSONObject()
-                .put("llm", JSONObject().put("model", "kt-model-1"))
-                .put("runner", JSONObject().put("permissions", JSONObject().put("default", "ask"))))
+    fun openGate(projectId: String, sessionId: String? = null, script: JSONArray? = null): JSONObject {
+        val agent = JSONObject()
+            .put("llm", JSONObject().put("model", "kt-model-1"))
+            .put("runner", JSONObject().put("permissions", JSONObject().put("default", "ask")))
+        if (script != null) agent.put("script", script)
+        val parameters = JSONObject().put("agent", agent)
         val body = JSONObject().put("data", JSONObject()
             .put("inputs", JSONObject().put("messages", JSONArray().put(
                 JSONObject().put("role", "user").put("content", "list files"))))
