@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use gatehouse_client::{
     Answer, Client, Error as ClientError, InterventionHandle, InterventionOutcome,
-    InterventionRequest, InterventionState, WatchStream, WatchUpdate,
+    InterventionRequest, InterventionState, StopOutcome, StopRequested, WatchStream, WatchUpdate,
 };
-use gatehouse_server::{ApiKey, RunningServer, ServerConfig};
+use gatehouse_server::{AgentaContract, ApiKey, RunningServer, ServerConfig};
 use gatehouse_wire::capabilities::{CapabilitiesResponse, Capability};
 use gatehouse_wire::execution::{Checkpoint, ExecutionEventType, ExecutionRef};
 use gatehouse_wire::interaction::{InteractionStatus, Reference, References, SessionInteraction};
@@ -20,6 +20,9 @@ use gatehouse_wire::invoke::{
     SlugRef, TurnStatus,
 };
 use gatehouse_wire::run::ChatMessage;
+use gatehouse_wire::sessions::{
+    DurableEventPayload, SessionCommandState, SessionDurableEvent, SessionExecutionState,
+};
 use gatehouse_wire::JsonObject;
 use serde_json::{json, Value};
 
@@ -39,6 +42,12 @@ const LAPTOP_KEY: &str = "demo-laptop-key";
 const PHONE_KEY: &str = "demo-phone-key";
 /// How long a step may wait for the server's background work (the resume dispatcher).
 const STEP_WAIT: Duration = Duration::from_secs(15);
+/// The slow turn Stop interrupts: this many steps of [`SLOW_STEP_MS`] (it would take 4 s
+/// to the end; a Stop ends it at its next step boundary).
+const SLOW_STEPS: usize = 40;
+const SLOW_STEP_MS: u64 = 100;
+/// What the slow turn says last, only if it ran to its end.
+const SLOW_DONE: &str = "Reindexed all 40 batches.";
 
 /// The numbered narrative: prints steps and turns a failed check into an error naming it.
 struct Story {
@@ -95,7 +104,8 @@ pub async fn run() -> CliResult {
         .map_err(|err| CliError::other(format!("cannot create a temporary directory: {err}")))?;
     let mut story = Story::new();
     println!("Gatehouse demo: a gated agent turn, answered from another device, resumed under");
-    println!("the config it was gated with; an intervention that is only \"applied\" on evidence.");
+    println!("the config it was gated with; an intervention that is only \"applied\" on evidence;");
+    println!("a Stop that is only \"stopped\" on evidence.");
 
     let (server, laptop, phone) = start_control_plane(&mut story, dir.path()).await?;
     let outcome = tell_story(&mut story, &laptop, &phone, dir.path()).await;
@@ -111,7 +121,8 @@ pub async fn run() -> CliResult {
     Ok(())
 }
 
-/// Steps 2 to 12, in order, against the server of step 1. Each step is one function; what
+/// Steps 2 to 15, in order: 2 to 11 against the server of step 1, 12 to 15 each against a
+/// host of its own. Each step is one function; what
 /// a later step needs (the revision, the gate, the intervention) is handed on explicitly.
 async fn tell_story(
     story: &mut Story,
@@ -130,7 +141,8 @@ async fn tell_story(
     // While the run still waits (a session that ended refuses as not active first).
     stale_revision_is_refused(story, laptop, &intervention).await?;
     approve_and_apply_intervention(story, laptop, phone, &gate.session_id, &intervention).await?;
-    host_without_execution(story, dir).await
+    host_without_execution(story, dir).await?;
+    durable_host_stops_a_running_turn(story, dir).await
 }
 
 /// The first turn's session and the gate it parked at.
@@ -159,7 +171,7 @@ async fn start_control_plane(
     story.begin("Start the reference control plane in-process on a fresh SQLite file");
     let db_path = dir.join("gatehouse-demo.db");
     let database_url = format!("sqlite://{}", db_path.display());
-    let server = start_server(&database_url, true)
+    let server = start_server(&database_url, true, AgentaContract::Legacy)
         .await
         .map_err(|err| story.fail(err))?;
     story.show("url", server.base_url());
@@ -632,7 +644,7 @@ async fn host_without_execution(story: &mut Story, dir: &std::path::Path) -> Cli
         "A host started without the execution service reports the capability as unavailable",
     );
     let bare_url = format!("sqlite://{}", dir.join("no-execution.db").display());
-    let bare = start_server(&bare_url, false)
+    let bare = start_server(&bare_url, false, AgentaContract::Legacy)
         .await
         .map_err(|err| story.fail(err))?;
     let outcome = no_execution_checks(story, &bare).await;
@@ -664,13 +676,300 @@ async fn no_execution_checks(story: &Story, bare: &RunningServer) -> CliResult {
     )
 }
 
-async fn start_server(database_url: &str, execution: bool) -> Result<RunningServer, String> {
+/// Steps 13 to 15: a host speaking Agenta's durable contract (its own SQLite file) runs a
+/// slow turn; Stop is requested while it runs (requested, not stopped), followed until the
+/// session's events say it stopped (with the evidence), and a Stop sent after the turn
+/// ended is not reported as stopped.
+async fn durable_host_stops_a_running_turn(story: &mut Story, dir: &std::path::Path) -> CliResult {
+    story.begin(
+        "A host speaking Agenta's durable contract runs a slow turn; the laptop asks it to Stop while it runs",
+    );
+    let url = format!("sqlite://{}", dir.join("durable.db").display());
+    let host = start_server(&url, true, AgentaContract::Durable)
+        .await
+        .map_err(|err| story.fail(err))?;
+    let outcome = stop_scene(story, &host).await;
+    host.shutdown().await;
+    outcome
+}
+
+/// Steps 13 to 15's calls, apart so the durable host is shut down whatever they find.
+async fn stop_scene(story: &mut Story, host: &RunningServer) -> CliResult {
+    let project = uuid::Uuid::new_v4().to_string();
+    let laptop = client(host, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
+    story.show("url", host.base_url());
+    let caps = show_capabilities(story, &laptop).await?;
+    story.check(
+        caps.has(Capability::DurableApprovals),
+        "the host lists durable_approvals (Agenta's durable contract: Stop, snapshot, events)",
+    )?;
+    let session_id = uuid::Uuid::new_v4().to_string();
+    let turn = tokio::spawn({
+        let laptop = laptop.clone();
+        let request = slow_turn(&session_id);
+        async move { laptop.service().invoke(&request).await }
+    });
+    let running = wait_running(&laptop, &session_id, &turn)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show(
+        "turn",
+        format!("execution {running} running ({SLOW_STEPS} steps of {SLOW_STEP_MS} ms)"),
+    );
+    let sessions = laptop.sessions();
+    let stop = sessions
+        .stop(&session_id, Some(&running))
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show(
+        "stop",
+        crate::sessions::describe_requested(&session_id, &stop),
+    );
+    story.check(
+        stop.is_stopping()
+            && stop.execution.id.as_deref() == Some(running.as_str())
+            && stop.command.state == SessionCommandState::Pending,
+        "reported as requested: the 202 records a pending command against the running execution; it does not say the turn stopped",
+    )?;
+    follow_the_stop(story, &laptop, &session_id, &stop, turn).await?;
+    late_stop_is_not_stopped(story, &laptop, &session_id, &running).await
+}
+
+/// Step 14: `wait_for_stop` follows the snapshot and the events until the Stop settles.
+async fn follow_the_stop(
+    story: &mut Story,
+    laptop: &Client,
+    session_id: &str,
+    stop: &StopRequested,
+    turn: tokio::task::JoinHandle<Result<gatehouse_wire::invoke::InvokeResponse, ClientError>>,
+) -> CliResult {
+    story.begin("The laptop follows the Stop until the session's events settle it: stopped, with its evidence");
+    let outcome = laptop
+        .sessions()
+        .wait_for_stop(session_id, stop, STEP_WAIT)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show("outcome", crate::sessions::describe_outcome(&outcome));
+    let event = match &outcome {
+        StopOutcome::Stopped { event, .. } => event,
+        other => return Err(story.fail(format!("expected stopped, got {other:?}"))),
+    };
+    show_stop_evidence(story, event);
+    let names_this_stop = match event.typed_payload() {
+        Ok(DurableEventPayload::ExecutionStopped(stopped)) => {
+            stopped.command_id.as_deref() == Some(stop.command.id.as_str())
+        }
+        _ => false,
+    };
+    story.check(
+        names_this_stop && Some(event.execution_id.as_str()) == stop.execution.id.as_deref(),
+        "stopped, on the session's execution.stopped event naming this Stop's command",
+    )?;
+    // The turn's own call returns once it stopped; it never reached its last step.
+    let answered = tokio::time::timeout(STEP_WAIT, turn)
+        .await
+        .map_err(|_| story.fail("the stopped turn's invoke did not return"))?
+        .map_err(|err| story.fail(err))?;
+    match &answered {
+        Ok(invoked) => story.show(
+            "invoke answered",
+            format!("turn {} {}", invoked.turn_id, turn_status(invoked.status)),
+        ),
+        Err(err) => story.show("invoke answered", err),
+    }
+    let turns = laptop
+        .service()
+        .turns(session_id)
+        .await
+        .map_err(|err| story.fail(err))?;
+    for turn in &turns.turns {
+        story.show(
+            "turn",
+            format!("{} {}", turn.turn_id, turn_status(turn.status)),
+        );
+        for line in turn.output.as_deref().unwrap_or_default().lines() {
+            story.show("output", line);
+        }
+    }
+    story.check(
+        !turns
+            .turns
+            .iter()
+            .any(|t| t.output.as_deref().is_some_and(|o| o.contains(SLOW_DONE))),
+        "the turn did not run to its end (its last step never ran)",
+    )
+}
+
+/// The evidence of a stop: the event (sequence, type, time) and what its payload says
+/// (when, why, which command, and anything more the host tells, such as the step).
+fn show_stop_evidence(story: &Story, event: &SessionDurableEvent) {
+    let sequence = event
+        .sequence
+        .map(|n| format!("#{n}"))
+        .unwrap_or_else(|| "#-".to_string());
+    story.show(
+        "evidence",
+        format!(
+            "event {sequence} {} of execution {} at {}",
+            event.event_type.as_str(),
+            event.execution_id,
+            event.created_at
+        ),
+    );
+    if let Ok(DurableEventPayload::ExecutionStopped(stopped)) = event.typed_payload() {
+        story.show(
+            "stopped",
+            format!(
+                "at {}, reason {}, command {}",
+                stopped.stopped_at,
+                stopped.reason,
+                stopped.command_id.as_deref().unwrap_or("-")
+            ),
+        );
+        for (key, value) in &stopped.extra {
+            story.show(key, value);
+        }
+    }
+}
+
+/// Step 15: Stops sent after the turn ended: the one naming it, the one naming none.
+async fn late_stop_is_not_stopped(
+    story: &mut Story,
+    laptop: &Client,
+    session_id: &str,
+    ended: &str,
+) -> CliResult {
+    story.begin(
+        "A second Stop, sent after the turn ended, is reported as not running, never as stopped",
+    );
+    let sessions = laptop.sessions();
+    // As from a screen that still shows the ended turn.
+    let named = match sessions.stop(session_id, Some(ended)).await {
+        Err(ClientError::StaleExecution {
+            current_execution_id,
+            ..
+        }) => match current_execution_id {
+            None => "not running: the turn it names has ended and nothing runs now".to_string(),
+            Some(newer) => format!("superseded: execution {newer} runs now"),
+        },
+        Err(other) => return Err(story.fail(format!("the late Stop failed: {other}"))),
+        Ok(stop) => settled_late(story, &sessions, session_id, &stop).await?,
+    };
+    story.show(format!("Stop of execution {ended}").as_str(), &named);
+    // Naming no execution: whatever runs now, which is nothing.
+    let stop = sessions
+        .stop(session_id, None)
+        .await
+        .map_err(|err| story.fail(err))?;
+    story.show(
+        "Stop naming none",
+        crate::sessions::describe_requested(session_id, &stop),
+    );
+    let unnamed = settled_late(story, &sessions, session_id, &stop).await?;
+    story.show("outcome", &unnamed);
+    story.check(
+        !stop.is_stopping(),
+        "not running (HTTP 200, command obsolete): neither late Stop is called stopped",
+    )
+}
+
+/// How a late Stop settled, in words; a late Stop reported stopped fails the step.
+async fn settled_late(
+    story: &Story,
+    sessions: &gatehouse_client::Sessions,
+    session_id: &str,
+    stop: &StopRequested,
+) -> Result<String, CliError> {
+    let outcome = sessions
+        .wait_for_stop(session_id, stop, STEP_WAIT)
+        .await
+        .map_err(|err| story.fail(err))?;
+    match outcome {
+        StopOutcome::NotRunning => Ok("not running".to_string()),
+        StopOutcome::SupersededByNewerTurn {
+            running_execution_id,
+        } => Ok(format!(
+            "superseded: execution {running_execution_id} runs now"
+        )),
+        other => Err(story.fail(format!(
+            "a Stop sent after the turn ended was reported as {}",
+            crate::sessions::describe_outcome(&other)
+        ))),
+    }
+}
+
+/// The slow turn: it says what it does, works [`SLOW_STEPS`] steps of [`SLOW_STEP_MS`],
+/// then says [`SLOW_DONE`]. Nothing in it asks for approval.
+fn slow_turn(session_id: &str) -> InvokeRequest {
+    let mut script = vec![json!({"say": "Reindexing the catalogue: 40 batches."})];
+    script.extend((0..SLOW_STEPS).map(|_| json!({"wait_ms": SLOW_STEP_MS})));
+    script.push(json!({ "say": SLOW_DONE }));
+    let mut agent = support_agent(MODEL_DRAFT);
+    agent.insert(
+        "runner".to_string(),
+        json!({"permissions": {"default": "allow"}}),
+    );
+    agent.insert("script".to_string(), Value::Array(script));
+    InvokeRequest {
+        session_id: Some(session_id.to_string()),
+        references: None,
+        data: InvokeData {
+            inputs: InvokeInputs {
+                messages: vec![ChatMessage::text("user", "Reindex the catalogue.")],
+                extra: JsonObject::new(),
+            },
+            parameters: Some(agent_parameters(agent)),
+            revision: None,
+            extra: JsonObject::new(),
+        },
+    }
+}
+
+/// Wait until the session's snapshot shows a running execution (the slow turn), and
+/// return its id; fails if the turn's call returns first.
+async fn wait_running(
+    laptop: &Client,
+    session_id: &str,
+    turn: &tokio::task::JoinHandle<Result<gatehouse_wire::invoke::InvokeResponse, ClientError>>,
+) -> Result<String, String> {
+    let deadline = Instant::now() + STEP_WAIT;
+    loop {
+        let snapshot = laptop
+            .sessions()
+            .snapshot(session_id)
+            .await
+            .map_err(|err| format!("reading the session's snapshot failed: {err}"))?;
+        let state = snapshot.execution_state;
+        if let (Some(id), SessionExecutionState::Running) = (state.id, state.state) {
+            return Ok(id);
+        }
+        if turn.is_finished() {
+            return Err("the slow turn ended before it was seen running".to_string());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "the slow turn was not seen running within {STEP_WAIT:?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A control plane on `database_url`. Steps 1 to 11 show the contract before Agenta's
+/// durable one (a second answer is 409 "already answered"), so their host is pinned to
+/// it; steps 13 to 15 show the durable Stop on a host of their own.
+async fn start_server(
+    database_url: &str,
+    execution: bool,
+    contract: AgentaContract,
+) -> Result<RunningServer, String> {
     let mut config = ServerConfig::new(database_url);
     config.api_keys = vec![
         ApiKey::new("laptop", LAPTOP_KEY),
         ApiKey::new("phone", PHONE_KEY),
     ];
     config.execution = execution;
+    config.agenta_contract = contract;
     gatehouse_server::start(config)
         .await
         .map_err(|err| format!("cannot start the control plane: {err}"))

@@ -188,7 +188,7 @@ fn stop_error(session: &str, expected: Option<&str>, err: gatehouse_client::Erro
 
 /// The recorded Stop, never more than the host said: requested (202), or nothing was
 /// running (200).
-fn describe_requested(session: &str, requested: &StopRequested) -> String {
+pub(crate) fn describe_requested(session: &str, requested: &StopRequested) -> String {
     match requested.execution.id.as_deref() {
         Some(execution) => format!(
             "stop requested for session {session}: command {} ({}), execution {execution} {}; not stopped yet (the outcome comes from the session's events: --wait)",
@@ -206,7 +206,7 @@ fn describe_requested(session: &str, requested: &StopRequested) -> String {
 }
 
 /// How the Stop settled, with its evidence.
-fn describe_outcome(outcome: &StopOutcome) -> String {
+pub(crate) fn describe_outcome(outcome: &StopOutcome) -> String {
     match outcome {
         StopOutcome::Stopped {
             execution_id,

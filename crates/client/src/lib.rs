@@ -154,20 +154,22 @@ mod layering {
         ("error", include_str!("error.rs")),
     ];
 
-    /// The modules named as `crate::<module>` in the code of `source` (not its comments,
-    /// whose links may point anywhere, nor its test module).
-    fn modules_used(source: &str) -> Vec<&str> {
-        let code = source.split("#[cfg(test)]\nmod ").next().unwrap_or(source);
-        code.lines()
-            .filter(|line| !line.trim_start().starts_with("//"))
-            .flat_map(|line| line.split("crate::").skip(1))
-            .map(|rest| {
-                let end = rest
-                    .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
-                    .unwrap_or(rest.len());
-                &rest[..end]
+    /// The paths named as `crate::a::b`, shared with the server's layering test.
+    mod shared {
+        include!("../../../tests/shared/modules_used.rs");
+    }
+
+    /// The modules of [`MODULES`] that `source` names as `crate::<module>` in its code.
+    fn modules_used(source: &str) -> Vec<&'static str> {
+        shared::modules_used(source)
+            .iter()
+            .filter_map(|path| {
+                let first = path.split("::").next().unwrap_or_default();
+                MODULES
+                    .iter()
+                    .map(|(module, _)| *module)
+                    .find(|module| *module == first)
             })
-            .filter(|name| MODULES.iter().any(|(module, _)| module == name))
             .collect()
     }
 

@@ -4,6 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
+/// `modules_used`, shared with the client's layering test.
+mod shared {
+    include!("../../../tests/shared/modules_used.rs");
+}
+use shared::modules_used;
+
 /// The floors, top to bottom. A module is the longest entry its path starts with
 /// (`interactions::store::rows` is `interactions`; `api::extract` is its own entry).
 /// Everything may use the crate root (`crate::AppState`, `crate::Stores`).
@@ -76,23 +82,6 @@ fn unit_of(module: &str) -> Option<(&'static str, usize)> {
         .flat_map(|(floor, units)| units.iter().map(move |unit| (*unit, floor)))
         .filter(|(unit, _)| module == *unit || module.starts_with(&format!("{unit}::")))
         .max_by_key(|(unit, _)| unit.len())
-}
-
-/// The module paths named as `crate::a::b` in the code of `source` (not its comments,
-/// whose links may point anywhere, nor its test module).
-fn modules_used(source: &str) -> Vec<String> {
-    let code = source.split("#[cfg(test)]\nmod ").next().unwrap_or(source);
-    code.lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .flat_map(|line| line.split("crate::").skip(1))
-        .map(|rest| {
-            let end = rest
-                .find(|c: char| !(c.is_ascii_lowercase() || c == '_' || c == ':'))
-                .unwrap_or(rest.len());
-            rest[..end].trim_end_matches(':').to_string()
-        })
-        .filter(|path| !path.is_empty())
-        .collect()
 }
 
 #[test]

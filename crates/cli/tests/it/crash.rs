@@ -2,7 +2,10 @@
 //! SIGKILL at seeded random points of intervention dispatch and resume, then restarted
 //! on the same database; and (with `GATEHOUSE_TEST_DATABASE_URL=postgres://...`, which
 //! `cargo xtask test` sets for its PostgreSQL pass) two instances on one database, one
-//! of them killed or stopped with SIGSTOP mid-resume.
+//! of them killed or stopped with SIGSTOP mid-resume. And a durable respond
+//! (`--agenta-contract durable`) killed exactly between its commit and the delivery of its
+//! continuation (the test-only fault point `GATEHOUSE_TEST_FAULT=continuation_committed`),
+//! restarted on SQLite and on PostgreSQL: the continuation is delivered once.
 //!
 //! Every round asserts what the contract promises, read back over HTTP:
 //! - every approved tool ran exactly once (the tool-run ledger of the session's turns),
@@ -18,6 +21,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+use gatehouse_server::interactions::durable::{FAULT_CONTINUATION_COMMITTED, FAULT_ENV};
 
 use crate::common::BIN;
 
@@ -50,8 +55,16 @@ struct Server {
 }
 
 impl Server {
+    /// A server whose responds are the legacy contract's (200 `{count, interaction}`).
     fn start(database_url: &str) -> Self {
-        let mut child = Command::new(BIN)
+        Self::spawn(database_url, "legacy", None)
+    }
+
+    /// A server speaking Agenta's `contract` on its session paths; with `fault`, the
+    /// test-only fault point it kills itself at (`GATEHOUSE_TEST_FAULT`).
+    fn spawn(database_url: &str, contract: &str, fault: Option<&str>) -> Self {
+        let mut command = Command::new(BIN);
+        command
             .args([
                 "serve",
                 "--bind",
@@ -62,15 +75,17 @@ impl Server {
                 &format!("tester={KEY}@*"),
                 "--lease-ms",
                 &LEASE_MS.to_string(),
-                // Its responds are the legacy contract's (200 `{count, interaction}`).
                 "--agenta-contract",
-                "legacy",
+                contract,
             ])
             .env("RUST_LOG", "warn")
+            .env_remove(FAULT_ENV)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("gatehouse serve starts");
+            .stderr(Stdio::null());
+        if let Some(point) = fault {
+            command.env(FAULT_ENV, point);
+        }
+        let mut child = command.spawn().expect("gatehouse serve starts");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
         let url = loop {
@@ -89,6 +104,18 @@ impl Server {
 
     fn pid(&self) -> String {
         self.child.id().to_string()
+    }
+
+    /// Wait (at most 20 s) for the process to end by itself; how it ended.
+    fn wait_ended(mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the child can be waited for") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the server did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// SIGKILL, and reap.
@@ -143,6 +170,26 @@ impl Api {
             .expect("request sent");
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A POST under an `Idempotency-Key`; `Err` when no answer came (the server died).
+    async fn post_keyed(
+        &self,
+        server: &Server,
+        path: &str,
+        key: &str,
+        body: &Value,
+    ) -> Result<(u16, Value), reqwest::Error> {
+        let response = self
+            .http
+            .post(Self::url(server, path))
+            .header("Authorization", format!("ApiKey {KEY}"))
+            .header("Idempotency-Key", key)
+            .json(body)
+            .send()
+            .await?;
+        let status = response.status().as_u16();
+        Ok((status, response.json().await.unwrap_or(Value::Null)))
     }
 
     async fn get(&self, server: &Server, path: &str) -> (u16, Value) {
@@ -497,4 +544,277 @@ async fn two_instances_on_postgres_one_stopped_then_one_killed_mid_resume() {
     }
     drop(b);
     drop(a);
+}
+
+// ---- kill -9 between a durable respond's commit and its delivery ----------------------
+
+/// A second connection to a server's database, to read what is stored (what a crash left).
+enum Stored {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Stored {
+    async fn open(url: &str) -> Self {
+        if url.starts_with("postgres") {
+            Stored::Postgres(sqlx::PgPool::connect(url).await.unwrap())
+        } else {
+            Stored::Sqlite(sqlx::SqlitePool::connect(url).await.unwrap())
+        }
+    }
+
+    /// The first column of every row of `sql` (text parameters), as text.
+    async fn texts(&self, sql: &str, params: &[&str]) -> Vec<Option<String>> {
+        use sqlx::Row;
+        match self {
+            Stored::Sqlite(pool) => {
+                let mut query = sqlx::query(sql);
+                for p in params {
+                    query = query.bind(*p);
+                }
+                let rows = query.fetch_all(pool).await.unwrap();
+                rows.iter().map(|r| r.get::<Option<String>, _>(0)).collect()
+            }
+            Stored::Postgres(pool) => {
+                let mut query = sqlx::query(sql);
+                for p in params {
+                    query = query.bind(*p);
+                }
+                let rows = query.fetch_all(pool).await.unwrap();
+                rows.iter().map(|r| r.get::<Option<String>, _>(0)).collect()
+            }
+        }
+    }
+
+    async fn close(self) {
+        match self {
+            Stored::Sqlite(pool) => pool.close().await,
+            Stored::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// The source turn's continuation commands: `state/outcome` each.
+async fn continuations(db: &Stored, turn: &str) -> Vec<String> {
+    db.texts(
+        "SELECT state || '/' || COALESCE(outcome, '-') FROM session_commands \
+         WHERE target_execution_id = $1 AND kind = 'continue'",
+        &[turn],
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A durable respond (`--agenta-contract durable`) commits the answer, the source turn's
+/// settlement and the continuation command in one transaction, then writes the resume job
+/// that delivers it. The server is killed with SIGKILL exactly between the two (the
+/// test-only fault point `continuation_committed`, which makes the process `kill -9`
+/// itself there), restarted on the same database, and the continuation is delivered
+/// once: by the restarted dispatcher's first pass (nothing else asks), the approved tool
+/// ran once, one resume turn (the continuation's execution), the command `applied`. The
+/// same respond re-sent after the restart under the same key replays the command (202,
+/// same id), never a second continuation.
+async fn kill_between_commit_and_delivery(url: &str, label: &str) {
+    let api = Api::new();
+    let server = Server::spawn(url, "durable", Some(FAULT_CONTINUATION_COMMITTED));
+    let task = format!("task-durable-kill-{label}");
+    let gate = park(&api, &server, &task, 20).await;
+    let (status, row) = api
+        .get(&server, &format!("/api/sessions/interactions/{}", gate.id))
+        .await;
+    assert_eq!(status, 200, "{row}");
+    let turn = row["interaction"]["turn_id"].as_str().unwrap().to_string();
+    let respond = format!("/api/sessions/interactions/{}/respond", gate.id);
+    let body = json!({"answer": {"approved": true}, "expected_execution_id": turn});
+    let key = format!("crash-{label}");
+
+    // The respond: the server dies at the fault point, after the commit, before it
+    // answers (and before it delivers).
+    let sent = api.post_keyed(&server, &respond, &key, &body).await;
+    assert!(
+        sent.is_err(),
+        "{label}: the server answered instead of dying: {sent:?}"
+    );
+    let ended = server.wait_ended();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            ended.signal(),
+            Some(9),
+            "{label}: the server ended by SIGKILL at the fault point ({ended:?})"
+        );
+    }
+
+    // What the kill left: the commit, and no delivery.
+    let db = Stored::open(url).await;
+    assert_eq!(
+        continuations(&db, &turn).await,
+        ["pending/-"],
+        "{label}: the continuation was committed, pending"
+    );
+    let settled = db
+        .texts(
+            "SELECT state FROM session_executions WHERE execution_id = $1",
+            &[&turn],
+        )
+        .await;
+    assert_eq!(settled, [Some("continued".to_string())], "{label}");
+    let status_of_gate = db
+        .texts("SELECT status FROM interactions WHERE id = $1", &[&gate.id])
+        .await;
+    assert_eq!(status_of_gate, [Some("responded".to_string())], "{label}");
+    let jobs = db
+        .texts(
+            "SELECT state FROM resume_jobs WHERE interaction_id = $1",
+            &[&gate.id],
+        )
+        .await;
+    assert!(
+        jobs.is_empty(),
+        "{label}: delivered before the kill: {jobs:?}"
+    );
+    let command_id = db
+        .texts(
+            "SELECT id FROM session_commands WHERE target_execution_id = $1",
+            &[&turn],
+        )
+        .await
+        .remove(0)
+        .unwrap();
+    let continuation = db
+        .texts(
+            "SELECT continuation_execution_id FROM session_commands WHERE id = $1",
+            &[&command_id],
+        )
+        .await
+        .remove(0)
+        .unwrap();
+
+    // Restarted on the same database, without the fault point.
+    let server = Server::spawn(url, "durable", None);
+    // The same respond under the same key: the stored command, replayed.
+    let (status, replay) = api
+        .post_keyed(&server, &respond, &key, &body)
+        .await
+        .expect("the restarted server answers");
+    assert_eq!(status, 202, "{label}: {replay}");
+    assert_eq!(replay["command"]["id"], command_id.as_str(), "{label}");
+    assert_eq!(replay["execution"]["id"], continuation.as_str(), "{label}");
+
+    // Delivered by the restarted server: the gate resolves once its resume ran.
+    let limit = Duration::from_millis(LEASE_MS * 30 + 15_000);
+    eventually(limit, &format!("{label}: the gate resolves"), || async {
+        let (status, body) = api
+            .get(&server, &format!("/api/sessions/interactions/{}", gate.id))
+            .await;
+        (status == 200 && body["interaction"]["status"] == "resolved").then_some(body)
+    })
+    .await;
+    // The command is applied once its resume turn is recorded.
+    let replay = eventually(limit, &format!("{label}: the command applies"), || async {
+        let (status, replay) = api
+            .post_keyed(&server, &respond, &key, &body)
+            .await
+            .expect("the server answers");
+        assert_eq!(status, 202, "{label}: {replay}");
+        (replay["command"]["state"] == "applied").then_some(replay)
+    })
+    .await;
+    assert_eq!(replay["command"]["id"], command_id.as_str(), "{label}");
+    assert_eq!(replay["execution"]["id"], continuation.as_str(), "{label}");
+
+    // Exactly once: the approved tool ran once, one resume turn (the continuation's),
+    // one continuation command, applied; the resume job claimed once.
+    let (status, turns) = api
+        .get(&server, &format!("/api/sessions/{}/turns", gate.task))
+        .await;
+    assert_eq!(status, 200, "{turns}");
+    let runs = |tool: &str| {
+        turns["tool_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["tool"] == tool)
+            .count()
+    };
+    assert_eq!(runs("Read"), 1, "{label}: the approved tool\n{turns}");
+    assert_eq!(runs("Bash"), 1, "{label}\n{turns}");
+    let resumes: Vec<&Value> = turns["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["resumed"] == true)
+        .collect();
+    assert_eq!(resumes.len(), 1, "{label}: one resume turn\n{turns}");
+    assert_eq!(
+        resumes[0]["turn_id"],
+        continuation.as_str(),
+        "{label}: the resume is the continuation's execution\n{turns}"
+    );
+    let outputs: String = turns["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["output"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        outputs.matches("ran Read ").count(),
+        1,
+        "{label}\n{outputs}"
+    );
+    assert_eq!(
+        continuations(&db, &turn).await,
+        ["applied/started"],
+        "{label}"
+    );
+    let attempts = db
+        .texts(
+            "SELECT CAST(attempts AS TEXT) FROM resume_jobs WHERE interaction_id = $1",
+            &[&gate.id],
+        )
+        .await;
+    assert_eq!(
+        attempts,
+        [Some("1".to_string())],
+        "{label}: one delivery, one claim"
+    );
+    // Nothing is left to redeliver.
+    let (status, resumed) = api
+        .post(
+            &server,
+            &format!("/api/sessions/{}/continuations/resume", gate.task),
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        (status, resumed),
+        (200, json!({"resumed": false})),
+        "{label}"
+    );
+    db.close().await;
+    server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_between_a_durable_commit_and_its_delivery_delivers_once_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    kill_between_commit_and_delivery(&sqlite_url(dir.path()), "sqlite").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_between_a_durable_commit_and_its_delivery_delivers_once_on_postgres() {
+    let Some(base) = postgres_url() else {
+        eprintln!(
+            "crash.rs: the durable kill test on PostgreSQL skipped (set \
+             GATEHOUSE_TEST_DATABASE_URL=postgres://...; cargo xtask test runs it)"
+        );
+        return;
+    };
+    let url = gatehouse_server::testing::fresh_postgres_database(&base)
+        .await
+        .expect("a fresh Postgres database");
+    kill_between_commit_and_delivery(&url, "postgres").await;
 }

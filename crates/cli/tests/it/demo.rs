@@ -28,6 +28,11 @@ fn demo_passes_and_narrates_every_step() {
         "the session is unchanged",
         "GET /api/capabilities lists interactions but not execution",
         "CapabilityUnavailable",
+        "the host lists durable_approvals",
+        "reported as requested: the 202 records a pending command",
+        "stopped, on the session's execution.stopped event naming this Stop's command",
+        "the turn did not run to its end",
+        "neither late Stop is called stopped",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }

@@ -20,34 +20,13 @@ const ID: &str = "01a24fc2-b8ec-75b0-bcf5-27348bf53078";
 const OTHER_PROJECT: &str = "74acd281-606f-4e43-b2a9-1f40f2dff3b3";
 
 fn agenta_client(url: &str, attempts: u32) -> Client {
-    Client::builder(url)
-        .upstream(Upstream::Agenta)
-        .api_key(TEST_KEY)
-        .project_id(TEST_PROJECT)
-        .timeout(Duration::from_secs(5))
-        .retry_policy(quick_retries(attempts))
-        .build()
-        .unwrap()
-}
-
-fn not_pending() -> Vec<u8> {
-    json(
-        409,
-        serde_json::json!({"detail": "Interaction is no longer pending"}),
-    )
+    upstream_client(url, Upstream::Agenta, attempts)
 }
 
 fn bad_gateway() -> Vec<u8> {
     json(
         502,
         serde_json::json!({"detail": "proxy fault injected: bad gateway"}),
-    )
-}
-
-fn row_answer(status: &str, resolution: serde_json::Value) -> Vec<u8> {
-    json(
-        200,
-        serde_json::json!({"count": 1, "interaction": row_json(ID, status, resolution)}),
     )
 }
 
@@ -64,7 +43,7 @@ async fn lost_respond(
         let resolution = resolution.clone();
         async move {
             match (index, req.method.as_str()) {
-                (_, "GET") => reply(stream, row_answer(status, resolution)).await,
+                (_, "GET") => reply(stream, row_answer(ID, status, resolution)).await,
                 (0, _) if first == "drop" => drop(stream),
                 (0, _) => reply(stream, bad_gateway()).await,
                 _ if resend == "409" => reply(stream, not_pending()).await,
@@ -73,10 +52,6 @@ async fn lost_respond(
         }
     })
     .await
-}
-
-fn methods(server: &RawServer) -> Vec<String> {
-    server.requests().iter().map(|r| r.method.clone()).collect()
 }
 
 #[tokio::test]
@@ -106,7 +81,7 @@ async fn a_502_on_a_taken_answer_then_409_and_no_resolution_is_owner_unknown() {
             .contains("answered; whose answer is not knowable from this host"),
         "{err}"
     );
-    assert_eq!(methods(&server), ["POST", "POST", "GET"]);
+    assert_eq!(server.methods(), ["POST", "POST", "GET"]);
     let requests = server.requests();
     assert_eq!(
         requests[0].header("idempotency-key"),
@@ -134,7 +109,7 @@ async fn every_attempt_502_on_an_answered_row_is_owner_unknown_not_the_502() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::AnswerOwnerUnknown, "{err:?}");
-    assert_eq!(methods(&server), ["POST", "POST", "POST", "GET"]);
+    assert_eq!(server.methods(), ["POST", "POST", "POST", "GET"]);
 }
 
 #[tokio::test]

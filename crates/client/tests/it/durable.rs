@@ -56,13 +56,9 @@ fn events_example() -> Option<Vec<String>> {
 }
 
 fn client_with(url: &str, upstream: Upstream, contract: Option<AgentaContract>) -> Client {
-    let mut builder = Client::builder(url)
+    let mut builder = client_builder(url, 3)
         .upstream(upstream)
-        .api_key(TEST_KEY)
-        .project_id(TEST_PROJECT)
-        .timeout(Duration::from_secs(5))
-        .stream_idle_timeout(Duration::from_secs(5))
-        .retry_policy(quick_retries(3));
+        .stream_idle_timeout(Duration::from_secs(5));
     if let Some(contract) = contract {
         builder = builder.agenta_contract(contract);
     }
@@ -87,15 +83,6 @@ fn discovery(durable: bool) -> Vec<u8> {
         200,
         serde_json::json!({"service": "stub", "version": "0", "capabilities": names}),
     )
-}
-
-fn body_of(req: &Req) -> serde_json::Value {
-    serde_json::from_slice(&req.body).unwrap()
-}
-
-fn sse(frames: &[String]) -> Vec<u8> {
-    let body: String = frames.concat();
-    response(200, "text/event-stream", body.as_bytes())
 }
 
 // ---- 1. which contract ------------------------------------------------------------
@@ -153,12 +140,11 @@ async fn a_host_whose_discovery_lacks_the_capability_keeps_the_legacy_respond() 
         let answer = if req.path() == routes::GET_CAPABILITIES.path {
             discovery(false)
         } else {
-            let row = row_json(
+            row_answer(
                 GATE,
                 "responded",
                 serde_json::json!({"answer": {"approved": true}}),
-            );
-            json(200, serde_json::json!({"count": 1, "interaction": row}))
+            )
         };
         reply(stream, answer).await
     })
@@ -236,7 +222,7 @@ async fn an_agenta_host_says_its_contract_in_a_session_snapshot() {
     );
     // The answer expects the turn the person saw.
     assert_eq!(
-        body_of(&requests[1]),
+        requests[1].json(),
         serde_json::json!({"answer": {"approved": true, "tool_call_id": "call_01"}, "expected_execution_id": TURN})
     );
     assert!(requests[1].header("Idempotency-Key").is_some());
@@ -256,12 +242,11 @@ async fn an_agenta_host_without_the_snapshot_route_is_a_legacy_one() {
         let answer = if req.method == "GET" {
             json(404, serde_json::json!({"detail": "Not Found"}))
         } else {
-            let row = row_json(
+            row_answer(
                 GATE,
                 "responded",
                 serde_json::json!({"answer": {"approved": true}}),
-            );
-            json(200, serde_json::json!({"count": 1, "interaction": row}))
+            )
         };
         reply(stream, answer).await
     })
@@ -280,7 +265,7 @@ async fn an_agenta_host_without_the_snapshot_route_is_a_legacy_one() {
     // The legacy body: no expectation, no durable keys.
     let requests = server.requests();
     assert_eq!(
-        body_of(&requests[1]),
+        requests[1].json(),
         serde_json::json!({"answer": {"approved": true}})
     );
 }
@@ -309,7 +294,7 @@ async fn a_pinned_contract_asks_nothing() {
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "no discovery, no snapshot");
     assert_eq!(
-        body_of(&requests[0]),
+        requests[0].json(),
         serde_json::json!({"answer": {"approved": true}})
     );
 
@@ -529,7 +514,7 @@ async fn approve_gates_sends_one_answers_request_per_turn_and_chunk() {
     assert_eq!(report.failed().count(), 0);
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
-    let mut bodies: Vec<serde_json::Value> = requests.iter().map(body_of).collect();
+    let mut bodies: Vec<serde_json::Value> = requests.iter().map(Req::json).collect();
     bodies.sort_by_key(|b| b["answers"].as_array().map(Vec::len).unwrap_or(0));
     let sizes: Vec<usize> = bodies
         .iter()
@@ -556,14 +541,13 @@ async fn approve_gates_sends_one_answers_request_per_turn_and_chunk() {
 async fn approve_gates_on_a_legacy_host_fans_out_as_before() {
     let server = serve(|_, req, stream| async move {
         let id = req.path().split('/').nth(4).unwrap_or_default().to_string();
-        let row = row_json(
-            &id,
-            "responded",
-            serde_json::json!({"answer": {"approved": true}}),
-        );
         reply(
             stream,
-            json(200, serde_json::json!({"count": 1, "interaction": row})),
+            row_answer(
+                &id,
+                "responded",
+                serde_json::json!({"answer": {"approved": true}}),
+            ),
         )
         .await
     })
@@ -644,7 +628,7 @@ async fn a_stop_is_stopped_only_when_the_events_say_so() {
     let requests = server.requests();
     let post = &requests[0];
     assert_eq!(
-        body_of(post),
+        post.json(),
         serde_json::json!({"expected_execution_id": TURN})
     );
     assert!(post.header("Idempotency-Key").is_some());
@@ -758,8 +742,7 @@ async fn the_events_resume_after_the_last_sequence_seen_and_end_on_a_final_close
         async move {
             if index == 0 {
                 // The replayed event, then the connection drops.
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(SSE_HEAD.as_bytes()).await;
                 let _ = stream.write_all(frames[0].as_bytes()).await;
                 let _ = stream.write_all(frames[1].as_bytes()).await;
                 let _ = stream.shutdown().await;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use futures::StreamExt;
-use gatehouse_client::{Answer, Client, Error, Operation, WatchUpdate};
+use gatehouse_client::{Answer, Client, Error, Operation, Upstream, WatchUpdate};
 use gatehouse_wire::capabilities::Capability;
 use gatehouse_wire::interaction::{InteractionStatus, WatchEvent};
 use tokio::io::AsyncWriteExt;
@@ -269,7 +269,7 @@ async fn status_and_body_shapes_map_to_typed_errors() {
             "/api/sessions/interactions/u/respond" => json(401, serde_json::json!({"detail": "Invalid API key"})),
             "/api/sessions/interactions/f/respond" => json(403, serde_json::json!({"error": {"code": "FORBIDDEN", "message": "nope"}})),
             "/api/sessions/interactions/v/respond" => json(422, serde_json::json!({"detail": [{"loc": ["body", "answer"], "msg": "field required", "type": "missing"}]})),
-            "/api/sessions/interactions/c/respond" => json(409, serde_json::json!({"detail": "Interaction is no longer pending"})),
+            "/api/sessions/interactions/c/respond" => not_pending(),
             "/api/sessions/interactions/g/respond" => json(409, serde_json::json!({"detail": "x", "code": "ALREADY_ANSWERED"})),
             "/api/sessions/interactions/b/respond" => response(413, "text/plain", b"too big"),
             _ => json(404, serde_json::json!({"detail": "Interaction not found"})),
@@ -456,28 +456,16 @@ async fn respond_that_landed_before_the_connection_dropped_is_a_success() {
     let server = serve(|index, req, stream| async move {
         match (index, req.method.as_str()) {
             (0, _) => drop(stream),
-            (_, "POST") => {
-                reply(
-                    stream,
-                    json(
-                        409,
-                        serde_json::json!({"detail": "Interaction is no longer pending"}),
-                    ),
-                )
-                .await
-            }
-            _ => {
-                let row = row_json(
+            (_, "POST") => reply(stream, not_pending()).await,
+            _ => reply(
+                stream,
+                row_answer(
                     ID,
                     "responded",
                     serde_json::json!({"answer": {"approved": false, "message": "not on prod"}}),
-                );
-                reply(
-                    stream,
-                    json(200, serde_json::json!({"count": 1, "interaction": row})),
-                )
-                .await
-            }
+                ),
+            )
+            .await,
         }
     })
     .await;
@@ -501,25 +489,15 @@ async fn respond_after_a_drop_with_someone_elses_answer_is_already_answered() {
     let server = serve(|index, req, stream| async move {
         match (index, req.method.as_str()) {
             (0, _) => drop(stream),
-            (_, "POST") => {
-                reply(
-                    stream,
-                    json(
-                        409,
-                        serde_json::json!({"detail": "Interaction is no longer pending"}),
-                    ),
-                )
-                .await
-            }
+            (_, "POST") => reply(stream, not_pending()).await,
             _ => {
-                let row = row_json(
-                    ID,
-                    "responded",
-                    serde_json::json!({"answer": {"approved": true}}),
-                );
                 reply(
                     stream,
-                    json(200, serde_json::json!({"count": 1, "interaction": row})),
+                    row_answer(
+                        ID,
+                        "responded",
+                        serde_json::json!({"answer": {"approved": true}}),
+                    ),
                 )
                 .await
             }
@@ -545,17 +523,7 @@ async fn respond_after_a_drop_with_someone_elses_answer_is_already_answered() {
 
 #[tokio::test]
 async fn first_try_409_is_already_answered_without_a_re_read() {
-    let server = serve(|_, _, stream| async move {
-        reply(
-            stream,
-            json(
-                409,
-                serde_json::json!({"detail": "Interaction is no longer pending"}),
-            ),
-        )
-        .await
-    })
-    .await;
+    let server = serve(|_, _, stream| async move { reply(stream, not_pending()).await }).await;
     let err = client(&server.url, 3)
         .interactions()
         .respond(ID, &Answer::approve())
@@ -584,18 +552,25 @@ async fn respond_that_never_gets_through_reports_the_transport_error() {
         "{err:?}"
     );
     // Two sends (same key), then one read-back attempt (itself retried as a read).
-    let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
-    assert_eq!(methods, ["POST", "POST", "GET", "GET"]);
+    assert_eq!(server.methods(), ["POST", "POST", "GET", "GET"]);
 }
 
 #[tokio::test]
 async fn approve_all_reports_every_target_even_when_some_fail() {
     let server = serve(|_, req, stream| async move {
-        let id = req.path().trim_start_matches("/api/sessions/interactions/").trim_end_matches("/respond").to_string();
+        let id = req
+            .path()
+            .trim_start_matches("/api/sessions/interactions/")
+            .trim_end_matches("/respond")
+            .to_string();
         let body = if id.starts_with("fresh") {
-            json(200, serde_json::json!({"count": 1, "interaction": row_json(&id, "responded", serde_json::json!({"answer": {"approved": true}}))}))
+            row_answer(
+                &id,
+                "responded",
+                serde_json::json!({"answer": {"approved": true}}),
+            )
         } else if id.starts_with("done") {
-            json(409, serde_json::json!({"detail": "Interaction is no longer pending"}))
+            not_pending()
         } else if id.starts_with("broken") {
             response(500, "text/html", b"<html>oops</html>")
         } else {
@@ -652,8 +627,7 @@ async fn watch_types_events_and_reconnects_after_a_drop() {
         let gone_tx = gone_tx.clone();
         async move {
         assert_eq!(req.header("accept"), Some("text/event-stream"));
-        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
-        let _ = stream.write_all(head.as_bytes()).await;
+        let _ = stream.write_all(SSE_HEAD.as_bytes()).await;
         let body = if index == 0 {
             "retry: 10\n\nevent: ready\ndata: {\"type\":\"ready\",\"session_id\":\"s-1\"}\n\n: heartbeat\n\nevent: interaction\ndata: {\"type\":\"interaction\",\"session_id\":\"s-1\",\"status\":\"pending\"}\n\nevent: mystery\ndata: {}\n\n"
         } else {
@@ -759,7 +733,7 @@ fn agentplat_session(revision: u64, operation_id: &str) -> serde_json::Value {
 
 fn agentplat_client(url: &str) -> Client {
     Client::builder(format!("{url}/prefix"))
-        .upstream(gatehouse_client::Upstream::AgentPlat)
+        .upstream(Upstream::AgentPlat)
         .project_id(TEST_PROJECT)
         .tenant("tenant-1")
         .participant_id("human-1")
@@ -947,11 +921,21 @@ async fn approve_all_uses_one_batch_where_advertised_and_fans_out_elsewhere() {
     // A host without the route (Agenta): the batch answers route-not-found, and the gates
     // are answered one by one.
     let server = serve(|_, req, stream| async move {
-        let body = if req.path() == "/api/sessions/interactions/respond-batch" || req.path() == "/api/capabilities" {
+        let body = if req.path() == "/api/sessions/interactions/respond-batch"
+            || req.path() == "/api/capabilities"
+        {
             json(404, serde_json::json!({"detail": "Not Found"}))
         } else {
-            let id = req.path().trim_start_matches("/api/sessions/interactions/").trim_end_matches("/respond").to_string();
-            json(200, serde_json::json!({"count": 1, "interaction": row_json(&id, "responded", serde_json::json!({"answer": {"approved": true}}))}))
+            let id = req
+                .path()
+                .trim_start_matches("/api/sessions/interactions/")
+                .trim_end_matches("/respond")
+                .to_string();
+            row_answer(
+                &id,
+                "responded",
+                serde_json::json!({"answer": {"approved": true}}),
+            )
         };
         reply(stream, body).await
     })

@@ -44,6 +44,36 @@ use crate::AppState;
 /// The longest `Idempotency-Key` (characters, after stripping).
 pub const MAX_KEY_CHARS: usize = 255;
 
+/// TEST ONLY: the environment variable that names a fault point ([`fault_point`]). Unset
+/// (always, outside crash tests), no fault point does anything.
+pub const FAULT_ENV: &str = "GATEHOUSE_TEST_FAULT";
+
+/// The fault point between a durable respond's commit (answer, settlement, continuation)
+/// and the delivery of its continuation (its resume job): the window a crash test kills
+/// the process in.
+pub const FAULT_CONTINUATION_COMMITTED: &str = "continuation_committed";
+
+/// TEST ONLY. When [`FAULT_ENV`] (read once, the first time any fault point is passed)
+/// names `point`, the process kills itself here with SIGKILL, as `kill -9` would (no
+/// destructor, no flush, nothing after this line runs); were that impossible, it aborts.
+/// Off unless the variable is set: a crash test (crates/cli/tests/it/crash.rs) sets it on
+/// the `gatehouse serve` child it kills.
+fn fault_point(point: &str) {
+    static NAMED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let named = NAMED.get_or_init(|| std::env::var(FAULT_ENV).ok());
+    if named.as_deref() != Some(point) {
+        return;
+    }
+    tracing::error!(
+        point,
+        "test fault point reached: the process kills itself (SIGKILL)"
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &std::process::id().to_string()])
+        .status();
+    std::process::abort();
+}
+
 /// A JSON answer with `status`, written as Agenta's API writes it.
 fn with_status<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
     let mut response = crate::api::reply::agenta_api_json(value);
@@ -371,6 +401,7 @@ async fn answer_outcome(state: &AppState, project_id: &str, outcome: DurableOutc
             answered,
         } => {
             state.backlog.answered(answered.len() as u64);
+            fault_point(FAULT_CONTINUATION_COMMITTED);
             // Delivery after the commit: a failure leaves the continuation `recoverable`
             // (answered 202 all the same), redelivered by the dispatcher or by
             // `POST /sessions/{id}/continuations/resume`.

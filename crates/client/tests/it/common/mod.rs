@@ -1,5 +1,6 @@
-//! Test helpers: a scripted raw-TCP HTTP/1.1 server for hostile answers, and a log
-//! capture for tracing output.
+//! Test helpers: a scripted raw-TCP HTTP/1.1 server for hostile answers (the fake hosts of
+//! `hostile`, `agenta_live`, `durable` and the others: its requests, the answers they
+//! write), and a log capture for tracing output.
 #![allow(dead_code)]
 
 use std::future::Future;
@@ -7,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gatehouse_client::{Client, RetryPolicy};
+use gatehouse_client::{Client, ClientBuilder, RetryPolicy, Upstream};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -31,6 +32,11 @@ impl Req {
 
     pub fn path(&self) -> &str {
         self.target.split('?').next().unwrap_or("")
+    }
+
+    /// The body as JSON (a test's own client sent it: it parses).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap()
     }
 }
 
@@ -93,6 +99,32 @@ pub fn json(status: u16, body: serde_json::Value) -> Vec<u8> {
     response(status, "application/json", body.to_string().as_bytes())
 }
 
+/// The head of an event stream that runs until the connection closes (no length).
+pub const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+
+/// A complete event stream of `frames` (SSE text each), then the connection closes.
+pub fn sse(frames: &[String]) -> Vec<u8> {
+    let body: String = frames.concat();
+    response(200, "text/event-stream", body.as_bytes())
+}
+
+/// Agenta's (and Gatehouse's legacy) 409 on a respond to a gate no longer pending.
+pub fn not_pending() -> Vec<u8> {
+    json(
+        409,
+        serde_json::json!({"detail": "Interaction is no longer pending"}),
+    )
+}
+
+/// A 200 `{count: 1, interaction}` of the row [`row_json`] writes: a respond's (legacy)
+/// or a read's answer.
+pub fn row_answer(id: &str, status: &str, resolution: serde_json::Value) -> Vec<u8> {
+    json(
+        200,
+        serde_json::json!({"count": 1, "interaction": row_json(id, status, resolution)}),
+    )
+}
+
 /// A scripted server: every connection's first request goes to `handler` with the
 /// connection's index (from 0) and the stream, which the handler may answer, stall
 /// or drop.
@@ -109,6 +141,11 @@ impl RawServer {
 
     pub fn requests(&self) -> Vec<Req> {
         self.requests.lock().unwrap().clone()
+    }
+
+    /// The methods of the requests received, in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.requests().iter().map(|r| r.method.clone()).collect()
     }
 }
 
@@ -174,13 +211,25 @@ pub const TEST_KEY: &str = "gh-test-key-5f2b9c1e";
 pub const TEST_PROJECT: &str = "019fac94-0000-7000-8000-0000000000aa";
 
 pub fn client(url: &str, attempts: u32) -> Client {
+    client_builder(url, attempts).build().unwrap()
+}
+
+/// A client of `upstream` at `url`, as [`client`] builds one.
+pub fn upstream_client(url: &str, upstream: Upstream, attempts: u32) -> Client {
+    client_builder(url, attempts)
+        .upstream(upstream)
+        .build()
+        .unwrap()
+}
+
+/// What [`client`] builds: the test key and project, a 5 s timeout, `attempts` quick
+/// retries.
+pub fn client_builder(url: &str, attempts: u32) -> ClientBuilder {
     Client::builder(url)
         .api_key(TEST_KEY)
         .project_id(TEST_PROJECT)
         .timeout(Duration::from_secs(5))
         .retry_policy(quick_retries(attempts))
-        .build()
-        .unwrap()
 }
 
 /// A minimal row as a server would render it.
