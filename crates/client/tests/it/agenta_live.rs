@@ -191,7 +191,7 @@ async fn gatehouse_keeps_taking_an_equal_recorded_answer_as_ours() {
         serde_json::json!({"answer": {"approved": true}}),
     )
     .await;
-    let row = client(&server.url, 3)
+    let row = legacy_client(&server.url, 3)
         .interactions()
         .respond(ID, &Answer::approve())
         .await
@@ -199,7 +199,7 @@ async fn gatehouse_keeps_taking_an_equal_recorded_answer_as_ours() {
     assert_eq!(row.status, Some(InteractionStatus::Responded));
     // No answer recorded at all is unknowable there too.
     let server = lost_respond("502", "409", "responded", serde_json::Value::Null).await;
-    let err = client(&server.url, 3)
+    let err = legacy_client(&server.url, 3)
         .interactions()
         .respond(ID, &Answer::approve())
         .await

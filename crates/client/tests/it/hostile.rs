@@ -277,7 +277,7 @@ async fn status_and_body_shapes_map_to_typed_errors() {
         reply(stream, body).await
     })
     .await;
-    let i = client(&server.url, 3).interactions();
+    let i = legacy_client(&server.url, 3).interactions();
     let a = Answer::approve();
     assert!(matches!(
         i.respond("u", &a).await,
@@ -469,7 +469,7 @@ async fn respond_that_landed_before_the_connection_dropped_is_a_success() {
         }
     })
     .await;
-    let row = client(&server.url, 3)
+    let row = legacy_client(&server.url, 3)
         .interactions()
         .respond(ID, &Answer::deny("not on prod"))
         .await
@@ -524,7 +524,7 @@ async fn respond_after_a_drop_with_someone_elses_answer_is_already_answered() {
 #[tokio::test]
 async fn first_try_409_is_already_answered_without_a_re_read() {
     let server = serve(|_, _, stream| async move { reply(stream, not_pending()).await }).await;
-    let err = client(&server.url, 3)
+    let err = legacy_client(&server.url, 3)
         .interactions()
         .respond(ID, &Answer::approve())
         .await
@@ -536,7 +536,7 @@ async fn first_try_409_is_already_answered_without_a_re_read() {
 #[tokio::test]
 async fn respond_that_never_gets_through_reports_the_transport_error() {
     let server = serve(|_, _, stream| async move { reset(stream) }).await;
-    let err = client(&server.url, 2)
+    let err = legacy_client(&server.url, 2)
         .interactions()
         .respond(ID, &Answer::approve())
         .await

@@ -587,3 +587,69 @@ async fn the_events_stream_tells_new_events_live_after_ready() {
     assert!(text.contains("\"type\":\"execution.started\""), "{text}");
     assert!(text.contains("\"sequence\":2"), "{text}");
 }
+
+/// Agenta's second late-Stop guard: an unnamed Stop never reaches a turn that started
+/// after the request arrived (`superseded_by_newer_turn`, 200, the turn left running);
+/// and a run whose instance died (its lease ran out) is not running: its Stop is settled
+/// `lost` by the sweep, with `execution.lost`.
+#[tokio::test]
+async fn a_stop_never_reaches_a_turn_that_started_after_it_arrived_nor_a_dead_one() {
+    use gatehouse_server::interactions::store::{StopOutcome, StopRequest};
+    let (_dir, store) = crate::common::fresh_store("late-stop.db").await;
+    store
+        .start_run("p", "s-late", "t-new", "attempt-1", 60_000)
+        .await
+        .unwrap();
+    let stop = |received_ms: i64, expected: Option<&str>| StopRequest {
+        project_id: "p".into(),
+        session_id: "s-late".into(),
+        expected_execution_id: expected.map(str::to_string),
+        key: None,
+        received_ms,
+    };
+    // Arrived (long) before the running turn started.
+    match store.admit_stop(&stop(0, None)).await.unwrap() {
+        StopOutcome::NothingToStop { command } => {
+            assert_eq!(command.state, "obsolete");
+            assert_eq!(command.outcome.as_deref(), Some("superseded_by_newer_turn"));
+            assert_eq!(command.target_execution_id, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(store.stop_requested("p", "t-new").await.unwrap(), None);
+    // Named, the guard is the name: it reaches the turn.
+    let now = chrono::Utc::now().timestamp_millis();
+    let command = match store.admit_stop(&stop(now, Some("t-new"))).await.unwrap() {
+        StopOutcome::Accepted {
+            command,
+            execution_id,
+            parked,
+        } => {
+            assert_eq!(execution_id, "t-new");
+            assert!(!parked);
+            command
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        store.stop_requested("p", "t-new").await.unwrap().as_deref(),
+        Some(command.id.as_str())
+    );
+    // Its instance dies: the lease runs out, nothing will honour the Stop: `lost`.
+    assert!(store
+        .renew_run_row("p", "t-new", "attempt-1", -1)
+        .await
+        .unwrap());
+    assert_eq!(store.settle_orphaned_stops().await.unwrap(), 1);
+    let settled = store.get_command("p", &command.id).await.unwrap().unwrap();
+    assert_eq!(
+        (settled.state.as_str(), settled.outcome.as_deref()),
+        ("obsolete", Some("lost"))
+    );
+    let events =
+        gatehouse_server::announce::session_log::read_after(store.db(), "p", "s-late", 0, 10)
+            .await
+            .unwrap();
+    let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+    assert_eq!(types, ["execution.started", "execution.lost"]);
+}

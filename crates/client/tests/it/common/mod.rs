@@ -214,6 +214,16 @@ pub fn client(url: &str, attempts: u32) -> Client {
     client_builder(url, attempts).build().unwrap()
 }
 
+/// A client pinned to Agenta's contract before v0.121 (as [`client`] builds one
+/// otherwise): for fake hosts that answer every request from one script, where the
+/// capabilities request a plain respond first sends would take a scripted answer.
+pub fn legacy_client(url: &str, attempts: u32) -> Client {
+    client_builder(url, attempts)
+        .agenta_contract(gatehouse_client::AgentaContract::Legacy)
+        .build()
+        .unwrap()
+}
+
 /// A client of `upstream` at `url`, as [`client`] builds one.
 pub fn upstream_client(url: &str, upstream: Upstream, attempts: u32) -> Client {
     client_builder(url, attempts)
