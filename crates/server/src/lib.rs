@@ -28,7 +28,8 @@
 //! **A write that changes what a watcher or a webhook receiver sees returns its changes,
 //! once** ([`announce`]): a store write collects [`announce::Change`]s inside
 //! [`in_announced_tx!`](announce::in_announced_tx), which writes their outbox rows in the
-//! same transaction and feeds the watch bus from the same list after the commit. No
+//! same transaction (and a session's durable events, its log's rows) and feeds the watch
+//! bus (and wakes the session logs' readers) from the same list after the commit. No
 //! handler announces anything; the bus's publishing is private to [`announce`].
 //!
 //! Imports go one way, top to bottom; `layering.rs` is this diagram as a test
@@ -48,7 +49,7 @@
 //! error  config
 //! request_id  uri
 //! seams               traits one area implements for another, wired in `start`
-//! announce            one list of changes: the outbox rows and the watch bus
+//! announce            one list of changes: the outbox rows, the session logs, the watch bus
 //! db                  the database: pool, transactions, rows, time, JSON, migrations
 //! ```
 //!
@@ -64,7 +65,7 @@
 //! | `lib.rs` | [`start`], [`RunningServer`], [`AppState`]: wiring and lifecycle only |
 //! | [`api`] | the HTTP surface: [`api::router`] mounts each area's routes with the auth layer, the 404/405 fallbacks, panic catching and the request log; the routes of no area: [`api::capabilities`] (C5), [`api::openapi`], [`api::runs`] (the runner tier's stateless `POST /run`), `/health` |
 //! | [`api::extract`], [`api::reply`] | request extractors (project id, actor, JSON bodies) whose rejections name the field, and the JSON answers; every area's routes use them |
-//! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::durable`] (Agenta's durable respond and the continuation's redelivery, when `agenta_contract` is durable), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::store`] (its store: rows and idempotency keys, the batch respond, the resume queue and its lease, turns, tool runs, the workflow registry, the settlement of a source execution and the session commands, and what it offers the other areas) |
+//! | [`interactions`] | gates and the turns that open and resume them: [`interactions::api`] (A5, the batch respond, the SSE watch stream), [`interactions::durable`] (Agenta's durable respond and the continuation's redelivery, when `agenta_contract` is durable), [`interactions::sessions`] (Agenta's durable Stop, the session snapshot and its events), [`interactions::invoke`], [`interactions::turn`], [`interactions::config`] (A6 resolution, the resume's fail-closed config), [`interactions::parked`], [`interactions::dispatch`] (the resume workers, exactly once), [`interactions::guard`] (a running turn's heartbeat and the tool-run ledger), [`interactions::admission`] (answers wait while the resume backlog is at its limit), [`interactions::store`] (its store: rows and idempotency keys, the batch respond, the resume queue and its lease, turns, tool runs, the workflow registry, the settlement of a source execution and the session commands, the running turns and the durable Stop, and what it offers the other areas) |
 //! | [`execution`] | execution sessions and interventions (B1-B3, C3, C6): [`execution::rules`], [`execution::store`], [`execution::hooks`], [`execution::api`] (the routes; their SSE event stream in [`execution::stream`], AgentPlat's envelope of their answers in [`execution::envelope`], its JSON in [`execution::agentplat_shape`]), and the reconciler every instance runs ([`execution::reconcile`]) |
 //! | [`runner`] | the runner tier: the deterministic harness, its script, and the checkpoint hook traits execution plugs into |
 //! | [`db`] | the plumbing: sqlx over SQLite or Postgres, transactions (`in_tx!`), typed rows, the one time format, JSON columns, the embedded migrations (`migrations/sqlite`, `migrations/postgres`), readiness's SQL; no feature and no table's queries |

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`api`] | the interaction routes of A5, the batch respond (C4) and the SSE watch stream |
 //! | [`durable`] | Agenta's durable contract on its session paths (the durable respond, the continuation's redelivery), when configured |
+//! | [`sessions`] | the rest of Agenta's durable session control: Stop, the session snapshot, the session's durable events |
 //! | [`invoke`] | `POST /api/invoke` (runs a turn), a session's turns, workflow revision commits |
 //! | [`turn`] | one turn, in named steps: its config, the stamped `/run` request, its execution session, the harness, the gate and parked state it leaves behind; the watch-stream bracket ([`turn::begin_turn`], [`turn::end_turn`]) |
 //! | [`config`] | a turn's config: the A6 hydration rule, the resume's fail-closed config, the registered default, what a turn reads from a config |
@@ -19,7 +20,7 @@
 //!
 //! Inside, imports go one way: [`invoke`] and [`dispatch`] use [`turn`]; [`turn`] uses
 //! [`config`], [`guard`] and [`parked`]; [`config`] uses [`parked`]; all of them and the
-//! gate routes of [`api`] and [`durable`] use [`store`]; [`durable`] uses [`api`]'s answer checks, which uses only the crate's plumbing below the
+//! gate routes of [`api`], [`durable`] and [`sessions`] use [`store`]; [`durable`] uses [`api`]'s answer checks and [`sessions`] its stream helpers, which uses only the crate's plumbing below the
 //! areas (`db`, `announce`, `seams`).
 
 pub mod admission;

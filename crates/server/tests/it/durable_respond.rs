@@ -99,13 +99,14 @@ async fn capabilities_say_which_contract_agentas_paths_speak() {
         assert!(read.other_capabilities.is_empty());
         h.server.shutdown().await;
     }
-    // The default is legacy until Stop, the snapshot and the events are served.
-    assert_eq!(
-        TestServerOptions::default().agenta_contract,
-        AgentaContract::Legacy
-    );
+    // A server speaks the durable contract by default (it serves Stop, the snapshot and
+    // the events too); the test harness defaults to the legacy one most suites speak.
     assert_eq!(
         gatehouse_server::ServerConfig::default().agenta_contract,
+        AgentaContract::Durable
+    );
+    assert_eq!(
+        TestServerOptions::default().agenta_contract,
         AgentaContract::Legacy
     );
 }
