@@ -653,3 +653,78 @@ async fn a_stop_never_reaches_a_turn_that_started_after_it_arrived_nor_a_dead_on
     let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     assert_eq!(types, ["execution.started", "execution.lost"]);
 }
+
+/// The race table's last Stop line: an answer that won its turn's settlement leaves an
+/// unfenced Stop to whatever runs now, the continuation; a Stop of that resumed turn is
+/// honoured at its next step boundary like any other (its run row is written on resume).
+#[tokio::test]
+async fn an_unfenced_stop_after_an_answer_stops_the_continuation_that_runs() {
+    let h = durable_harness().await;
+    let db = Db::open(&h.server).await;
+    let session = new_session();
+    let parameters = json!({"agent": {
+        "llm": {"model": "gpt-4o"},
+        "runner": {"permissions": {"default": "ask"}},
+        "script": [
+            {"tool": "Bash", "args": {"command": "echo gated"}},
+            {"wait_ms": 4000},
+            {"say": "after the wait"}
+        ]
+    }});
+    let parked = h
+        .invoke(json!({"session_id": session,
+                       "data": {"inputs": {"messages": user("go")}, "parameters": parameters}}))
+        .await;
+    assert_eq!(parked["status"], "parked", "{parked}");
+    let gate = parked["interaction_ids"][0].as_str().unwrap().to_string();
+    let (status, answered) = h
+        .post_with_key(
+            &respond_path(&gate),
+            json!({"answer": {"approved": true}}),
+            "go-1",
+        )
+        .await;
+    assert_eq!(status, 202, "{answered}");
+    let continuation = answered["execution"]["id"].as_str().unwrap().to_string();
+    assert_ne!(continuation, parked["turn_id"].as_str().unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let snapshot = h.snapshot(&session).await;
+        if snapshot["execution_state"]["state"] == "running" {
+            assert_eq!(snapshot["execution_state"]["id"], continuation.as_str());
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{snapshot}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (status, stop) = h.stop(&session, json!({}), None).await;
+    assert_eq!(status, 202, "{stop}");
+    assert_eq!(stop["execution"]["id"], continuation.as_str());
+    let id = stop["command"]["id"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while command(&db, &id).await.0 == "pending" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Stop was never settled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        command(&db, &id).await,
+        ("applied".to_string(), "stopped".to_string())
+    );
+    // The approved call ran once, before the Stop; the step after the wait never did.
+    assert_eq!(tool_runs(&db, &session).await, "1");
+    let turns = h.turns(&session).await;
+    let resumed = turns["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["turn_id"] == continuation.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(resumed["status"], "failed", "{resumed}");
+    let output = resumed["output"].as_str().unwrap();
+    assert!(output.contains("stopped before step"), "{output}");
+    assert!(!output.contains("after the wait"), "{output}");
+}
