@@ -442,6 +442,21 @@ async fn stop_races_an_answer(hosts: &[&Harness], rounds: usize) {
                 )
             }
         };
+        // A jitter of up to 0.6 ms on one side or the other, so that both sides win some
+        // rounds whichever instance is faster to its write.
+        let jitter = Duration::from_micros(((round * 7919) % 600) as u64);
+        let answer = async move {
+            if round % 2 == 0 {
+                tokio::time::sleep(jitter).await;
+            }
+            answer.await
+        };
+        let stop = async move {
+            if round % 2 == 1 {
+                tokio::time::sleep(jitter).await;
+            }
+            stop.await
+        };
         let ((answer_status, answer_body), (stop_status, stop_body)) = tokio::join!(answer, stop);
         let answer_won = answer_status == 202;
         let stop_won = stop_status == 202;
