@@ -661,3 +661,32 @@ async fn respond_batch_on_a_durable_host_continues_each_turn_durably() {
     assert_resumed_once(&h, &s2, &g2, [false, true]).await;
     assert_eq!(commands_of(&db, &t1).await, 1, "nothing new for turn 1");
 }
+
+/// Two instances on one database (the same SQLite file, or the same PostgreSQL
+/// database), each with its resume workers: the two last answers sent one to each at
+/// once, 10 times; the turn resumes once each time (the parked turn's claim fences the
+/// instances' resumes), each approved call run once.
+#[tokio::test]
+async fn two_instances_resume_a_parallel_turn_once() {
+    let a = Harness::start().await;
+    let b = Harness {
+        server: gatehouse_server::testing::spawn(TestServerOptions {
+            database_path: a.server.options.database_path.clone(),
+            database_url: a.server.options.database_url.clone(),
+            api_key: a.server.options.api_key.clone(),
+            project_id: a.server.options.project_id.clone(),
+            ..TestServerOptions::default()
+        })
+        .await,
+        http: reqwest::Client::new(),
+    };
+    for round in 0..10 {
+        let session = new_session();
+        let (_, gates) = park_parallel(&a, &session, false).await;
+        let (first, second) = (id(&gates[0]), id(&gates[1]));
+        let (x, y) = tokio::join!(a.respond(&first, true), b.respond(&second, false));
+        assert_eq!((x.0, y.0), (200, 200), "round {round}: {x:?} {y:?}");
+        assert_resumed_once(&a, &session, &gates, [true, false]).await;
+    }
+    b.server.shutdown().await;
+}
