@@ -386,6 +386,8 @@ impl InteractionStore {
                 }
                 None => Vec::new(),
             };
+            // The path's gate as the lock found it (the reply shows it).
+            let anchor = anchor_index.and_then(|i| found.get(i)).cloned().unwrap_or(anchor);
             let others_pending = turn_gates
                 .iter()
                 .any(|gate| gate.status == "pending" && !ids.contains(&gate.id.as_str()));
