@@ -494,10 +494,21 @@ async fn respond_batch(
     let mut attempt = 0;
     let outcomes = loop {
         attempt += 1;
-        // A durable host admits each turn's gates as Agenta's durable respond does.
+        // A durable host admits each turn's gates as Agenta's durable respond does, and
+        // delivers each continuation after its commit.
         let outcome = match state.config.agenta_contract {
             AgentaContract::Durable => {
-                super::durable::respond_batch(&state, &project_id, &items, &actor).await
+                match state
+                    .interactions
+                    .respond_batch_durable(&project_id, &items, &actor)
+                    .await
+                {
+                    Ok(batch) => {
+                        deliver_continuations(&state, &project_id, &batch.continuations).await;
+                        Ok(batch.outcomes)
+                    }
+                    Err(err) => Err(err),
+                }
             }
             AgentaContract::Legacy => {
                 state
@@ -564,6 +575,26 @@ async fn respond_batch(
         count: results.len() as u64,
         results,
     }))
+}
+
+/// Deliver the continuations a durable batch admitted (their resume jobs), after its
+/// commits: a failure leaves one recoverable, redelivered by the dispatcher or by
+/// `POST /sessions/{id}/continuations/resume`.
+async fn deliver_continuations(
+    state: &AppState,
+    project_id: &str,
+    continuations: &[(String, Vec<String>)],
+) {
+    for (command_id, gates) in continuations {
+        state.backlog.answered(gates.len() as u64);
+        if let Err(err) = state
+            .interactions
+            .deliver_continuation(project_id, gates)
+            .await
+        {
+            tracing::warn!(error = %err, %command_id, code = "continuation_delivery_failed", "delivering the continuation failed; it is recoverable");
+        }
+    }
 }
 
 /// A replayed answer: the stored single-respond body's row.

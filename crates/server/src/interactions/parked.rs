@@ -124,3 +124,57 @@ pub async fn scrub_parked_configs(store: &InteractionStore, redaction: Redaction
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(id: &str) -> GateRequest {
+        GateRequest {
+            step_index: 1,
+            tool: "Bash".into(),
+            args: serde_json::json!({}),
+            tool_call_id: id.into(),
+        }
+    }
+
+    /// A state written with one gate (by this version or an older one) reads as one gate,
+    /// and this version writes a one-gate state as before (no `gates` key).
+    #[test]
+    fn a_single_gate_state_reads_and_writes_as_before() {
+        let older = serde_json::json!({
+            "script": [], "gate": gate("toolu_1"), "token": "tok",
+            "config_source": "inline", "model": null, "references": null
+        });
+        let state: ParkedState = serde_json::from_value(older).unwrap();
+        assert!(!state.has_several_gates());
+        assert_eq!(
+            state.parked_gates(),
+            [ParkedGate {
+                gate: gate("toolu_1"),
+                token: "tok".into()
+            }]
+        );
+        let written = serde_json::to_value(&state).unwrap();
+        assert!(written.get("gates").is_none(), "{written}");
+
+        let several = ParkedState {
+            gates: vec![
+                ParkedGate {
+                    gate: gate("toolu_1"),
+                    token: "tok".into(),
+                },
+                ParkedGate {
+                    gate: gate("toolu_2"),
+                    token: "tok-2".into(),
+                },
+            ],
+            ..state
+        };
+        let read: ParkedState =
+            serde_json::from_value(serde_json::to_value(&several).unwrap()).unwrap();
+        assert!(read.has_several_gates());
+        assert_eq!(read.parked_gates().len(), 2);
+        assert_eq!(read.parked_gates()[1].token, "tok-2");
+    }
+}

@@ -661,3 +661,109 @@ async fn respond_batch_on_a_durable_host_continues_each_turn_durably() {
     assert_resumed_once(&h, &s2, &g2, [false, true]).await;
     assert_eq!(commands_of(&db, &t1).await, 1, "nothing new for turn 1");
 }
+
+/// Two instances on one database (the same SQLite file, or the same PostgreSQL
+/// database), each with its resume workers: the two last answers sent one to each at
+/// once, 10 times; the turn resumes once each time (the parked turn's claim fences the
+/// instances' resumes), each approved call run once.
+#[tokio::test]
+async fn two_instances_resume_a_parallel_turn_once() {
+    let a = Harness::start().await;
+    let b = Harness {
+        server: gatehouse_server::testing::spawn(TestServerOptions {
+            database_path: a.server.options.database_path.clone(),
+            database_url: a.server.options.database_url.clone(),
+            api_key: a.server.options.api_key.clone(),
+            project_id: a.server.options.project_id.clone(),
+            ..TestServerOptions::default()
+        })
+        .await,
+        http: reqwest::Client::new(),
+    };
+    for round in 0..10 {
+        let session = new_session();
+        let (_, gates) = park_parallel(&a, &session, false).await;
+        let (first, second) = (id(&gates[0]), id(&gates[1]));
+        let (x, y) = tokio::join!(a.respond(&first, true), b.respond(&second, false));
+        assert_eq!((x.0, y.0), (200, 200), "round {round}: {x:?} {y:?}");
+        assert_resumed_once(&a, &session, &gates, [true, false]).await;
+    }
+    b.server.shutdown().await;
+}
+
+/// The continuation of a parallel turn is delivered for the whole turn: the answer that
+/// completes the set writes the resume job of every gate (the partial answer's too);
+/// lost after the commit, `continuations/resume` writes them again, and an instance with
+/// resume workers then resumes the turn once.
+#[tokio::test]
+async fn a_parallel_continuation_is_delivered_and_redelivered_for_the_whole_turn() {
+    let h = Harness::with(TestServerOptions {
+        run_dispatcher: false,
+        agenta_contract: AgentaContract::Durable,
+        ..TestServerOptions::default()
+    })
+    .await;
+    let db = Db::open(&h.server).await;
+    let session = new_session();
+    let (_, gates) = park_parallel(&h, &session, false).await;
+    let (first, second) = (id(&gates[0]), id(&gates[1]));
+    let (status, partial) = h
+        .post_with_key(
+            &respond_path(&first),
+            json!({"answer": {"approved": true}}),
+            "p",
+        )
+        .await;
+    assert_eq!(status, 202, "{partial}");
+    assert_eq!(job_state(&db, &first).await, None);
+    let (status, last) = h
+        .post_with_key(
+            &respond_path(&second),
+            json!({"answer": {"approved": true}}),
+            "l",
+        )
+        .await;
+    assert_eq!(status, 202, "{last}");
+    assert_eq!(last["execution"]["state"], "pending_delivery", "{last}");
+    for gate in [&first, &second] {
+        assert_eq!(
+            job_state(&db, gate).await.as_deref(),
+            Some("queued"),
+            "{gate}"
+        );
+    }
+    // Both jobs lost, as if their write had failed after the commit.
+    for gate in [&first, &second] {
+        db.execute("DELETE FROM resume_jobs WHERE interaction_id = $1", &[gate])
+            .await;
+    }
+    let resume = format!("/api/sessions/{session}/continuations/resume");
+    let (status, body) = h.post(&resume, json!({})).await;
+    assert_eq!((status, body), (200, json!({"resumed": true})));
+    for gate in [&first, &second] {
+        assert_eq!(
+            job_state(&db, gate).await.as_deref(),
+            Some("queued"),
+            "{gate}"
+        );
+    }
+    // An instance with resume workers on the same database resumes the turn once.
+    let worker = Harness {
+        server: gatehouse_server::testing::spawn(TestServerOptions {
+            database_path: h.server.options.database_path.clone(),
+            database_url: h.server.options.database_url.clone(),
+            api_key: h.server.options.api_key.clone(),
+            project_id: h.server.options.project_id.clone(),
+            agenta_contract: AgentaContract::Durable,
+            ..TestServerOptions::default()
+        })
+        .await,
+        http: reqwest::Client::new(),
+    };
+    assert_resumed_once(&worker, &session, &gates, [true, true]).await;
+    assert_eq!(
+        resumes(&worker, &session).await[0]["turn_id"],
+        last["execution"]["id"]
+    );
+    worker.server.shutdown().await;
+}

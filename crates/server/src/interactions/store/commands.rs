@@ -11,8 +11,10 @@
 //! ([`DurableOutcome::Awaiting`]).
 
 use gatehouse_wire::JsonObject;
+use serde_json::json;
+use sha2::Digest as _;
 
-use super::parallel::{lock_turn_gates, several_gate_tokens};
+use super::parallel::several_gate_tokens;
 use super::rows::{interaction_from_row, InteractionRecord, SELECT_COLUMNS};
 use super::InteractionStore;
 use crate::announce::in_announced_tx;
@@ -174,6 +176,16 @@ pub enum DurableOutcome {
         /// The source turn.
         execution_id: String,
     },
+}
+
+/// The hash an `Idempotency-Key` is bound to: the gates, their answers, the expectation.
+pub fn durable_request_hash(answers: &[DurableAnswer], expected: Option<&str>) -> String {
+    let items: Vec<serde_json::Value> = answers
+        .iter()
+        .map(|a| json!([a.interaction_id, a.answer]))
+        .collect();
+    let canonical = json!({"answers": items, "expected_execution_id": expected}).to_string();
+    hex::encode(sha2::Sha256::digest(canonical.as_bytes()))
 }
 
 /// The `resolution.answer` a gate holds, if answered.
@@ -374,6 +386,8 @@ impl InteractionStore {
                 }
                 None => Vec::new(),
             };
+            // The path's gate as the lock found it (the reply shows it).
+            let anchor = anchor_index.and_then(|i| found.get(i)).cloned().unwrap_or(anchor);
             let others_pending = turn_gates
                 .iter()
                 .any(|gate| gate.status == "pending" && !ids.contains(&gate.id.as_str()));
@@ -627,6 +641,34 @@ impl InteractionStore {
             row.as_ref().map(command_from_row).transpose()
         })
     }
+}
+
+/// The gate rows of a turn parked on several (`tokens`, of its session), read and, on
+/// PostgreSQL, locked in id order for the rest of the transaction: two answers to
+/// gates of one turn decide one after the other, so the later sees the earlier's flip
+/// (one of them completes the set). SQLite's writer holds the whole file already.
+pub(crate) async fn lock_turn_gates(
+    tx: &mut Tx<'_>,
+    project_id: &str,
+    session_id: &str,
+    turn_id: &str,
+    tokens: &[String],
+) -> Result<Vec<InteractionRecord>, StoreError> {
+    let placeholders: Vec<String> = (0..tokens.len()).map(|i| format!("${}", i + 4)).collect();
+    let sql = format!(
+        "SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1 AND session_id = $2 \
+         AND turn_id = $3 AND token IN ({}) ORDER BY id{}",
+        placeholders.join(", "),
+        tx.lock_clause(),
+    );
+    with_tx!(tx, conn => {
+        let mut query = sqlx::query(&sql).bind(project_id).bind(session_id).bind(turn_id);
+        for token in tokens {
+            query = query.bind(token);
+        }
+        let rows = query.fetch_all(&mut **conn).await?;
+        rows.iter().map(interaction_from_row).collect()
+    })
 }
 
 /// Settle the pending continuation of the parked turn `turn_id` inside the transaction

@@ -9,9 +9,9 @@
 
 use gatehouse_wire::JsonObject;
 
-use super::commands::settle_continuation;
+use super::commands::{lock_turn_gates, settle_continuation};
 use super::lease::ClaimedJob;
-use super::parallel::{lock_turn_gates, several_gate_tokens};
+use super::parallel::several_gate_tokens;
 use super::rows::{
     insert_gate, interaction_from_row, InsertArgs, InteractionRecord, NewInteraction,
     SELECT_COLUMNS,

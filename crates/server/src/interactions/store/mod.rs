@@ -17,10 +17,13 @@
 //! transaction that records its turn), and what
 //! this area offers the others over its tables (`offered.rs`: the webhook flag of a
 //! delivered gate, a paused session's gate), and the gates of a turn parked on several
-//! (`parallel.rs`: which rows they are, and their lock; `rows.rs` and `commands.rs` use it).
+//! (`parallel.rs`: which rows they are, read from the turn; `rows.rs`, `commands.rs` and
+//! `jobs.rs` use it), and Gatehouse's batch on a durable host (`durable_batch.rs`, over
+//! `commands.rs` and `batch.rs`).
 
 mod batch;
 mod commands;
+mod durable_batch;
 mod jobs;
 mod lease;
 mod offered;
@@ -33,8 +36,10 @@ mod workflows;
 
 pub use batch::BatchRespondItem;
 pub use commands::{
-    continuation_state, CommandRecord, DurableAnswer, DurableOutcome, DurableRespond,
+    continuation_state, durable_request_hash, CommandRecord, DurableAnswer, DurableOutcome,
+    DurableRespond,
 };
+pub use durable_batch::DurableBatch;
 pub use jobs::{CompleteOutcome, FailOutcome, JobCompletion, MAX_ATTEMPTS, RESUME_FAILED_CODE};
 pub use lease::ClaimedJob;
 pub use offered::OfferedQueries;

@@ -1,9 +1,9 @@
 //! A turn parked on several gates (the asking calls of one `parallel` step): which
-//! rows are its gates, read from its parked state (`gates[].token`), and their lock.
+//! rows are its gates, read from its parked state (`gates[].token`); their lock is
+//! `commands.rs`'s (`lock_turn_gates`). It reads no row: the row modules use it.
 //! The turn continues once all of them are answered; the durable respond and the
 //! transition find here whether an answer completes the set.
 
-use super::rows::{interaction_from_row, InteractionRecord, SELECT_COLUMNS};
 use crate::db::{from_json_text, with_tx, RowExt, StoreError, Tx};
 
 /// The tokens of the gates of the parked turn `turn_id` when it is parked on several
@@ -42,32 +42,4 @@ pub(crate) async fn several_gate_tokens(
         })
         .unwrap_or_default();
     Ok((tokens.len() > 1).then_some(tokens))
-}
-
-/// The gate rows of a turn parked on several (`tokens`, of its session), read and, on
-/// PostgreSQL, locked in id order for the rest of the transaction: two answers to
-/// gates of one turn decide one after the other, so the later sees the earlier's flip
-/// (one of them completes the set). SQLite's writer holds the whole file already.
-pub(crate) async fn lock_turn_gates(
-    tx: &mut Tx<'_>,
-    project_id: &str,
-    session_id: &str,
-    turn_id: &str,
-    tokens: &[String],
-) -> Result<Vec<InteractionRecord>, StoreError> {
-    let placeholders: Vec<String> = (0..tokens.len()).map(|i| format!("${}", i + 4)).collect();
-    let sql = format!(
-        "SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1 AND session_id = $2 \
-         AND turn_id = $3 AND token IN ({}) ORDER BY id{}",
-        placeholders.join(", "),
-        tx.lock_clause(),
-    );
-    with_tx!(tx, conn => {
-        let mut query = sqlx::query(&sql).bind(project_id).bind(session_id).bind(turn_id);
-        for token in tokens {
-            query = query.bind(token);
-        }
-        let rows = query.fetch_all(&mut **conn).await?;
-        rows.iter().map(interaction_from_row).collect()
-    })
 }
