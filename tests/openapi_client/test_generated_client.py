@@ -99,7 +99,10 @@ def server_url():
     folder = Path(tempfile.mkdtemp(prefix="gatehouse-openapi-server-"))
     log = open(folder / "server.log", "w", encoding="utf-8")
     process = subprocess.Popen(
-        [server_binary(), "serve", "--bind", "127.0.0.1:0", "--database-url", f"sqlite://{folder / 'gatehouse.db'}"],
+        # The legacy contract: these flows answer with Gatehouse's own respond (200, a 409
+        # ALREADY_ANSWERED); the durable one is the default, tested by the Rust suites.
+        [server_binary(), "serve", "--bind", "127.0.0.1:0", "--database-url", f"sqlite://{folder / 'gatehouse.db'}",
+         "--agenta-contract", "legacy"],
         stdout=subprocess.PIPE,
         stderr=log,
         stdin=subprocess.DEVNULL,

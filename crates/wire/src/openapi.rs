@@ -13,9 +13,10 @@
 //! assert_eq!(document["openapi"], "3.1.0");
 //! let respond = &document["paths"]["/api/sessions/interactions/{id}/respond"]["post"];
 //! assert_eq!(respond["operationId"], "respondToInteraction");
+//! // A 409 is Gatehouse's `{"detail", "code"}` (legacy), or Agenta's durable envelope.
 //! assert_eq!(
-//!     respond["responses"]["409"]["content"]["application/json"]["schema"]["$ref"],
-//!     "#/components/schemas/FastApiErrorBody"
+//!     respond["responses"]["409"]["content"]["application/json"]["schema"]["anyOf"][1]["$ref"],
+//!     "#/components/schemas/ErrorEnvelope"
 //! );
 //! ```
 
@@ -201,6 +202,21 @@ fn parameter(param: &Param) -> Value {
     })
 }
 
+/// The schema of one event's `data` on a stream of `name`. A session's events stream
+/// (Agenta's) carries more than its durable events: `event: ready` with `{}`, live frames
+/// and a last `relay-close`.
+fn event_data_schema(name: &str) -> Value {
+    match name {
+        "SessionDurableEvent" => json!({"anyOf": [
+            component_ref("SessionDurableEvent"),
+            component_ref("SessionLiveFrame"),
+            component_ref("SessionRelayClose"),
+            {"type": "object", "maxProperties": 0, "description": "`event: ready`: the replay is done"},
+        ]}),
+        other => component_ref(other),
+    }
+}
+
 fn content(body: &Body) -> (&'static str, Value) {
     match body {
         Body::Json(name) => ("application/json", json!({ "schema": component_ref(name) })),
@@ -230,7 +246,7 @@ fn content(body: &Body) -> (&'static str, Value) {
                         "data": {
                             "type": "string",
                             "contentMediaType": "application/json",
-                            "contentSchema": component_ref(name),
+                            "contentSchema": event_data_schema(name),
                         },
                     },
                 },
@@ -305,12 +321,21 @@ fn operation_object(op: &Operation) -> Value {
         }
         responses.insert(reply.status.to_string(), Value::Object(response));
     }
+    let also = durable_error_bodies(op);
     for error in errors_of(op) {
+        let family = component_ref(op.family.error_body());
+        let schema = if also.is_empty() || error.status < 409 || error.status > 422 {
+            family
+        } else {
+            let mut any = vec![family];
+            any.extend(also.iter().map(|name| component_ref(name)));
+            json!({ "anyOf": any })
+        };
         responses.insert(
             error.status.to_string(),
             json!({
                 "description": format!("{}. {JSON_ERROR_NOTE}", error.lines.join("; ")),
-                "content": {"application/json": {"schema": component_ref(op.family.error_body())}},
+                "content": {"application/json": {"schema": schema}},
             }),
         );
     }
@@ -319,6 +344,17 @@ fn operation_object(op: &Operation) -> Value {
         object.insert("security".into(), json!([]));
     }
     Value::Object(object)
+}
+
+/// The error bodies Agenta's durable session control answers (409 and 422) besides its
+/// family's `{"detail"}`: the durable respond's top-level envelope (`ErrorEnvelope`), and
+/// the Stop's `{"detail": ...}` forms (`CancelError`) and its key's envelope.
+fn durable_error_bodies(op: &Operation) -> &'static [&'static str] {
+    match op.id {
+        "respondToInteraction" => &["ErrorEnvelope"],
+        "cancelSession" => &["ErrorEnvelope", "CancelError"],
+        _ => &[],
+    }
 }
 
 /// Rewrite every `#/$defs/X` reference inside `value` to `#/components/schemas/X`.
@@ -509,12 +545,18 @@ mod tests {
             }
             for (status, response) in responses.as_object().unwrap() {
                 if status.starts_with('4') || status.starts_with('5') {
-                    assert_eq!(
-                        response["content"]["application/json"]["schema"]["$ref"],
-                        format!("#/components/schemas/{}", op.family.error_body()),
-                        "{} {status}",
-                        op.id
-                    );
+                    let schema = &response["content"]["application/json"]["schema"];
+                    let family = format!("#/components/schemas/{}", op.family.error_body());
+                    // Agenta's durable session control also answers its own 409/422
+                    // bodies: the family's envelope comes first among them.
+                    let first = match schema.get("anyOf") {
+                        Some(any) => {
+                            assert!(!durable_error_bodies(op).is_empty(), "{} {status}", op.id);
+                            &any[0]["$ref"]
+                        }
+                        None => &schema["$ref"],
+                    };
+                    assert_eq!(first, &Value::String(family), "{} {status}", op.id);
                 }
             }
         }

@@ -2,7 +2,10 @@
 //! capability `durable_approvals`): the durable Stop, the session snapshot and its
 //! replayable events. Their bodies are the types of [`crate::sessions`].
 
-use super::operation::{Body, Family, In, Method, Operation, Optional, Param, ParamType, Reply};
+use super::operation::{
+    Body, Failure, Family, In, Method, Operation, Optional, Param, ParamType, Reply,
+};
+use crate::error::GatehouseCode;
 
 const SESSION_ID: Param = Param {
     name: "session_id",
@@ -28,8 +31,8 @@ pub const CANCEL_SESSION: Operation = Operation {
             name: "Idempotency-Key",
             location: In::Header,
             required: false,
-            kind: ParamType::Text,
-            description: "1 to 255 characters; a repeated Stop with the same key and expectation replays the stored command.",
+            kind: ParamType::AnyText,
+            description: "At most 255 characters (stripped; blank means none, as Agenta reads it); a repeated Stop with the same key and expectation replays the stored command.",
         },
     ],
     request: Some((Body::Json("SessionCancelRequest"), Optional::EmptyIsEmptyObject)),
@@ -45,7 +48,16 @@ pub const CANCEL_SESSION: Operation = Operation {
             bodies: &[Body::Json("SessionCancelResponse")],
         },
     ],
-    failures: &[],
+    failures: &[
+        Failure {
+            code: GatehouseCode::Conflict,
+            when: "`expected_execution_id` is not the running (or parked) execution, or it already ended (`{detail: {message, current_execution_id}}`), or the `Idempotency-Key` was used with another expectation (`{detail: \"...\"}`); nothing is written",
+        },
+        Failure {
+            code: GatehouseCode::ValidationError,
+            when: "an invalid session id (`{detail: \"...\"}`), extra keys in the body, or an `Idempotency-Key` over 255 characters (the envelope `validation_error`)",
+        },
+    ],
 };
 
 /// `GET /api/sessions/{session_id}` (`getSessionSnapshot`).
@@ -65,7 +77,12 @@ pub const GET_SESSION_SNAPSHOT: Operation = Operation {
         description: "the snapshot",
         bodies: &[Body::Json("SessionSnapshotResponse")],
     }],
-    failures: &[],
+    failures: &[
+        Failure {
+            code: GatehouseCode::BadRequest,
+            when: "the session id is outside `^[a-zA-Z0-9_-]{1,128}$` (as Agenta refuses it)",
+        },
+    ],
 };
 
 /// `GET /api/sessions/{session_id}/events` (`watchSessionEvents`).
@@ -94,5 +111,10 @@ pub const WATCH_SESSION_EVENTS: Operation = Operation {
         description: "an open event stream",
         bodies: &[Body::EventStream("SessionDurableEvent")],
     }],
-    failures: &[],
+    failures: &[
+        Failure {
+            code: GatehouseCode::BadRequest,
+            when: "the session id is outside `^[a-zA-Z0-9_-]{1,128}$` (as Agenta refuses it)",
+        },
+    ],
 };
