@@ -65,18 +65,20 @@ def test_respond_outcomes_continued_then_already_recorded_then_not_continuable(d
     asyncio.run(scenario())
 
 
-def test_a_gate_answered_differently_outside_the_durable_path_is_already_answered(durable_server, durable_client, project_id):
+def test_another_verdict_after_the_batch_continued_the_turn_is_turn_not_continuable(durable_server, durable_client, project_id):
     session_id = durable_server.open_gate(project_id)["session_id"]
     gate = the_gate(durable_client, session_id)
-    # Gatehouse's own batch answers it (not the durable respond): the row is answered, the
-    # turn is not settled by a continuation.
+    # Gatehouse's own batch answers it; on a durable host it admits the answer durably: the
+    # turn is settled by its continuation.
     report = asyncio.run(durable_client.approve_all([gate.id], False))
     assert [row.id for row in report.answered] == [gate.id]
 
-    with pytest.raises(GatehouseError.AlreadyAnswered) as caught:
+    # Another verdict now: the turn can no longer be continued (not "another device
+    # answered": that is told by the row, and the turn's settlement is what refuses it).
+    with pytest.raises(GatehouseError.TurnNotContinuable) as caught:
         asyncio.run(durable_client.respond_with_outcome(gate.id, True, session_id=session_id))
-    assert caught.value.error_kind() == GatehouseErrorKind.ALREADY_ANSWERED
-    assert "responded" in f"{caught.value.msg} {caught.value.details}"
+    assert caught.value.error_kind() == GatehouseErrorKind.TURN_NOT_CONTINUABLE
+    assert "terminal" in f"{caught.value.msg} {caught.value.details}"
 
 
 def test_a_stale_expected_execution_is_caught_with_the_current_one(durable_server, durable_client, project_id):

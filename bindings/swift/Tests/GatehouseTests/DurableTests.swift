@@ -73,18 +73,18 @@ func openGate(on server: TestServer, client: GatehouseClient, project: String) a
         }
     }
 
-    @Test func aGateAnsweredDifferentlyOutsideTheDurablePathIsAlreadyAnswered() async throws {
+    @Test func anotherVerdictAfterTheBatchContinuedTheTurnIsTurnNotContinuable() async throws {
         let server = try durableServer()
         let project = newProject()
         let client = try client(for: server, project: project)
         let gate = try await openGate(on: server, client: client, project: project)
-        // Gatehouse's own batch answers it: no continuation settles the turn.
+        // Gatehouse's own batch answers it durably on a durable host: the turn continues.
         #expect(try await client.approveAll(ids: [gate.id], approved: false).answered.map(\.id) == [gate.id])
         do {
             _ = try await client.respondWithOutcome(id: gate.id, approved: true, sessionId: gate.sessionId)
             Issue.record("another verdict was accepted")
-        } catch GatehouseError.AlreadyAnswered(let msg, let details) {
-            #expect("\(msg) \(details ?? "")".contains("responded"))
+        } catch GatehouseError.TurnNotContinuable(let msg, let details) {
+            #expect("\(msg) \(details ?? "")".contains("terminal"))
         }
     }
 

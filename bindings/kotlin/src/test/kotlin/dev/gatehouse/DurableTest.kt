@@ -96,16 +96,16 @@ class DurableTest {
     }
 
     @Test
-    fun `a gate answered differently outside the durable path throws AlreadyAnswered`(): Unit = runBlocking {
+    fun `another verdict after the batch continued the turn throws TurnNotContinuable`(): Unit = runBlocking {
         val project = newProject()
         clientFor(server, project).use { client ->
             val gate = openGate(server, client, project)
-            // Gatehouse's own batch answers it: the row is answered, no continuation settles the turn.
+            // Gatehouse's own batch answers it durably on a durable host: the turn continues.
             assertEquals(listOf(gate.id), client.approveAll(listOf(gate.id), false).answered.map { it.id })
-            val error = assertThrows<GatehouseException.AlreadyAnswered> {
+            val error = assertThrows<GatehouseException.TurnNotContinuable> {
                 runBlocking { client.respondWithOutcome(gate.id, true, sessionId = gate.sessionId) }
             }
-            assertEquals(GatehouseErrorKind.ALREADY_ANSWERED, error.errorKind())
+            assertEquals(GatehouseErrorKind.TURN_NOT_CONTINUABLE, error.errorKind())
         }
     }
 
