@@ -539,18 +539,7 @@ async fn error_bodies_match_agentas_examples() {
 #[tokio::test]
 async fn two_instances_admit_one_continuation_per_turn() {
     let a = durable_harness().await;
-    let b = Harness {
-        server: gatehouse_server::testing::spawn(TestServerOptions {
-            database_path: a.server.options.database_path.clone(),
-            database_url: a.server.options.database_url.clone(),
-            api_key: a.server.options.api_key.clone(),
-            project_id: a.server.options.project_id.clone(),
-            agenta_contract: AgentaContract::Durable,
-            ..TestServerOptions::default()
-        })
-        .await,
-        http: reqwest::Client::new(),
-    };
+    let b = a.durable_peer().await;
     let db = Db::open(&a.server).await;
     for round in 0..10 {
         let (gate, turn, session) = a.parked_gate().await;

@@ -521,18 +521,7 @@ async fn a_stop_racing_an_answer_has_one_winner_every_time() {
 #[tokio::test]
 async fn a_stop_racing_an_answer_across_two_instances_has_one_winner_every_time() {
     let a = durable_harness().await;
-    let b = Harness {
-        server: gatehouse_server::testing::spawn(TestServerOptions {
-            database_path: a.server.options.database_path.clone(),
-            database_url: a.server.options.database_url.clone(),
-            api_key: a.server.options.api_key.clone(),
-            project_id: a.server.options.project_id.clone(),
-            agenta_contract: AgentaContract::Durable,
-            ..TestServerOptions::default()
-        })
-        .await,
-        http: reqwest::Client::new(),
-    };
+    let b = a.durable_peer().await;
     stop_races_an_answer(&[&a, &b], 100).await;
     b.server.shutdown().await;
 }
@@ -540,18 +529,7 @@ async fn a_stop_racing_an_answer_across_two_instances_has_one_winner_every_time(
 #[tokio::test]
 async fn a_stop_sent_to_another_instance_stops_the_turn_this_one_runs() {
     let a = durable_harness().await;
-    let b = Harness {
-        server: gatehouse_server::testing::spawn(TestServerOptions {
-            database_path: a.server.options.database_path.clone(),
-            database_url: a.server.options.database_url.clone(),
-            api_key: a.server.options.api_key.clone(),
-            project_id: a.server.options.project_id.clone(),
-            agenta_contract: AgentaContract::Durable,
-            ..TestServerOptions::default()
-        })
-        .await,
-        http: reqwest::Client::new(),
-    };
+    let b = a.durable_peer().await;
     let session = new_session();
     let (execution, invoke) = a.running_turn(&session, 4_000).await;
     let (status, body) = b

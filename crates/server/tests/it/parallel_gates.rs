@@ -748,18 +748,7 @@ async fn a_parallel_continuation_is_delivered_and_redelivered_for_the_whole_turn
         );
     }
     // An instance with resume workers on the same database resumes the turn once.
-    let worker = Harness {
-        server: gatehouse_server::testing::spawn(TestServerOptions {
-            database_path: h.server.options.database_path.clone(),
-            database_url: h.server.options.database_url.clone(),
-            api_key: h.server.options.api_key.clone(),
-            project_id: h.server.options.project_id.clone(),
-            agenta_contract: AgentaContract::Durable,
-            ..TestServerOptions::default()
-        })
-        .await,
-        http: reqwest::Client::new(),
-    };
+    let worker = h.durable_peer().await;
     assert_resumed_once(&worker, &session, &gates, [true, true]).await;
     assert_eq!(
         resumes(&worker, &session).await[0]["turn_id"],

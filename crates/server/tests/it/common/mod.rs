@@ -33,6 +33,26 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// Another instance on this one's database (the same SQLite file, or the same
+    /// PostgreSQL database) and key, speaking Agenta's durable contract.
+    pub async fn durable_peer(&self) -> Harness {
+        let options = &self.server.options;
+        Harness {
+            server: gatehouse_server::testing::spawn(
+                gatehouse_server::testing::TestServerOptions {
+                    database_path: options.database_path.clone(),
+                    database_url: options.database_url.clone(),
+                    api_key: options.api_key.clone(),
+                    project_id: options.project_id.clone(),
+                    agenta_contract: gatehouse_server::AgentaContract::Durable,
+                    ..gatehouse_server::testing::TestServerOptions::default()
+                },
+            )
+            .await,
+            http: reqwest::Client::new(),
+        }
+    }
+
     /// `GET /metrics`: status, content type, body.
     pub async fn scrape_metrics(&self) -> (u16, String, String) {
         let response = self
