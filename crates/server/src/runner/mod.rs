@@ -472,48 +472,21 @@ pub async fn run_harness(
             }
             Step::Tool { tool, args } => {
                 let call_id = tool_call_id(call_seed, index);
-                match permission_for(request, tool) {
-                    RulePermission::Allow => {
-                        if let Some(halt) =
-                            execute_tool(&mut run, index, tool, args, &call_id, true).await
-                        {
-                            return run.finish(HarnessEnd::Failed { reason: halt });
-                        }
-                    }
-                    RulePermission::Deny => {
-                        let line = run.say(index, &format!("skipped {tool}: denied by policy"));
-                        run.messages.push(assistant_text(&line));
-                        if let Some(halt) = run.post_output(index, &line).await {
-                            return run.finish(HarnessEnd::Failed { reason: halt });
-                        }
-                    }
-                    _ => {
-                        let gate = run.gate(index, tool, args, call_id);
-                        return run.finish(HarnessEnd::Parked(vec![gate]));
-                    }
+                match tool_call(&mut run, request, index, tool, args, call_id).await {
+                    Err(halt) => return run.finish(HarnessEnd::Failed { reason: halt }),
+                    Ok(Some(gate)) => return run.finish(HarnessEnd::Parked(vec![gate])),
+                    Ok(None) => {}
                 }
             }
             Step::Parallel { calls } => {
                 let mut gates = Vec::new();
                 for (j, call) in calls.iter().enumerate() {
-                    let (tool, args) = (&call.tool, &call.args);
                     let call_id = parallel_call_id(call_seed, index, j);
-                    match permission_for(request, tool) {
-                        RulePermission::Allow => {
-                            if let Some(halt) =
-                                execute_tool(&mut run, index, tool, args, &call_id, true).await
-                            {
-                                return run.finish(HarnessEnd::Failed { reason: halt });
-                            }
-                        }
-                        RulePermission::Deny => {
-                            let line = run.say(index, &format!("skipped {tool}: denied by policy"));
-                            run.messages.push(assistant_text(&line));
-                            if let Some(halt) = run.post_output(index, &line).await {
-                                return run.finish(HarnessEnd::Failed { reason: halt });
-                            }
-                        }
-                        _ => gates.push(run.gate(index, tool, args, call_id)),
+                    match tool_call(&mut run, request, index, &call.tool, &call.args, call_id).await
+                    {
+                        Err(halt) => return run.finish(HarnessEnd::Failed { reason: halt }),
+                        Ok(Some(gate)) => gates.push(gate),
+                        Ok(None) => {}
                     }
                 }
                 if !gates.is_empty() {
@@ -524,6 +497,34 @@ pub async fn run_harness(
         index += 1;
     }
     run.finish(HarnessEnd::Completed)
+}
+
+/// One tool call of a step, by its permission: run (allowed), skipped (denied by
+/// policy), or the gate it asks for (`Ok(Some)`). `Err(reason)` when a checkpoint halted
+/// the run.
+async fn tool_call(
+    run: &mut Run<'_>,
+    request: &RunRequest,
+    index: usize,
+    tool: &str,
+    args: &Value,
+    call_id: String,
+) -> Result<Option<GateRequest>, String> {
+    match permission_for(request, tool) {
+        RulePermission::Allow => match execute_tool(run, index, tool, args, &call_id, true).await {
+            Some(halt) => Err(halt),
+            None => Ok(None),
+        },
+        RulePermission::Deny => {
+            let line = run.say(index, &format!("skipped {tool}: denied by policy"));
+            run.messages.push(assistant_text(&line));
+            match run.post_output(index, &line).await {
+                Some(halt) => Err(halt),
+                None => Ok(None),
+            }
+        }
+        _ => Ok(Some(run.gate(index, tool, args, call_id))),
+    }
 }
 
 /// Run one tool (after `pre_action`). `announce` writes the assistant's tool call into
