@@ -332,9 +332,13 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
 }
 
 @Suite struct HostileServers {
-    func call(_ url: String) async throws {
+    /// Calls the server and keeps it alive until the call ends (Swift may release a local
+    /// after its last use, which would stop the server mid-call).
+    func call(_ server: HostileServer) async throws {
+        defer { server.stop() }
         let client = try GatehouseClient(
-            config: ClientConfig(baseUrl: url, apiKey: apiKey, projectId: newProject(), timeout: 5))
+            config: ClientConfig(
+                baseUrl: server.url, apiKey: apiKey, projectId: newProject(), timeout: 5))
         _ = try await client.listPendingInteractions()
     }
 
@@ -345,7 +349,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
                 "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: \(html.utf8.count)\r\nConnection: close\r\n\r\n\(html)"
             ))
         do {
-            try await call(server.url)
+            try await call(server)
             Issue.record("HTML was read as gates")
         } catch let error as GatehouseError {
             #expect([.server, .decode].contains(try error.errorKind()), "\(error)")
@@ -355,7 +359,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
     @Test func garbageIsATypedError() async throws {
         let server = try HostileServer(.answer("\u{1}\u{2}not http at all\r\n\r\n"))
         do {
-            try await call(server.url)
+            try await call(server)
             Issue.record("garbage was read as gates")
         } catch let error as GatehouseError {
             #expect([.transport, .decode].contains(try error.errorKind()), "\(error)")
@@ -369,7 +373,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
             ))
         do {
-            try await call(server.url)
+            try await call(server)
             Issue.record("a wrong-shape body was read as gates")
         } catch GatehouseError.Decode(let msg, _) {
             #expect(!msg.isEmpty)
@@ -379,7 +383,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
     @Test func aDroppedConnectionIsATransportError() async throws {
         let server = try HostileServer(.drop)
         do {
-            try await call(server.url)
+            try await call(server)
             Issue.record("a dropped connection was read as gates")
         } catch GatehouseError.Transport(let msg, _) {
             #expect(!msg.isEmpty)

@@ -44,12 +44,16 @@ final class HostileServer: @unchecked Sendable {
         }
         listener = fd
         url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        // The accept thread owns the descriptor and closes it when accept fails (after
+        // `stop`): closing it anywhere else lets the next server's socket() reuse the number
+        // while this thread still accepts on it, serving that server's clients this answer.
         let thread = Thread {
             while true {
                 let connection = accept(fd, nil, nil)
-                if connection < 0 { return }
+                if connection < 0 { break }
                 HostileServer.serve(connection, behaviour)
             }
+            close(fd)
         }
         thread.start()
     }
@@ -70,9 +74,13 @@ final class HostileServer: @unchecked Sendable {
         close(connection)
     }
 
-    deinit {
+    /// Stops accepting: accept() then fails and the thread closes the descriptor.
+    func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+    }
+
+    deinit {
+        stop()
     }
 }
 
