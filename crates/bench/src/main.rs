@@ -13,6 +13,9 @@
 //!     strace/perf)
 //! gatehouse-bench metrics-overhead [--quick]
 //!     runs only row 10 (a respond with metrics on vs off) and prints its report
+//! gatehouse-bench scale [--quick] [--postgres-url URL] [--sizes N,N,...]
+//!     runs only row 11 (the API as history grows, SQLite and, given a URL, PostgreSQL)
+//!     and prints its report
 //! gatehouse-bench ffi --out FILE [--quick] [the binding flags of live, and
 //!         --kotlin-project DIR --kotlin-lib-dir DIR --swift-package DIR --swift-lib-dir DIR]
 //!     runs only row 6 (the Rust client beside each binding given) and writes its report
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         Some("approve-all") => approve_all_only(&args[1..]),
         Some("ffi") => ffi_only(&args[1..]),
         Some("metrics-overhead") => metrics_overhead_only(&args[1..]),
+        Some("scale") => scale_only(&args[1..]),
         _ => Err(BenchError::Invalid(
             "usage: gatehouse-bench <prepare-stamp --dir DIR | live --out FILE [--quick]>".into(),
         )),
@@ -156,6 +160,39 @@ fn metrics_overhead_only(args: &[String]) -> Result<(), BenchError> {
     let report = gatehouse_bench::live::bench_metrics_overhead(&rt, &config)?;
     let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Json {
         what: "serializing the metrics overhead report".into(),
+        source,
+    })?;
+    println!("{text}");
+    Ok(())
+}
+
+fn scale_only(args: &[String]) -> Result<(), BenchError> {
+    let config = counts(args);
+    let sizes = match flag_value(args, "--sizes") {
+        Some(list) => list
+            .split(',')
+            .map(|n| n.trim().parse::<u64>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BenchError::Invalid(format!("--sizes: {e}")))?,
+        None => config.scale_sizes.clone(),
+    };
+    let rt = gatehouse_bench::live::Runtimes::new()?;
+    let mut reports = vec![gatehouse_bench::live::bench_scale(
+        &rt,
+        &sizes,
+        config.scale_samples,
+        None,
+    )?];
+    if let Some(url) = flag_value(args, "--postgres-url") {
+        reports.push(gatehouse_bench::live::bench_scale(
+            &rt,
+            &sizes,
+            config.scale_samples,
+            Some(&url),
+        )?);
+    }
+    let text = serde_json::to_string_pretty(&reports).map_err(|source| BenchError::Json {
+        what: "serializing the scale report".into(),
         source,
     })?;
     println!("{text}");

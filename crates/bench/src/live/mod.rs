@@ -11,7 +11,7 @@
 //! its own: [`respond`](bench_respond) (row 3), [`approve_all`](bench_approve_all) (row 4),
 //! [`contention`](bench_contention) (row 5), [`ffi`](bench_ffi) (row 6),
 //! [`floor`](bench_floor) (row 8), [`sustained`](bench_sustained) (row 9) and
-//! [`metrics_overhead`](bench_metrics_overhead) (row 10).
+//! [`metrics_overhead`](bench_metrics_overhead) (row 10) and [`scale`](bench_scale) (row 11).
 
 mod approve_all;
 mod contention;
@@ -19,6 +19,7 @@ mod ffi;
 mod floor;
 mod metrics_overhead;
 mod respond;
+mod scale;
 mod sustained;
 
 pub use approve_all::{
@@ -29,6 +30,7 @@ pub use ffi::{bench_ffi, FfiReport, KotlinFfi, PythonFfi, SwiftFfi};
 pub use floor::{bench_floor, FloorReport};
 pub use metrics_overhead::{bench_metrics_overhead, MetricsOverheadReport};
 pub use respond::{bench_respond, RespondReport};
+pub use scale::{bench_scale, ScalePoint, ScaleReport};
 pub use sustained::{bench_sustained, SustainedReport};
 
 use std::time::{Duration, Instant};
@@ -80,6 +82,10 @@ pub struct LiveConfig {
     pub sustained_clients: usize,
     /// How long the sustained load runs.
     pub sustained_for: Duration,
+    /// The history sizes of row 11 (gates generated into the database), ascending from 0.
+    pub scale_sizes: Vec<u64>,
+    /// Calls measured per figure and size in row 11.
+    pub scale_samples: usize,
     /// A PostgreSQL server to run the sustained load on too (`postgres://.../db`; a
     /// fresh database is created beside it), when there is one.
     pub postgres_url: Option<String>,
@@ -105,6 +111,8 @@ impl LiveConfig {
             swift_ffi: None,
             sustained_clients: 16,
             sustained_for: Duration::from_secs(30),
+            scale_sizes: vec![0, 200_000, 1_000_000],
+            scale_samples: 200,
             postgres_url: None,
         }
     }
@@ -128,6 +136,8 @@ impl LiveConfig {
             swift_ffi: None,
             sustained_clients: 4,
             sustained_for: Duration::from_secs(2),
+            scale_sizes: vec![0, 2_000],
+            scale_samples: 5,
             postgres_url: None,
         }
     }
@@ -154,6 +164,8 @@ pub struct LiveReport {
     pub sustained: Vec<SustainedReport>,
     /// Row 10: a respond with metrics on vs off.
     pub metrics_overhead: MetricsOverheadReport,
+    /// Row 11: the API as history grows, SQLite then Postgres.
+    pub scale: Vec<ScaleReport>,
 }
 
 /// The respond body both sides send (what the client serializes for `Answer::approve()`).
@@ -378,7 +390,24 @@ pub fn run_all(
         progress("sustained responds against the resume workers, PostgreSQL");
         sustained.push(bench_sustained(&rt, config, Some(url))?);
     }
+    progress("scale: the API as history grows, SQLite");
+    let mut scale = vec![bench_scale(
+        &rt,
+        &config.scale_sizes,
+        config.scale_samples,
+        None,
+    )?];
+    if let Some(url) = &config.postgres_url {
+        progress("scale: the API as history grows, PostgreSQL");
+        scale.push(bench_scale(
+            &rt,
+            &config.scale_sizes,
+            config.scale_samples,
+            Some(url),
+        )?);
+    }
     Ok(LiveReport {
+        scale,
         sustained,
         metrics_overhead,
         respond,

@@ -22,6 +22,8 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         swift_ffi: None,
         sustained_clients: 2,
         sustained_for: std::time::Duration::from_millis(1500),
+        scale_sizes: vec![0, 300],
+        scale_samples: 3,
         postgres_url: std::env::var("GATEHOUSE_TEST_DATABASE_URL")
             .ok()
             .filter(|url| url.starts_with("postgres")),
@@ -29,7 +31,7 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
     let mut steps = Vec::new();
     let report = run_all(&config, |step| steps.push(step.to_string())).unwrap();
     let postgres = config.postgres_url.is_some();
-    assert_eq!(steps.len(), 9 + usize::from(postgres), "{steps:?}");
+    assert_eq!(steps.len(), 10 + 2 * usize::from(postgres), "{steps:?}");
     assert_eq!(report.respond.client_us.n, 4);
     assert_eq!(report.respond.bare_us.n, 4);
     assert_eq!(report.metrics_overhead.metrics_on_us.n, 4);
@@ -74,6 +76,22 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
             run.resumes <= run.responds + run.backlog.iter().copied().max().unwrap_or(0),
             "{run:?}"
         );
+    }
+    // Scale: the history was generated into the database (counted there), and every
+    // figure was measured at each size.
+    assert_eq!(report.scale.len(), 1 + usize::from(postgres));
+    for run in &report.scale {
+        let sizes: Vec<u64> = run.points.iter().map(|p| p.gates).collect();
+        assert_eq!(sizes, vec![0, 300], "{run:?}");
+        // Counted before each size's 20 live gates open: the template gate, then it, the
+        // first size's live gates and the 300 generated.
+        assert_eq!(run.points[0].rows, 1, "{run:?}");
+        assert_eq!(run.points[1].rows, 1 + 20 + 300, "{run:?}");
+        for point in &run.points {
+            assert_eq!(point.calls.len(), 10, "{point:?}");
+            assert!(point.calls.iter().all(|(_, s)| s.n == 3), "{point:?}");
+            assert!(point.rss_bytes > 0);
+        }
     }
     assert_eq!(report.floor.sqlite_commit_us.n, 4);
     assert_eq!(report.floor.http_empty_us.n, 4);

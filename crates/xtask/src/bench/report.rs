@@ -660,6 +660,75 @@ pub(super) fn render(
         met(pct < 3.0),
     );
 
+    // Row 11: the API as history grows, each figure against its empty-database figure.
+    for run in live["scale"].as_array().cloned().unwrap_or_default() {
+        let points = run["points"].as_array().cloned().unwrap_or_default();
+        let Some(empty) = points.first() else {
+            continue;
+        };
+        let medians = |point: &Value| -> Vec<(String, f64, f64)> {
+            point["calls"]
+                .as_array()
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .map(|call| {
+                            (
+                                call[0].as_str().unwrap_or("?").to_string(),
+                                f(&call[1], "median"),
+                                f(&call[1], "p99"),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let empty_calls = medians(empty);
+        for point in points.iter().skip(1) {
+            let calls = medians(point);
+            let mut worst = (String::new(), 0.0f64);
+            let mut figures = Vec::new();
+            for ((name, median, p99), (_, empty_median, empty_p99)) in
+                calls.iter().zip(&empty_calls)
+            {
+                let ratio = median / empty_median;
+                if ratio > worst.1 {
+                    worst = (name.clone(), ratio);
+                }
+                figures.push(format!(
+                    "{name} {} ({ratio:.2}x; p99 {} vs {})",
+                    time(median * 1e3),
+                    time(p99 * 1e3),
+                    time(empty_p99 * 1e3)
+                ));
+            }
+            let rss = f(point, "rss_bytes") / f(empty, "rss_bytes");
+            table.row(
+                "11",
+                &format!(
+                    "scale, {}: the API over {} gates of history (generated straight into the database in {:.0} s; {} calls per figure, one after the other, pages of 20)",
+                    run["backend"].as_str().unwrap_or("?"),
+                    point["gates"],
+                    f(point, "generate_s"),
+                    run["samples"]
+                ),
+                &format!("worst: {} at {:.2}x", worst.0, worst.1),
+                &format!("{}; resident memory {:.0} MiB ({rss:.2}x)", figures.join("; "), f(point, "rss_bytes") / 1048576.0),
+                &format!(
+                    "the same server empty: {}",
+                    empty_calls
+                        .iter()
+                        .map(|(name, median, _)| format!("{name} {}", time(median * 1e3)))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                &format!("{:.2}x at worst", worst.1.max(rss)),
+                "each ≤ 1.5x its empty figure",
+                met(worst.1 <= 1.5 && rss <= 1.5),
+            );
+        }
+    }
+
     // Where a stamp's time goes.
     let mut parts = String::new();
     parts.push_str("\n### Where a stamp's time goes (criterion, same run)\n\n");
