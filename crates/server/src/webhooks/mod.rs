@@ -23,6 +23,7 @@
 //! server's settings and are never logged.
 
 pub mod api;
+pub mod circuit;
 pub mod deliver;
 pub mod sign;
 pub mod store;
