@@ -260,6 +260,8 @@ async fn a_failing_endpoints_circuit_opens_and_recovers() {
         timeout: Duration::from_millis(300),
         retry_delay: Duration::from_millis(50),
         max_attempts: 1000,
+        circuit_failures: 5,
+        circuit_open: Duration::from_secs(5),
         ..WebhookSettings::default()
     };
     let h = server(vec![flaky.endpoint("flaky")], settings.clone()).await;
@@ -268,8 +270,9 @@ async fn a_failing_endpoints_circuit_opens_and_recovers() {
         gates.push(open_gate(&h, "circuit", &format!("g-{i}")).await);
     }
     // Watch the attempts for a while. Without a circuit, two workers would try a due
-    // event every 300 ms each (about 40 attempts in 6 s); with it, the failures that open
-    // it (plus what was already in flight) and at most one probe.
+    // event every 300 ms each (about 40 attempts in 6 s); with it, the 5 failures that
+    // open it (at the earliest 0.9 s in), what was already in flight, and at most one
+    // probe (5 s after it opened; a failed one waits 10 s).
     let first = wait_until(Duration::from_secs(30), || async {
         !flaky.heard().is_empty()
     })
@@ -277,7 +280,7 @@ async fn a_failing_endpoints_circuit_opens_and_recovers() {
     assert!(first, "the endpoint never heard an attempt");
     tokio::time::sleep(Duration::from_secs(6)).await;
     let attempts = flaky.heard().len();
-    let bound = 5 + settings.workers + 1;
+    let bound = settings.circuit_failures as usize + settings.workers + 1;
     assert!(
         attempts <= bound,
         "{attempts} attempts at a failing endpoint in 6 s (at most {bound} with its circuit open)"
@@ -307,4 +310,69 @@ async fn a_failing_endpoints_circuit_opens_and_recovers() {
     .await;
     assert!(arrived, "the circuit did not close");
     h.server.shutdown().await;
+}
+
+/// The live endpoint's delivery latency (gate opened to request heard), alone and beside
+/// a dead endpoint, for the report: a burst of gates at once, then a steady trickle.
+/// Prints p50/p99; asserts nothing about time. Run it alone:
+/// `cargo test -p gatehouse-server --test it -- --ignored --nocapture measure_live_latency`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement for the report, not a test"]
+async fn measure_live_latency_beside_a_dead_endpoint() {
+    let settings = WebhookSettings {
+        timeout: Duration::from_secs(2),
+        ..WebhookSettings::default()
+    };
+    for with_dead in [false, true] {
+        let live = Receiver::start(true).await;
+        let dead = Receiver::start(false).await;
+        let mut endpoints = vec![live.endpoint("live")];
+        if with_dead {
+            endpoints.push(dead.endpoint("dead"));
+        }
+        let h = server(endpoints, settings.clone()).await;
+        for (scenario, count, every) in [
+            ("burst of 20", 20, Duration::ZERO),
+            ("one every 300 ms, 30", 30, Duration::from_millis(300)),
+        ] {
+            let mut opened = Vec::new();
+            let mut gates = Vec::new();
+            for i in 0..count {
+                opened.push(Instant::now());
+                let gate = open_gate(&h, scenario, &format!("{with_dead}-{i}")).await;
+                gates.push(gate);
+                tokio::time::sleep(every).await;
+            }
+            wait_until(Duration::from_secs(120), || async {
+                arrivals(&live, &gates).iter().all(Option::is_some)
+            })
+            .await;
+            let mut waits: Vec<f64> = arrivals(&live, &gates)
+                .iter()
+                .zip(&opened)
+                .filter_map(|(arrived, opened)| {
+                    arrived.map(|a| a.saturating_duration_since(*opened).as_secs_f64())
+                })
+                .collect();
+            waits.sort_by(f64::total_cmp);
+            let at = |q: f64| {
+                waits
+                    .get(((waits.len() as f64 * q).ceil() as usize).saturating_sub(1))
+                    .copied()
+                    .unwrap_or(f64::NAN)
+            };
+            eprintln!(
+                "live endpoint{}, {scenario}: p50 {:.3} s, p99 {:.3} s, {} of {count} arrived",
+                if with_dead {
+                    " beside a dead one"
+                } else {
+                    " alone"
+                },
+                at(0.5),
+                at(0.99),
+                waits.len()
+            );
+        }
+        h.server.shutdown().await;
+    }
 }
