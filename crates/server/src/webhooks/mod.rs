@@ -6,9 +6,9 @@
 //!
 //! - the endpoints and the retry policy are settings ([`crate::config::webhooks`],
 //!   [`crate::ServerConfig::webhooks`]);
-//! - [`outbox`]: the durable outbox. An event is written in the transaction of the change
-//!   it announces, one row per endpoint, so a committed change has its event and a
-//!   rolled-back one has none; nothing is sent from inside a request;
+//! - [`outbox`](crate::announce::outbox): the durable outbox. An event is written in the
+//!   transaction of the change it announces, one row per endpoint, so a committed change
+//!   has its event and a rolled-back one has none; nothing is sent from inside a request;
 //! - [`deliver`]: the workers of every instance, a lane of them per endpoint (one
 //!   endpoint's failures never hold another's workers), claiming rows under a lease (as
 //!   the resume workers claim jobs), retrying with exponential backoff up to
