@@ -73,6 +73,9 @@ pub struct TestServerOptions {
     pub agenta_contract: crate::config::AgentaContract,
     /// Webhook endpoints events are written for; default none.
     pub webhook_endpoints: Vec<crate::config::WebhookEndpoint>,
+    /// The webhook delivery settings (timeout, retries, workers, circuit); default the
+    /// server's. Its endpoints are replaced by `webhook_endpoints`.
+    pub webhook_settings: Option<crate::config::WebhookSettings>,
 }
 
 impl Default for TestServerOptions {
@@ -102,6 +105,7 @@ impl Default for TestServerOptions {
             cors_origins: Vec::new(),
             agenta_contract: crate::config::AgentaContract::Legacy,
             webhook_endpoints: Vec::new(),
+            webhook_settings: None,
         }
     }
 }
@@ -245,6 +249,9 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     config.metrics = opts.metrics;
     config.cors_origins = opts.cors_origins.clone();
     config.agenta_contract = opts.agenta_contract;
+    if let Some(settings) = &opts.webhook_settings {
+        config.webhooks = settings.clone();
+    }
     config.webhooks.endpoints = opts.webhook_endpoints.clone();
     if let Some(v) = opts.db_acquire_timeout {
         config.db_acquire_timeout = v;

@@ -155,11 +155,20 @@ pub struct WebhookSettings {
     /// lease is this plus [`crate::ServerConfig::lease`], so no other instance takes an
     /// event over while a live attempt may still be sending it.
     pub timeout: Duration,
-    /// Delivery workers per instance (default 2).
+    /// Delivery workers per endpoint, per instance (default 2): each endpoint has a lane
+    /// of its own, so a slow or dead endpoint holds only its own workers, never another
+    /// endpoint's. An instance runs `endpoints x workers` in all.
     pub workers: usize,
     /// How often an idle worker looks for due events besides its wake-ups (default
     /// 250 ms).
     pub poll: Duration,
+    /// Failed attempts in a row at one endpoint that open its circuit (default 5; 0: no
+    /// circuit): its lane then sends nothing for [`WebhookSettings::circuit_open`], then
+    /// one probe ([`crate::webhooks::circuit`]).
+    pub circuit_failures: u32,
+    /// How long a circuit first stays open (default 5 s); after each failed probe twice
+    /// as long, up to [`WebhookSettings::max_retry_delay`].
+    pub circuit_open: Duration,
 }
 
 impl Default for WebhookSettings {
@@ -172,6 +181,8 @@ impl Default for WebhookSettings {
             timeout: Duration::from_secs(10),
             workers: 2,
             poll: Duration::from_millis(250),
+            circuit_failures: 5,
+            circuit_open: Duration::from_secs(5),
         }
     }
 }

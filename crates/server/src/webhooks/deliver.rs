@@ -1,17 +1,26 @@
-//! The delivery workers: claim a due outbox row under a lease, POST its body signed for
-//! its endpoint, record the outcome ([`record_outcome`]), repeat.
+//! The delivery workers: each endpoint has a lane of its own, [`WebhookSettings::workers`]
+//! workers and a [`Circuit`]; a lane's worker claims a due outbox row of its endpoint under
+//! a lease, POSTs its body signed for the endpoint, records the outcome
+//! ([`record_outcome`]), repeats. A dead endpoint's attempts (each one waiting for the whole
+//! timeout) hold its own lane's workers only, so another endpoint's events never wait
+//! behind them; after [`WebhookSettings::circuit_failures`] failures in a row its circuit
+//! opens and the lane sends nothing but a probe now and then, so its events keep their
+//! attempts for when it answers again.
 //!
 //! The lease of a claim is the POST's timeout plus the server's lease
 //! ([`crate::ServerConfig::lease`]), so while an attempt may still be sending, no other
 //! instance takes the row; an instance that dies mid-attempt leaves the row to be claimed
 //! again once the lease expires (by the database's clock, as every lease). A receiver may
 //! therefore see an event twice (at least once): the `webhook-id` header is the same on
-//! every attempt, for its de-duplication.
+//! every attempt, for its de-duplication. The circuit is this instance's own: each
+//! instance finds out for itself that an endpoint is down or back.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
+use super::circuit::{Change, Circuit, Permit};
 use super::sign::signature;
 use super::store::ClaimedDelivery;
 use crate::config::webhooks::{WebhookEndpoint, WebhookSettings};
@@ -88,8 +97,75 @@ pub fn record_outcome(
     }
 }
 
-/// Start the delivery workers when endpoints are configured; the handle ends when they
-/// all have, at shutdown.
+/// One endpoint's lane: its name (what its workers claim) and its circuit, shared by its
+/// workers on this instance.
+#[derive(Clone)]
+struct Lane {
+    /// The endpoint's name, as the one-element list the claim takes.
+    endpoint: Arc<[String]>,
+    circuit: Arc<Mutex<Circuit>>,
+}
+
+impl Lane {
+    fn new(name: &str, settings: &WebhookSettings) -> Self {
+        Self {
+            endpoint: Arc::from(vec![name.to_string()]),
+            circuit: Arc::new(Mutex::new(Circuit::new(settings))),
+        }
+    }
+
+    fn name(&self) -> &str {
+        self.endpoint
+            .first()
+            .map(String::as_str)
+            .unwrap_or_default()
+    }
+
+    fn circuit(&self) -> MutexGuard<'_, Circuit> {
+        self.circuit
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Tell the circuit how an attempt ended (`answered`: 2xx or not; `None`: nothing was
+    /// learnt of the endpoint), and log what that changed.
+    fn attempt_ended(&self, answered: Option<bool>, probe: bool) {
+        let change = {
+            let mut circuit = self.circuit();
+            match answered {
+                Some(true) => circuit.succeeded(),
+                Some(false) => circuit.failed(Instant::now(), probe),
+                None => {
+                    if probe {
+                        circuit.probe_unused();
+                    }
+                    None
+                }
+            }
+        };
+        match change {
+            Some(Change::Opened(open_for)) => {
+                let open_ms = u64::try_from(open_for.as_millis()).unwrap_or(u64::MAX);
+                tracing::warn!(
+                    endpoint = self.name(),
+                    open_ms,
+                    "webhook endpoint keeps failing; its circuit is open: its events wait for a probe"
+                );
+            }
+            Some(Change::Closed) => {
+                tracing::info!(
+                    endpoint = self.name(),
+                    "webhook endpoint answers again; its circuit is closed"
+                );
+            }
+            None => {}
+        }
+    }
+}
+
+/// Start the delivery workers when endpoints are configured (a lane of
+/// [`WebhookSettings::workers`] workers per endpoint); the handle ends when they all
+/// have, at shutdown.
 pub fn spawn(state: AppState) -> Option<JoinHandle<()>> {
     let settings = &state.config.webhooks;
     if settings.endpoints.is_empty() {
@@ -108,16 +184,21 @@ pub fn spawn(state: AppState) -> Option<JoinHandle<()>> {
         }
     };
     let names: Vec<&str> = settings.endpoints.iter().map(|e| e.name.as_str()).collect();
-    tracing::info!(endpoints = ?names, workers = settings.workers.max(1), "webhook delivery on");
     let workers = settings.workers.max(1);
+    tracing::info!(endpoints = ?names, workers_per_endpoint = workers, "webhook delivery on");
     // Registered before the workers start: readiness counts them from its first answer.
-    let pulses: Vec<PulseGuard> = (0..workers)
-        .map(|_| state.readiness.register(Task::WebhookWorker, settings.poll))
-        .collect();
+    let mut lanes: Vec<(Lane, PulseGuard)> = Vec::new();
+    for endpoint in &settings.endpoints {
+        let lane = Lane::new(&endpoint.name, settings);
+        for _ in 0..workers {
+            let pulse = state.readiness.register(Task::WebhookWorker, settings.poll);
+            lanes.push((lane.clone(), pulse));
+        }
+    }
     Some(tokio::spawn(async move {
-        let handles: Vec<JoinHandle<()>> = pulses
+        let handles: Vec<JoinHandle<()>> = lanes
             .into_iter()
-            .map(|pulse| tokio::spawn(run(state.clone(), client.clone(), pulse)))
+            .map(|(lane, pulse)| tokio::spawn(run(state.clone(), client.clone(), lane, pulse)))
             .collect();
         for handle in handles {
             if let Err(err) = handle.await {
@@ -127,10 +208,9 @@ pub fn spawn(state: AppState) -> Option<JoinHandle<()>> {
     }))
 }
 
-async fn run(state: AppState, client: reqwest::Client, pulse: PulseGuard) {
+async fn run(state: AppState, client: reqwest::Client, lane: Lane, pulse: PulseGuard) {
     let mut shutdown = state.shutdown.clone();
     let settings = &state.config.webhooks;
-    let names: Vec<String> = settings.endpoints.iter().map(|e| e.name.clone()).collect();
     let lease = settings.timeout.saturating_add(state.config.lease);
     let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
     let wakeup = state.announce.outbox().clone();
@@ -140,7 +220,7 @@ async fn run(state: AppState, client: reqwest::Client, pulse: PulseGuard) {
         }
         {
             let _busy = pulse.busy();
-            drain(&state, &client, &names, lease_ms).await;
+            drain(&state, &client, &lane, lease_ms).await;
         }
         let woken = tokio::select! {
             _ = wakeup.wakeup().notified() => true,
@@ -154,16 +234,33 @@ async fn run(state: AppState, client: reqwest::Client, pulse: PulseGuard) {
     }
 }
 
-/// Deliver every due row, one at a time.
-async fn drain(state: &AppState, client: &reqwest::Client, names: &[String], lease_ms: i64) {
+/// Deliver every due row of the lane's endpoint, one at a time, while its circuit lets
+/// it.
+async fn drain(state: &AppState, client: &reqwest::Client, lane: &Lane, lease_ms: i64) {
     loop {
         if *state.shutdown.borrow() {
             return;
         }
-        match state.deliveries.claim_webhook(names, lease_ms).await {
-            Ok(Some(claim)) => attempt(state, client, &claim).await,
-            Ok(None) => return,
+        let probe = match lane.circuit().permit(Instant::now()) {
+            Permit::Send => false,
+            Permit::Probe => true,
+            Permit::Wait => return,
+        };
+        match state
+            .deliveries
+            .claim_webhook(&lane.endpoint, lease_ms)
+            .await
+        {
+            Ok(Some(claim)) => {
+                let answered = attempt(state, client, &claim).await;
+                lane.attempt_ended(answered, probe);
+            }
+            Ok(None) => {
+                lane.attempt_ended(None, probe);
+                return;
+            }
             Err(err) => {
+                lane.attempt_ended(None, probe);
                 tracing::warn!(error = %err, "claiming a webhook event failed; will retry");
                 return;
             }
@@ -171,20 +268,29 @@ async fn drain(state: &AppState, client: &reqwest::Client, names: &[String], lea
     }
 }
 
-/// One attempt of one claimed row, and its outcome written.
-async fn attempt(state: &AppState, client: &reqwest::Client, claim: &ClaimedDelivery) {
+/// One attempt of one claimed row, and its outcome written. Whether the endpoint
+/// answered 2xx, for its circuit: `None` when the attempt learnt nothing of the endpoint
+/// (interrupted by the shutdown).
+async fn attempt(
+    state: &AppState,
+    client: &reqwest::Client,
+    claim: &ClaimedDelivery,
+) -> Option<bool> {
     let settings = &state.config.webhooks;
     let Some(endpoint) = settings.endpoint(&claim.endpoint) else {
         // Claimed by name from this instance's own endpoints: always found.
-        return;
+        return None;
     };
     let started = std::time::Instant::now();
     let mut shutdown = state.shutdown.clone();
-    let sent = tokio::select! {
-        sent = post(client, endpoint, claim) => sent,
+    let (sent, answered) = tokio::select! {
+        sent = post(client, endpoint, claim) => {
+            let answered = sent.is_ok();
+            (sent, Some(answered))
+        }
         // Shutting down: the attempt is abandoned and the event due again at once, for
         // any instance (it may have arrived: at least once).
-        _ = shutdown.wait_for(|stop| *stop) => Err("interrupted: the server shut down".to_string()),
+        _ = shutdown.wait_for(|stop| *stop) => (Err("interrupted: the server shut down".to_string()), None),
     };
     let elapsed = started.elapsed();
     let outcome = match sent {
@@ -195,7 +301,7 @@ async fn attempt(state: &AppState, client: &reqwest::Client, claim: &ClaimedDeli
                 // Delivered, but not recorded: the lease expires and the event is sent
                 // again (at least once).
                 tracing::warn!(error = %err, event_id = %claim.event_id, "recording a delivered webhook failed; it will be sent again");
-                return;
+                return answered;
             }
         },
         Err(error) => failed(state, settings, claim, error).await,
@@ -208,6 +314,7 @@ async fn attempt(state: &AppState, client: &reqwest::Client, claim: &ClaimedDeli
         elapsed,
         &outcome,
     );
+    answered
 }
 
 async fn failed(

@@ -6,14 +6,17 @@
 //!
 //! - the endpoints and the retry policy are settings ([`crate::config::webhooks`],
 //!   [`crate::ServerConfig::webhooks`]);
-//! - [`outbox`]: the durable outbox. An event is written in the transaction of the change
-//!   it announces, one row per endpoint, so a committed change has its event and a
-//!   rolled-back one has none; nothing is sent from inside a request;
-//! - [`deliver`]: the workers of every instance, claiming rows under a lease (as the
-//!   resume workers claim jobs), retrying with exponential backoff up to
+//! - [`outbox`](crate::announce::outbox): the durable outbox. An event is written in the
+//!   transaction of the change it announces, one row per endpoint, so a committed change
+//!   has its event and a rolled-back one has none; nothing is sent from inside a request;
+//! - [`deliver`]: the workers of every instance, a lane of them per endpoint (one
+//!   endpoint's failures never hold another's workers), claiming rows under a lease (as
+//!   the resume workers claim jobs), retrying with exponential backoff up to
 //!   [`WebhookSettings::max_attempts`], then marking the row `failed`; a delivered gate's
 //!   opening event sets the row's `flags.delivered_webhook`. Each attempt's outcome is
 //!   recorded in one place, [`deliver::record_outcome`];
+//! - [`circuit`]: a lane's circuit: after failures in a row its endpoint is left alone
+//!   for a while, then probed;
 //! - [`sign`]: the signature;
 //! - [`api`]: `GET /api/webhooks/deliveries`, the outbox of a project for an operator
 //!   (`gatehouse webhooks list`).
@@ -23,6 +26,7 @@
 //! server's settings and are never logged.
 
 pub mod api;
+pub mod circuit;
 pub mod deliver;
 pub mod sign;
 pub mod store;

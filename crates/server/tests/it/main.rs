@@ -54,3 +54,4 @@ mod run;
 mod secrets_at_rest;
 mod story;
 mod watch;
+mod webhook_lanes;
