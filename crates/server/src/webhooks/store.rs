@@ -205,24 +205,35 @@ impl DeliveryStore {
         state: Option<&str>,
         limit: u32,
     ) -> Result<Vec<WebhookDelivery>, StoreError> {
-        let mut sql = format!("SELECT {ENTRY_COLUMNS} FROM webhook_outbox WHERE 1 = 1");
-        let mut binds: Vec<&str> = Vec::new();
-        if let Some(project) = project_id {
-            binds.push(project);
-            sql.push_str(&format!(" AND project_id = ${}", binds.len()));
-        }
-        if let Some(state) = state {
-            binds.push(state);
-            sql.push_str(&format!(" AND state = ${}", binds.len()));
-        }
-        sql.push_str(&format!(" ORDER BY id DESC LIMIT {limit}"));
+        let (sql, binds) = Self::list_outbox_sql(project_id, state, limit);
         with_pool!(self.db, pool => {
             let mut query = sqlx::query(&sql);
             for bind in &binds {
-                query = query.bind(*bind);
+                query = query.bind(bind);
             }
             let rows = query.fetch_all(pool).await?;
             rows.iter().map(entry_from_row).collect()
         })
+    }
+
+    /// The statement [`list_outbox`](Self::list_outbox) runs and its text parameters:
+    /// public so a test can read its query plan (the pending list uses an index).
+    pub fn list_outbox_sql(
+        project_id: Option<&str>,
+        state: Option<&str>,
+        limit: u32,
+    ) -> (String, Vec<String>) {
+        let mut sql = format!("SELECT {ENTRY_COLUMNS} FROM webhook_outbox WHERE 1 = 1");
+        let mut binds: Vec<String> = Vec::new();
+        if let Some(project) = project_id {
+            binds.push(project.to_string());
+            sql.push_str(&format!(" AND project_id = ${}", binds.len()));
+        }
+        if let Some(state) = state {
+            binds.push(state.to_string());
+            sql.push_str(&format!(" AND state = ${}", binds.len()));
+        }
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT {limit}"));
+        (sql, binds)
     }
 }

@@ -537,6 +537,24 @@ impl InteractionStore {
         project_id: &str,
         filter: &InteractionFilter,
     ) -> Result<Vec<InteractionRecord>, StoreError> {
+        let (sql, texts) = Self::query_interactions_sql(project_id, filter);
+        with_pool!(self.db, pool => {
+            let mut query = sqlx::query(&sql);
+            for text in &texts {
+                query = query.bind(text);
+            }
+            let rows = query.fetch_all(pool).await?;
+            rows.iter().map(interaction_from_row).collect()
+        })
+    }
+
+    /// The statement [`query_interactions`](Self::query_interactions) runs and its text
+    /// parameters (`$1`, `$2`, ...): public so a test can read its query plan (every
+    /// filter the API offers is served by an index).
+    pub fn query_interactions_sql(
+        project_id: &str,
+        filter: &InteractionFilter,
+    ) -> (String, Vec<String>) {
         let mut sql = format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1");
         let mut texts: Vec<String> = vec![project_id.to_string()];
         let mut push = |sql: &mut String, clause: &str, value: String| {
@@ -597,14 +615,7 @@ impl InteractionStore {
             " ORDER BY id ASC"
         });
         sql.push_str(&format!(" LIMIT {}", filter.limit));
-        with_pool!(self.db, pool => {
-            let mut query = sqlx::query(&sql);
-            for text in &texts {
-                query = query.bind(text);
-            }
-            let rows = query.fetch_all(pool).await?;
-            rows.iter().map(interaction_from_row).collect()
-        })
+        (sql, texts)
     }
 
     /// The compare-and-set respond (C1). In ONE transaction: replay check for the
