@@ -73,6 +73,10 @@ pub struct TestServerOptions {
     pub agenta_contract: crate::config::AgentaContract,
     /// Webhook endpoints events are written for; default none.
     pub webhook_endpoints: Vec<crate::config::WebhookEndpoint>,
+    /// Attempts per webhook event before it is `failed` (the server's default if `None`).
+    pub webhook_max_attempts: Option<u32>,
+    /// What is pruned and how often (the server's defaults if `None`).
+    pub retention: Option<crate::config::RetentionSettings>,
 }
 
 impl Default for TestServerOptions {
@@ -102,6 +106,8 @@ impl Default for TestServerOptions {
             cors_origins: Vec::new(),
             agenta_contract: crate::config::AgentaContract::Legacy,
             webhook_endpoints: Vec::new(),
+            webhook_max_attempts: None,
+            retention: None,
         }
     }
 }
@@ -246,6 +252,12 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     config.cors_origins = opts.cors_origins.clone();
     config.agenta_contract = opts.agenta_contract;
     config.webhooks.endpoints = opts.webhook_endpoints.clone();
+    if let Some(v) = opts.webhook_max_attempts {
+        config.webhooks.max_attempts = v;
+    }
+    if let Some(v) = &opts.retention {
+        config.retention = v.clone();
+    }
     if let Some(v) = opts.db_acquire_timeout {
         config.db_acquire_timeout = v;
     }

@@ -236,4 +236,27 @@ impl DeliveryStore {
         sql.push_str(&format!(" ORDER BY id DESC LIMIT {limit}"));
         (sql, binds)
     }
+
+    /// Delete at most `batch` events in `state` (`delivered` or `failed`, never
+    /// `pending`) written before `before` (the store's time format), in one short
+    /// statement: how many were deleted ([`crate::retention`] calls it until fewer than
+    /// `batch` are).
+    pub async fn prune_events(
+        &self,
+        state: &str,
+        before: &str,
+        batch: u32,
+    ) -> Result<u64, StoreError> {
+        if state == "pending" {
+            return Ok(0);
+        }
+        let sql = format!(
+            "DELETE FROM webhook_outbox WHERE id IN (SELECT id FROM webhook_outbox \
+             WHERE state = $1 AND created_at < $2 LIMIT {batch})"
+        );
+        with_pool!(self.db, pool => {
+            let done = sqlx::query(&sql).bind(state).bind(before).execute(pool).await?;
+            Ok(done.rows_affected())
+        })
+    }
 }

@@ -51,6 +51,7 @@ mod query_plans;
 mod request_ids;
 mod restart;
 mod resume_claims;
+mod retention;
 mod run;
 mod secrets_at_rest;
 mod story;

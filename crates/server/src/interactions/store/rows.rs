@@ -531,6 +531,25 @@ impl InteractionStore {
         })
     }
 
+    /// Forget at most `batch` idempotency keys recorded before `before` (the store's time
+    /// format), in one short statement: how many were deleted ([`crate::retention`] calls
+    /// it until fewer than `batch` are). A key's record holds the answered row, so kept
+    /// forever they grew with every answer.
+    pub async fn prune_idempotency_keys(
+        &self,
+        before: &str,
+        batch: u32,
+    ) -> Result<u64, StoreError> {
+        let sql = format!(
+            "DELETE FROM idempotency_keys WHERE (project_id, idem_key) IN \
+             (SELECT project_id, idem_key FROM idempotency_keys WHERE created_at < $1 LIMIT {batch})"
+        );
+        with_pool!(self.db, pool => {
+            let done = sqlx::query(&sql).bind(before).execute(pool).await?;
+            Ok(done.rows_affected())
+        })
+    }
+
     /// Rows of a project matching `filter`, windowed.
     pub async fn query_interactions(
         &self,
