@@ -120,6 +120,36 @@ pub struct ServeArgs {
     /// sends it while an attempt may still be under way.
     #[arg(long, env = "GATEHOUSE_WEBHOOK_TIMEOUT", value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
     webhook_timeout: u64,
+    /// Hours a delivered webhook event is kept (then pruned); 0 keeps them forever.
+    #[arg(
+        long,
+        env = "GATEHOUSE_RETAIN_DELIVERED_EVENTS_HOURS",
+        value_name = "HOURS",
+        default_value_t = 168
+    )]
+    retain_delivered_events_hours: u64,
+    /// Hours a webhook event given up on (`failed`) is kept; 0 keeps them forever.
+    /// Pending events are never pruned.
+    #[arg(
+        long,
+        env = "GATEHOUSE_RETAIN_FAILED_EVENTS_HOURS",
+        value_name = "HOURS",
+        default_value_t = 720
+    )]
+    retain_failed_events_hours: u64,
+    /// Hours a respond's Idempotency-Key is remembered (a retry after that is a new
+    /// respond); 0 keeps them forever.
+    #[arg(
+        long,
+        env = "GATEHOUSE_RETAIN_IDEMPOTENCY_KEYS_HOURS",
+        value_name = "HOURS",
+        default_value_t = 24
+    )]
+    retain_idempotency_keys_hours: u64,
+    /// Seconds between pruning passes; one instance of the database prunes per pass,
+    /// in batches of 500 rows.
+    #[arg(long, env = "GATEHOUSE_PRUNE_INTERVAL", value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    prune_interval: u64,
     /// Record metrics and serve them at GET /metrics in Prometheus's text format, no key
     /// needed (keep the port off public networks, or turn them off): requests by route
     /// and status, latency, gates by status, the resume backlog, admission waits, lease
@@ -197,6 +227,14 @@ pub async fn run(args: ServeArgs) -> CliResult {
     config.max_resume_backlog = args.max_resume_backlog;
     config.lease = std::time::Duration::from_millis(args.lease_ms);
     config.webhooks = webhook_settings(&args)?;
+    let hours = |h: u64| (h > 0).then(|| std::time::Duration::from_secs(h.saturating_mul(3600)));
+    config.retention = gatehouse_server::config::RetentionSettings {
+        delivered_events: hours(args.retain_delivered_events_hours),
+        failed_events: hours(args.retain_failed_events_hours),
+        idempotency_keys: hours(args.retain_idempotency_keys_hours),
+        interval: std::time::Duration::from_secs(args.prune_interval),
+        ..config.retention
+    };
     config.metrics = args.metrics;
     for raw in &args.cors_origins {
         if raw.trim().is_empty() {

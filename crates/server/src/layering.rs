@@ -16,8 +16,9 @@ use shared::modules_used;
 const FLOORS: &[&[&str]] = &[
     // Wiring: start, AppState, the stores; a server for tests.
     &["lib", "testing"],
-    // The router, and the routes of no area (capabilities, the OpenAPI document, /run).
-    &["api"],
+    // The router, and the routes of no area (capabilities, the OpenAPI document, /run);
+    // retention, which prunes the history of several areas through their stores.
+    &["api", "retention"],
     // The areas: each owns its tables; they meet only through `seams` and `runner`.
     &["interactions", "execution", "webhooks"],
     // What areas share above the plumbing: the harness and its hooks, serving

@@ -180,6 +180,7 @@ pub mod limits;
 pub mod metrics;
 pub mod readiness;
 pub mod request_id;
+pub mod retention;
 pub mod runner;
 pub mod seams;
 pub mod testing;
@@ -377,6 +378,7 @@ pub struct RunningServer {
     gauge: Option<JoinHandle<()>>,
     webhooks: Option<JoinHandle<()>>,
     metrics_upkeep: Option<JoinHandle<()>>,
+    retention: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -408,6 +410,7 @@ impl RunningServer {
             ("backlog gauge", self.gauge),
             ("webhook workers", self.webhooks),
             ("metrics upkeep", self.metrics_upkeep),
+            ("retention", self.retention),
         ] {
             if let Some(task) = task {
                 if let Err(err) = task.await {
@@ -489,6 +492,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let gauge = admission::spawn_gauge(state.clone());
     let webhooks = webhooks::deliver::spawn(state.clone());
     let metrics_upkeep = metrics::spawn_upkeep(state.clone());
+    let retention = Some(retention::spawn(state.clone()));
     tracing::info!(%addr, backend = state.db.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
         addr,
@@ -500,5 +504,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         gauge,
         webhooks,
         metrics_upkeep,
+        retention,
     })
 }

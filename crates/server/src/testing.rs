@@ -76,6 +76,10 @@ pub struct TestServerOptions {
     /// The webhook delivery settings (timeout, retries, workers, circuit); default the
     /// server's. Its endpoints are replaced by `webhook_endpoints`.
     pub webhook_settings: Option<crate::config::WebhookSettings>,
+    /// Attempts per webhook event before it is `failed` (the server's default if `None`).
+    pub webhook_max_attempts: Option<u32>,
+    /// What is pruned and how often (the server's defaults if `None`).
+    pub retention: Option<crate::config::RetentionSettings>,
 }
 
 impl Default for TestServerOptions {
@@ -106,6 +110,8 @@ impl Default for TestServerOptions {
             agenta_contract: crate::config::AgentaContract::Legacy,
             webhook_endpoints: Vec::new(),
             webhook_settings: None,
+            webhook_max_attempts: None,
+            retention: None,
         }
     }
 }
@@ -253,6 +259,12 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
         config.webhooks = settings.clone();
     }
     config.webhooks.endpoints = opts.webhook_endpoints.clone();
+    if let Some(v) = opts.webhook_max_attempts {
+        config.webhooks.max_attempts = v;
+    }
+    if let Some(v) = &opts.retention {
+        config.retention = v.clone();
+    }
     if let Some(v) = opts.db_acquire_timeout {
         config.db_acquire_timeout = v;
     }

@@ -1,7 +1,9 @@
 //! Server configuration, and the API key spec `[ACTOR=]SECRET[@PROJECTS]`.
 
+pub mod retention;
 pub mod webhooks;
 
+pub use retention::RetentionSettings;
 pub use webhooks::{WebhookEndpoint, WebhookSecret, WebhookSettings, WebhookSpecError};
 
 use std::net::SocketAddr;
@@ -265,6 +267,9 @@ pub struct ServerConfig {
     pub db_acquire_timeout: Duration,
     /// Webhook endpoints and their retry policy ([`crate::webhooks`]); none by default.
     pub webhooks: WebhookSettings,
+    /// How long finished webhook events and idempotency keys are kept, and how the
+    /// pruning runs ([`crate::retention`]).
+    pub retention: RetentionSettings,
     /// Record metrics and serve them at `GET /metrics` in Prometheus's text format, no
     /// key needed ([`crate::metrics`]). Default true; off, `/metrics` answers 404 and
     /// nothing is recorded.
@@ -353,6 +358,7 @@ impl ServerConfig {
             max_watchers: None,
             db_acquire_timeout: crate::db::DEFAULT_ACQUIRE_TIMEOUT,
             webhooks: WebhookSettings::default(),
+            retention: RetentionSettings::default(),
             metrics: true,
             cors_origins: Vec::new(),
             agenta_contract: AgentaContract::Durable,

@@ -12,9 +12,9 @@ use futures::Stream;
 use gatehouse_wire::error::GatehouseCode;
 use gatehouse_wire::interaction::{
     CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, FieldProblem,
-    InteractionKind, InteractionQueryRequest, InteractionResponse, InteractionStatus,
-    InteractionsResponse, Resolution, RespondRequest, SessionInteraction, TransitionRequest,
-    WatchEvent,
+    InteractionKind, InteractionQuery, InteractionQueryFlags, InteractionQueryRequest,
+    InteractionResponse, InteractionStatus, InteractionsResponse, Resolution, RespondRequest,
+    SessionInteraction, TransitionRequest, WatchEvent, Windowing,
 };
 use gatehouse_wire::JsonObject;
 use sha2::{Digest, Sha256};
@@ -98,11 +98,55 @@ fn known_or_422(loc: &[&str], known: bool, allowed: &[&str]) -> ApiResult<()> {
     Err(ApiError::validation(loc, message, "enum"))
 }
 
+/// 422 `extra_forbidden` (pydantic's word) naming the first key of `value`, an object at
+/// `loc`, that is not one of `known`. A misspelt filter would otherwise be ignored and
+/// the query answer every row of the project (issue 37). Not an object: the typed decode
+/// refuses it.
+fn refuse_unknown_key(value: &serde_json::Value, loc: &[&str], known: &[&str]) -> ApiResult<()> {
+    let Some(map) = value.as_object() else {
+        return Ok(());
+    };
+    match map.keys().find(|key| !known.contains(&key.as_str())) {
+        Some(key) => {
+            let mut at = loc.to_vec();
+            at.push(key);
+            Err(ApiError::validation(
+                &at,
+                "Extra inputs are not permitted",
+                "extra_forbidden",
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Every key of a query body at every level is one the API knows.
+fn refuse_unknown_query_keys(body: &serde_json::Value) -> ApiResult<()> {
+    refuse_unknown_key(body, &["body"], InteractionQueryRequest::KEYS)?;
+    if let Some(query) = body.get("query") {
+        refuse_unknown_key(query, &["body", "query"], InteractionQuery::KEYS)?;
+        if let Some(flags) = query.get("flags") {
+            refuse_unknown_key(
+                flags,
+                &["body", "query", "flags"],
+                InteractionQueryFlags::KEYS,
+            )?;
+        }
+    }
+    if let Some(windowing) = body.get("windowing") {
+        refuse_unknown_key(windowing, &["body", "windowing"], Windowing::KEYS)?;
+    }
+    Ok(())
+}
+
 async fn query(
     State(state): State<AppState>,
     ProjectId(project_id): ProjectId,
-    OptionalJsonBody(body): OptionalJsonBody<InteractionQueryRequest>,
+    OptionalJsonBody(raw): OptionalJsonBody<serde_json::Value>,
 ) -> ApiResult<Response> {
+    refuse_unknown_query_keys(&raw)?;
+    let body: InteractionQueryRequest =
+        gatehouse_wire::from_json_value(raw).map_err(|err| ApiError::from_decode(&err))?;
     let query = body.query.unwrap_or_default();
     // Agenta orders a window newest first unless it says otherwise; a body with no
     // window at all lists in the order rows were written.

@@ -54,7 +54,16 @@ async fn deliveries(
                     })?
                     .clamp(1, MAX_LIMIT);
             }
-            _ => {}
+            // The project may be named in the query string (`crate::auth`).
+            "project_id" => {}
+            // A misspelt filter must not list every row (issue 37).
+            _ => {
+                return Err(ApiError::validation(
+                    &["query", key.as_str()],
+                    "Extra inputs are not permitted",
+                    "extra_forbidden",
+                ))
+            }
         }
     }
     let deliveries = state

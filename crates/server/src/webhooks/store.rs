@@ -205,24 +205,58 @@ impl DeliveryStore {
         state: Option<&str>,
         limit: u32,
     ) -> Result<Vec<WebhookDelivery>, StoreError> {
-        let mut sql = format!("SELECT {ENTRY_COLUMNS} FROM webhook_outbox WHERE 1 = 1");
-        let mut binds: Vec<&str> = Vec::new();
-        if let Some(project) = project_id {
-            binds.push(project);
-            sql.push_str(&format!(" AND project_id = ${}", binds.len()));
-        }
-        if let Some(state) = state {
-            binds.push(state);
-            sql.push_str(&format!(" AND state = ${}", binds.len()));
-        }
-        sql.push_str(&format!(" ORDER BY id DESC LIMIT {limit}"));
+        let (sql, binds) = Self::list_outbox_sql(project_id, state, limit);
         with_pool!(self.db, pool => {
             let mut query = sqlx::query(&sql);
             for bind in &binds {
-                query = query.bind(*bind);
+                query = query.bind(bind);
             }
             let rows = query.fetch_all(pool).await?;
             rows.iter().map(entry_from_row).collect()
+        })
+    }
+
+    /// The statement [`list_outbox`](Self::list_outbox) runs and its text parameters:
+    /// public so a test can read its query plan (the pending list uses an index).
+    pub fn list_outbox_sql(
+        project_id: Option<&str>,
+        state: Option<&str>,
+        limit: u32,
+    ) -> (String, Vec<String>) {
+        let mut sql = format!("SELECT {ENTRY_COLUMNS} FROM webhook_outbox WHERE 1 = 1");
+        let mut binds: Vec<String> = Vec::new();
+        if let Some(project) = project_id {
+            binds.push(project.to_string());
+            sql.push_str(&format!(" AND project_id = ${}", binds.len()));
+        }
+        if let Some(state) = state {
+            binds.push(state.to_string());
+            sql.push_str(&format!(" AND state = ${}", binds.len()));
+        }
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT {limit}"));
+        (sql, binds)
+    }
+
+    /// Delete at most `batch` events in `state` (`delivered` or `failed`, never
+    /// `pending`) written before `before` (the store's time format), in one short
+    /// statement: how many were deleted ([`crate::retention`] calls it until fewer than
+    /// `batch` are).
+    pub async fn prune_events(
+        &self,
+        state: &str,
+        before: &str,
+        batch: u32,
+    ) -> Result<u64, StoreError> {
+        if state == "pending" {
+            return Ok(0);
+        }
+        let sql = format!(
+            "DELETE FROM webhook_outbox WHERE id IN (SELECT id FROM webhook_outbox \
+             WHERE state = $1 AND created_at < $2 LIMIT {batch})"
+        );
+        with_pool!(self.db, pool => {
+            let done = sqlx::query(&sql).bind(state).bind(before).execute(pool).await?;
+            Ok(done.rows_affected())
         })
     }
 }

@@ -44,6 +44,25 @@ pub struct InteractionQuery {
     pub actionable_only: bool,
 }
 
+impl InteractionQueryFlags {
+    /// Every key of this object: a server refuses any other (a misspelt filter must not
+    /// select every row).
+    pub const KEYS: &'static [&'static str] = &["delivered_in_band", "delivered_webhook"];
+}
+
+impl InteractionQuery {
+    /// Every key of this object (Agenta's `SessionInteractionQuery`): a server refuses any
+    /// other (a misspelt filter must not select every row).
+    pub const KEYS: &'static [&'static str] = &[
+        "session_id",
+        "turn_id",
+        "kind",
+        "status",
+        "flags",
+        "actionable_only",
+    ];
+}
+
 /// Sort order of a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -93,6 +112,11 @@ pub struct Windowing {
 }
 
 impl Windowing {
+    /// Every key of this object (Agenta's `Windowing`): a server refuses any other.
+    pub const KEYS: &'static [&'static str] = &[
+        "newest", "oldest", "next", "limit", "order", "interval", "rate",
+    ];
+
     /// Every rule Agenta's `Windowing` model enforces that this one breaks; empty when
     /// Agenta accepts it. Paths are relative to the windowing object.
     pub fn problems(&self) -> Vec<FieldProblem> {
@@ -141,4 +165,65 @@ pub struct InteractionQueryRequest {
     /// Paging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windowing: Option<Windowing>,
+}
+
+impl InteractionQueryRequest {
+    /// Every key of this object (Agenta's `SessionInteractionQueryRequest`): a server
+    /// refuses any other.
+    pub const KEYS: &'static [&'static str] = &["query", "windowing"];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(value: serde_json::Value) -> Vec<String> {
+        let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    fn sorted(keys: &[&str]) -> Vec<String> {
+        let mut keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        keys.sort();
+        keys
+    }
+
+    /// The `KEYS` lists are exactly the fields each type writes when all are set.
+    #[test]
+    fn the_key_lists_are_the_fields() {
+        let flags = InteractionQueryFlags {
+            delivered_in_band: Some(true),
+            delivered_webhook: Some(false),
+        };
+        let query = InteractionQuery {
+            session_id: Some("s".into()),
+            turn_id: Some("t".into()),
+            kind: Some(InteractionKind::UserApproval),
+            status: Some(InteractionStatus::Pending),
+            flags: Some(flags.clone()),
+            actionable_only: true,
+        };
+        let windowing = Windowing {
+            newest: Some("2026-01-01T00:00:00Z".into()),
+            oldest: Some("2026-01-01T00:00:00Z".into()),
+            next: Some("n".into()),
+            limit: Some(1),
+            order: Some(Order::Ascending),
+            interval: Some(1),
+            rate: Some(0.5),
+        };
+        let request = InteractionQueryRequest {
+            query: Some(query.clone()),
+            windowing: Some(windowing.clone()),
+        };
+        assert_eq!(keys(json(&flags)), sorted(InteractionQueryFlags::KEYS));
+        assert_eq!(keys(json(&query)), sorted(InteractionQuery::KEYS));
+        assert_eq!(keys(json(&windowing)), sorted(Windowing::KEYS));
+        assert_eq!(keys(json(&request)), sorted(InteractionQueryRequest::KEYS));
+    }
+
+    fn json<T: Serialize>(value: &T) -> serde_json::Value {
+        serde_json::to_value(value).unwrap()
+    }
 }

@@ -531,12 +531,49 @@ impl InteractionStore {
         })
     }
 
+    /// Forget at most `batch` idempotency keys recorded before `before` (the store's time
+    /// format), in one short statement: how many were deleted ([`crate::retention`] calls
+    /// it until fewer than `batch` are). A key's record holds the answered row, so kept
+    /// forever they grew with every answer.
+    pub async fn prune_idempotency_keys(
+        &self,
+        before: &str,
+        batch: u32,
+    ) -> Result<u64, StoreError> {
+        let sql = format!(
+            "DELETE FROM idempotency_keys WHERE (project_id, idem_key) IN \
+             (SELECT project_id, idem_key FROM idempotency_keys WHERE created_at < $1 LIMIT {batch})"
+        );
+        with_pool!(self.db, pool => {
+            let done = sqlx::query(&sql).bind(before).execute(pool).await?;
+            Ok(done.rows_affected())
+        })
+    }
+
     /// Rows of a project matching `filter`, windowed.
     pub async fn query_interactions(
         &self,
         project_id: &str,
         filter: &InteractionFilter,
     ) -> Result<Vec<InteractionRecord>, StoreError> {
+        let (sql, texts) = Self::query_interactions_sql(project_id, filter);
+        with_pool!(self.db, pool => {
+            let mut query = sqlx::query(&sql);
+            for text in &texts {
+                query = query.bind(text);
+            }
+            let rows = query.fetch_all(pool).await?;
+            rows.iter().map(interaction_from_row).collect()
+        })
+    }
+
+    /// The statement [`query_interactions`](Self::query_interactions) runs and its text
+    /// parameters (`$1`, `$2`, ...): public so a test can read its query plan (every
+    /// filter the API offers is served by an index).
+    pub fn query_interactions_sql(
+        project_id: &str,
+        filter: &InteractionFilter,
+    ) -> (String, Vec<String>) {
         let mut sql = format!("SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1");
         let mut texts: Vec<String> = vec![project_id.to_string()];
         let mut push = |sql: &mut String, clause: &str, value: String| {
@@ -597,14 +634,7 @@ impl InteractionStore {
             " ORDER BY id ASC"
         });
         sql.push_str(&format!(" LIMIT {}", filter.limit));
-        with_pool!(self.db, pool => {
-            let mut query = sqlx::query(&sql);
-            for text in &texts {
-                query = query.bind(text);
-            }
-            let rows = query.fetch_all(pool).await?;
-            rows.iter().map(interaction_from_row).collect()
-        })
+        (sql, texts)
     }
 
     /// The compare-and-set respond (C1). In ONE transaction: replay check for the

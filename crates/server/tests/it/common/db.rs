@@ -75,6 +75,45 @@ impl Db {
         }
     }
 
+    /// The query plan of `sql` with text `params`, one line per plan node: SQLite's
+    /// `EXPLAIN QUERY PLAN` details; PostgreSQL's `EXPLAIN` with sequential scans, bitmap
+    /// scans and sorts disabled for the session, so the plan shows whether an index can
+    /// serve the statement in its order (without one, the plan sorts or scans all the
+    /// same: the settings only price those nodes out).
+    pub async fn explain(&self, sql: &str, params: &[String]) -> Vec<String> {
+        match self {
+            Db::Sqlite(pool, _) => {
+                let text = format!("EXPLAIN QUERY PLAN {sql}");
+                let mut query = sqlx::query(&text);
+                for p in params {
+                    query = query.bind(p);
+                }
+                let rows = query.fetch_all(pool).await.unwrap();
+                rows.iter()
+                    .map(|row| row.get::<String, _>("detail"))
+                    .collect()
+            }
+            Db::Postgres(pool) => {
+                let mut conn = pool.acquire().await.unwrap();
+                for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+                    sqlx::query(&format!("SET {setting} = off"))
+                        .execute(&mut *conn)
+                        .await
+                        .unwrap();
+                }
+                let text = format!("EXPLAIN {sql}");
+                let mut query = sqlx::query(&text);
+                for p in params {
+                    query = query.bind(p);
+                }
+                let rows = query.fetch_all(&mut *conn).await.unwrap();
+                let plan = rows.iter().map(|row| row.get::<String, _>(0)).collect();
+                sqlx::query("RESET ALL").execute(&mut *conn).await.unwrap();
+                plan
+            }
+        }
+    }
+
     /// The parked state of the turn that opened interaction `id`.
     pub async fn parked_state_of_gate(&self, interaction_id: &str) -> (String, Value) {
         let turn_id = self
