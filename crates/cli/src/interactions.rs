@@ -230,23 +230,6 @@ fn row_cells(row: &SessionInteraction) -> Vec<String> {
     ]
 }
 
-/// Print rows as a table (or JSON).
-pub fn print_rows(rows: &[SessionInteraction], json: bool) -> CliResult {
-    if json {
-        return print_json(rows);
-    }
-    if rows.is_empty() {
-        outln!("no interactions");
-        return Ok(());
-    }
-    let mut table = Table::new(ROW_HEADERS);
-    for row in rows {
-        table.row(row_cells(row));
-    }
-    table.print();
-    Ok(())
-}
-
 /// Print one row in detail (or JSON).
 pub fn print_row(row: &SessionInteraction, json: bool) -> CliResult {
     if json {
@@ -307,10 +290,21 @@ async fn list_cmd(connect: &ConnectArgs, args: ListArgs) -> CliResult {
         status: args.status.status(),
         ..InteractionQuery::default()
     };
+    stream_rows(&client, &query, args.limit, connect.json).await
+}
+
+/// Print the rows matching `query`, at most `limit`, each page as it arrives (then
+/// dropped: only the paging cursors are kept), as a table or one JSON array.
+async fn stream_rows(
+    client: &gatehouse_client::Client,
+    query: &InteractionQuery,
+    limit: usize,
+    as_json: bool,
+) -> CliResult {
     // Each page is printed as it arrives and dropped: only the cursors are kept.
-    let page_size = args.limit.clamp(1, DEFAULT_PAGE_SIZE as usize) as u32;
+    let page_size = limit.clamp(1, DEFAULT_PAGE_SIZE as usize) as u32;
     let mut pages = client.interactions().pages(
-        &query,
+        query,
         Windowing {
             limit: Some(page_size),
             ..Windowing::default()
@@ -321,7 +315,7 @@ async fn list_cmd(connect: &ConnectArgs, args: ListArgs) -> CliResult {
     let mut shown = 0usize;
     let mut cut = false;
     let failed = loop {
-        if shown >= args.limit {
+        if shown >= limit {
             cut = true;
             break None;
         }
@@ -330,11 +324,11 @@ async fn list_cmd(connect: &ConnectArgs, args: ListArgs) -> CliResult {
             Ok(None) => break None,
             Err(err) => break Some(err),
         };
-        let room = args.limit - shown;
+        let room = limit - shown;
         cut = page.len() > room;
         let page: Vec<SessionInteraction> = page.into_iter().take(room).collect();
         shown += page.len();
-        if connect.json {
+        if as_json {
             for row in &page {
                 json.push(row)?;
             }
@@ -343,9 +337,9 @@ async fn list_cmd(connect: &ConnectArgs, args: ListArgs) -> CliResult {
         }
     };
     // A listing that failed before its first row prints nothing but the error.
-    if connect.json && (failed.is_none() || json.started()) {
+    if as_json && (failed.is_none() || json.started()) {
         json.finish();
-    } else if !connect.json && !table.printed_any() && failed.is_none() {
+    } else if !as_json && !table.printed_any() && failed.is_none() {
         outln!("no interactions");
     }
     if let Some(err) = failed {
@@ -354,7 +348,7 @@ async fn list_cmd(connect: &ConnectArgs, args: ListArgs) -> CliResult {
     if cut {
         errln!(
             "showing the first {} rows; more may match (narrow the filters or raise --limit)",
-            args.limit
+            limit
         );
     }
     Ok(())
@@ -721,12 +715,12 @@ async fn watch_cmd(
             // Revalidate after every (re)connect; the JSON stream carries events only.
             gatehouse_client::WatchUpdate::Connected if !connect.json => {
                 errln!("connected; current pending gates:");
-                let rows = client
-                    .interactions()
-                    .list_pending(Some(session_id))
-                    .await
-                    .map_err(client_error)?;
-                print_rows(&rows, false)?;
+                let pending = InteractionQuery {
+                    session_id: Some(session_id.to_string()),
+                    status: Some(InteractionStatus::Pending),
+                    ..InteractionQuery::default()
+                };
+                stream_rows(client, &pending, DEFAULT_LIST_LIMIT, false).await?;
                 Ok(false)
             }
             gatehouse_client::WatchUpdate::Reconnecting { attempt, error } => {

@@ -436,7 +436,10 @@ async fn events_cmd(connect: &ConnectArgs, args: EventsArgs) -> CliResult {
                     outln!("{}", describe_frame(&frame));
                 }
             }
-            SessionEventUpdate::Reconnecting { attempt, error } => {
+            // As the watch: the first few losses in a row are told, then one in ten.
+            SessionEventUpdate::Reconnecting { attempt, error }
+                if attempt <= 3 || attempt % 10 == 0 =>
+            {
                 errln!(
                     "connection lost (attempt {attempt}): {}; reconnecting after the last sequence seen",
                     escape(&error.to_string())
