@@ -414,7 +414,7 @@ async fn respond_cmd(connect: &ConnectArgs, args: RespondArgs) -> CliResult {
     if connect.json {
         return print_json(&outcome_json(&outcome)?);
     }
-    outln!("{}", describe_outcome(verdict, &args.id, &outcome));
+    outln!("{}", escape(&describe_outcome(verdict, &args.id, &outcome)));
     Ok(())
 }
 
@@ -741,7 +741,7 @@ async fn watch_cmd(
                 if connect.json {
                     print_json_line(&event)?;
                 } else {
-                    outln!("{}", describe_event(&event));
+                    outln!("{}", escape(&describe_event(&event)));
                 }
                 Ok(counts_as_event(&event))
             }

@@ -3,9 +3,10 @@
 //! Everything a person reads goes through here, and no control character reaches the
 //! terminal raw: a value from the server (an id, a tool name, its arguments, an error
 //! text) could otherwise move the cursor, rewrite a line or forge one (an ESC sequence
-//! can make a `Bash rm -rf ~` gate look like a `Read`). Cells, fields and error
-//! messages escape every control character, line breaks included; a whole line escapes
-//! every control character but its own line breaks. `--json` escapes them by itself.
+//! can make a `Bash rm -rf ~` gate look like a `Read`). Cells, fields, the lines of
+//! `outln!` / `errln!` and error messages escape every control character, line breaks
+//! included; a rendered table escapes every control character but its own line breaks.
+//! `--json` escapes them by itself.
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
@@ -80,21 +81,22 @@ pub fn write_err(text: &str) {
     let _ = err.flush();
 }
 
-/// `println!` for this CLI: the line goes through [`write_out`].
+/// `println!` for this CLI: one line on stdout, every control character in it escaped,
+/// line breaks included (a value in it cannot start another line).
 macro_rules! outln {
     () => {
         $crate::output::write_out("")
     };
     ($($arg:tt)*) => {
-        $crate::output::write_out(&format!($($arg)*))
+        $crate::output::write_out(&$crate::output::escape(&format!($($arg)*)))
     };
 }
 pub(crate) use outln;
 
-/// `eprintln!` for this CLI: the line goes through [`write_err`].
+/// `eprintln!` for this CLI: one line on stderr, escaped as [`outln!`]'s.
 macro_rules! errln {
     ($($arg:tt)*) => {
-        $crate::output::write_err(&format!($($arg)*))
+        $crate::output::write_err(&$crate::output::escape(&format!($($arg)*)))
     };
 }
 pub(crate) use errln;

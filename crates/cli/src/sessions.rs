@@ -125,11 +125,11 @@ async fn stop_cmd(connect: &ConnectArgs, args: StopArgs) -> CliResult {
         if connect.json {
             return print_json(&stop_json(session, &requested, None)?);
         }
-        outln!("{}", describe_requested(session, &requested));
+        outln!("{}", escape(&describe_requested(session, &requested)));
         return Ok(());
     }
     if !connect.json {
-        outln!("{}", describe_requested(session, &requested));
+        outln!("{}", escape(&describe_requested(session, &requested)));
     }
     let timeout = Duration::from_secs(args.wait_timeout);
     let outcome = {
@@ -140,7 +140,7 @@ async fn stop_cmd(connect: &ConnectArgs, args: StopArgs) -> CliResult {
     if connect.json {
         print_json(&stop_json(session, &requested, Some(&outcome))?)?;
     } else {
-        outln!("{}", describe_outcome(&outcome));
+        outln!("{}", escape(&describe_outcome(&outcome)));
     }
     match outcome {
         StopOutcome::Unresolved {
@@ -417,7 +417,7 @@ async fn events_cmd(connect: &ConnectArgs, args: EventsArgs) -> CliResult {
                 if json {
                     print_json_line(&event)?;
                 } else {
-                    outln!("{}", describe_event(&event));
+                    outln!("{}", escape(&describe_event(&event)));
                 }
             }
             SessionEventUpdate::Ready => {
@@ -433,7 +433,7 @@ async fn events_cmd(connect: &ConnectArgs, args: EventsArgs) -> CliResult {
                 if json {
                     print_json_line(&frame)?;
                 } else {
-                    outln!("{}", describe_frame(&frame));
+                    outln!("{}", escape(&describe_frame(&frame)));
                 }
             }
             // As the watch: the first few losses in a row are told, then one in ten.
