@@ -27,6 +27,7 @@ use gatehouse_wire::JsonObject;
 use serde_json::{json, Value};
 
 use crate::exit::{CliError, CliResult};
+use crate::output::{escape, outln};
 
 /// The saved revision v1.
 const MODEL_SAVED: &str = "openai/gpt-4.1";
@@ -66,16 +67,18 @@ impl Story {
     fn begin(&mut self, title: impl Into<String>) {
         self.step += 1;
         self.title = title.into();
-        println!();
-        println!("{:>2}. {}", self.step, self.title);
+        outln!();
+        outln!("{:>2}. {}", self.step, self.title);
     }
 
     fn show(&self, label: &str, value: impl Display) {
-        println!("      {label}: {value}");
+        // A value is one line, whatever the server put in it.
+        let value = value.to_string();
+        outln!("      {label}: {}", escape(&value));
     }
 
     fn ok(&self, what: impl Display) {
-        println!("    ✓ {what}");
+        outln!("    ✓ {what}");
     }
 
     fn fail(&self, why: impl Display) -> CliError {
@@ -103,17 +106,17 @@ pub async fn run() -> CliResult {
         .tempdir()
         .map_err(|err| CliError::other(format!("cannot create a temporary directory: {err}")))?;
     let mut story = Story::new();
-    println!("Gatehouse demo: a gated agent turn, answered from another device, resumed under");
-    println!("the config it was gated with; an intervention that is only \"applied\" on evidence;");
-    println!("a Stop that is only \"stopped\" on evidence.");
+    outln!("Gatehouse demo: a gated agent turn, answered from another device, resumed under");
+    outln!("the config it was gated with; an intervention that is only \"applied\" on evidence;");
+    outln!("a Stop that is only \"stopped\" on evidence.");
 
     let (server, laptop, phone) = start_control_plane(&mut story, dir.path()).await?;
     let outcome = tell_story(&mut story, &laptop, &phone, dir.path()).await;
     server.shutdown().await;
     outcome?;
 
-    println!();
-    println!(
+    outln!();
+    outln!(
         "All {} steps passed in {} ms.",
         story.step,
         started.elapsed().as_millis()
@@ -1129,10 +1132,10 @@ fn show_row(story: &Story, row: &SessionInteraction) {
         );
     }
     if let Some(parameters) = row.stamped_parameters() {
-        println!("      data.parameters (the stamped config):");
+        outln!("      data.parameters (the stamped config):");
         let text = serde_json::to_string_pretty(parameters).unwrap_or_default();
         for line in text.lines() {
-            println!("        {line}");
+            outln!("        {line}");
         }
     }
 }

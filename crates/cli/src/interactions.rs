@@ -1,16 +1,19 @@
 //! `gatehouse interactions list|get|respond|approve-all|watch`: operate on approval gates.
 
 use clap::{Args, Subcommand, ValueEnum};
-use gatehouse_client::{Answer, Error, RespondOptions, RespondOutcome};
+use gatehouse_client::{Answer, Error, RespondOptions, RespondOutcome, DEFAULT_PAGE_SIZE};
 use gatehouse_wire::interaction::{
-    InteractionKind, InteractionQuery, InteractionStatus, SessionInteraction, WatchEvent,
+    InteractionKind, InteractionQuery, InteractionStatus, SessionInteraction, WatchEvent, Windowing,
 };
 use gatehouse_wire::sessions::SessionExecutionState;
 
 use crate::connect::ConnectArgs;
 use crate::exit::{client_error, exit_for, CliError, CliResult};
 use crate::follow::follow_stream;
-use crate::output::{or_dash, print_fields, print_json, print_json_line, truncate, Spinner, Table};
+use crate::output::{
+    errln, escape, or_dash, outln, print_fields, print_json, print_json_line, truncate, Spinner,
+    StreamJsonArray, StreamTable, Table,
+};
 
 /// `gatehouse interactions ...`
 #[derive(Debug, Args)]
@@ -101,7 +104,19 @@ struct ListArgs {
     /// Only this kind.
     #[arg(long, value_enum)]
     kind: Option<KindFilter>,
+    /// Show at most this many rows (the pages past them are not read).
+    #[arg(long, default_value_t = DEFAULT_LIST_LIMIT)]
+    limit: usize,
 }
+
+/// Rows `list` shows by default: a listing is printed as its pages arrive, and stops
+/// here rather than follow a server that keeps answering full pages.
+const DEFAULT_LIST_LIMIT: usize = 10_000;
+
+/// Most gates a project- or session-wide `approve-all` collects: their ids are kept
+/// until they are answered, and a server that keeps answering full pages must not grow
+/// them without end. Past it nothing is answered.
+const MAX_APPROVE_ALL_GATES: usize = 10_000;
 
 #[derive(Debug, Args)]
 struct RespondArgs {
@@ -135,11 +150,18 @@ struct RespondArgs {
 
 #[derive(Debug, Args)]
 struct ApproveAllArgs {
-    /// Interaction ids; when none are given, every pending approval gate (of --session).
+    /// Interaction ids; when none are given, every pending approval gate of --session
+    /// (or, with --all-sessions --yes, of the whole project).
     ids: Vec<String>,
     /// Only the pending gates of this agent session.
     #[arg(long)]
     session: Option<String>,
+    /// Every pending approval gate of the project, every session's (needs --yes).
+    #[arg(long, conflicts_with_all = ["ids", "session"])]
+    all_sessions: bool,
+    /// Confirm --all-sessions: answer other sessions' gates without asking.
+    #[arg(long, requires = "all_sessions")]
+    yes: bool,
     /// A message for the agent.
     #[arg(long)]
     message: Option<String>,
@@ -184,37 +206,28 @@ fn tool_of(row: &SessionInteraction) -> Option<String> {
         .and_then(|r| r.tool.clone())
 }
 
-/// Print rows as a table (or JSON).
-pub fn print_rows(rows: &[SessionInteraction], json: bool) -> CliResult {
-    if json {
-        return print_json(rows);
-    }
-    if rows.is_empty() {
-        println!("no interactions");
-        return Ok(());
-    }
-    let mut table = Table::new([
-        "ID",
-        "STATUS",
-        "KIND",
-        "SESSION",
-        "TURN",
-        "TOOL",
-        "STAMPED MODEL",
-    ]);
-    for row in rows {
-        table.row([
-            or_dash(row.id.as_deref()),
-            status_str(row),
-            row.kind.as_str().to_string(),
-            row.session_id.clone(),
-            or_dash(row.turn_id.as_deref()),
-            tool_of(row).unwrap_or_else(|| "-".to_string()),
-            stamped_model(row).unwrap_or_else(|| "- (no stamp)".to_string()),
-        ]);
-    }
-    table.print();
-    Ok(())
+/// The columns of a table of rows.
+const ROW_HEADERS: [&str; 7] = [
+    "ID",
+    "STATUS",
+    "KIND",
+    "SESSION",
+    "TURN",
+    "TOOL",
+    "STAMPED MODEL",
+];
+
+/// One row's cells under [`ROW_HEADERS`].
+fn row_cells(row: &SessionInteraction) -> Vec<String> {
+    vec![
+        or_dash(row.id.as_deref()),
+        status_str(row),
+        row.kind.as_str().to_string(),
+        row.session_id.clone(),
+        or_dash(row.turn_id.as_deref()),
+        tool_of(row).unwrap_or_else(|| "-".to_string()),
+        stamped_model(row).unwrap_or_else(|| "- (no stamp)".to_string()),
+    ]
 }
 
 /// Print one row in detail (or JSON).
@@ -254,14 +267,14 @@ pub fn print_row(row: &SessionInteraction, json: bool) -> CliResult {
     ]);
     match row.stamped_parameters() {
         Some(parameters) => {
-            println!("stamped config (data.parameters, the config the turn resumes under):");
+            outln!("stamped config (data.parameters, the config the turn resumes under):");
             let text = serde_json::to_string_pretty(parameters)
                 .map_err(|err| CliError::other(format!("cannot render the stamped config: {err}")))?;
             for line in text.lines() {
-                println!("  {line}");
+                outln!("  {line}");
             }
         }
-        None => println!(
+        None => outln!(
             "stamped config: none (the resume hydrates from the references: pinned revision or the variant's HEAD)"
         ),
     }
@@ -277,12 +290,68 @@ async fn list_cmd(connect: &ConnectArgs, args: ListArgs) -> CliResult {
         status: args.status.status(),
         ..InteractionQuery::default()
     };
-    let rows = client
-        .interactions()
-        .query_all(&query)
-        .await
-        .map_err(client_error)?;
-    print_rows(&rows, connect.json)
+    stream_rows(&client, &query, args.limit, connect.json).await
+}
+
+/// Print the rows matching `query`, at most `limit`, each page as it arrives (then
+/// dropped: only the paging cursors are kept), as a table or one JSON array.
+async fn stream_rows(
+    client: &gatehouse_client::Client,
+    query: &InteractionQuery,
+    limit: usize,
+    as_json: bool,
+) -> CliResult {
+    // Each page is printed as it arrives and dropped: only the cursors are kept.
+    let page_size = limit.clamp(1, DEFAULT_PAGE_SIZE as usize) as u32;
+    let mut pages = client.interactions().pages(
+        query,
+        Windowing {
+            limit: Some(page_size),
+            ..Windowing::default()
+        },
+    );
+    let mut table = StreamTable::new(ROW_HEADERS);
+    let mut json = StreamJsonArray::default();
+    let mut shown = 0usize;
+    let mut cut = false;
+    let failed = loop {
+        if shown >= limit {
+            cut = true;
+            break None;
+        }
+        let page = match pages.next_page().await {
+            Ok(Some(page)) => page,
+            Ok(None) => break None,
+            Err(err) => break Some(err),
+        };
+        let room = limit - shown;
+        cut = page.len() > room;
+        let page: Vec<SessionInteraction> = page.into_iter().take(room).collect();
+        shown += page.len();
+        if as_json {
+            for row in &page {
+                json.push(row)?;
+            }
+        } else {
+            table.print(page.iter().map(row_cells).collect());
+        }
+    };
+    // A listing that failed before its first row prints nothing but the error.
+    if as_json && (failed.is_none() || json.started()) {
+        json.finish();
+    } else if !as_json && !table.printed_any() && failed.is_none() {
+        outln!("no interactions");
+    }
+    if let Some(err) = failed {
+        return Err(client_error(err));
+    }
+    if cut {
+        errln!(
+            "showing the first {} rows; more may match (narrow the filters or raise --limit)",
+            limit
+        );
+    }
+    Ok(())
 }
 
 async fn get_cmd(connect: &ConnectArgs, id: &str) -> CliResult {
@@ -326,7 +395,7 @@ async fn respond_cmd(connect: &ConnectArgs, args: RespondArgs) -> CliResult {
         Ok(outcome) => outcome,
         // A 2xx: the answer is recorded; only what it did is unknown.
         Err(err @ Error::AcceptedUnreadable { .. }) => {
-            eprintln!("warning: {err}");
+            errln!("warning: {}", escape(&err.to_string()));
             if connect.json {
                 return print_json(&serde_json::json!({
                     "outcome": "recorded_unreadable",
@@ -334,7 +403,7 @@ async fn respond_cmd(connect: &ConnectArgs, args: RespondArgs) -> CliResult {
                     "reason": err.to_string(),
                 }));
             }
-            println!(
+            outln!(
                 "{verdict} {}: recorded (the host accepted it); what it did is unknown: its answer could not be read",
                 args.id
             );
@@ -345,7 +414,7 @@ async fn respond_cmd(connect: &ConnectArgs, args: RespondArgs) -> CliResult {
     if connect.json {
         return print_json(&outcome_json(&outcome)?);
     }
-    println!("{}", describe_outcome(verdict, &args.id, &outcome));
+    outln!("{}", escape(&describe_outcome(verdict, &args.id, &outcome)));
     Ok(())
 }
 
@@ -493,17 +562,20 @@ fn respond_error(id: &str, err: Error) -> CliError {
 }
 
 async fn approve_all_cmd(connect: &ConnectArgs, args: ApproveAllArgs) -> CliResult {
+    // Without ids the gates answered are every pending one of a scope the caller named:
+    // a session, or (said twice) the whole project. A misspelt filter or a forgotten
+    // flag must not answer other sessions' gates.
+    if args.ids.is_empty() && args.session.is_none() && !(args.all_sessions && args.yes) {
+        let message = if args.all_sessions {
+            "approve-all --all-sessions answers every session's pending gates: add --yes to confirm"
+        } else {
+            "approve-all without ids needs --session <ID> (or --all-sessions --yes for every session of the project)"
+        };
+        return Err(CliError::usage(message));
+    }
     let client = connect.client()?;
     let ids = if args.ids.is_empty() {
-        client
-            .interactions()
-            .list_pending(args.session.as_deref())
-            .await
-            .map_err(client_error)?
-            .into_iter()
-            .filter(|row| row.kind == InteractionKind::UserApproval)
-            .filter_map(|row| row.id)
-            .collect()
+        pending_approval_ids(&client, args.session.as_deref()).await?
     } else {
         args.ids
     };
@@ -533,7 +605,7 @@ async fn approve_all_cmd(connect: &ConnectArgs, args: ApproveAllArgs) -> CliResu
             "all_already_answered": report.all_already_answered(),
         }))?;
     } else if report.total() == 0 {
-        println!("nothing to approve: no pending approval gates");
+        outln!("nothing to approve: no pending approval gates");
     } else {
         let mut table = Table::new(["ID", "OUTCOME"]);
         for row in &report.answered {
@@ -564,14 +636,14 @@ async fn approve_all_cmd(connect: &ConnectArgs, args: ApproveAllArgs) -> CliResu
         } else {
             String::new()
         };
-        println!(
+        outln!(
             "{} approved, {} already answered{owner_unknown_count}, {} failed",
             report.answered.len(),
             report.already_answered.len(),
             report.failed.len() - unknown
         );
         if report.all_already_answered() {
-            println!("every gate was already answered: nothing left to do");
+            outln!("every gate was already answered: nothing left to do");
         }
     }
     // A real failure's code first; a gate answered by an unknown owner is settled.
@@ -592,6 +664,34 @@ async fn approve_all_cmd(connect: &ConnectArgs, args: ApproveAllArgs) -> CliResu
     }
 }
 
+/// The ids of the pending approval gates of `session` (of the project without one),
+/// read a page at a time; at most [`MAX_APPROVE_ALL_GATES`], or nothing is answered.
+async fn pending_approval_ids(
+    client: &gatehouse_client::Client,
+    session: Option<&str>,
+) -> CliResult<Vec<String>> {
+    let query = InteractionQuery {
+        session_id: session.map(str::to_string),
+        status: Some(InteractionStatus::Pending),
+        ..InteractionQuery::default()
+    };
+    let mut pages = client.interactions().pages(&query, Windowing::default());
+    let mut ids = Vec::new();
+    while let Some(page) = pages.next_page().await.map_err(client_error)? {
+        ids.extend(
+            page.into_iter()
+                .filter(|row| row.kind == InteractionKind::UserApproval)
+                .filter_map(|row| row.id),
+        );
+        if ids.len() > MAX_APPROVE_ALL_GATES {
+            return Err(CliError::other(format!(
+                "more than {MAX_APPROVE_ALL_GATES} pending approval gates match; nothing was approved: approve a session's or given ids"
+            )));
+        }
+    }
+    Ok(ids)
+}
+
 /// A respond whose gate is answered, by whom the host cannot show (exit 11): no failure
 /// to answer, and never "already answered".
 fn owner_unknown(err: &gatehouse_client::Error) -> bool {
@@ -608,30 +708,40 @@ async fn watch_cmd(
     let client = &client;
     let stream = client.interactions().watch(session_id);
     if !connect.json {
-        eprintln!("watching session {session_id} (Ctrl-C to stop)");
+        errln!("watching session {session_id} (Ctrl-C to stop)");
     }
     follow_stream(stream, max_events, move |update| async move {
         match update {
             // Revalidate after every (re)connect; the JSON stream carries events only.
             gatehouse_client::WatchUpdate::Connected if !connect.json => {
-                eprintln!("connected; current pending gates:");
-                let rows = client
-                    .interactions()
-                    .list_pending(Some(session_id))
-                    .await
-                    .map_err(client_error)?;
-                print_rows(&rows, false)?;
+                errln!("connected; current pending gates:");
+                let pending = InteractionQuery {
+                    session_id: Some(session_id.to_string()),
+                    status: Some(InteractionStatus::Pending),
+                    ..InteractionQuery::default()
+                };
+                stream_rows(client, &pending, DEFAULT_LIST_LIMIT, false).await?;
                 Ok(false)
             }
             gatehouse_client::WatchUpdate::Reconnecting { attempt, error } => {
-                eprintln!("connection lost (attempt {attempt}): {error}; reconnecting");
+                // A server that keeps cutting the stream must not fill the terminal: the
+                // first few losses in a row are told, then one in ten.
+                if attempt <= SHOWN_RECONNECTS || attempt % 10 == 0 {
+                    errln!(
+                        "connection lost (attempt {attempt}): {}; reconnecting",
+                        escape(&error.to_string())
+                    );
+                }
+                if attempt == SHOWN_RECONNECTS {
+                    errln!("(from now on one reconnect in ten is shown)");
+                }
                 Ok(false)
             }
             gatehouse_client::WatchUpdate::Event(event) => {
                 if connect.json {
                     print_json_line(&event)?;
                 } else {
-                    println!("{}", describe_event(&event));
+                    outln!("{}", escape(&describe_event(&event)));
                 }
                 Ok(counts_as_event(&event))
             }
@@ -641,6 +751,10 @@ async fn watch_cmd(
     })
     .await
 }
+
+/// Losses in a row of a watch's connection that are each told on stderr; after them, one
+/// in ten is.
+const SHOWN_RECONNECTS: u32 = 3;
 
 /// True for an event of the session's gates or turns, which `--max-events` counts; a
 /// connect's `ready` is no such event (the client never yields heartbeats).
@@ -662,10 +776,10 @@ fn describe_event(event: &WatchEvent) -> String {
             ..
         } => format!(
             "interaction {} {}",
-            interaction_id.as_deref().unwrap_or("(id not sent)"),
-            status.as_str()
+            escape(interaction_id.as_deref().unwrap_or("(id not sent)")),
+            escape(status.as_str())
         ),
         WatchEvent::RecordsChanged { .. } => "records changed".to_string(),
-        WatchEvent::Lifecycle { state, .. } => format!("turn {}", state.as_str()),
+        WatchEvent::Lifecycle { state, .. } => format!("turn {}", escape(state.as_str())),
     }
 }

@@ -16,7 +16,10 @@ use gatehouse_wire::execution::{Checkpoint, ExecutionEvent, ExecutionSession};
 use crate::connect::ConnectArgs;
 use crate::exit::{client_error, CliError, CliResult, Exit};
 use crate::follow::follow_stream;
-use crate::output::{or_dash, print_fields, print_json, print_json_line, truncate, Spinner, Table};
+use crate::output::{
+    errln, escape, or_dash, outln, print_fields, print_json, print_json_line, truncate, Spinner,
+    Table,
+};
 
 /// `gatehouse interventions ...`
 #[derive(Debug, Args)]
@@ -258,12 +261,12 @@ async fn request_cmd(connect: &ConnectArgs, target: &SessionRef, args: RequestAr
             "intervention": intervention,
         }))?;
     } else if !connect.json {
-        println!(
+        outln!(
             "operation {}: {}",
             handle.operation_id(),
             describe_state(&handle.state())
         );
-        println!(
+        outln!(
             "session {} is at revision {} ({})",
             handle.session_id(),
             handle.session().revision,
@@ -311,7 +314,7 @@ async fn accepted_unreadable(
     else {
         return Err(client_error(err));
     };
-    eprintln!("warning: {err}");
+    errln!("warning: {}", escape(&err.to_string()));
     if connect.json && wait.is_none() {
         print_json(&serde_json::json!({
             "operation_id": operation_id,
@@ -319,7 +322,7 @@ async fn accepted_unreadable(
             "answer_unreadable": err.to_string(),
         }))?;
     } else if !connect.json {
-        println!("operation {operation_id}: requested (accepted by the host; its answer could not be read)");
+        outln!("operation {operation_id}: requested (accepted by the host; its answer could not be read)");
     }
     let Some(timeout) = wait else {
         return Ok(());
@@ -373,7 +376,7 @@ fn print_session(session: &ExecutionSession) {
         ("events", session.events.len().to_string()),
     ]);
     if session.interventions.is_empty() {
-        println!("no interventions");
+        outln!("no interventions");
         return;
     }
     let mut table = Table::new([
@@ -453,14 +456,14 @@ fn report_outcome(json: bool, operation_id: &str, outcome: &InterventionOutcome)
     match outcome {
         InterventionOutcome::Applied { evidence } => {
             if !json {
-                println!(
+                outln!(
                     "operation {operation_id}: {}",
                     describe_state(&InterventionState::Applied {
                         evidence: evidence.clone()
                     })
                 );
                 if let Some(details) = &evidence.details {
-                    println!("details: {details}");
+                    outln!("details: {}", escape(&details.to_string()));
                 }
             }
             Ok(())
@@ -531,7 +534,7 @@ async fn events_cmd(
             return print_json(&events);
         }
         if events.is_empty() {
-            println!("no events");
+            outln!("no events");
             return Ok(());
         }
         let mut table = Table::new(EVENT_HEADERS);
@@ -550,13 +553,17 @@ async fn events_cmd(
     let events = execution.watch_events(&target.room, &target.session, after);
     let stream = until_session_ended(execution, target.clone(), after.unwrap_or(0), events);
     if !connect.json {
-        println!("{}", EVENT_HEADERS.join("  "));
+        outln!("{}", EVENT_HEADERS.join("  "));
     }
     follow_stream(stream, max_events, move |event| async move {
         if connect.json {
             print_json_line(&event)?;
         } else {
-            println!("{}", event_row(&event).join("  "));
+            let cells: Vec<String> = event_row(&event)
+                .iter()
+                .map(|cell| escape(cell).into_owned())
+                .collect();
+            outln!("{}", cells.join("  "));
         }
         Ok(true)
     })

@@ -62,7 +62,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::from(Exit::Ok.code()),
         Err(err) => {
-            eprintln!("error: {}", err.message);
+            // The message may carry a server's text: shown on one line, escaped, so it
+            // cannot forge a second `error:` line or drive the terminal.
+            output::errln!("error: {}", output::escape(&err.message));
             ExitCode::from(err.exit.code())
         }
     }

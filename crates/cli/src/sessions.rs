@@ -15,7 +15,9 @@ use gatehouse_wire::sessions::{
 
 use crate::connect::ConnectArgs;
 use crate::exit::{client_error, exit_for, CliError, CliResult, Exit};
-use crate::output::{or_dash, print_fields, print_json, print_json_line, Spinner, Table};
+use crate::output::{
+    errln, escape, or_dash, outln, print_fields, print_json, print_json_line, Spinner, Table,
+};
 
 /// `gatehouse sessions ...`
 #[derive(Debug, Args)]
@@ -105,8 +107,8 @@ async fn stop_cmd(connect: &ConnectArgs, args: StopArgs) -> CliResult {
         Ok(requested) => requested,
         // A 2xx: the Stop is recorded; which command and execution is unknown.
         Err(err @ gatehouse_client::Error::AcceptedUnreadable { .. }) => {
-            eprintln!("warning: {err}");
-            println!(
+            errln!("warning: {}", escape(&err.to_string()));
+            outln!(
                 "stop requested for session {session} (the host accepted it); its answer could not be read: command and execution unknown, not stopped yet"
             );
             if args.wait {
@@ -123,11 +125,11 @@ async fn stop_cmd(connect: &ConnectArgs, args: StopArgs) -> CliResult {
         if connect.json {
             return print_json(&stop_json(session, &requested, None)?);
         }
-        println!("{}", describe_requested(session, &requested));
+        outln!("{}", escape(&describe_requested(session, &requested)));
         return Ok(());
     }
     if !connect.json {
-        println!("{}", describe_requested(session, &requested));
+        outln!("{}", escape(&describe_requested(session, &requested)));
     }
     let timeout = Duration::from_secs(args.wait_timeout);
     let outcome = {
@@ -138,7 +140,7 @@ async fn stop_cmd(connect: &ConnectArgs, args: StopArgs) -> CliResult {
     if connect.json {
         print_json(&stop_json(session, &requested, Some(&outcome))?)?;
     } else {
-        println!("{}", describe_outcome(&outcome));
+        outln!("{}", escape(&describe_outcome(&outcome)));
     }
     match outcome {
         StopOutcome::Unresolved {
@@ -374,10 +376,10 @@ fn print_snapshot(session: &str, snapshot: &SessionSnapshotResponse) {
     ]);
     let gates = &snapshot.pending.interactions;
     if gates.is_empty() {
-        println!("pending gates: none");
+        outln!("pending gates: none");
         return;
     }
-    println!("pending gates:");
+    outln!("pending gates:");
     let mut table = Table::new(["ID", "KIND", "TOOL", "TURN"]);
     for gate in gates {
         let tool = gate
@@ -409,13 +411,13 @@ async fn events_cmd(connect: &ConnectArgs, args: EventsArgs) -> CliResult {
         };
         match update.map_err(client_error)? {
             SessionEventUpdate::Connected { after } if !json => {
-                eprintln!("connected; replaying the events after sequence {after}");
+                errln!("connected; replaying the events after sequence {after}");
             }
             SessionEventUpdate::Event(event) => {
                 if json {
                     print_json_line(&event)?;
                 } else {
-                    println!("{}", describe_event(&event));
+                    outln!("{}", escape(&describe_event(&event)));
                 }
             }
             SessionEventUpdate::Ready => {
@@ -424,19 +426,23 @@ async fn events_cmd(connect: &ConnectArgs, args: EventsArgs) -> CliResult {
                     return Ok(());
                 }
                 if !json {
-                    eprintln!("replay done; following live (Ctrl-C to stop)");
+                    errln!("replay done; following live (Ctrl-C to stop)");
                 }
             }
             SessionEventUpdate::Frame(frame) => {
                 if json {
                     print_json_line(&frame)?;
                 } else {
-                    println!("{}", describe_frame(&frame));
+                    outln!("{}", escape(&describe_frame(&frame)));
                 }
             }
-            SessionEventUpdate::Reconnecting { attempt, error } => {
-                eprintln!(
-                    "connection lost (attempt {attempt}): {error}; reconnecting after the last sequence seen"
+            // As the watch: the first few losses in a row are told, then one in ten.
+            SessionEventUpdate::Reconnecting { attempt, error }
+                if attempt <= 3 || attempt % 10 == 0 =>
+            {
+                errln!(
+                    "connection lost (attempt {attempt}): {}; reconnecting after the last sequence seen",
+                    escape(&error.to_string())
                 );
             }
             SessionEventUpdate::Closed(close) => {

@@ -5,7 +5,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::connect::ConnectArgs;
 use crate::exit::{client_error, CliResult};
-use crate::output::{or_dash, print_json, truncate, Table};
+use crate::output::{or_dash, outln, print_json, truncate, Table};
 
 /// `gatehouse webhooks ...`
 #[derive(Debug, Args)]
@@ -75,7 +75,7 @@ async fn list_cmd(connect: &ConnectArgs, args: ListArgs) -> CliResult {
         return print_json(&answer.deliveries);
     }
     if answer.deliveries.is_empty() {
-        println!("no webhook events");
+        outln!("no webhook events");
         return Ok(());
     }
     let mut table = Table::new([

@@ -559,6 +559,85 @@ pub struct Interactions {
     client: Client,
 }
 
+/// The pages of a query, read one at a time ([`Interactions::pages`]): the cursor is the
+/// last row's id (`windowing.next`). Paging stops, with an error, on a page a server
+/// that pages honestly never sends: more rows than the page size asked for, a full page
+/// whose last row has no id, or a page already seen (its cursor repeats); and after
+/// 10,000 pages, quietly. Only the cursors seen are kept, not the rows.
+#[derive(Debug)]
+pub struct InteractionPages {
+    interactions: Interactions,
+    query: InteractionQuery,
+    windowing: Windowing,
+    limit: u32,
+    seen_cursors: HashSet<String>,
+    pages_read: usize,
+    done: bool,
+}
+
+impl InteractionPages {
+    /// The next page, or `None` after the last one (a page shorter than the page size).
+    pub async fn next_page(&mut self) -> Result<Option<Vec<SessionInteraction>>> {
+        if self.done || self.pages_read >= MAX_PAGES {
+            return Ok(None);
+        }
+        self.pages_read += 1;
+        let page = match self
+            .interactions
+            .query(&self.query, Some(&self.windowing))
+            .await
+        {
+            Ok(page) => page.interactions,
+            Err(err) => {
+                self.done = true;
+                return Err(err);
+            }
+        };
+        let limit = self.limit as usize;
+        if page.len() > limit {
+            self.done = true;
+            return Err(paging_error(
+                "interactions",
+                format!(
+                    "the server returned {} rows for a page of at most {limit}; paging stopped",
+                    page.len()
+                ),
+            ));
+        }
+        if page.len() < limit {
+            self.done = true;
+            return Ok(Some(page));
+        }
+        let Some(cursor) = page.last().and_then(|row| row.id.clone()) else {
+            self.done = true;
+            return Err(paging_error(
+                "interactions[-1].id",
+                "a full page ended with a row without id; cannot page on".to_string(),
+            ));
+        };
+        if !self.seen_cursors.insert(cursor.clone()) {
+            self.done = true;
+            return Err(paging_error(
+                "interactions",
+                "the server returned the same page twice; paging stopped".to_string(),
+            ));
+        }
+        self.windowing.next = Some(cursor);
+        Ok(Some(page))
+    }
+}
+
+/// A page no honest server sends: a decode error of the query, naming where.
+fn paging_error(path: &str, reason: String) -> Error {
+    Error::Decode {
+        operation: Operation::QueryInteractions,
+        status: 200,
+        path: path.to_string(),
+        reason,
+        snippet: String::new(),
+    }
+}
+
 impl Interactions {
     pub(crate) fn new(client: Client) -> Self {
         Self { client }
@@ -623,44 +702,44 @@ impl Interactions {
     pub async fn query_all_with(
         &self,
         query: &InteractionQuery,
-        mut windowing: Windowing,
+        windowing: Windowing,
     ) -> Result<Vec<SessionInteraction>> {
+        let mut pages = self.pages(query, windowing);
+        let mut rows: Vec<SessionInteraction> = Vec::new();
+        while let Some(page) = pages.next_page().await? {
+            rows.extend(page);
+        }
+        Ok(rows)
+    }
+
+    /// The pages of rows matching `query`, one at a time, for a caller that hands each
+    /// page on (prints it, answers it) instead of keeping every row: see
+    /// [`InteractionPages`]. `windowing` is read as in [`query_all_with`](Self::query_all_with).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_wire::interaction::{InteractionQuery, Windowing};
+    /// let mut pages = client.interactions().pages(&InteractionQuery::default(), Windowing::default());
+    /// while let Some(page) = pages.next_page().await? {
+    ///     println!("{} rows", page.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn pages(&self, query: &InteractionQuery, mut windowing: Windowing) -> InteractionPages {
         let limit = windowing
             .limit
             .filter(|l| *l > 0)
             .unwrap_or(DEFAULT_PAGE_SIZE);
         windowing.limit = Some(limit);
-        let mut rows: Vec<SessionInteraction> = Vec::new();
-        let mut seen_cursors: HashSet<String> = HashSet::new();
-        for _ in 0..MAX_PAGES {
-            let page = self.query(query, Some(&windowing)).await?;
-            let page_len = page.interactions.len();
-            let cursor = page.interactions.last().and_then(|row| row.id.clone());
-            rows.extend(page.interactions);
-            if page_len < limit as usize {
-                return Ok(rows);
-            }
-            let Some(cursor) = cursor else {
-                return Err(Error::Decode {
-                    operation: Operation::QueryInteractions,
-                    status: 200,
-                    path: "interactions[-1].id".to_string(),
-                    reason: "a full page ended with a row without id; cannot page on".to_string(),
-                    snippet: String::new(),
-                });
-            };
-            if !seen_cursors.insert(cursor.clone()) {
-                return Err(Error::Decode {
-                    operation: Operation::QueryInteractions,
-                    status: 200,
-                    path: "interactions".to_string(),
-                    reason: "the server returned the same page twice; paging stopped".to_string(),
-                    snippet: String::new(),
-                });
-            }
-            windowing.next = Some(cursor);
+        InteractionPages {
+            interactions: self.clone(),
+            query: query.clone(),
+            windowing,
+            limit,
+            seen_cursors: HashSet::new(),
+            pages_read: 0,
+            done: false,
         }
-        Ok(rows)
     }
 
     /// Every pending gate, of one session or of the whole project, all pages.

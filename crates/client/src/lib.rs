@@ -114,8 +114,8 @@ pub use execution::{
     InterventionState,
 };
 pub use interactions::{
-    Answer, ApproveAllReport, GateOutcome, Interactions, RespondOptions, RespondOutcome,
-    TurnApproveReport, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
+    Answer, ApproveAllReport, GateOutcome, InteractionPages, Interactions, RespondOptions,
+    RespondOutcome, TurnApproveReport, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
 };
 pub use retry::RetryPolicy;
 pub use runs::{RunStream, Runs, NDJSON};
@@ -125,7 +125,7 @@ pub use sessions::{
     MAX_SESSION_EVENTS_RECONNECT_DELAY,
 };
 pub use upstream::{AgentaContract, AuthScheme, Upstream};
-pub use watch::{WatchStream, WatchUpdate, MAX_WATCH_RECONNECT_DELAY};
+pub use watch::{WatchStream, WatchUpdate, MAX_WATCH_RECONNECT_DELAY, WATCH_STABLE_AFTER};
 
 /// The wire types this client speaks, re-exported for convenience.
 pub use gatehouse_wire as wire;

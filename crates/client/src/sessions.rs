@@ -536,7 +536,9 @@ pub enum SessionEventUpdate {
 /// - On a dropped connection, an idle one (no byte for the client's stream idle timeout),
 ///   a 5xx or a `relay-close` that asks for it, backs off (at least the server's `retry:`,
 ///   at most [`MAX_SESSION_EVENTS_RECONNECT_DELAY`]) and reconnects with `after` = the last
-///   sequence seen, announcing it with [`SessionEventUpdate::Reconnecting`].
+///   sequence seen, announcing it with [`SessionEventUpdate::Reconnecting`]. The failures
+///   in a row (and the backoff) start over only after a connection that lasted
+///   [`WATCH_STABLE_AFTER`](crate::WATCH_STABLE_AFTER).
 /// - Yields one `Err` and ends on a failure a retry cannot fix (401, 403, a route the
 ///   host does not serve, a durable event that does not read).
 /// - Dropping it closes the connection.
@@ -588,7 +590,9 @@ struct SessionEvents {
 impl SsePolicy for SessionEvents {
     type Item = SessionEventUpdate;
     const OPERATION: Operation = Operation::WatchSessionEvents;
-    const FAILURES_RESET: FailuresReset = FailuresReset::OnConnect;
+    // As the watch: a stream cut at once is one more failure in a row, not a fresh start.
+    const FAILURES_RESET: FailuresReset =
+        FailuresReset::AfterLasting(crate::watch::WATCH_STABLE_AFTER);
     const DISCONNECTED_LOG: &'static str = "session events disconnected; reconnecting";
     const CLOSED_DETAIL: &'static str = "the server closed the session events stream";
     const CLOSED_SOURCE: &'static str = "session events stream closed by the server";

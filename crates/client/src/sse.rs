@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
@@ -188,6 +188,10 @@ pub(crate) enum FailuresReset {
     OnConnect,
     /// When a chunk of bytes arrives (heartbeats included).
     OnData,
+    /// When a connection that lasted this long is lost: a server (or a proxy) that
+    /// accepts the stream and closes it at once is backed off from like one that refuses
+    /// it, instead of being asked again at the first backoff every time.
+    AfterLasting(Duration),
 }
 
 /// What is specific to one reconnecting SSE stream; [`ReconnectingSse`] does the rest.
@@ -259,6 +263,8 @@ pub(crate) struct ReconnectingSse<P: SsePolicy> {
     /// The error that ends the stream, yielded once the queued items are.
     ending: Option<Error>,
     failures: u32,
+    /// When the open connection was accepted.
+    connected_at: Option<Instant>,
     finished: bool,
 }
 
@@ -277,6 +283,7 @@ impl<P: SsePolicy> ReconnectingSse<P> {
             queue: VecDeque::new(),
             ending: None,
             failures: 0,
+            connected_at: None,
             finished: false,
         };
         Box::pin(futures::stream::unfold(state, Self::next_item))
@@ -340,6 +347,7 @@ impl<P: SsePolicy> ReconnectingSse<P> {
                 if P::FAILURES_RESET == FailuresReset::OnConnect {
                     self.failures = 0;
                 }
+                self.connected_at = Some(Instant::now());
                 self.policy.connected(&mut self.queue);
                 Ok(())
             }
@@ -392,6 +400,13 @@ impl<P: SsePolicy> ReconnectingSse<P> {
     /// Drop the connection and count a retryable failure; `Err` when the policy gives up.
     fn fail(&mut self, err: Error) -> Result<()> {
         self.connection = None;
+        if let (FailuresReset::AfterLasting(stable), Some(since)) =
+            (P::FAILURES_RESET, self.connected_at.take())
+        {
+            if since.elapsed() >= stable {
+                self.failures = 0;
+            }
+        }
         self.failures = self.failures.saturating_add(1);
         tracing::debug!(
             operation = %P::OPERATION,
@@ -771,12 +786,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn watch_restarts_its_failure_count_on_every_connect() {
+    async fn watch_counts_a_stream_cut_at_once_as_one_more_failure() {
         let (url, _targets) = scripted(vec![String::new()]).await;
         let c = client(&url, 1);
         let mut watch = c.interactions().watch("s-1");
         let mut attempts = Vec::new();
-        while attempts.len() < 3 {
+        while attempts.len() < 6 {
             let update = tokio::time::timeout(Duration::from_secs(5), watch.next())
                 .await
                 .unwrap()
@@ -791,6 +806,8 @@ mod tests {
                 WatchUpdate::Event(event) => panic!("unexpected {event:?}"),
             }
         }
-        assert_eq!(attempts, vec![0, 1, 0]);
+        // Accepted then cut at once: no connection lasted, so the failures (and the
+        // backoff) keep growing instead of starting over at every connect.
+        assert_eq!(attempts, vec![0, 1, 0, 2, 0, 3]);
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures::Stream;
 use gatehouse_wire::interaction::WatchEvent;
+use rand::Rng;
 
 use crate::client::Client;
 use crate::error::{Error, Operation, Result};
@@ -21,6 +22,16 @@ use crate::transport::Call;
 /// assert_eq!(gatehouse_client::MAX_WATCH_RECONNECT_DELAY.as_secs(), 30);
 /// ```
 pub const MAX_WATCH_RECONNECT_DELAY: Duration = Duration::from_secs(30);
+
+/// How long a watch connection must have lasted for its loss to start the backoff over.
+/// A shorter one (a server or proxy that accepts the stream and cuts it at once) counts
+/// as one more failure in a row, so the waits keep growing to
+/// [`MAX_WATCH_RECONNECT_DELAY`] instead of reconnecting many times a second.
+///
+/// ```
+/// assert_eq!(gatehouse_client::WATCH_STABLE_AFTER.as_secs(), 10);
+/// ```
+pub const WATCH_STABLE_AFTER: Duration = Duration::from_secs(10);
 
 /// One item of a [`WatchStream`].
 ///
@@ -53,8 +64,10 @@ pub enum WatchUpdate {
 /// - Yields [`WatchUpdate::Connected`] after every successful (re)connect: revalidate.
 /// - Reconnects on transport errors, 5xx, a server close and an idle connection
 ///   (no byte, heartbeats included, for the client's stream idle timeout), with
-///   jittered backoff capped at [`MAX_WATCH_RECONNECT_DELAY`] (and at least the
-///   server's `retry:` hint), announcing each with [`WatchUpdate::Reconnecting`].
+///   jittered exponential backoff from the retry policy's `initial_backoff` up to
+///   [`MAX_WATCH_RECONNECT_DELAY`] (and at least the server's `retry:` hint),
+///   announcing each with [`WatchUpdate::Reconnecting`]. The failures in a row (and the
+///   backoff) start over only when a connection had lasted [`WATCH_STABLE_AFTER`].
 /// - Yields one `Err` and ends on a failure a retry cannot fix (401, 403, 400 bad
 ///   session id, an absent capability).
 /// - Dropping it closes the connection; nothing keeps running.
@@ -100,7 +113,8 @@ impl WatchStream {
 }
 
 /// What is specific to the watch: announce every (re)connect, never give up, back
-/// off at most [`MAX_WATCH_RECONNECT_DELAY`] (and at least the server's `retry:`).
+/// off at most [`MAX_WATCH_RECONNECT_DELAY`] (and at least the server's `retry:`), and
+/// start the backoff over only after a connection that lasted [`WATCH_STABLE_AFTER`].
 struct Watch {
     session_id: String,
 }
@@ -108,7 +122,7 @@ struct Watch {
 impl SsePolicy for Watch {
     type Item = WatchUpdate;
     const OPERATION: Operation = Operation::WatchInteractions;
-    const FAILURES_RESET: FailuresReset = FailuresReset::OnConnect;
+    const FAILURES_RESET: FailuresReset = FailuresReset::AfterLasting(WATCH_STABLE_AFTER);
     const DISCONNECTED_LOG: &'static str = "watch disconnected; reconnecting";
     const CLOSED_DETAIL: &'static str = "the server closed the watch stream";
     const CLOSED_SOURCE: &'static str = "watch stream closed by the server";
@@ -125,16 +139,10 @@ impl SsePolicy for Watch {
         failures: u32,
         retry_hint: Option<Duration>,
     ) -> Duration {
-        let mut policy = retry;
-        policy.max_backoff = policy
-            .max_backoff
-            .max(Duration::from_millis(1))
-            .min(MAX_WATCH_RECONNECT_DELAY);
-        let backoff = policy.backoff(failures, None);
         let hint = retry_hint
             .unwrap_or_default()
             .min(MAX_WATCH_RECONNECT_DELAY);
-        backoff.max(hint)
+        watch_backoff(retry.initial_backoff, failures).max(hint)
     }
 
     fn connected(&mut self, queue: &mut VecDeque<WatchUpdate>) {
@@ -167,6 +175,20 @@ impl SsePolicy for Watch {
     fn is_complete(&self) -> bool {
         false
     }
+}
+
+/// The wait after `failures` (from 1) failures in a row: `initial * 2^(failures-1)`,
+/// capped at [`MAX_WATCH_RECONNECT_DELAY`], jittered in its upper half so that many
+/// watchers cut at once neither reconnect together nor at once.
+fn watch_backoff(initial: Duration, failures: u32) -> Duration {
+    let exp = failures.saturating_sub(1).min(16);
+    let cap = initial
+        .max(Duration::from_millis(1))
+        .saturating_mul(1u32 << exp)
+        .min(MAX_WATCH_RECONNECT_DELAY);
+    let half = cap / 2;
+    let spread = u64::try_from(half.as_millis()).unwrap_or(u64::MAX);
+    half + Duration::from_millis(rand::thread_rng().gen_range(0..=spread))
 }
 
 /// Type an SSE event; unknown event kinds are skipped (a newer server may send more).
@@ -203,6 +225,25 @@ fn to_watch_event(event: &SseEvent) -> Option<WatchEvent> {
 mod tests {
     use super::*;
     use gatehouse_wire::interaction::InteractionStatus;
+
+    #[test]
+    fn the_backoff_grows_to_the_ceiling_and_never_drops_below_half_of_it() {
+        let initial = Duration::from_millis(100);
+        for _ in 0..50 {
+            let first = watch_backoff(initial, 1);
+            assert!(
+                (Duration::from_millis(50)..=initial).contains(&first),
+                "{first:?}"
+            );
+            let fifth = watch_backoff(initial, 5);
+            assert!(fifth >= Duration::from_millis(800), "{fifth:?}");
+            let late = watch_backoff(initial, 40);
+            assert!(
+                (MAX_WATCH_RECONNECT_DELAY / 2..=MAX_WATCH_RECONNECT_DELAY).contains(&late),
+                "{late:?}"
+            );
+        }
+    }
 
     #[test]
     fn events_are_typed_with_the_event_name_as_fallback() {

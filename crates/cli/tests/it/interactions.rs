@@ -188,7 +188,10 @@ async fn approve_all_reports_each_target() {
     assert_eq!(report["all_already_answered"], json!(false));
 
     // Nothing pending is left: the human form says so.
-    let none = run(&server, &["interactions", "approve-all"]);
+    let none = run(
+        &server,
+        &["interactions", "approve-all", "--all-sessions", "--yes"],
+    );
     assert_eq!(none.status.code(), Some(0));
     assert!(text(&none.stdout).contains("nothing to approve"));
 
@@ -330,4 +333,73 @@ async fn a_missing_project_is_exit_8_naming_gatehouse_project() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("project_id"), "{stderr}");
     assert!(stderr.contains("GATEHOUSE_PROJECT"), "{stderr}");
+}
+
+/// Without ids, `approve-all` answers only a scope the caller named: a bare
+/// `approve-all` (or `--all-sessions` without `--yes`) is a usage error that answers
+/// nothing, `--session` answers that session's gates only, and `--all-sessions --yes`
+/// every session's.
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_all_without_ids_needs_a_session_or_all_sessions_yes() {
+    let server = spawn(TestServerOptions::default()).await;
+    let (mine, my_gate) = park(&server).await;
+    let (_, other_gate) = park(&server).await;
+    let status = |out: &std::process::Output| out.status.code();
+
+    for args in [
+        &["interactions", "approve-all"][..],
+        &["interactions", "approve-all", "--all-sessions"][..],
+    ] {
+        let out = run(&server, args);
+        assert_eq!(status(&out), Some(2), "{args:?}: {}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("--session") || stderr.contains("--yes"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // `--yes` alone says nothing about the scope.
+    let yes_alone = run(&server, &["interactions", "approve-all", "--yes"]);
+    assert_eq!(status(&yes_alone), Some(2), "{}", text(&yes_alone.stderr));
+    let pending = || async {
+        let mut ids: Vec<String> = client(&server)
+            .interactions()
+            .list_pending(None)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|row| row.id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut both = vec![my_gate.clone(), other_gate.clone()];
+    both.sort();
+    assert_eq!(pending().await, both, "nothing was answered");
+
+    let one = run(
+        &server,
+        &["interactions", "approve-all", "--session", &mine, "--json"],
+    );
+    assert_eq!(status(&one), Some(0), "{}", text(&one.stderr));
+    let report: Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(report["answered"], json!([my_gate]));
+    assert_eq!(pending().await, vec![other_gate.clone()]);
+
+    let all = run(
+        &server,
+        &[
+            "interactions",
+            "approve-all",
+            "--all-sessions",
+            "--yes",
+            "--json",
+        ],
+    );
+    assert_eq!(status(&all), Some(0), "{}", text(&all.stderr));
+    let report: Value = serde_json::from_slice(&all.stdout).unwrap();
+    assert_eq!(report["answered"], json!([other_gate]));
+    assert!(pending().await.is_empty());
+    server.shutdown().await;
 }

@@ -441,3 +441,35 @@ async fn not_found_unavailable_and_usage() {
     }
     bare.shutdown().await;
 }
+
+/// An instruction is free text and may carry control characters: `interventions get`
+/// (and `request`) show them escaped, never raw, so an instruction cannot rewrite the
+/// lines around it.
+#[tokio::test(flavor = "multi_thread")]
+async fn control_characters_in_an_instruction_are_shown_escaped() {
+    let server = spawn(TestServerOptions::default()).await;
+    let (_, exec) = park(&server).await;
+    let t = target(&exec);
+    let instruction = "be brief\u{1b}[2K\rok\u{7}";
+    let request = run(
+        &server,
+        &args(
+            &["interventions", "request"],
+            &t,
+            &["--instruction", instruction, "--operation-id", "op-esc-1"],
+        ),
+    );
+    assert_eq!(request.status.code(), Some(0), "{}", text(&request.stderr));
+    let get = run(&server, &args(&["interventions", "get"], &t, &[]));
+    assert_eq!(get.status.code(), Some(0), "{}", text(&get.stderr));
+    for out in [&request.stdout, &request.stderr, &get.stdout] {
+        let shown = text(out);
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\n'),
+            "{shown:?}"
+        );
+    }
+    let shown = text(&get.stdout);
+    assert!(shown.contains("be brief\\u{1b}[2K\\rok\\u{7}"), "{shown}");
+    server.shutdown().await;
+}

@@ -19,6 +19,7 @@ mod agentplat_replay;
 mod crash;
 mod demo;
 mod durable;
+mod hostile_host;
 mod interactions;
 mod interventions;
 mod interventions_follow;

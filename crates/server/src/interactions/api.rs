@@ -230,10 +230,31 @@ async fn get_one(
     }
 }
 
-/// A runner names its gate by session and token (create, transition): both non-blank.
+/// A runner names its gate by session and token (create, transition): both non-blank,
+/// neither with a control character.
 fn check_gate_key(session_id: &str, token: &str) -> ApiResult<()> {
     non_blank(session_id, &["body", "session_id"])?;
-    non_blank(token, &["body", "token"])
+    non_blank(token, &["body", "token"])?;
+    no_control_characters(session_id, &["body", "session_id"])?;
+    no_control_characters(token, &["body", "token"])
+}
+
+/// An identifier (an id, a token, a tool name) never needs a control character, and one
+/// shown to an operator could rewrite what is shown (an ESC sequence can make a `Bash`
+/// gate read as `Read`): refused 422 where it comes in. Free text (arguments, messages)
+/// may keep them; the CLI shows them escaped.
+pub(crate) fn no_control_characters(value: &str, loc: &[&str]) -> ApiResult<()> {
+    match value.chars().find(|c| c.is_control()) {
+        Some(c) => Err(ApiError::validation(
+            loc,
+            format!(
+                "must not contain control characters (found U+{:04X})",
+                u32::from(c)
+            ),
+            "value_error",
+        )),
+        None => Ok(()),
+    }
 }
 
 fn non_blank(value: &str, loc: &[&str]) -> ApiResult<()> {
@@ -256,6 +277,17 @@ async fn create(
 ) -> ApiResult<Response> {
     let body = body.value;
     check_gate_key(&body.session_id, &body.token)?;
+    if let Some(turn_id) = &body.turn_id {
+        no_control_characters(turn_id, &["body", "turn_id"])?;
+    }
+    if let Some(request) = body.data.as_ref().and_then(|d| d.request.as_ref()) {
+        if let Some(tool) = &request.tool {
+            no_control_characters(tool, &["body", "data", "request", "tool"])?;
+        }
+        if let Some(tool_call_id) = &request.tool_call_id {
+            no_control_characters(tool_call_id, &["body", "data", "request", "tool_call_id"])?;
+        }
+    }
     known_or_422(
         &["body", "kind"],
         body.kind.is_known(),

@@ -55,6 +55,9 @@ async fn invoke(
     {
         request.session_id = None;
     }
+    if let Some(session_id) = &request.session_id {
+        super::api::no_control_characters(session_id, &["body", "session_id"])?;
+    }
     let session_id = request.session_id.clone().unwrap_or_else(crate::db::new_id);
     request.session_id = Some(session_id.clone());
     let executed = begin_turn(

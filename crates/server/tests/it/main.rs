@@ -28,6 +28,7 @@ mod batch;
 mod batch_idempotency;
 mod clock_skew;
 mod concurrency;
+mod control_chars;
 mod cors;
 mod crash_safety;
 mod database_faults;
