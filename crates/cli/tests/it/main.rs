@@ -22,6 +22,7 @@ mod durable;
 mod interactions;
 mod interventions;
 mod interventions_follow;
+mod invoke;
 mod serve;
 mod webhooks;
 mod wire;
