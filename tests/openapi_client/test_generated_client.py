@@ -168,6 +168,28 @@ def approve(api) -> object:
     return api.models.RespondRequest.from_dict({"answer": {"approved": True, "message": "go ahead"}})
 
 
+def test_the_generated_answer_model_refuses_a_misspelled_key(api):
+    """The answer is a typed model: `approved` is required and nothing else is taken, so
+    `{aproved: true}` never leaves the generated client as an answer."""
+    models = api.models
+    answer = models.ApprovalAnswer(approved=True, tool_call_id="toolu_01", message="go")
+    assert answer.to_dict() == {"approved": True, "tool_call_id": "toolu_01", "message": "go"}
+    with pytest.raises(TypeError):
+        models.ApprovalAnswer(aproved=True)
+    with pytest.raises(KeyError):
+        models.ApprovalAnswer.from_dict({"aproved": True})
+    assert not hasattr(models.ApprovalAnswer(approved=False), "additional_properties")
+    # Every body that carries an answer types it so (a type checker refuses a plain dict).
+    for model, field in [
+        (models.RespondRequest, "answer"),
+        (models.SessionInteractionRespondRequest, "answer"),
+        (models.SessionInteractionAnswerRequest, "answer"),
+        (models.BatchAnswer, "answer"),
+    ]:
+        annotation = str(model.__annotations__[field])
+        assert "ApprovalAnswer" in annotation and "dict" not in annotation, (model, annotation)
+
+
 def test_a_pending_gate_is_listed_answered_and_a_second_answer_is_a_typed_409(api, client, project_id):
     from gatehouse_openapi_client.api.agenta import query_interactions, respond_to_interaction
 

@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
 
@@ -38,6 +39,22 @@ def test_every_registered_schema_is_a_component_unchanged():
         assert components[name] == hoisted(schema), name
         for def_name, definition in schema.get("$defs", {}).items():
             assert def_name in components, f"{name}: {def_name} is not a component"
+
+
+def test_the_documents_respond_bodies_refuse_a_misspelled_answer_key():
+    """What a client generated from the document validates: `{aproved: true}` is not an
+    answer (the answer is typed and closed), `{approved, tool_call_id, message}` is."""
+    gate = "018f3b2a-0000-7000-8000-00000000a001"
+    for name, body in [
+        ("RespondRequest", lambda answer: {"answer": answer}),
+        ("SessionInteractionRespondRequest", lambda answer: {"answer": answer}),
+        ("SessionInteractionRespondRequest", lambda answer: {"answers": [{"interaction_id": gate, "answer": answer}]}),
+        ("BatchRespondRequest", lambda answer: {"answers": [{"id": gate, "answer": answer}]}),
+    ]:
+        schema = dict(DOCUMENT, **{"$ref": f"#/components/schemas/{name}"})
+        validator = jsonschema.Draft202012Validator(schema)
+        assert list(validator.iter_errors(body({"approved": True, "tool_call_id": "c", "message": "go"}))) == [], name
+        assert list(validator.iter_errors(body({"aproved": True}))) != [], name
 
 
 def test_every_reference_resolves():

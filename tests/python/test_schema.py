@@ -162,6 +162,27 @@ def test_respond_transition_and_windowing_as_agenta_checks_them():
     assert errors("InteractionQueryRequest", {"windowing": {"rate": 0.5, "next": A4_ROW["id"]}}) == []
 
 
+# A respond's answer is typed and closed (what a client writes), in every body that
+# carries one: a misspelled key is refused, never sent as an answer the server (reading as
+# Agenta's router does) would take as a denial.
+RESPOND_BODIES = [
+    ("RespondRequest", lambda answer: {"answer": answer}),
+    ("SessionInteractionRespondRequest", lambda answer: {"answer": answer}),
+    ("SessionInteractionRespondRequest",
+     lambda answer: {"answers": [{"interaction_id": A4_ROW["id"], "answer": answer}]}),
+    ("BatchRespondRequest", lambda answer: {"answers": [{"id": A4_ROW["id"], "answer": answer}]}),
+]
+
+
+@pytest.mark.parametrize("name,body", RESPOND_BODIES)
+def test_a_respond_answer_is_typed_and_refuses_a_misspelled_key(name, body):
+    assert errors(name, body({"approved": True, "tool_call_id": "toolu_01", "message": "go"})) == []
+    assert errors(name, body({"approved": False})) == []
+    assert errors(name, body({"aproved": True})) != []
+    assert errors(name, body({"approved": True, "aproved": True})) != []
+    assert errors(name, body({"approved": "yes"})) != []
+
+
 def test_the_ready_event_may_carry_nothing():
     assert errors("WatchEvent", {}) == []
     assert errors("WatchEvent", {"type": "ready", "session_id": "s"}) == []

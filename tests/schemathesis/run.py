@@ -15,9 +15,10 @@ Checks left out, and why:
   wire shapes; the server also applies rules a type's schema does not carry (blank
   strings after trimming, integral floats such as 428.0 where an integer is expected).
   Each such rejection is a documented 400/422, never a 5xx or an undescribed answer.
-- `negative_data_rejection` on the two run documents (invoke, /run) and on the query:
-  their readers are tolerant by design (`null` where Agenta omits a key reads as
-  absent), while the schema describes what an exact writer sends (schemathesis.toml).
+- `negative_data_rejection` on the two run documents (invoke, /run), on the query and
+  on the two responds: their readers are tolerant by design (`null` where Agenta omits a
+  key reads as absent; any answer object, as Agenta's router reads it), while the schema
+  describes what an exact writer sends (schemathesis.toml).
 Every operation is tested; Server-Sent Event streams are read up to their first event
 (schemathesis.toml, which also lists the one known, reported exception).
 

@@ -16,6 +16,7 @@ mod exit;
 mod follow;
 mod interactions;
 mod interventions;
+mod invoke;
 mod output;
 mod schema;
 mod serve;
@@ -45,6 +46,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Approval gates: list, get, respond, approve-all, watch.
     Interactions(interactions::InteractionsArgs),
+    /// Run one turn: by default the agent calls one tool and parks at its gate (--permission ask).
+    Invoke(invoke::InvokeArgs),
     /// Agenta's durable session control: stop, snapshot, events.
     Sessions(sessions::SessionsArgs),
     /// Interventions on a run's execution session: request, get, wait, events.
@@ -78,6 +81,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Serve(args) => runtime()?.block_on(serve::run(args)),
         Command::Interactions(args) => runtime()?.block_on(interactions::run(args)),
         Command::Interventions(args) => runtime()?.block_on(interventions::run(args)),
+        Command::Invoke(args) => runtime()?.block_on(invoke::run(args)),
         Command::Sessions(args) => runtime()?.block_on(sessions::run(args)),
         Command::Webhooks(args) => runtime()?.block_on(webhooks::run(args)),
     }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use clap::Args;
 use gatehouse_server::webhooks::{WebhookEndpoint, WebhookSettings};
 use gatehouse_server::{AgentaContract, ApiKey, ServerConfig};
+use gatehouse_wire::invoke::ToolTurn;
 
 use crate::exit::{CliError, CliResult};
 
@@ -179,7 +180,24 @@ pub struct ServeArgs {
     /// the respond answers 200 `{count, interaction}`; no Stop).
     #[arg(long, env = "GATEHOUSE_AGENTA_CONTRACT", value_name = "CONTRACT", default_value = "durable", value_parser = parse_agenta_contract)]
     agenta_contract: AgentaContract,
+    /// Open this many approval gates at start, before the listening line (each a turn of
+    /// its own session, the agent's `Bash` call parked by `ask`, sent through the
+    /// server's own `POST /api/invoke` in --demo-project), so a quick start has gates to
+    /// answer. 0: none.
+    #[arg(long, env = "GATEHOUSE_DEMO_GATES", value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    demo_gates: u32,
+    /// The project --demo-gates opens its gates in (the quick start's).
+    #[arg(
+        long,
+        env = "GATEHOUSE_DEMO_PROJECT",
+        value_name = "PROJECT",
+        default_value = DEMO_PROJECT
+    )]
+    demo_project: String,
 }
+
+/// The project of the README's quick starts, where `--demo-gates` opens its gates.
+const DEMO_PROJECT: &str = "019fac94-0000-7000-8000-000000000000";
 
 fn parse_agenta_contract(text: &str) -> Result<AgentaContract, String> {
     text.parse()
@@ -245,12 +263,23 @@ pub async fn run(args: ServeArgs) -> CliResult {
         config.cors_origins.push(origin);
     }
 
+    let demo_key = if args.demo_gates > 0 {
+        Some(demo_key(&config, &args.demo_project)?)
+    } else {
+        None
+    };
     let server = gatehouse_server::start(config).await.map_err(|err| {
         CliError::other(format!(
             "cannot start the server on {} with {}: {err}",
             args.bind, args.database_url
         ))
     })?;
+    if let Some(key) = demo_key {
+        if let Err(err) = open_demo_gates(&server.base_url(), &key, &args).await {
+            server.shutdown().await;
+            return Err(err);
+        }
+    }
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on {}", server.base_url())
@@ -261,6 +290,54 @@ pub async fn run(args: ServeArgs) -> CliResult {
     tracing::info!("shutting down");
     server.shutdown().await;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// The key `--demo-gates` invokes with: the development key when none is configured,
+/// else the first key that may act in the demo project (none: a usage error).
+fn demo_key(config: &ServerConfig, project: &str) -> CliResult<String> {
+    if project.trim().is_empty() {
+        return Err(CliError::usage("--demo-project must not be empty"));
+    }
+    if config.api_keys.is_empty() {
+        return Ok(gatehouse_server::DEV_API_KEY.to_string());
+    }
+    config
+        .api_keys
+        .iter()
+        .find(|key| key.projects.allows(project))
+        .map(|key| key.secret.clone())
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--demo-gates: no --api-key may act in the demo project {project} (set --demo-project)"
+            ))
+        })
+}
+
+/// Open `--demo-gates` gates through the server's own invoke route (the same path as
+/// any client's), one session each: a new turn in a session would cancel its pending
+/// gate.
+async fn open_demo_gates(base_url: &str, key: &str, args: &ServeArgs) -> CliResult {
+    let client = gatehouse_client::Client::builder(base_url)
+        .api_key(key)
+        .project_id(args.demo_project.as_str())
+        .build()
+        .map_err(|err| CliError::other(format!("--demo-gates: cannot build a client: {err}")))?;
+    for n in 1..=args.demo_gates {
+        let turn = ToolTurn::new(format!("demo task {n}"), "Bash")
+            .args(serde_json::json!({"command": format!("echo demo {n}")}));
+        let opened = client.service().invoke_tool(&turn).await.map_err(|err| {
+            CliError::other(format!("--demo-gates: cannot open demo gate {n}: {err}"))
+        })?;
+        for id in &opened.interaction_ids {
+            tracing::info!(
+                interaction_id = %id,
+                session_id = %opened.session_id,
+                project_id = %args.demo_project,
+                "opened a demo gate (Bash)"
+            );
+        }
+    }
     Ok(())
 }
 

@@ -3,7 +3,8 @@
 //! control plane's own routes (capability [`Capability::Invoke`](gatehouse_wire::capabilities::Capability::Invoke)).
 
 use gatehouse_wire::invoke::{
-    CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, TurnsResponse,
+    CommitRevisionRequest, CommitRevisionResponse, InvokeRequest, InvokeResponse, ToolTurn,
+    TurnsResponse,
 };
 use gatehouse_wire::webhooks::WebhookDeliveriesResponse;
 
@@ -66,6 +67,25 @@ impl Service {
     pub async fn invoke(&self, request: &InvokeRequest) -> Result<InvokeResponse> {
         let call = Call::new(Operation::Invoke, &[]).json_body(request)?;
         self.client.call_json(&call).await
+    }
+
+    /// Run the common turn (`POST /api/invoke`): the deterministic agent is asked
+    /// `turn`'s prompt and calls its one tool under its permission. With `ask` (the
+    /// default) it parks at an approval gate, whose id is in `interaction_ids`: a gate to
+    /// answer in a test, an example or a quick start. Any other turn: [`Service::invoke`].
+    ///
+    /// ```no_run
+    /// # async fn demo(client: gatehouse_client::Client) -> Result<(), gatehouse_client::Error> {
+    /// use gatehouse_client::wire::invoke::ToolTurn;
+    /// let turn = ToolTurn::new("clean up /tmp", "Bash")
+    ///     .session("48268312-0000-7000-8000-000000000000")
+    ///     .args(serde_json::json!({"command": "rm -rf /tmp/cache"}));
+    /// let opened = client.service().invoke_tool(&turn).await?;
+    /// println!("gates to answer: {:?}", opened.interaction_ids);
+    /// # Ok(()) }
+    /// ```
+    pub async fn invoke_tool(&self, turn: &ToolTurn) -> Result<InvokeResponse> {
+        self.invoke(&turn.to_request()).await
     }
 
     /// A session's turns, oldest first (`GET /api/sessions/{session_id}/turns`), each

@@ -46,8 +46,13 @@ pub struct BatchAnswer {
     /// The interaction row's `id`.
     pub id: String,
     /// The answer object, as a single respond's `answer` (`{approved, tool_call_id?,
-    /// message?}` for an approval; missing or `null` reads as `{}`).
+    /// message?}` for an approval; missing or `null` reads as `{}`). The schema's
+    /// [`ApprovalAnswer`](crate::interaction::ApprovalAnswer); read as the object sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<crate::interaction::ApprovalAnswer>")
+    )]
     pub answer: Option<JsonObject>,
     /// This gate's idempotency key: the same key again (a retried batch) replays the
     /// gate's first answer.

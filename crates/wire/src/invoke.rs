@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::execution::ExecutionRef;
 use crate::interaction::References;
-use crate::run::ChatMessage;
+use crate::run::{ChatMessage, RulePermission};
 use crate::JsonObject;
 
 /// `data.inputs` of an invoke.
@@ -50,6 +50,107 @@ pub struct InvokeRequest {
     pub references: Option<References>,
     /// Inputs and inline config.
     pub data: InvokeData,
+}
+
+/// The model a [`ToolTurn`] names when it is given none (its outputs and its gate's
+/// stamped config show it).
+pub const TOOL_TURN_MODEL: &str = "gatehouse/harness";
+
+/// The common invoke, built for you: one turn of the reference control plane's
+/// deterministic agent that calls one tool under one permission. With `ask` (the
+/// default) the turn parks at an approval gate for that call, so an app, a test or a
+/// quick start has a gate to answer; `allow` runs the tool, `deny` skips it. Any other
+/// turn takes the full [`InvokeRequest`].
+///
+/// ```
+/// use gatehouse_wire::invoke::ToolTurn;
+/// use gatehouse_wire::run::RulePermission;
+/// let request = ToolTurn::new("clean up /tmp", "Bash")
+///     .session("s-1")
+///     .args(serde_json::json!({"command": "rm -rf /tmp/cache"}))
+///     .permission(RulePermission::Ask)
+///     .to_request();
+/// assert_eq!(request.session_id.as_deref(), Some("s-1"));
+/// let agent = &request.data.parameters.as_ref().unwrap()["agent"];
+/// assert_eq!(agent["runner"]["permissions"]["default"], "ask");
+/// assert_eq!(agent["script"][0]["tool"], "Bash");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolTurn {
+    session_id: Option<String>,
+    prompt: String,
+    tool: String,
+    args: serde_json::Value,
+    permission: RulePermission,
+    model: String,
+}
+
+impl ToolTurn {
+    /// A turn that is asked `prompt` and calls `tool` with `{}`, asking first, in a new
+    /// session (the server names it).
+    pub fn new(prompt: impl Into<String>, tool: impl Into<String>) -> Self {
+        Self {
+            session_id: None,
+            prompt: prompt.into(),
+            tool: tool.into(),
+            args: serde_json::Value::Object(JsonObject::new()),
+            permission: RulePermission::Ask,
+            model: TOOL_TURN_MODEL.to_string(),
+        }
+    }
+
+    /// The agent session (a new turn in a session cancels its still-pending gates).
+    pub fn session(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// The tool call's arguments (any JSON; what the gate shows as `data.request.args`).
+    pub fn args(mut self, args: serde_json::Value) -> Self {
+        self.args = args;
+        self
+    }
+
+    /// What the turn's permissions decide for the call: `ask` (a gate), `allow`, `deny`.
+    pub fn permission(mut self, permission: RulePermission) -> Self {
+        self.permission = permission;
+        self
+    }
+
+    /// The model the config names (`agent.llm.model`; default [`TOOL_TURN_MODEL`]).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The `POST /api/invoke` body: the prompt as the user's message, and an inline
+    /// config whose script calls the tool, then says "done".
+    pub fn to_request(&self) -> InvokeRequest {
+        let parameters = serde_json::json!({"agent": {
+            "llm": {"model": self.model},
+            "runner": {"permissions": {"default": self.permission.as_str()}},
+            "script": [{"tool": self.tool, "args": self.args}, {"say": "done"}]
+        }});
+        InvokeRequest {
+            session_id: self.session_id.clone(),
+            references: None,
+            data: InvokeData {
+                inputs: InvokeInputs {
+                    messages: vec![ChatMessage::text("user", self.prompt.clone())],
+                    extra: JsonObject::new(),
+                },
+                parameters: parameters.as_object().cloned(),
+                revision: None,
+                extra: JsonObject::new(),
+            },
+        }
+    }
+}
+
+impl From<&ToolTurn> for InvokeRequest {
+    fn from(turn: &ToolTurn) -> Self {
+        turn.to_request()
+    }
 }
 
 /// How an invoked turn ended.

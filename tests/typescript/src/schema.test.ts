@@ -119,6 +119,45 @@ test("a row's data.parameters, when present, is an object (the field a zod schem
   assert.notDeepEqual(errors("SessionInteraction", { ...row, data: { ...row.data, parameters: [] } }), []);
 });
 
+// A respond's answer is typed and closed (what a client writes): a misspelled key is
+// refused by the schema files and by the OpenAPI document's components alike, so a client
+// generated from either never sends `{aproved: true}` (which the server, reading as
+// Agenta's router does, would take as a denial).
+const MISSPELLED = { aproved: true };
+const APPROVAL = { approved: true, tool_call_id: "toolu_01", message: "go" };
+const RESPOND_BODIES: Array<[string, (answer: unknown) => unknown]> = [
+  ["RespondRequest", (answer) => ({ answer })],
+  ["SessionInteractionRespondRequest", (answer) => ({ answer })],
+  [
+    "SessionInteractionRespondRequest",
+    (answer) => ({ answers: [{ interaction_id: "018f3b2a-0000-7000-8000-00000000a001", answer }] }),
+  ],
+  ["BatchRespondRequest", (answer) => ({ answers: [{ id: "018f3b2a-0000-7000-8000-00000000a001", answer }] })],
+];
+
+test("a respond's answer is typed: {aproved: true} is refused, {approved, tool_call_id, message} taken", () => {
+  for (const [name, body] of RESPOND_BODIES) {
+    assert.deepEqual(errors(name, body(APPROVAL)), [], name);
+    assert.notDeepEqual(errors(name, body(MISSPELLED)), [], `${name} took {aproved: true}`);
+    assert.notDeepEqual(errors(name, body({ approved: "yes" })), [], `${name} took a text verdict`);
+  }
+  assert.deepEqual(errors("RespondRequest", {}), []);
+  assert.deepEqual(errors("RespondRequest", { answer: null }), []);
+});
+
+test("the OpenAPI document's respond bodies refuse {aproved: true} too", () => {
+  // Not strict: the document carries OpenAPI's own keywords beside its schemas.
+  const documentAjv = new Ajv2020({ allErrors: true, strict: false });
+  (formatsPlugin.default ?? formatsPlugin)(documentAjv, ["uuid", "date-time"]);
+  documentAjv.addSchema(readJson(join(SCHEMA_DIR, "openapi.json")) as object, "openapi.json");
+  for (const [name, body] of RESPOND_BODIES) {
+    const validate = documentAjv.getSchema(`openapi.json#/components/schemas/${name}`);
+    assert.ok(validate !== undefined, name);
+    assert.equal(validate(body(APPROVAL)), true, name);
+    assert.equal(validate(body(MISSPELLED)), false, `${name} took {aproved: true}`);
+  }
+});
+
 // ---- upstream conformance: Agenta's /run goldens --------------------------------------
 
 const GOLDENS = "Agenta /run goldens (tests/typescript)";

@@ -23,6 +23,7 @@ mod hostile_host;
 mod interactions;
 mod interventions;
 mod interventions_follow;
+mod invoke;
 mod serve;
 mod webhooks;
 mod wire;

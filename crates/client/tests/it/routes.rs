@@ -17,7 +17,7 @@ use gatehouse_wire::interaction::{
     CancelStaleRequest, CreateInteractionRequest, InteractionKind, InteractionQuery,
     InteractionStatus, SessionInteraction, TransitionRequest, Windowing,
 };
-use gatehouse_wire::invoke::{CommitRevisionRequest, InvokeRequest, SlugRef};
+use gatehouse_wire::invoke::{CommitRevisionRequest, InvokeRequest, SlugRef, ToolTurn};
 use gatehouse_wire::routes::{self, Method, Param};
 use gatehouse_wire::run::{ChatMessage, Harness, RunRequest, Sandbox};
 
@@ -156,6 +156,7 @@ async fn call_everything(client: &Client) {
         data: Default::default(),
     };
     let _ = service.invoke(&invoke).await;
+    let _ = service.invoke_tool(&ToolTurn::new("hi", "Bash")).await;
     let _ = service.turns("s-1").await;
     let commit = CommitRevisionRequest {
         workflow: SlugRef { slug: "w".into() },

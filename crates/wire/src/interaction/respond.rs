@@ -5,9 +5,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::JsonObject;
 
-/// The answer to a `user_approval` gate.
+/// The answer to a `user_approval` gate: what a respond's `answer` is in the published
+/// schema and OpenAPI document, where it is closed (`additionalProperties: false`), so a
+/// client generated from them refuses `{"aproved": true}` rather than sending a denial.
+/// The server reads more tolerantly, as Agenta's router does (any object, `approved` by
+/// truthiness, the object kept as sent): readers tolerant, writers exact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 pub struct ApprovalAnswer {
     /// Approve (true) or deny (false) the tool call.
     pub approved: bool,
@@ -62,13 +67,16 @@ impl ApprovalAnswer {
 }
 
 /// `POST /sessions/interactions/{id}/respond` body: `{"answer": {...}}`. As in Agenta,
-/// the answer may be missing or `null` (read as `{}`, which denies an approval). A
-/// `user_approval` answer is an [`ApprovalAnswer`]; other kinds take any object.
+/// the answer may be missing or `null` (read as `{}`, which denies an approval). The
+/// schema says the answer is an [`ApprovalAnswer`] (closed: what a client writes); the
+/// field stays the object as sent, which the server reads as Agenta's router does (any
+/// object, extra keys kept in the row).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RespondRequest {
     /// The answer object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<ApprovalAnswer>"))]
     pub answer: Option<JsonObject>,
 }
 

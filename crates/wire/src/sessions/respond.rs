@@ -23,7 +23,12 @@ pub struct SessionInteractionAnswerRequest {
     /// The interaction answered (a UUID).
     #[cfg_attr(feature = "schema", schemars(extend("format" = "uuid")))]
     pub interaction_id: String,
-    /// Its answer, e.g. `{"approved": true, "tool_call_id": "..."}`.
+    /// Its answer, e.g. `{"approved": true, "tool_call_id": "..."}` (the schema's
+    /// [`ApprovalAnswer`](crate::interaction::ApprovalAnswer); read as the object sent).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "crate::interaction::ApprovalAnswer")
+    )]
     pub answer: JsonObject,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
@@ -38,8 +43,13 @@ pub struct SessionInteractionAnswerRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SessionInteractionRespondRequest {
-    /// The answer to the path's interaction.
+    /// The answer to the path's interaction (the schema's [`ApprovalAnswer`](crate::interaction::ApprovalAnswer); read as
+    /// the object sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<crate::interaction::ApprovalAnswer>")
+    )]
     pub answer: Option<JsonObject>,
     /// The answers to several gates of one turn (parallel gates).
     #[serde(default, skip_serializing_if = "Option::is_none")]
