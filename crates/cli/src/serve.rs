@@ -52,14 +52,11 @@ pub struct ServeArgs {
     #[arg(long, env = "GATEHOUSE_HEADER_READ_TIMEOUT", value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_read_timeout: u64,
     /// Most open connections one client address may hold at once; one more is answered
-    /// 503 and closed. Never above --max-connections. 0: no per-address limit.
-    #[arg(
-        long,
-        env = "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT",
-        value_name = "N",
-        default_value_t = 1024
-    )]
-    max_connections_per_client: usize,
+    /// 503 and closed. Default: a quarter of --max-connections (at least 1), so one
+    /// address cannot take every connection; raise it for a busy proxy in front. Never
+    /// above --max-connections. 0: no per-address limit.
+    #[arg(long, env = "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT", value_name = "N")]
+    max_connections_per_client: Option<usize>,
     /// Most open connections in all; one more is answered 503 (with Retry-After) and
     /// closed. Default: the open-file limit at start less 64 and 3 per database
     /// connection; a higher value is lowered to that.

@@ -241,11 +241,13 @@ pub struct ServerConfig {
     /// also the longest a kept-alive connection may sit idle between requests (default
     /// 30 s); then the connection is closed.
     pub header_read_timeout: Duration,
-    /// Most open connections one client address may hold at once (default 1024: room
-    /// for a busy proxy or a 1000-way burst); a connection over it is answered 503
-    /// (JSON, `Retry-After`) and closed. Never above [`max_connections`](Self::max_connections)
-    /// as derived at start. 0 means no per-address cap.
-    pub max_connections_per_client: usize,
+    /// Most open connections one client address may hold at once; a connection over it
+    /// is answered 503 (JSON, `Retry-After`) and closed. `None` (the default): a quarter
+    /// of the connections in all (at least 1), so one address can never take every
+    /// connection and leave others none (set it higher for a busy proxy in front).
+    /// Never above [`max_connections`](Self::max_connections) as derived at start.
+    /// `Some(0)` means no per-address cap.
+    pub max_connections_per_client: Option<usize>,
     /// Most open connections in all; one more is answered 503 (JSON, `Retry-After`) and
     /// closed. `None` (the default): derived from the open-file limit at start (the
     /// limit less 64 and 3 per database connection, [`crate::limits`]); a higher setting
@@ -325,9 +327,9 @@ impl std::str::FromStr for AgentaContract {
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
-    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024
-    /// connections per client address, connections and event streams capped by the
-    /// open-file limit, 5 s waits for the database, metrics on, no CORS, Agenta's durable
+    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads,
+    /// connections and event streams capped by the open-file limit (a quarter of the
+    /// connections per client address), 5 s waits for the database, metrics on, no CORS, Agenta's durable
     /// contract.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
@@ -348,7 +350,7 @@ impl ServerConfig {
             sse_retry: Duration::from_secs(3),
             run_dispatcher: true,
             header_read_timeout: Duration::from_secs(30),
-            max_connections_per_client: 1024,
+            max_connections_per_client: None,
             max_connections: None,
             max_watchers: None,
             db_acquire_timeout: crate::db::DEFAULT_ACQUIRE_TIMEOUT,
