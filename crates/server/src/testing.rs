@@ -68,6 +68,12 @@ pub struct TestServerOptions {
     pub db_acquire_timeout: Option<Duration>,
     /// Record and serve metrics (`GET /metrics`); default true.
     pub metrics: bool,
+    /// How often the metrics' database gauges are refreshed; default 50 ms.
+    pub metrics_refresh: Option<Duration>,
+    /// Serve `GET /metrics` on a listener of its own at this address; default none.
+    pub metrics_bind: Option<std::net::SocketAddr>,
+    /// The key `GET /metrics` requires; default none.
+    pub metrics_key: Option<String>,
     /// Origins allowed by CORS; default none (CORS off).
     pub cors_origins: Vec<String>,
     /// Which of Agenta's contracts its session paths speak. Default legacy, unlike
@@ -103,6 +109,9 @@ impl Default for TestServerOptions {
             max_connections: None,
             db_acquire_timeout: None,
             metrics: true,
+            metrics_refresh: None,
+            metrics_bind: None,
+            metrics_key: None,
             cors_origins: Vec::new(),
             agenta_contract: crate::config::AgentaContract::Legacy,
             webhook_endpoints: Vec::new(),
@@ -246,6 +255,9 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     config.max_connections_per_client = opts.max_connections_per_client;
     config.max_connections = opts.max_connections;
     config.metrics = opts.metrics;
+    config.metrics_refresh = opts.metrics_refresh.unwrap_or(Duration::from_millis(50));
+    config.metrics_bind = opts.metrics_bind;
+    config.metrics_key = opts.metrics_key.as_deref().map(crate::MetricsKey::new);
     config.cors_origins = opts.cors_origins.clone();
     config.agenta_contract = opts.agenta_contract;
     config.webhooks.endpoints = opts.webhook_endpoints.clone();

@@ -53,6 +53,39 @@ pub fn normalize_project(project_id: &str) -> String {
     }
 }
 
+/// The key `GET /metrics` requires ([`ServerConfig::metrics_key`]): kept as its SHA-256
+/// digest, never shown by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MetricsKey {
+    digest: [u8; 32],
+}
+
+impl MetricsKey {
+    /// The key `secret`.
+    pub fn new(secret: &str) -> Self {
+        Self {
+            digest: <sha2::Sha256 as sha2::Digest>::digest(secret.as_bytes()).into(),
+        }
+    }
+
+    /// True when `presented` is the key (digests compared in constant time).
+    pub fn admits(&self, presented: &str) -> bool {
+        let candidate: [u8; 32] =
+            <sha2::Sha256 as sha2::Digest>::digest(presented.as_bytes()).into();
+        self.digest
+            .iter()
+            .zip(candidate.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+}
+
+impl std::fmt::Debug for MetricsKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MetricsKey(<redacted>)")
+    }
+}
+
 /// Why a key spec was refused (never contains the secret).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid API key spec: {0} (expected [ACTOR=]SECRET[@PROJECT[+PROJECT...]|@*])")]
@@ -267,10 +300,22 @@ pub struct ServerConfig {
     pub db_acquire_timeout: Duration,
     /// Webhook endpoints and their retry policy ([`crate::webhooks`]); none by default.
     pub webhooks: WebhookSettings,
-    /// Record metrics and serve them at `GET /metrics` in Prometheus's text format, no
-    /// key needed ([`crate::metrics`]). Default true; off, `/metrics` answers 404 and
-    /// nothing is recorded.
+    /// Record metrics and serve them at `GET /metrics` in Prometheus's text format
+    /// ([`crate::metrics`]). Default true; off, `/metrics` answers 404 and nothing is
+    /// recorded.
     pub metrics: bool,
+    /// How often the gauges read from the database (gates by status, the resume
+    /// backlog) are refreshed, by one background task (default 10 s). A scrape only
+    /// reads the last values: it never takes a database connection, so it costs the
+    /// same at a million gates as at none, and scrapes at once leave the pool alone.
+    pub metrics_refresh: Duration,
+    /// Serve `GET /metrics` on a listener of its own at this address, and not on the
+    /// API's (default: none, on the API's listener).
+    pub metrics_bind: Option<SocketAddr>,
+    /// The key a scrape must send (`Authorization: Bearer <key>`; as the API takes its
+    /// keys, `ApiKey <key>` or the bare key too); without it, or with another,
+    /// `/metrics` answers 401. Default: none, no key.
+    pub metrics_key: Option<MetricsKey>,
     /// Origins a browser page may call this API from (CORS, [`crate::cors`]), each
     /// `scheme://host[:port]`. Empty (the default): no CORS headers, so browsers keep
     /// other origins' pages out.
@@ -329,7 +374,8 @@ impl ServerConfig {
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
     /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads,
     /// connections and event streams capped by the open-file limit (a quarter of the
-    /// connections per client address), 5 s waits for the database, metrics on, no CORS, Agenta's durable
+    /// connections per client address), 5 s waits for the database, metrics on (on the
+    /// API's listener, no key, gauges refreshed every 10 s), no CORS, Agenta's durable
     /// contract.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
@@ -356,6 +402,9 @@ impl ServerConfig {
             db_acquire_timeout: crate::db::DEFAULT_ACQUIRE_TIMEOUT,
             webhooks: WebhookSettings::default(),
             metrics: true,
+            metrics_refresh: Duration::from_secs(10),
+            metrics_bind: None,
+            metrics_key: None,
             cors_origins: Vec::new(),
             agenta_contract: AgentaContract::Durable,
         }
@@ -393,6 +442,10 @@ mod tests {
             (bare.actor.as_str(), bare.secret.as_str()),
             ("operator", "xyz")
         );
+        let metrics_key = MetricsKey::new("scrape-secret");
+        assert!(metrics_key.admits("scrape-secret"));
+        assert!(!metrics_key.admits("scrape-secreT"));
+        assert!(!format!("{metrics_key:?}").contains("scrape"));
         let eq = ApiKey::parse("ops=abc==").unwrap();
         assert_eq!((eq.actor.as_str(), eq.secret.as_str()), ("ops", "abc=="));
     }
