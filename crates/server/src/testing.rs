@@ -68,7 +68,8 @@ pub struct TestServerOptions {
     pub db_acquire_timeout: Option<Duration>,
     /// Record and serve metrics (`GET /metrics`); default true.
     pub metrics: bool,
-    /// How often the metrics' database gauges are refreshed; default 50 ms.
+    /// How often the metrics' database gauges are refreshed; default 200 ms (as the
+    /// dispatcher's poll: often enough for a test to wait, rare enough to add no load).
     pub metrics_refresh: Option<Duration>,
     /// Serve `GET /metrics` on a listener of its own at this address; default none.
     pub metrics_bind: Option<std::net::SocketAddr>,
@@ -255,7 +256,7 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     config.max_connections_per_client = opts.max_connections_per_client;
     config.max_connections = opts.max_connections;
     config.metrics = opts.metrics;
-    config.metrics_refresh = opts.metrics_refresh.unwrap_or(Duration::from_millis(50));
+    config.metrics_refresh = opts.metrics_refresh.unwrap_or(Duration::from_millis(200));
     config.metrics_bind = opts.metrics_bind;
     config.metrics_key = opts.metrics_key.as_deref().map(crate::MetricsKey::new);
     config.cors_origins = opts.cors_origins.clone();

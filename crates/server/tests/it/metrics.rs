@@ -298,7 +298,10 @@ async fn metrics_on_a_listener_of_their_own_and_behind_a_key() {
     }
     let (status, text) = scrape_at(&metrics_base, Some(&format!("Bearer {secret}"))).await;
     assert_eq!(status, 200, "{text}");
-    assert!(text.contains("# TYPE gatehouse_db_pool_connections gauge"), "{text}");
+    assert!(
+        text.contains("# TYPE gatehouse_db_pool_connections gauge"),
+        "{text}"
+    );
     // As the API takes its keys: `ApiKey` too, or the bare key.
     for authorization in [format!("ApiKey {secret}"), secret.to_string()] {
         let (status, text) = scrape_at(&metrics_base, Some(&authorization)).await;
