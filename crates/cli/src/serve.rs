@@ -53,14 +53,11 @@ pub struct ServeArgs {
     #[arg(long, env = "GATEHOUSE_HEADER_READ_TIMEOUT", value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_read_timeout: u64,
     /// Most open connections one client address may hold at once; one more is answered
-    /// 503 and closed. Never above --max-connections. 0: no per-address limit.
-    #[arg(
-        long,
-        env = "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT",
-        value_name = "N",
-        default_value_t = 1024
-    )]
-    max_connections_per_client: usize,
+    /// 503 and closed. Default: a quarter of --max-connections (at least 1), so one
+    /// address cannot take every connection; raise it for a busy proxy in front. Never
+    /// above --max-connections. 0: no per-address limit.
+    #[arg(long, env = "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT", value_name = "N")]
+    max_connections_per_client: Option<usize>,
     /// Most open connections in all; one more is answered 503 (with Retry-After) and
     /// closed. Default: the open-file limit at start less 64 and 3 per database
     /// connection; a higher value is lowered to that.
@@ -152,12 +149,32 @@ pub struct ServeArgs {
     #[arg(long, env = "GATEHOUSE_PRUNE_INTERVAL", value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     prune_interval: u64,
     /// Record metrics and serve them at GET /metrics in Prometheus's text format, no key
-    /// needed (keep the port off public networks, or turn them off): requests by route
+    /// needed unless --metrics-key sets one (or serve them on --metrics-bind, or keep
+    /// the port off public networks): requests by route
     /// and status, latency, gates by status, the resume backlog, admission waits, lease
     /// takeovers, reconciler actions, webhook deliveries, database pool use. `false`:
     /// nothing is recorded and /metrics answers 404.
     #[arg(long, env = "GATEHOUSE_METRICS", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     metrics: bool,
+    /// Serve GET /metrics on a listener of its own at this address (e.g. one only the
+    /// monitoring network reaches), and not on --bind. Default: on --bind.
+    #[arg(long, env = "GATEHOUSE_METRICS_BIND", value_name = "ADDR")]
+    metrics_bind: Option<SocketAddr>,
+    /// A key every scrape must send (`Authorization: Bearer KEY`; Prometheus's
+    /// `authorization: {credentials: KEY}`); without it /metrics answers 401. Default:
+    /// no key. Never logged.
+    #[arg(
+        long,
+        env = "GATEHOUSE_METRICS_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    metrics_key: Option<String>,
+    /// Seconds between two readings of the gauges counted in the database (gates by
+    /// status, the resume backlog), by one background task: a scrape only reads the last
+    /// values and never touches the database, however many gates and scrapes there are.
+    #[arg(long, env = "GATEHOUSE_METRICS_REFRESH", value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    metrics_refresh: u64,
     /// Log format on stderr: `text` (one readable line per event) or `json` (one JSON
     /// object per line, with the request's id in every line of a request). `RUST_LOG`
     /// sets the level (default `info`).
@@ -254,6 +271,14 @@ pub async fn run(args: ServeArgs) -> CliResult {
         ..config.retention
     };
     config.metrics = args.metrics;
+    config.metrics_bind = args.metrics_bind;
+    config.metrics_refresh = std::time::Duration::from_secs(args.metrics_refresh);
+    if let Some(key) = &args.metrics_key {
+        if key.trim().is_empty() {
+            return Err(CliError::usage("invalid --metrics-key: it is empty"));
+        }
+        config.metrics_key = Some(gatehouse_server::MetricsKey::new(key.trim()));
+    }
     for raw in &args.cors_origins {
         if raw.trim().is_empty() {
             continue;

@@ -7,7 +7,11 @@
 //! - **Connections in all and per client address** ([`FdBudget`]: derived from the
 //!   open-file limit at start, [`crate::limits`]): one more is answered
 //!   `503 UNAVAILABLE` (JSON, `Retry-After`) and closed at once, so the process never
-//!   runs out of descriptors and a new connection is always answered.
+//!   runs out of descriptors and a new connection is always answered. After the answer
+//!   the refused connection reads and discards what the client still sends (at most
+//!   [`REFUSAL_DRAIN_BYTES`], for at most [`REFUSAL_DRAIN_TIME`]), so a client sending a
+//!   body reads the 503 instead of a reset (closing a socket with unread bytes resets
+//!   it); at most [`MAX_DRAINING_REFUSALS`] do so at once, the others close at once.
 //! - **Accept errors back off.** An accept that fails (too many open files, a
 //!   connection reset before it was taken) is logged and retried after a pause that
 //!   doubles while the failures go on (up to 1 s): the loop neither ends nor spins.
@@ -41,9 +45,9 @@ use axum::Router;
 use gatehouse_wire::error::{FastApiErrorBody, GatehouseCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 use axum::response::IntoResponse;
@@ -56,7 +60,7 @@ use crate::limits::{FdBudget, RETRY_AFTER_SECS};
 pub struct ConnectionLimits {
     /// See [`ServerConfig::header_read_timeout`].
     pub header_read_timeout: Duration,
-    /// See [`ServerConfig::max_connections_per_client`] (0: no limit but the total).
+    /// [`FdBudget::max_connections_per_client`] (0: no limit but the total).
     pub max_connections_per_client: usize,
     /// Most open connections in all ([`FdBudget::max_connections`]).
     pub max_connections: usize,
@@ -73,6 +77,15 @@ impl ConnectionLimits {
     }
 }
 
+/// The most a refused connection reads and discards after its 503.
+pub const REFUSAL_DRAIN_BYTES: usize = 1024 * 1024;
+/// The longest a refused connection waits for the client to finish sending (and close)
+/// after its 503.
+pub const REFUSAL_DRAIN_TIME: Duration = Duration::from_secs(2);
+/// The most refused connections draining at once: each holds a descriptor over the
+/// connection cap, so they stay few (the rest are closed right after their 503).
+pub const MAX_DRAINING_REFUSALS: usize = 16;
+
 /// The first pause after a failed accept; it doubles while failures go on.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// The longest pause after failed accepts.
@@ -88,6 +101,7 @@ pub async fn serve(
 ) {
     let graceful = GracefulShutdown::new();
     let counts = ClientCounts::default();
+    let draining = Arc::new(Semaphore::new(MAX_DRAINING_REFUSALS));
     let mut backoff = ACCEPT_BACKOFF;
     loop {
         let accepted = tokio::select! {
@@ -116,7 +130,8 @@ pub async fn serve(
         let slot = match counts.acquire(peer.ip(), &limits) {
             Ok(slot) => slot,
             Err(refusal) => {
-                tokio::spawn(refuse_over_limit(stream, peer, refusal));
+                let drain = draining.clone().try_acquire_owned().ok();
+                tokio::spawn(refuse_over_limit(stream, peer, refusal, drain));
                 continue;
             }
         };
@@ -247,8 +262,14 @@ impl Drop for ClientSlot {
 }
 
 /// Answer a connection over a connection cap with a JSON 503 (and `Retry-After`) and
-/// close it.
-async fn refuse_over_limit(mut stream: TcpStream, peer: SocketAddr, refusal: Refusal) {
+/// close it; with a `drain` permit, only after reading what the client still sends
+/// (bounded), so that a client sending a body is not reset before it reads the answer.
+async fn refuse_over_limit(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    refusal: Refusal,
+    drain: Option<OwnedSemaphorePermit>,
+) {
     let message = match refusal {
         Refusal::PerClient(max) => {
             tracing::warn!(%peer, max, "refused a connection: too many open connections from this address");
@@ -266,7 +287,27 @@ async fn refuse_over_limit(mut stream: TcpStream, peer: SocketAddr, refusal: Ref
         stream.write_all(&response).await?;
         stream.shutdown().await
     };
-    let _ = tokio::time::timeout(Duration::from_secs(5), write).await;
+    if !matches!(
+        tokio::time::timeout(Duration::from_secs(5), write).await,
+        Ok(Ok(()))
+    ) {
+        return;
+    }
+    if let Some(_permit) = drain {
+        let _ = tokio::time::timeout(REFUSAL_DRAIN_TIME, discard_until_eof(&mut stream)).await;
+    }
+}
+
+/// Read and discard until the client closes, or [`REFUSAL_DRAIN_BYTES`] were read.
+async fn discard_until_eof(stream: &mut TcpStream) {
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut read = 0;
+    while read < REFUSAL_DRAIN_BYTES {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => read += n,
+        }
+    }
 }
 
 /// A complete HTTP/1.1 response carrying the JSON error envelope, closing the connection.

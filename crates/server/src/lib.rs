@@ -72,7 +72,7 @@
 //! | [`announce`] | one list of changes ([`announce::Change`]): the transactional outbox ([`announce::outbox`]: endpoint names, the delivery workers' wake-up, `enqueue`) and the watch bus ([`announce::watch`]), both fed by [`in_announced_tx!`](announce::in_announced_tx); a turn's lifecycle ([`announce::Announcer::turn_lifecycle`]) |
 //! | [`seams`] | what one area offers another, as traits below both: [`seams::JoinedWrite`] (execution's share of a turn's commit), [`seams::GateDelivered`] (interactions to webhooks), [`seams::InteractionQueries`] (interactions to execution), [`seams::ExecutionQueries`] (execution to interactions: the tool-run ledger's run-token fence) |
 //! | [`webhooks`] | signed webhook events: the delivery store over the outbox rows ([`webhooks::store`]: claim, delivered, failed, list), the delivery workers of every instance (a lane and a circuit per endpoint ([`webhooks::circuit`]), lease, backoff; [`webhooks::deliver::record_outcome`] records each attempt's outcome), the signature, `GET /api/webhooks/deliveries`; the endpoints are settings ([`config::webhooks`]) |
-//! | [`metrics`] | `GET /metrics` (Prometheus's text format): this server's recorder, what each part counts, the gauges read at scrape |
+//! | [`metrics`] | `GET /metrics` (Prometheus's text format): this server's recorder, what each part counts, the database's gauges refreshed off the request path (a scrape takes no database connection), the optional key and listener of its own |
 //! | [`request_id`] | the request id of every request (`X-Request-Id`), its tracing span, and the id every error body carries |
 //! | [`cors`] | CORS for browser pages, off unless [`ServerConfig::cors_origins`] names origins |
 //! | [`readiness`] | `GET /health/ready`: the database takes a write, the migrations are applied, the resume workers and the reconciler are alive (their [`readiness::Pulse`]s) |
@@ -195,7 +195,7 @@ use gatehouse_wire::capabilities::Capability;
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
-pub use config::{AgentaContract, ApiKey, ServerConfig, DEV_API_KEY};
+pub use config::{AgentaContract, ApiKey, MetricsKey, ServerConfig, DEV_API_KEY};
 pub use db::{Database, StoreError};
 
 use announce::{Announcer, EventBus, Outbox};
@@ -377,7 +377,9 @@ pub struct RunningServer {
     reconciler: Option<JoinHandle<()>>,
     gauge: Option<JoinHandle<()>>,
     webhooks: Option<JoinHandle<()>>,
-    metrics_upkeep: Option<JoinHandle<()>>,
+    metrics_refresh: Option<JoinHandle<()>>,
+    metrics_addr: Option<SocketAddr>,
+    metrics_server: Option<JoinHandle<()>>,
     retention: Option<JoinHandle<()>>,
 }
 
@@ -392,6 +394,12 @@ impl RunningServer {
         self.addr
     }
 
+    /// The address of the metrics listener of its own, when
+    /// [`ServerConfig::metrics_bind`] set one.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
     /// The server's state (store, event bus), for in-process tests and tools.
     pub fn state(&self) -> &AppState {
         &self.state
@@ -404,12 +412,17 @@ impl RunningServer {
         if let Err(err) = self.server.await {
             tracing::warn!(error = %err, "http server task ended abnormally");
         }
+        if let Some(metrics_server) = self.metrics_server {
+            if let Err(err) = metrics_server.await {
+                tracing::warn!(error = %err, "metrics listener task ended abnormally");
+            }
+        }
         for (name, task) in [
             ("dispatcher", self.dispatcher),
             ("reconciler", self.reconciler),
             ("backlog gauge", self.gauge),
             ("webhook workers", self.webhooks),
-            ("metrics upkeep", self.metrics_upkeep),
+            ("metrics refresh", self.metrics_refresh),
             ("retention", self.retention),
         ] {
             if let Some(task) = task {
@@ -460,6 +473,30 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         addr: config.bind,
         source,
     })?;
+    let metrics_listener = match config.metrics_bind.filter(|_| config.metrics) {
+        Some(metrics_bind) => {
+            let bound = tokio::net::TcpListener::bind(metrics_bind)
+                .await
+                .and_then(|listener| Ok((listener.local_addr()?, listener)))
+                .map_err(|source| ServerError::Bind {
+                    addr: metrics_bind,
+                    source,
+                })?;
+            Some(bound)
+        }
+        None => None,
+    };
+    if config.metrics
+        && config.metrics_key.is_none()
+        && metrics_listener.is_none()
+        && !addr.ip().is_loopback()
+    {
+        tracing::warn!(
+            %addr,
+            "GET /metrics is served without a key on the API's listener: set a metrics key \
+             or a metrics listener of its own, or keep the port off public networks"
+        );
+    }
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let capabilities = api::capabilities_for(&config);
     let hooks: Arc<dyn HookProvider> = if config.execution {
@@ -480,7 +517,25 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         max_connections_per_client = state.budget.max_connections_per_client,
         "connection caps from the open-file limit"
     );
-    let server = tokio::spawn(http::serve(listener, router, limits, shutdown_rx));
+    let server = tokio::spawn(http::serve(listener, router, limits, shutdown_rx.clone()));
+    let (metrics_addr, metrics_server) = match metrics_listener {
+        Some((metrics_addr, metrics_listener)) => {
+            tracing::info!(%metrics_addr, "metrics listening on a listener of their own");
+            let limits = http::ConnectionLimits {
+                header_read_timeout: state.config.header_read_timeout,
+                max_connections_per_client: 0,
+                max_connections: metrics::MAX_LISTENER_CONNECTIONS,
+            };
+            let task = tokio::spawn(http::serve(
+                metrics_listener,
+                metrics::router(state.clone()),
+                limits,
+                shutdown_rx,
+            ));
+            (Some(metrics_addr), Some(task))
+        }
+        None => (None, None),
+    };
     let dispatcher = state
         .config
         .run_dispatcher
@@ -491,7 +546,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .then(|| execution::reconcile::spawn(state.clone()));
     let gauge = admission::spawn_gauge(state.clone());
     let webhooks = webhooks::deliver::spawn(state.clone());
-    let metrics_upkeep = metrics::spawn_upkeep(state.clone());
+    let metrics_refresh = metrics::spawn_refresh(state.clone());
     let retention = Some(retention::spawn(state.clone()));
     tracing::info!(%addr, backend = state.db.backend_name(), "gatehouse server listening");
     Ok(RunningServer {
@@ -503,7 +558,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         reconciler,
         gauge,
         webhooks,
-        metrics_upkeep,
+        metrics_refresh,
+        metrics_addr,
+        metrics_server,
         retention,
     })
 }

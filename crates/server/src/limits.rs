@@ -12,8 +12,10 @@
 //!   the execution event streams together, at most half the connections, so idle
 //!   watchers leave the other half to requests. One over it is refused at once with
 //!   `503 UNAVAILABLE` and `Retry-After` ([`StreamSlots`], [`streams_full`]).
-//! - **Connections per client address**: the configured cap, but never above the
-//!   connections in all.
+//! - **Connections per client address** ([`FdBudget::max_connections_per_client`]):
+//!   by default a quarter of the connections in all ([`DEFAULT_CLIENT_SHARE`], at least
+//!   1), so one address holding its whole share (slow request heads, say) leaves the
+//!   rest to every other client; a configured cap is never above the connections in all.
 //!
 //! [`ServerConfig::max_connections`] and [`ServerConfig::max_watchers`] set lower caps;
 //! higher ones are lowered to what the limit allows (with a warning).
@@ -39,6 +41,10 @@ pub const FDS_PER_DATABASE_CONNECTION: usize = 3;
 
 /// The open-file limit assumed where it cannot be read.
 pub const ASSUMED_OPEN_FILES: u64 = 1024;
+
+/// The default cap of one client address's connections is the connections in all
+/// divided by this.
+pub const DEFAULT_CLIENT_SHARE: usize = 4;
 
 /// The `Retry-After` of a refusal for load, in seconds.
 pub const RETRY_AFTER_SECS: u64 = 5;
@@ -102,8 +108,9 @@ impl FdBudget {
         let max_connections = lowered("max_connections", config.max_connections, allowed);
         let max_watchers = lowered("max_watchers", config.max_watchers, max_connections / 2);
         let max_connections_per_client = match config.max_connections_per_client {
-            0 => 0,
-            n => n.min(max_connections),
+            None => (max_connections / DEFAULT_CLIENT_SHARE).max(1),
+            Some(0) => 0,
+            Some(n) => n.min(max_connections),
         };
         Self {
             open_files,
@@ -230,9 +237,37 @@ mod tests {
         let budget = FdBudget::derive(Some(512), 8, &config);
         assert_eq!(budget.max_connections, 512 - 64 - 24);
         assert_eq!(budget.max_watchers, budget.max_connections / 2);
-        assert_eq!(budget.max_connections_per_client, budget.max_connections);
-        let roomy = FdBudget::derive(Some(1 << 20), 16, &config);
-        assert_eq!(roomy.max_connections_per_client, 1024);
+        // One address gets a quarter by default (issue 37, item 5).
+        assert_eq!(
+            budget.max_connections_per_client,
+            budget.max_connections / 4
+        );
+        assert_eq!(
+            FdBudget::derive(Some(10), 16, &config).max_connections_per_client,
+            2
+        );
+        let tiny = ServerConfig {
+            max_connections: Some(3),
+            ..ServerConfig::default()
+        };
+        assert_eq!(
+            FdBudget::derive(Some(512), 8, &tiny).max_connections_per_client,
+            1
+        );
+        let proxy = ServerConfig {
+            max_connections_per_client: Some(1_000_000),
+            ..ServerConfig::default()
+        };
+        let roomy = FdBudget::derive(Some(4096), 16, &proxy);
+        assert_eq!(roomy.max_connections_per_client, roomy.max_connections);
+        let uncapped = ServerConfig {
+            max_connections_per_client: Some(0),
+            ..ServerConfig::default()
+        };
+        assert_eq!(
+            FdBudget::derive(Some(512), 8, &uncapped).max_connections_per_client,
+            0
+        );
         assert_eq!(FdBudget::derive(None, 16, &config).open_files, 1024);
         assert_eq!(FdBudget::derive(Some(10), 16, &config).max_connections, 8);
     }

@@ -1,10 +1,18 @@
-//! Metrics in Prometheus's text format at `GET /metrics` ([`METRICS_PATH`], no key), on
-//! unless [`ServerConfig::metrics`](crate::ServerConfig::metrics) is off.
+//! Metrics in Prometheus's text format at `GET /metrics` ([`METRICS_PATH`]), on unless
+//! [`ServerConfig::metrics`](crate::ServerConfig::metrics) is off. Served on the API's
+//! listener, or on one of its own ([`ServerConfig::metrics_bind`](crate::ServerConfig::metrics_bind),
+//! [`router`]); no key, unless [`ServerConfig::metrics_key`](crate::ServerConfig::metrics_key)
+//! sets one (then a scrape without it answers 401).
 //!
 //! Each server has a recorder of its own ([`Metrics`]), never the process-wide one of the
 //! `metrics` crate, so several servers in one process (the tests) count apart. Counters
-//! and histograms are recorded where the thing happens; the gauges (gates by status, the
-//! resume backlog, the database pool) are read when Prometheus scrapes.
+//! and histograms are recorded where the thing happens. **A scrape never touches the
+//! database**: the gauges counted there (gates by status, the resume backlog) are
+//! refreshed by one background task, once every
+//! [`ServerConfig::metrics_refresh`](crate::ServerConfig::metrics_refresh) ([`spawn_refresh`]),
+//! and a scrape renders the last values (the pool's gauges are read from the pool's own
+//! counters). So a scrape costs the same at a million gates as at none, and any number of
+//! scrapes at once leave every database connection to the API.
 //!
 //! | metric | type | labels | what |
 //! |---|---|---|---|
@@ -24,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -41,6 +49,10 @@ pub const METRICS_PATH: &str = gatehouse_wire::routes::METRICS_PATH;
 
 /// The `content-type` of Prometheus's text exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Most open connections of a metrics listener of its own (a few Prometheus servers);
+/// one more is answered 503 and closed. They count apart from the API's.
+pub const MAX_LISTENER_CONNECTIONS: usize = 16;
 
 /// The `route` label of a request no route matched.
 pub const UNMATCHED_ROUTE: &str = "unmatched";
@@ -306,12 +318,15 @@ impl Metrics {
         }
     }
 
-    /// The text exposition of everything, after reading the gauges of `state`.
-    async fn scrape(&self, state: &AppState) -> Option<String> {
-        let recording = self.0.as_ref()?;
+    /// Read the gauges counted in the database (gates by status, the resume backlog):
+    /// the refresh task's work ([`spawn_refresh`]), never a scrape's. A failed read
+    /// leaves the last values.
+    async fn refresh_gauges(&self, state: &AppState) {
+        if self.0.is_none() {
+            return;
+        }
         let gates = state.interactions.gates_by_status().await;
         let backlog = state.interactions.queued_jobs().await;
-        let pool = state.db.pool_use();
         self.with(|| {
             match gates {
                 Ok(counts) => {
@@ -323,12 +338,22 @@ impl Metrics {
                         gauge!("gatehouse_gates", "status" => status).set(n as f64);
                     }
                 }
-                Err(err) => tracing::debug!(error = %err, "metrics: counting gates failed"),
+                Err(err) => tracing::warn!(error = %err, "metrics: counting gates failed; the gauges keep their last values"),
             }
             match backlog {
                 Ok(n) => gauge!("gatehouse_resume_backlog").set(n as f64),
-                Err(err) => tracing::debug!(error = %err, "metrics: reading the backlog failed"),
+                Err(err) => tracing::warn!(error = %err, "metrics: reading the backlog failed; the gauge keeps its last value"),
             }
+        });
+    }
+
+    /// The text exposition of everything: the recorded values, the gauges as last
+    /// refreshed, and the pool's gauges read from the pool's counters (no connection is
+    /// taken).
+    fn scrape(&self, state: &AppState) -> Option<String> {
+        let recording = self.0.as_ref()?;
+        let pool = state.db.pool_use();
+        self.with(|| {
             gauge!("gatehouse_db_pool_connections", "state" => "open").set(pool.open as f64);
             gauge!("gatehouse_db_pool_connections", "state" => "idle").set(pool.idle as f64);
             gauge!("gatehouse_db_pool_connections", "state" => "max").set(pool.max as f64);
@@ -393,13 +418,43 @@ fn status_label(status: StatusCode) -> &'static str {
     }
 }
 
-/// `GET /metrics` (no key), when metrics are on.
+/// `GET /metrics`, for the API's router when metrics are on and have no listener of
+/// their own.
 pub fn routes() -> Router<AppState> {
     Router::new().route(METRICS_PATH, get(serve_metrics))
 }
 
-async fn serve_metrics(State(state): State<AppState>) -> Response {
-    match state.metrics.scrape(&state).await {
+/// The whole router of a metrics listener of its own
+/// ([`ServerConfig::metrics_bind`](crate::ServerConfig::metrics_bind)): `GET /metrics`
+/// and a JSON 404 for anything else.
+pub fn router(state: AppState) -> Router {
+    routes()
+        .fallback(|| async {
+            crate::error::ApiError::new(
+                gatehouse_wire::error::GatehouseCode::RouteNotFound,
+                "Not Found: this listener serves GET /metrics only",
+            )
+            .into_response()
+        })
+        .layer(axum::middleware::from_fn(crate::request_id::assign))
+        .with_state(state)
+}
+
+async fn serve_metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(key) = &state.config.metrics_key {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(crate::auth::parse_authorization);
+        if !presented.is_some_and(|secret| key.admits(secret)) {
+            return crate::error::ApiError::new(
+                gatehouse_wire::error::GatehouseCode::Unauthorized,
+                "Missing or wrong metrics key: send Authorization: Bearer <key>",
+            )
+            .into_response();
+        }
+    }
+    match state.metrics.scrape(&state) {
         Some(text) => {
             let mut response = text.into_response();
             response
@@ -415,17 +470,30 @@ async fn serve_metrics(State(state): State<AppState>) -> Response {
     }
 }
 
-/// Fold histogram samples every few seconds until the server shuts down (when metrics
-/// are on).
-pub fn spawn_upkeep(state: AppState) -> Option<JoinHandle<()>> {
+/// Until the server shuts down (when metrics are on): refresh the database's gauges
+/// at once and then every [`ServerConfig::metrics_refresh`](crate::ServerConfig::metrics_refresh),
+/// and fold histogram samples every few seconds.
+pub fn spawn_refresh(state: AppState) -> Option<JoinHandle<()>> {
     if !state.metrics.is_enabled() {
         return None;
     }
     Some(tokio::spawn(async move {
         let mut shutdown = state.shutdown.clone();
+        let mut refresh = tokio::time::interval(state.config.metrics_refresh);
+        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut upkeep = tokio::time::interval(UPKEEP);
         loop {
+            let refresh_now = tokio::select! {
+                _ = refresh.tick() => true,
+                _ = upkeep.tick() => false,
+                _ = shutdown.wait_for(|stop| *stop) => return,
+            };
+            if !refresh_now {
+                state.metrics.upkeep();
+                continue;
+            }
             tokio::select! {
-                _ = tokio::time::sleep(UPKEEP) => state.metrics.upkeep(),
+                _ = state.metrics.refresh_gauges(&state) => {}
                 _ = shutdown.wait_for(|stop| *stop) => return,
             }
         }

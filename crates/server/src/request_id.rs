@@ -1,5 +1,5 @@
 //! A request id on every request the router answers: the client's `X-Request-Id` when it
-//! is usable (1 to [`MAX_REQUEST_ID_LEN`] visible ASCII characters), a new UUID
+//! is usable (1 to [`MAX_REQUEST_ID_LEN`] characters of [`usable`]'s set), a new UUID
 //! otherwise. It is answered in the `X-Request-Id` header, is a field of the `request`
 //! tracing span every log line of the request is written in, and is the `request_id`
 //! of every error body ([`current`], read by [`crate::error::ApiError`]).
@@ -25,15 +25,18 @@ pub fn current() -> Option<String> {
     REQUEST_ID.try_with(Clone::clone).ok()
 }
 
-/// The client's id when it is 1 to [`MAX_REQUEST_ID_LEN`] visible ASCII characters
-/// (`!` to `~`: no spaces, no control characters, nothing a log reader could mistake
-/// for structure), else `None`.
+/// The client's id when it is 1 to [`MAX_REQUEST_ID_LEN`] ASCII letters, digits and
+/// `-_.:/+@`, else `None`. Nothing else is taken: text-format logs write the id bare
+/// inside the `request{request_id=...}` span, where spaces, quotes, `{`, `}`, `=`, `,`
+/// or control characters could forge span structure or fields (`x}:forged{request_id=evil`).
 pub fn usable(sent: &HeaderValue) -> Option<String> {
     let bytes = sent.as_bytes();
-    let visible = !bytes.is_empty()
+    let plain = !bytes.is_empty()
         && bytes.len() <= MAX_REQUEST_ID_LEN
-        && bytes.iter().all(|b| (b'!'..=b'~').contains(b));
-    visible.then(|| String::from_utf8_lossy(bytes).into_owned())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/+@".contains(b));
+    plain.then(|| String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// Give the request its id, answer it, and run the rest inside the `request` span.
@@ -58,9 +61,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_short_visible_ascii_ids_are_taken() {
+    fn only_short_plain_ids_are_taken() {
         let take = |s: &str| usable(&HeaderValue::from_str(s).unwrap());
         assert_eq!(take("abc-123_X.y").as_deref(), Some("abc-123_X.y"));
+        assert_eq!(
+            take("trace:1/span+2@host").as_deref(),
+            Some("trace:1/span+2@host")
+        );
         assert_eq!(take(""), None);
         assert_eq!(take("has space"), None);
         assert_eq!(
@@ -72,5 +79,22 @@ mod tests {
         assert_eq!(usable(&latin1), None);
         let tab = HeaderValue::from_bytes(b"a\tb").unwrap();
         assert_eq!(usable(&tab), None);
+    }
+
+    /// Issue 37, item 9: what text-format logs could read as span structure or a field.
+    #[test]
+    fn ids_that_could_forge_log_structure_are_replaced() {
+        let take = |s: &str| usable(&HeaderValue::from_str(s).unwrap());
+        for forged in [
+            "x}:forged{request_id=evil",
+            "a{b",
+            "a}b",
+            "k=v",
+            "a\"b",
+            "a,b",
+            "a;b",
+        ] {
+            assert_eq!(take(forged), None, "{forged:?}");
+        }
     }
 }

@@ -59,12 +59,22 @@ pub struct TestServerOptions {
     pub extra_api_keys: Vec<ApiKey>,
     /// Header-read timeout; default 30 s.
     pub header_read_timeout: Option<Duration>,
-    /// Connections per client address; default 1024.
+    /// Connections per client address; default a quarter of the connections in all
+    /// (`Some(0)`: no per-address cap).
     pub max_connections_per_client: Option<usize>,
+    /// Connections in all; default derived from the open-file limit.
+    pub max_connections: Option<usize>,
     /// The longest wait for the database before a 503; default 5 s.
     pub db_acquire_timeout: Option<Duration>,
     /// Record and serve metrics (`GET /metrics`); default true.
     pub metrics: bool,
+    /// How often the metrics' database gauges are refreshed; default 200 ms (as the
+    /// dispatcher's poll: often enough for a test to wait, rare enough to add no load).
+    pub metrics_refresh: Option<Duration>,
+    /// Serve `GET /metrics` on a listener of its own at this address; default none.
+    pub metrics_bind: Option<std::net::SocketAddr>,
+    /// The key `GET /metrics` requires; default none.
+    pub metrics_key: Option<String>,
     /// Origins allowed by CORS; default none (CORS off).
     pub cors_origins: Vec<String>,
     /// Which of Agenta's contracts its session paths speak. Default legacy, unlike
@@ -104,8 +114,12 @@ impl Default for TestServerOptions {
             extra_api_keys: Vec::new(),
             header_read_timeout: None,
             max_connections_per_client: None,
+            max_connections: None,
             db_acquire_timeout: None,
             metrics: true,
+            metrics_refresh: None,
+            metrics_bind: None,
+            metrics_key: None,
             cors_origins: Vec::new(),
             agenta_contract: crate::config::AgentaContract::Legacy,
             webhook_endpoints: Vec::new(),
@@ -249,10 +263,12 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     if let Some(v) = opts.header_read_timeout {
         config.header_read_timeout = v;
     }
-    if let Some(v) = opts.max_connections_per_client {
-        config.max_connections_per_client = v;
-    }
+    config.max_connections_per_client = opts.max_connections_per_client;
+    config.max_connections = opts.max_connections;
     config.metrics = opts.metrics;
+    config.metrics_refresh = opts.metrics_refresh.unwrap_or(Duration::from_millis(200));
+    config.metrics_bind = opts.metrics_bind;
+    config.metrics_key = opts.metrics_key.as_deref().map(crate::MetricsKey::new);
     config.cors_origins = opts.cors_origins.clone();
     config.agenta_contract = opts.agenta_contract;
     if let Some(settings) = &opts.webhook_settings {
@@ -308,6 +324,7 @@ const CHILD_KEY_VAR: &str = "GATEHOUSE_CHILD_API_KEY";
 const CHILD_PROJECT_VAR: &str = "GATEHOUSE_CHILD_PROJECT_ID";
 const CHILD_LEASE_VAR: &str = "GATEHOUSE_CHILD_LEASE_MS";
 const CHILD_CONTRACT_VAR: &str = "GATEHOUSE_CHILD_AGENTA_CONTRACT";
+const CHILD_PER_CLIENT_VAR: &str = "GATEHOUSE_CHILD_MAX_CONNECTIONS_PER_CLIENT";
 /// What a child server prints on stdout once it listens: this, then its base URL.
 const CHILD_LISTENING: &str = "gatehouse child server listening on ";
 
@@ -333,6 +350,9 @@ pub struct ChildServerOptions {
     /// `gatehouse serve`: most of the suite speaks Gatehouse's own respond (200, no key),
     /// and the durable suites (durable_respond, durable_stop) set it.
     pub agenta_contract: crate::config::AgentaContract,
+    /// Connections per client address; default a quarter of the connections in all
+    /// (`Some(0)`: no per-address cap).
+    pub max_connections_per_client: Option<usize>,
 }
 
 /// A real server in a child process: the calling test binary, run again on one entry
@@ -387,6 +407,9 @@ impl ChildServer {
             command.env(CHILD_LEASE_VAR, lease.as_millis().to_string());
         }
         command.env(CHILD_CONTRACT_VAR, opts.agenta_contract.as_str());
+        if let Some(n) = opts.max_connections_per_client {
+            command.env(CHILD_PER_CLIENT_VAR, n.to_string());
+        }
         let mut child = command.spawn()?;
         let stdout = child.stdout.take().ok_or_else(|| {
             std::io::Error::other("the child server's standard output is not piped")
@@ -477,6 +500,9 @@ pub fn serve_child_if_asked(entry: &str) {
         {
             opts.agenta_contract = contract;
         }
+        opts.max_connections_per_client = std::env::var(CHILD_PER_CLIENT_VAR)
+            .ok()
+            .and_then(|n| n.parse().ok());
         let server = spawn(opts).await;
         // The parent reads the child's address from its stdout: that line is the protocol.
         #[allow(clippy::print_stdout)]

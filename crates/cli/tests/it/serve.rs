@@ -429,3 +429,84 @@ async fn serve_logs_json_lines_with_request_ids_and_never_a_secret() {
         assert!(!stderr.contains(secret), "{secret} leaked into the log");
     }
 }
+
+/// Issue 37, item 9: text-format logs write the request id bare in the `request` span,
+/// so an `X-Request-Id` that could pass for span structure is replaced: the log holds
+/// the id the client was answered, and nothing of the forged one.
+#[cfg(unix)]
+#[tokio::test]
+async fn text_logs_never_show_a_request_id_that_forges_span_structure() {
+    let served = serve_with_env(&[], &[("GATEHOUSE_LOG_FORMAT", "text")]);
+    let forged = "x}:forged{request_id=evil";
+    let response = reqwest::Client::new()
+        .get(format!("{}/health", served.base_url))
+        .header("X-Request-Id", forged)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let answered = response.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(answered, forged);
+    let (code, _, stderr) = terminate(served, "-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("forged"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("request{{request_id={answered}}}")),
+        "{stderr}"
+    );
+}
+
+/// Issue 37, item 1: `--metrics-bind` moves `/metrics` to a listener of its own and
+/// `--metrics-key` puts it behind a key, which no log line shows; an empty key is a
+/// usage error.
+#[cfg(unix)]
+#[tokio::test]
+async fn metrics_on_a_listener_of_their_own_behind_a_key() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let key = "metrics-key-5e1d-never-logged";
+    let served = serve_with_env(
+        &["--metrics-bind", &format!("127.0.0.1:{port}")],
+        &[("GATEHOUSE_METRICS_KEY", key), ("RUST_LOG", "debug")],
+    );
+    let http = reqwest::Client::new();
+    let on_api = http
+        .get(format!("{}/metrics", served.base_url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(on_api.status().as_u16(), 404);
+    let metrics_url = format!("http://127.0.0.1:{port}/metrics");
+    let keyless = http.get(&metrics_url).send().await.unwrap();
+    assert_eq!(keyless.status().as_u16(), 401);
+    let keyed = http
+        .get(&metrics_url)
+        .header("Authorization", format!("Bearer {key}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(keyed.status().as_u16(), 200);
+    assert!(keyed
+        .text()
+        .await
+        .unwrap()
+        .contains("gatehouse_db_pool_connections"));
+    let (code, _, stderr) = terminate(served, "-TERM");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains(key), "the metrics key leaked into the log");
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("empty-key.db").display());
+    let out = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
+        .args(["--metrics-key", " "])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

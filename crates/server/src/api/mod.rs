@@ -10,7 +10,7 @@
 //! | `GET /api/openapi.json` (no auth): the OpenAPI 3.1 document of every route | [`openapi`] |
 //! | the runner tier's `POST /run` (outside `/api`) | [`runs`] |
 //! | `GET /health` (no auth) | here |
-//! | `GET /metrics` (no auth, unless metrics are off): Prometheus's text format | [`crate::metrics`] |
+//! | `GET /metrics` (no auth unless a metrics key is set; absent when metrics are off or have a listener of their own): Prometheus's text format | [`crate::metrics`] |
 //!
 //! [`extract`] holds the request extractors every area's routes share, [`reply`] the
 //! JSON answers; neither names anything above it, so the areas use them without
@@ -224,7 +224,7 @@ pub fn router(state: AppState) -> Router {
         api = api.merge(crate::execution::api::router(&state));
         root = root.merge(crate::execution::api::root_router(&state));
     }
-    if state.metrics.is_enabled() {
+    if state.metrics.is_enabled() && state.config.metrics_bind.is_none() {
         root = root.merge(crate::metrics::routes());
     }
     let cors = crate::cors::layer(&state.config.cors_origins);

@@ -55,6 +55,39 @@ pub fn normalize_project(project_id: &str) -> String {
     }
 }
 
+/// The key `GET /metrics` requires ([`ServerConfig::metrics_key`]): kept as its SHA-256
+/// digest, never shown by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MetricsKey {
+    digest: [u8; 32],
+}
+
+impl MetricsKey {
+    /// The key `secret`.
+    pub fn new(secret: &str) -> Self {
+        Self {
+            digest: <sha2::Sha256 as sha2::Digest>::digest(secret.as_bytes()).into(),
+        }
+    }
+
+    /// True when `presented` is the key (digests compared in constant time).
+    pub fn admits(&self, presented: &str) -> bool {
+        let candidate: [u8; 32] =
+            <sha2::Sha256 as sha2::Digest>::digest(presented.as_bytes()).into();
+        self.digest
+            .iter()
+            .zip(candidate.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+}
+
+impl std::fmt::Debug for MetricsKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MetricsKey(<redacted>)")
+    }
+}
+
 /// Why a key spec was refused (never contains the secret).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid API key spec: {0} (expected [ACTOR=]SECRET[@PROJECT[+PROJECT...]|@*])")]
@@ -243,11 +276,13 @@ pub struct ServerConfig {
     /// also the longest a kept-alive connection may sit idle between requests (default
     /// 30 s); then the connection is closed.
     pub header_read_timeout: Duration,
-    /// Most open connections one client address may hold at once (default 1024: room
-    /// for a busy proxy or a 1000-way burst); a connection over it is answered 503
-    /// (JSON, `Retry-After`) and closed. Never above [`max_connections`](Self::max_connections)
-    /// as derived at start. 0 means no per-address cap.
-    pub max_connections_per_client: usize,
+    /// Most open connections one client address may hold at once; a connection over it
+    /// is answered 503 (JSON, `Retry-After`) and closed. `None` (the default): a quarter
+    /// of the connections in all (at least 1), so one address can never take every
+    /// connection and leave others none (set it higher for a busy proxy in front).
+    /// Never above [`max_connections`](Self::max_connections) as derived at start.
+    /// `Some(0)` means no per-address cap.
+    pub max_connections_per_client: Option<usize>,
     /// Most open connections in all; one more is answered 503 (JSON, `Retry-After`) and
     /// closed. `None` (the default): derived from the open-file limit at start (the
     /// limit less 64 and 3 per database connection, [`crate::limits`]); a higher setting
@@ -270,10 +305,22 @@ pub struct ServerConfig {
     /// How long finished webhook events and idempotency keys are kept, and how the
     /// pruning runs ([`crate::retention`]).
     pub retention: RetentionSettings,
-    /// Record metrics and serve them at `GET /metrics` in Prometheus's text format, no
-    /// key needed ([`crate::metrics`]). Default true; off, `/metrics` answers 404 and
-    /// nothing is recorded.
+    /// Record metrics and serve them at `GET /metrics` in Prometheus's text format
+    /// ([`crate::metrics`]). Default true; off, `/metrics` answers 404 and nothing is
+    /// recorded.
     pub metrics: bool,
+    /// How often the gauges read from the database (gates by status, the resume
+    /// backlog) are refreshed, by one background task (default 10 s). A scrape only
+    /// reads the last values: it never takes a database connection, so it costs the
+    /// same at a million gates as at none, and scrapes at once leave the pool alone.
+    pub metrics_refresh: Duration,
+    /// Serve `GET /metrics` on a listener of its own at this address, and not on the
+    /// API's (default: none, on the API's listener).
+    pub metrics_bind: Option<SocketAddr>,
+    /// The key a scrape must send (`Authorization: Bearer <key>`; as the API takes its
+    /// keys, `ApiKey <key>` or the bare key too); without it, or with another,
+    /// `/metrics` answers 401. Default: none, no key.
+    pub metrics_key: Option<MetricsKey>,
     /// Origins a browser page may call this API from (CORS, [`crate::cors`]), each
     /// `scheme://host[:port]`. Empty (the default): no CORS headers, so browsers keep
     /// other origins' pages out.
@@ -330,9 +377,10 @@ impl std::str::FromStr for AgentaContract {
 impl ServerConfig {
     /// Defaults on `database_url`: `127.0.0.1:0`, dev key, execution on, 1 MiB bodies,
     /// 65536-byte stamps, 10 s leases, 8 resume workers, a resume backlog of 128 (5 s
-    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads, 1024
-    /// connections per client address, connections and event streams capped by the
-    /// open-file limit, 5 s waits for the database, metrics on, no CORS, Agenta's durable
+    /// wait), a reconciler pass every second, 15 s heartbeats, 30 s header reads,
+    /// connections and event streams capped by the open-file limit (a quarter of the
+    /// connections per client address), 5 s waits for the database, metrics on (on the
+    /// API's listener, no key, gauges refreshed every 10 s), no CORS, Agenta's durable
     /// contract.
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
@@ -353,13 +401,16 @@ impl ServerConfig {
             sse_retry: Duration::from_secs(3),
             run_dispatcher: true,
             header_read_timeout: Duration::from_secs(30),
-            max_connections_per_client: 1024,
+            max_connections_per_client: None,
             max_connections: None,
             max_watchers: None,
             db_acquire_timeout: crate::db::DEFAULT_ACQUIRE_TIMEOUT,
             webhooks: WebhookSettings::default(),
             retention: RetentionSettings::default(),
             metrics: true,
+            metrics_refresh: Duration::from_secs(10),
+            metrics_bind: None,
+            metrics_key: None,
             cors_origins: Vec::new(),
             agenta_contract: AgentaContract::Durable,
         }
@@ -397,6 +448,10 @@ mod tests {
             (bare.actor.as_str(), bare.secret.as_str()),
             ("operator", "xyz")
         );
+        let metrics_key = MetricsKey::new("scrape-secret");
+        assert!(metrics_key.admits("scrape-secret"));
+        assert!(!metrics_key.admits("scrape-secreT"));
+        assert!(!format!("{metrics_key:?}").contains("scrape"));
         let eq = ApiKey::parse("ops=abc==").unwrap();
         assert_eq!((eq.actor.as_str(), eq.secret.as_str()), ("ops", "abc=="));
     }

@@ -570,12 +570,42 @@ impl Database {
         usize::try_from(max).unwrap_or(usize::MAX)
     }
 
+    /// Check out every connection of the pool (waiting for each, within
+    /// [`Database::acquire_timeout`]) and keep them until the value is dropped: whatever
+    /// still answers meanwhile needs no database connection. For tests and fault drills.
+    pub async fn hold_every_connection(&self) -> Result<HeldConnections, StoreError> {
+        let mut held = HeldConnections::default();
+        for _ in 0..self.max_connections() {
+            match &self.backend {
+                Backend::Sqlite(pool) => held.sqlite.push(pool.acquire().await?),
+                Backend::Postgres(pool) => held.postgres.push(pool.acquire().await?),
+            }
+        }
+        Ok(held)
+    }
+
     /// Close every pooled connection (waits for checked-out ones to come back).
     pub async fn close(&self) {
         match &self.backend {
             Backend::Sqlite(pool) => pool.close().await,
             Backend::Postgres(pool) => pool.close().await,
         }
+    }
+}
+
+/// Every connection of a pool, checked out ([`Database::hold_every_connection`]);
+/// dropping it returns them.
+#[derive(Default)]
+pub struct HeldConnections {
+    sqlite: Vec<sqlx::pool::PoolConnection<sqlx::Sqlite>>,
+    postgres: Vec<sqlx::pool::PoolConnection<sqlx::Postgres>>,
+}
+
+impl std::fmt::Debug for HeldConnections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeldConnections")
+            .field("held", &(self.sqlite.len() + self.postgres.len()))
+            .finish()
     }
 }
 

@@ -1,9 +1,10 @@
 //! `GET /metrics`: Prometheus's text format; requests counted by route template, never
 //! by raw path; gates, resumes, admission waits and lease takeovers counted; off with
-//! `metrics: false`. A real Prometheus scraping it, and `promtool check metrics`, are in
+//! `metrics: false`; a scrape takes no database connection; a listener of its own and a
+//! key. A real Prometheus scraping it, and `promtool check metrics`, are in
 //! `tests/real_tools.rs`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::Value;
@@ -16,6 +17,85 @@ fn sample(text: &str, prefix: &str) -> Option<f64> {
         .find(|line| line.starts_with(prefix))
         .and_then(|line| line.rsplit(' ').next())
         .and_then(|value| value.parse().ok())
+}
+
+/// The longest a test waits for the gauges to show a change.
+const SAFETY: Duration = Duration::from_secs(30);
+
+/// The text of the first scrape `ready` accepts: the gauges read from the database are
+/// refreshed off the request path (every `metrics_refresh`), so a change shows within
+/// one refresh, not at once.
+async fn scrape_until(h: &Harness, ready: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let (status, _, text) = h.scrape_metrics().await;
+        assert_eq!(status, 200, "{text}");
+        if ready(&text) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the gauges never showed it: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Issue 37, item 1: a scrape reads gauges kept off the request path and never takes a
+/// database connection, so scrapes cost the same however many gates there are, and
+/// any number of them at once leave the pool to the API. Proven with every connection of
+/// the pool held: 32 concurrent scrapes still answer, with the gauges.
+#[tokio::test]
+async fn scrapes_answer_with_every_database_connection_held() {
+    let h = Harness::with(TestServerOptions {
+        // A scrape that waited for a connection would wait far past the test's bound.
+        db_acquire_timeout: Some(Duration::from_secs(300)),
+        ..crate::common::legacy_options()
+    })
+    .await;
+    let gate = h.park("scrape-pool", "m-scrape").await;
+    scrape_until(&h, |text| {
+        sample(text, r#"gatehouse_gates{status="pending"}"#) == Some(1.0)
+    })
+    .await;
+
+    let held = h
+        .server
+        .server
+        .state()
+        .db
+        .hold_every_connection()
+        .await
+        .expect("every pooled connection");
+    let scrapes = (0..32).map(|_| async {
+        tokio::time::timeout(SAFETY, h.scrape_metrics())
+            .await
+            .expect("a scrape must not wait for a database connection")
+    });
+    for (status, _, text) in futures::future::join_all(scrapes).await {
+        assert_eq!(status, 200, "{text}");
+        assert_eq!(
+            sample(&text, r#"gatehouse_gates{status="pending"}"#),
+            Some(1.0),
+            "{text}"
+        );
+        assert!(
+            sample(&text, r#"gatehouse_db_pool_connections{state="idle"}"#) == Some(0.0),
+            "{text}"
+        );
+    }
+    drop(held);
+
+    // The gauges go on following the database once it is free again.
+    let (status, body) = h.respond(&gate, true).await;
+    assert_eq!(status, 200, "{body}");
+    h.wait_resolved(&gate).await;
+    scrape_until(&h, |text| {
+        sample(text, r#"gatehouse_gates{status="resolved"}"#) == Some(1.0)
+            && sample(text, r#"gatehouse_gates{status="pending"}"#) == Some(0.0)
+    })
+    .await;
+    h.server.shutdown().await;
 }
 
 #[tokio::test]
@@ -33,6 +113,10 @@ async fn requests_are_counted_by_route_template_and_gates_by_status() {
     let (status, content_type, text) = h.scrape_metrics().await;
     assert_eq!(status, 200, "{text}");
     assert!(content_type.starts_with("text/plain"), "{content_type}");
+    let text = scrape_until(&h, |text| {
+        sample(text, r#"gatehouse_gates{status="resolved"}"#) == Some(1.0)
+    })
+    .await;
     let respond = r#"gatehouse_http_requests_total{method="POST",route="/api/sessions/interactions/{id}/respond",status="200"}"#;
     assert_eq!(sample(&text, respond), Some(1.0), "{text}");
     assert!(
@@ -108,7 +192,10 @@ async fn admission_waits_and_lease_takeovers_are_counted() {
     assert_eq!(h.respond(&first, true).await.0, 200);
     // The backlog is at its limit: this answer waits the longest wait, then is taken.
     assert_eq!(h.respond(&second, true).await.0, 200);
-    let (_, _, text) = h.scrape_metrics().await;
+    let text = scrape_until(&h, |text| {
+        sample(text, "gatehouse_resume_backlog") == Some(2.0)
+    })
+    .await;
     assert_eq!(
         sample(
             &text,
@@ -165,5 +252,80 @@ async fn admission_waits_and_lease_takeovers_are_counted() {
         Some(2.0),
         "{text}"
     );
+    h.server.shutdown().await;
+}
+
+/// `GET {base}/metrics` with `authorization` (if any): status and body.
+async fn scrape_at(base: &str, authorization: Option<&str>) -> (u16, String) {
+    let mut request = reqwest::Client::new().get(format!("{base}/metrics"));
+    if let Some(value) = authorization {
+        request = request.header("Authorization", value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// Issue 37, item 1: an operator can put the metrics on a listener of their own (the
+/// API's answers 404 there) and behind a key (401 without it or with another, and the
+/// key is never echoed).
+#[tokio::test]
+async fn metrics_on_a_listener_of_their_own_and_behind_a_key() {
+    let secret = "scrape-secret-37";
+    let h = Harness::with(TestServerOptions {
+        metrics_bind: Some("127.0.0.1:0".parse().unwrap()),
+        metrics_key: Some(secret.to_string()),
+        ..crate::common::legacy_options()
+    })
+    .await;
+    let metrics_base = format!(
+        "http://{}",
+        h.server.server.metrics_addr().expect("a metrics listener")
+    );
+    let (status, _, text) = h.scrape_metrics().await;
+    assert_eq!(status, 404, "not on the API's listener: {text}");
+
+    for authorization in [
+        None,
+        Some("Bearer wrong-key".to_string()),
+        Some(format!("Basic {secret}")),
+    ] {
+        let (status, text) = scrape_at(&metrics_base, authorization.as_deref()).await;
+        assert_eq!(status, 401, "{authorization:?}: {text}");
+        let body: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(body["code"], "UNAUTHORIZED", "{body}");
+        assert!(!text.contains(secret), "{text}");
+    }
+    let (status, text) = scrape_at(&metrics_base, Some(&format!("Bearer {secret}"))).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains("# TYPE gatehouse_db_pool_connections gauge"),
+        "{text}"
+    );
+    // As the API takes its keys: `ApiKey` too, or the bare key.
+    for authorization in [format!("ApiKey {secret}"), secret.to_string()] {
+        let (status, text) = scrape_at(&metrics_base, Some(&authorization)).await;
+        assert_eq!(status, 200, "{text}");
+    }
+    // That listener serves nothing else; the API's serves the rest.
+    let health = reqwest::get(format!("{metrics_base}/health"))
+        .await
+        .unwrap();
+    assert_eq!(health.status().as_u16(), 404);
+    let (status, _) = h.get("/api/capabilities").await;
+    assert_eq!(status, 200);
+    h.server.shutdown().await;
+
+    // A key on the API's own listener.
+    let h = Harness::with(TestServerOptions {
+        metrics_key: Some(secret.to_string()),
+        ..crate::common::legacy_options()
+    })
+    .await;
+    assert_eq!(h.server.server.metrics_addr(), None);
+    let (status, _, text) = h.scrape_metrics().await;
+    assert_eq!(status, 401, "{text}");
+    let (status, text) = scrape_at(&h.server.base_url, Some(&format!("Bearer {secret}"))).await;
+    assert_eq!(status, 200, "{text}");
     h.server.shutdown().await;
 }

@@ -46,6 +46,13 @@ async fn the_request_id_is_answered_and_in_every_error_body() {
     assert_ne!(first, second);
     let (_, spaced, _) = get_with(&h, &missing, Some("two words")).await;
     assert_ne!(spaced, "two words");
+    // One that text-format logs would read as span structure (issue 37, item 9): a
+    // fresh one, and the forged text is nowhere in the answer.
+    let forged = "x}:forged{request_id=evil";
+    let (_, replaced, body) = get_with(&h, &missing, Some(forged)).await;
+    assert_eq!(replaced.len(), 32, "{replaced}");
+    assert_eq!(body["request_id"], replaced.as_str(), "{body}");
+    assert!(!body.to_string().contains("forged"), "{body}");
 
     // A success answers the header too; an unknown route's 404 carries the id.
     let (status, answered, _) = get_with(&h, "/api/capabilities", Some("caps-1")).await;
