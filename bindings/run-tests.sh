@@ -8,7 +8,8 @@
 #      generated module and type stubs inside), shows its manylinux tag (auditwheel),
 #      installs it into a fresh virtual environment, runs bindings/python/tests with that
 #      environment's Python, from outside the source tree, against a live `gatehouse serve`,
-#      and type-checks bindings/python/typecheck/consumer.py against it (mypy, pyright);
+#      and type-checks bindings/python/typecheck/consumer.py and every ```python block of
+#      bindings/README.md and bindings/python/README.md against it (mypy, pyright);
 #   4. Kotlin: `mvn install` in bindings/kotlin (its cargo call, then the jar with the
 #      native library inside as a JNA resource, the sources jar and the javadoc jar), then
 #      the binding tests from a fresh consumer project (bindings/kotlin/consumer, copied to
@@ -120,11 +121,14 @@ if wants python; then
   (cd "$scratch" && "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider \
     --rootdir "$root/bindings/python" "$root/bindings/python/tests")
 
-  echo "== python: mypy and pyright read the installed package's types"
-  cp bindings/python/typecheck/consumer.py "$scratch/"
-  (cd "$scratch" && "$dev_python" -m mypy --strict --no-incremental \
-    --python-executable "$scratch/venv/bin/python" consumer.py)
-  (cd "$scratch" && "$dev_python" -m pyright --pythonpath "$scratch/venv/bin/python" consumer.py)
+  echo "== python: mypy and pyright read the installed package's types (consumer.py, the READMEs' examples)"
+  mkdir -p "$scratch/typecheck"
+  cp bindings/python/typecheck/consumer.py "$scratch/typecheck/"
+  "$dev_python" bindings/python/typecheck/readme_examples.py "$scratch/typecheck" \
+    bindings/README.md bindings/python/README.md
+  (cd "$scratch/typecheck" && "$dev_python" -m mypy --strict --no-incremental \
+    --python-executable "$scratch/venv/bin/python" ./*.py)
+  (cd "$scratch/typecheck" && "$dev_python" -m pyright --pythonpath "$scratch/venv/bin/python" ./*.py)
 fi
 
 if wants kotlin; then

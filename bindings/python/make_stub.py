@@ -15,7 +15,8 @@ which type checkers cannot follow:
   assignment, so a checker sees no `GatehouseError.AlreadyAnswered`, and the variants'
   fields (`msg`, `details`) have no annotations.
 The stub declares what exists at run time: variants as nested subclasses of their enum or
-error, every field with its type (an error field's type is read from its converter's
+error (with the properties the package's `__init__.py` adds to an error,
+`FACADE_ERROR_PROPERTIES`), every field with its type (an error field's type is read from its converter's
 `check_lower`), and the public records, objects, protocols and functions with the
 generated signatures. Private names (`_Uniffi...`) are left out.
 
@@ -254,12 +255,24 @@ def error_field_types(module: ast.Module, error: str) -> dict[str, dict[str, str
     return variants
 
 
+# Properties the package's `__init__.py` adds to an error at import (not in the generated
+# module): error -> [(name, type, docstring)].
+FACADE_ERROR_PROPERTIES = {
+    "GatehouseError": [
+        ("kind", "GatehouseErrorKind", "Which kind of error this is, without its text (as `GateFailure.kind`)."),
+        ("retryable", "bool", "True when the same call may succeed if tried again later (as `GateFailure.retryable`)."),
+    ],
+}
+
+
 def error_lines(module: ast.Module, base: ast.ClassDef, variants: ast.ClassDef) -> list[str]:
     """`class E(Exception)` and the `class E:  # type: ignore` holding its variants -> one
     class whose variants are nested subclasses."""
     field_types = error_field_types(module, base.name)
     lines = [f"class {base.name}({', '.join(ast.unparse(b) for b in base.bases)}):"]
     lines += docstring_lines(base, "    ")
+    for name, kind, doc in FACADE_ERROR_PROPERTIES.get(base.name, []):
+        lines += ["    @property", f"    def {name}(self) -> {kind}:", f'        """{doc}"""', "        ..."]
     for node in variants.body:
         if isinstance(node, ast.ClassDef):
             lines.append(f"    class {node.name}({base.name}):")

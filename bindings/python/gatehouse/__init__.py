@@ -29,8 +29,8 @@ over the generated pull streams (``SessionWatch``, ``ExecutionEventWatch``,
     async for update in client.session_updates(session_id):
         if update.is_CONNECTED():
             ...  # (re)connected: re-query the session's gates
-        elif update.is_EVENT() and update.event.is_INTERACTION():
-            ...
+        elif isinstance(update, WatchUpdate.EVENT) and isinstance(update.event, WatchEvent.INTERACTION):
+            ...  # isinstance narrows for mypy and pyright; is_EVENT() does not
 
     async for event in client.execution_events(room_id, session_id):
         print(event.sequence, event.event_type)   # ends after SESSION_RECONCILED
@@ -48,9 +48,47 @@ import typing
 from ._ffi import gatehouse_ffi as _generated
 from ._ffi.gatehouse_ffi import *  # noqa: F401,F403  (the generated API is the package's API)
 from ._ffi.gatehouse_ffi import __all__ as _generated_all
-from ._ffi.gatehouse_ffi import ExecutionEvent, GatehouseClient, SessionEvent, SessionEventWatch, WatchUpdate
+from ._ffi.gatehouse_ffi import (
+    ExecutionEvent,
+    GatehouseClient,
+    GatehouseError,
+    GatehouseErrorKind,
+    SessionEvent,
+    SessionEventWatch,
+    WatchUpdate,
+)
 
 __all__ = list(_generated_all) + ["SessionEvents"]
+
+# uniffi's error variants hand `Exception` the text `msg=..., details=...`, so str(e), what
+# an app logs or shows a person, was that dump. str(e) is the error's sentence (`msg`, made
+# once by the Rust core); repr(e) keeps every field for a developer. The kind and the retry
+# flag are plain properties, named as on `GateFailure` (`__init__.pyi` does not declare
+# them: the generated stub does, see `bindings/python/make_stub.py`).
+def _error_str(self: typing.Any) -> str:
+    return str(self.msg)
+
+
+def _error_repr(self: typing.Any) -> str:
+    return f"GatehouseError.{type(self).__name__}({self.args[0] if self.args else ''})"
+
+
+def _error_kind(self: typing.Any) -> GatehouseErrorKind:
+    """Which kind of error this is, without its text (as ``GateFailure.kind``)."""
+    return typing.cast(GatehouseErrorKind, self.error_kind())
+
+
+def _error_retryable(self: typing.Any) -> bool:
+    """True when the same call may succeed if tried again later: transport failures,
+    timeouts, 429 and 5xx (as ``GateFailure.retryable``)."""
+    return bool(self.is_retryable())
+
+
+GatehouseError.__str__ = _error_str  # type: ignore[method-assign]
+GatehouseError.kind = property(_error_kind)  # type: ignore[attr-defined]
+GatehouseError.retryable = property(_error_retryable)  # type: ignore[attr-defined]
+for _variant in GatehouseError.__subclasses__():
+    _variant.__repr__ = _error_repr  # type: ignore[method-assign]
 
 # uniffi declares each record a dataclass with no dataclass fields, so repr() says
 # `Interaction()`; its own __str__ names every field: repr() uses that too.

@@ -44,11 +44,35 @@ def test_respond_then_a_second_respond_is_already_answered(server, client, proje
     with pytest.raises(GatehouseError.AlreadyAnswered) as caught:
         asyncio.run(client.respond_to_interaction(gate_id, approved=False))  # defaults: no message
     error = caught.value
-    assert error.is_retryable() is False
-    assert error.error_kind() == GatehouseErrorKind.ALREADY_ANSWERED
+    assert error.retryable is False
+    assert error.kind == GatehouseErrorKind.ALREADY_ANSWERED
     assert "respond_interaction" in error.msg
     assert error.details  # the server's text
+    assert str(error) == error.msg
     assert asyncio.run(client.list_pending_interactions()) == []
+
+
+def test_an_error_reads_as_its_sentence_and_its_kind_and_retry_flag_are_attributes(client):
+    with pytest.raises(GatehouseError.NotFound) as caught:
+        asyncio.run(client.get_interaction(str(uuid.uuid4())))
+    error = caught.value
+    assert "not found" in error.msg
+    assert error.details
+    # What an app logs or shows a person: the sentence, never `msg=..., details=...`.
+    assert str(error) == error.msg
+    assert f"{error}" == error.msg
+    assert "msg=" not in str(error) and "details=" not in str(error)
+    # A developer's repr keeps every field.
+    assert repr(error).startswith("GatehouseError.NotFound(msg=")
+    assert error.kind == GatehouseErrorKind.NOT_FOUND
+    assert error.retryable is False
+
+    busy = GatehouseError.Server("list_interactions: server error, HTTP 503: busy", "busy", 503)
+    assert str(busy) == "list_interactions: server error, HTTP 503: busy"
+    assert busy.kind == GatehouseErrorKind.SERVER
+    assert busy.retryable is True
+    assert GatehouseError.Server("teapot", None, 418).retryable is False
+    assert GatehouseError.Timeout("slow", "1500 ms").retryable is True
 
 
 def test_approve_all_reports_every_target(server, client, project_id):
@@ -208,11 +232,11 @@ def test_an_agentplat_upstream_client_uses_the_root_paths_and_the_tenant(server,
             await agentplat.request_intervention(
                 room, session, requested.session.revision, "x", gatehouse.Checkpoint.UNKNOWN("mid_air")
             )
-        assert refused.value.error_kind() == GatehouseErrorKind.VALIDATION
+        assert refused.value.kind == GatehouseErrorKind.VALIDATION
         assert "checkpoint is invalid" in refused.value.details
         with pytest.raises(GatehouseError.TenantRejected) as missing:
             await no_tenant.get_execution_session(room, session)
-        assert missing.value.is_retryable() is False
+        assert missing.value.retryable is False
         # Interactions are not served by an AgentPlat host: refused without a request.
         with pytest.raises(GatehouseError.CapabilityUnavailable):
             await agentplat.list_pending_interactions(None)
@@ -234,14 +258,14 @@ def test_capabilities_and_capability_unavailable_without_execution(server_withou
     for _ in range(2):  # learned once, then refused without a request: same typed error
         with pytest.raises(GatehouseError.CapabilityUnavailable) as caught:
             asyncio.run(client.get_execution_session("room-1", "es-1"))
-        assert caught.value.is_retryable() is False
+        assert caught.value.retryable is False
         assert caught.value.details == "execution"
 
 
 def test_bad_configuration_and_unreachable_hosts_are_typed_errors():
     with pytest.raises(GatehouseError.Config) as caught:
         gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="not a url"))
-    assert caught.value.is_retryable() is False
+    assert caught.value.retryable is False
     with pytest.raises(GatehouseError.Config):
         gatehouse.GatehouseClient(gatehouse.ClientConfig(base_url="http://127.0.0.1:9", tenant="  "))
 
@@ -254,8 +278,8 @@ def test_bad_configuration_and_unreachable_hosts_are_typed_errors():
     )
     with pytest.raises(GatehouseError) as caught:
         asyncio.run(offline.get_interaction(str(uuid.uuid4())))
-    assert caught.value.error_kind() in (GatehouseErrorKind.TRANSPORT, GatehouseErrorKind.TIMEOUT)
-    assert caught.value.is_retryable() is True
+    assert caught.value.kind in (GatehouseErrorKind.TRANSPORT, GatehouseErrorKind.TIMEOUT)
+    assert caught.value.retryable is True
 
 
 def test_a_wrong_api_key_is_unauthorized(server, project_id):
@@ -264,7 +288,7 @@ def test_a_wrong_api_key_is_unauthorized(server, project_id):
     )
     with pytest.raises(GatehouseError.Unauthorized) as caught:
         asyncio.run(client.list_pending_interactions(None))
-    assert caught.value.is_retryable() is False
+    assert caught.value.retryable is False
 
 
 class ThrowingListener(RecordingListener):

@@ -59,8 +59,8 @@ def test_respond_outcomes_continued_then_already_recorded_then_not_continuable(d
         # A different verdict can no longer apply: the turn was continued.
         with pytest.raises(GatehouseError.TurnNotContinuable) as caught:
             await durable_client.respond_with_outcome(gate.id, False, session_id=session_id)
-        assert caught.value.error_kind() == GatehouseErrorKind.TURN_NOT_CONTINUABLE
-        assert caught.value.is_retryable() is False
+        assert caught.value.kind == GatehouseErrorKind.TURN_NOT_CONTINUABLE
+        assert caught.value.retryable is False
 
     asyncio.run(scenario())
 
@@ -77,7 +77,7 @@ def test_another_verdict_after_the_batch_continued_the_turn_is_turn_not_continua
     # answered": that is told by the row, and the turn's settlement is what refuses it).
     with pytest.raises(GatehouseError.TurnNotContinuable) as caught:
         asyncio.run(durable_client.respond_with_outcome(gate.id, True, session_id=session_id))
-    assert caught.value.error_kind() == GatehouseErrorKind.TURN_NOT_CONTINUABLE
+    assert caught.value.kind == GatehouseErrorKind.TURN_NOT_CONTINUABLE
     assert "terminal" in f"{caught.value.msg} {caught.value.details}"
 
 
@@ -91,7 +91,7 @@ def test_a_stale_expected_execution_is_caught_with_the_current_one(durable_serve
             durable_client.respond_with_outcome(gate.id, True, expected_execution_id=stale, session_id=session_id)
         )
     error = caught.value
-    assert error.error_kind() == GatehouseErrorKind.STALE_EXECUTION
+    assert error.kind == GatehouseErrorKind.STALE_EXECUTION
     assert gate.turn_id in f"{error.msg} {error.details}", error  # the current one, to refresh to
     # Nothing was written: the gate still waits, and the current turn takes the answer.
     assert [g.id for g in asyncio.run(durable_client.list_pending_interactions(session_id))] == [gate.id]
@@ -114,7 +114,7 @@ def test_an_idempotency_key_replays_its_answer_and_refuses_another(durable_serve
         assert replay.execution_id == first.execution_id
         with pytest.raises(GatehouseError.IdempotencyKeyReused) as caught:
             await durable_client.respond_with_outcome(gate.id, False, idempotency_key=key, session_id=session_id)
-        assert caught.value.is_retryable() is False
+        assert caught.value.retryable is False
 
     asyncio.run(scenario())
 

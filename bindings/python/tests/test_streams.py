@@ -184,7 +184,7 @@ def test_the_iterators_are_lazy_and_raise_terminal_failures_when_iterated(server
         refused = wrong.session_updates(str(uuid.uuid4()))  # nothing raised here
         with pytest.raises(GatehouseError.Unauthorized) as caught:
             await asyncio.wait_for(refused.__anext__(), 15)
-        assert caught.value.is_retryable() is False
+        assert caught.value.retryable is False
 
     asyncio.run(scenario())
 

@@ -24,8 +24,10 @@ from gatehouse import (
     GatehouseErrorKind,
     GateResult,
     Interaction,
+    InteractionStatus,
     SessionEvent,
     SessionEvents,
+    WatchEvent,
     WatchUpdate,
 )
 
@@ -51,6 +53,12 @@ async def answer_all(client: GatehouseClient) -> list[str]:
         except GatehouseError.AlreadyAnswered as error:
             assert_type(error.msg, str)
             continue
+        except GatehouseError as error:
+            # Any variant: the sentence, the kind and the retry flag, no call needed.
+            assert_type(str(error), str)
+            assert_type(error.kind, GatehouseErrorKind)
+            assert_type(error.retryable, bool)
+            raise
         answered.append(row.id)
     return answered
 
@@ -59,7 +67,9 @@ async def follow(client: GatehouseClient, room_id: str, session_id: str) -> int:
     updates = client.session_updates(session_id)
     assert_type(updates, typing.AsyncGenerator[WatchUpdate, None])
     async for update in updates:
-        if update.is_EVENT():
+        # isinstance narrows (is_EVENT() returns a plain bool: a method cannot narrow self).
+        if isinstance(update, WatchUpdate.EVENT) and isinstance(update.event, WatchEvent.INTERACTION):
+            assert_type(update.event.status, InteractionStatus)
             break
     await updates.aclose()
 

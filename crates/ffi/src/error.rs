@@ -510,17 +510,21 @@ impl GatehouseError {
     }
 }
 
+// Exported without a `Result`, so no binding makes a caller `try` them. The hand-written
+// layers read them as plain properties, named as on `GateFailure`: `kind` and `retryable`
+// (Swift `Errors.swift`, Kotlin `Errors.kt`, Python `gatehouse/__init__.py`).
 #[uniffi::export]
 impl GatehouseError {
-    /// True when the same call may succeed if tried again later. Exported as a method
-    /// (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
-    pub fn is_retryable(&self) -> Result<bool, GatehouseError> {
-        Ok(self.retryable())
+    /// True when the same call may succeed if tried again later (the `retryable`
+    /// property in every language reads it).
+    pub fn is_retryable(&self) -> bool {
+        self.retryable()
     }
 
-    /// The kind of this error, without its text.
-    pub fn error_kind(&self) -> Result<GatehouseErrorKind, GatehouseError> {
-        Ok(self.kind())
+    /// The kind of this error, without its text (the `kind` property in every language
+    /// reads it).
+    pub fn error_kind(&self) -> GatehouseErrorKind {
+        self.kind()
     }
 }
 
@@ -715,7 +719,7 @@ mod tests {
             let error = GatehouseError::from(client_error);
             assert_eq!(error.kind(), kind);
             assert_eq!(error.retryable(), retryable, "{error:?}");
-            assert_eq!(error.is_retryable().unwrap(), retryable);
+            assert_eq!(error.is_retryable(), retryable);
             assert_eq!(error.to_string(), text);
             assert_eq!(error.msg(), text);
             assert!(error.details().is_some());

@@ -447,7 +447,7 @@ async fn records_carry_json_text_and_errors_keep_their_kind() {
         ),
         "{missing:?}"
     );
-    assert!(!missing.is_retryable().unwrap());
+    assert!(!missing.is_retryable());
     server.shutdown().await;
 }
 
@@ -546,7 +546,7 @@ async fn execution_calls_on_a_host_without_execution_are_capability_unavailable(
             matches!(error, GatehouseError::CapabilityUnavailable { .. }),
             "{error:?}"
         );
-        assert!(!error.is_retryable().unwrap());
+        assert!(!error.is_retryable());
     }
     server.shutdown().await;
 }

@@ -11,7 +11,8 @@
 //!    `crates/ffi/uniffi.toml` through cargo metadata).
 //! 4. Each language's `arrange` puts the files where its package tool wants them (and
 //!    Kotlin's unit variants become `data object`s, so they print as `Running`, not
-//!    `LifecycleState$Running@6c13c86`; Python gets its type stub, written by
+//!    `LifecycleState$Running@6c13c86`, and an error's `message` is its sentence, not
+//!    `msg=..., details=...`; Python gets its type stub, written by
 //!    `bindings/python/make_stub.py`).
 //! 5. Without `--check`: copy the files into `bindings/`. With `--check`: compare them
 //!    with the committed files and list every difference.
@@ -104,11 +105,42 @@ fn kotlin_keep_callback_threads_attached(text: &str) -> Result<String, String> {
     ))
 }
 
+/// How uniffi begins the `message` of an error variant whose first field is `msg`
+/// (every `GatehouseException`): `get() = "msg=${ `msg` }, details=${ `details` }"`.
+const KOTLIN_MSG_MESSAGE: &str = "get() = \"msg=${ `msg` }";
+
+/// uniffi's Kotlin `message` of an error with fields is `msg=..., details=...`, and no
+/// setting changes it; `message` is what a Kotlin app logs and shows. Each
+/// `GatehouseException`'s `message` becomes its `msg`, the sentence the Rust core made
+/// (the same text as its `toString()`, the exported Display); `details` stay a property.
+/// Fails when uniffi's output has no such line, so an upgrade cannot drop this silently.
+fn kotlin_error_message_is_the_sentence(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rewritten = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with(KOTLIN_MSG_MESSAGE) {
+            out.push_str(&line[..line.len() - trimmed.len()]);
+            out.push_str("get() = `msg`\n");
+            rewritten += 1;
+        } else {
+            out.push_str(line);
+        }
+    }
+    if rewritten == 0 {
+        return Err(format!(
+            "the generated Kotlin has no `{KOTLIN_MSG_MESSAGE}`: update kotlin_error_message_is_the_sentence"
+        ));
+    }
+    Ok(out)
+}
+
 fn arrange_kotlin(out: &Path) -> Result<(), String> {
     let path = out.join(KOTLIN_FILE);
     let text = fs::read_to_string(&path)
         .map_err(|e| format!("could not read generated {}: {e}", path.display()))?;
     let text = kotlin_keep_callback_threads_attached(&kotlin_data_objects(&text))?;
+    let text = kotlin_error_message_is_the_sentence(&text)?;
     fs::write(&path, text).map_err(|e| format!("could not write {}: {e}", path.display()))
 }
 
@@ -482,6 +514,23 @@ mod tests {
         let arranged = kotlin_keep_callback_threads_attached(generated).unwrap();
         assert!(arranged.contains("UniffiRustFutureContinuationCallback {\n    init {\n        com.sun.jna.Native.setCallbackThreadInitializer(\n            this,\n            com.sun.jna.CallbackThreadInitializer(true, false, \"gatehouse-ffi-callback\"),\n        )\n    }\n    override fun callback("));
         assert!(kotlin_keep_callback_threads_attached("object Other {\n").is_err());
+    }
+
+    #[test]
+    fn a_kotlin_error_message_is_its_sentence() {
+        let generated = "    class NotFound(\n        val `msg`: kotlin.String,\n        val `details`: kotlin.String?\n        ) : GatehouseException() {\n        override val message\n            get() = \"msg=${ `msg` }, details=${ `details` }\"\n    }\n    class Failed(val `reason`: kotlin.String) : ListenerException() {\n        override val message\n            get() = \"reason=${ `reason` }\"\n    }\n";
+        let arranged = kotlin_error_message_is_the_sentence(generated).unwrap();
+        assert!(
+            arranged.contains("        override val message\n            get() = `msg`\n    }\n")
+        );
+        assert!(!arranged.contains("msg=$"));
+        // Only errors carrying `msg`; the rest of the file is unchanged.
+        assert!(arranged.contains("get() = \"reason=${ `reason` }\""));
+        assert_eq!(
+            arranged.len(),
+            generated.len() - "\"msg=${ `msg` }, details=${ `details` }\"".len() + "`msg`".len()
+        );
+        assert!(kotlin_error_message_is_the_sentence("object Other {\n").is_err());
     }
 
     #[test]

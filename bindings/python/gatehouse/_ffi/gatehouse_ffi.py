@@ -5828,13 +5828,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.AlreadyAnswered({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -5843,14 +5844,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -5875,13 +5876,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.NotFound({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -5890,14 +5892,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -5922,13 +5924,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.RevisionConflict({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -5937,14 +5940,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -5969,13 +5972,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.OperationConflict({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -5984,14 +5988,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6016,13 +6020,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.DispatchOwnershipLost({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6031,14 +6036,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6063,13 +6068,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.ResolvedDifferently({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6078,14 +6084,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6110,13 +6116,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.InterventionLimit({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6125,14 +6132,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6157,13 +6164,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.SessionNotActive({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6172,14 +6180,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6206,13 +6214,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.TurnNotContinuable({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6221,14 +6230,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6254,13 +6263,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.StaleExecution({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6269,14 +6279,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6302,13 +6312,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.IdempotencyKeyReused({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6317,14 +6328,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6351,13 +6362,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.AnswerOwnerUnknown({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6366,14 +6378,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6399,13 +6411,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.ProjectMismatch({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6414,14 +6427,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6447,13 +6460,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Conflict({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6462,14 +6476,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6495,13 +6509,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.CapabilityUnavailable({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6510,14 +6525,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6542,13 +6557,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Unauthorized({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6557,14 +6573,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6590,13 +6606,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Forbidden({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6605,14 +6622,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6638,13 +6655,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.TenantRejected({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6653,14 +6671,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6686,13 +6704,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Validation({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6701,14 +6720,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6734,13 +6753,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Invalid({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6749,14 +6769,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6781,13 +6801,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.PayloadTooLarge({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6796,14 +6817,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6828,13 +6849,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.RateLimited({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6843,14 +6865,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6877,13 +6899,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Server({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6892,14 +6915,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6924,13 +6947,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Transport({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6939,14 +6963,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -6971,13 +6995,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Decode({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -6986,14 +7011,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -7018,13 +7043,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.StreamFailed({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -7033,14 +7059,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -7066,13 +7092,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.AcceptedUnreadable({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -7081,14 +7108,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -7113,13 +7140,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Timeout({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -7128,14 +7156,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -7161,13 +7189,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Config({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -7176,14 +7205,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
@@ -7209,13 +7238,14 @@ class GatehouseError:  # type: ignore
             return "GatehouseError.Internal({})".format(str(self))
         def error_kind(self, ) -> GatehouseErrorKind:
             """
-            The kind of this error, without its text.
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
@@ -7224,14 +7254,14 @@ class GatehouseError:  # type: ignore
             return _uniffi_lift_return(_uniffi_ffi_result)
         def is_retryable(self, ) -> bool:
             """
-            True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
 """
             _uniffi_lowered_args = (
                 _UniffiFfiConverterTypeGatehouseError.lower(self),
             )
             _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
-            _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+            _uniffi_error_converter = None
             _uniffi_ffi_result = _uniffi_rust_call_with_error(
                 _uniffi_error_converter,
                 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,

@@ -684,6 +684,14 @@ class StreamFailure:
 
 class GatehouseError(Exception):
     """Everything that can go wrong in a Gatehouse call."""
+    @property
+    def kind(self) -> GatehouseErrorKind:
+        """Which kind of error this is, without its text (as `GateFailure.kind`)."""
+        ...
+    @property
+    def retryable(self) -> bool:
+        """True when the same call may succeed if tried again later (as `GateFailure.retryable`)."""
+        ...
     class AlreadyAnswered(GatehouseError):
         """The interaction is no longer pending: another device (or the runner) answered it,
         or the gate was cancelled. Benign for a person: refresh and move on.
@@ -693,11 +701,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class NotFound(GatehouseError):
@@ -707,11 +717,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class RevisionConflict(GatehouseError):
@@ -721,11 +733,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class OperationConflict(GatehouseError):
@@ -735,11 +749,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class DispatchOwnershipLost(GatehouseError):
@@ -749,11 +765,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class ResolvedDifferently(GatehouseError):
@@ -763,11 +781,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class InterventionLimit(GatehouseError):
@@ -777,11 +797,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class SessionNotActive(GatehouseError):
@@ -791,11 +813,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class TurnNotContinuable(GatehouseError):
@@ -808,11 +832,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class StaleExecution(GatehouseError):
@@ -824,11 +850,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class IdempotencyKeyReused(GatehouseError):
@@ -840,11 +868,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class AnswerOwnerUnknown(GatehouseError):
@@ -857,11 +887,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class ProjectMismatch(GatehouseError):
@@ -873,11 +905,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Conflict(GatehouseError):
@@ -889,11 +923,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class CapabilityUnavailable(GatehouseError):
@@ -905,11 +941,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Unauthorized(GatehouseError):
@@ -919,11 +957,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Forbidden(GatehouseError):
@@ -935,11 +975,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class TenantRejected(GatehouseError):
@@ -951,11 +993,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Validation(GatehouseError):
@@ -967,11 +1011,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Invalid(GatehouseError):
@@ -983,11 +1029,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class PayloadTooLarge(GatehouseError):
@@ -997,11 +1045,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class RateLimited(GatehouseError):
@@ -1011,11 +1061,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Server(GatehouseError):
@@ -1026,11 +1078,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str], status: int) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Transport(GatehouseError):
@@ -1040,11 +1094,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Decode(GatehouseError):
@@ -1054,11 +1110,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class StreamFailed(GatehouseError):
@@ -1068,11 +1126,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class AcceptedUnreadable(GatehouseError):
@@ -1084,11 +1144,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Timeout(GatehouseError):
@@ -1098,11 +1160,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Config(GatehouseError):
@@ -1114,11 +1178,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
     class Internal(GatehouseError):
@@ -1130,11 +1196,13 @@ class GatehouseError(Exception):
         def __init__(self, msg: str, details: typing.Optional[str]) -> None:
             ...
         def error_kind(self) -> GatehouseErrorKind:
-            """The kind of this error, without its text."""
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
             ...
         def is_retryable(self) -> bool:
-            """True when the same call may succeed if tried again later. Exported as a method
-            (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
             """
             ...
 

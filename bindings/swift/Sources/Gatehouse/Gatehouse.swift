@@ -5358,10 +5358,11 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
 
     
     /**
-     * The kind of this error, without its text.
+     * The kind of this error, without its text (the `kind` property in every language
+     * reads it).
      */
-public func errorKind()throws  -> GatehouseErrorKind  {
-    return try  FfiConverterTypeGatehouseErrorKind_lift(try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+public func errorKind() -> GatehouseErrorKind  {
+    return try!  FfiConverterTypeGatehouseErrorKind_lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind(
             FfiConverterTypeGatehouseError_lower(self),uniffiCallStatus
@@ -5370,11 +5371,11 @@ public func errorKind()throws  -> GatehouseErrorKind  {
 }
     
     /**
-     * True when the same call may succeed if tried again later. Exported as a method
-     * (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
+     * True when the same call may succeed if tried again later (the `retryable`
+     * property in every language reads it).
      */
-public func isRetryable()throws  -> Bool  {
-    return try  FfiConverterBool.lift(try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+public func isRetryable() -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable(
             FfiConverterTypeGatehouseError_lower(self),uniffiCallStatus

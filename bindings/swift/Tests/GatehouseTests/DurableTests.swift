@@ -69,7 +69,7 @@ func openGate(on server: TestServer, client: GatehouseClient, project: String) a
                 Issue.record("not TurnNotContinuable: \(error)")
                 return
             }
-            #expect(try error.isRetryable() == false)
+            #expect(error.retryable == false)
         }
     }
 

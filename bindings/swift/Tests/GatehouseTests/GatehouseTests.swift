@@ -111,8 +111,8 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
         do {
             _ = try await client.respondToInteraction(id: id, approved: false)
         } catch let error as GatehouseError {
-            #expect(try error.errorKind() == .alreadyAnswered)
-            #expect(try error.isRetryable() == false)
+            #expect(error.kind == .alreadyAnswered)
+            #expect(error.retryable == false)
         }
         #expect(try await client.listPendingInteractions().isEmpty)
     }
@@ -352,7 +352,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
             try await call(server)
             Issue.record("HTML was read as gates")
         } catch let error as GatehouseError {
-            #expect([.server, .decode].contains(try error.errorKind()), "\(error)")
+            #expect([.server, .decode].contains(error.kind), "\(error)")
         }
     }
 
@@ -362,7 +362,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
             try await call(server)
             Issue.record("garbage was read as gates")
         } catch let error as GatehouseError {
-            #expect([.transport, .decode].contains(try error.errorKind()), "\(error)")
+            #expect([.transport, .decode].contains(error.kind), "\(error)")
         }
     }
 
@@ -407,5 +407,49 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
         #expect("\(LifecycleState.running)" == "running")
         let status: InteractionStatus = .unknown(value: "snoozed")
         #expect("\(status)".contains("snoozed"))
+    }
+}
+
+@Suite struct Errors {
+    /// What an app shows a person by default (`print(error)`, `"\(error)"`,
+    /// `localizedDescription`) is the error's sentence, never the enum dump
+    /// (`GatehouseError.NotFound(msg: ..., details: Optional(...))`).
+    @Test func anErrorPrintsAsItsSentenceEverywhere() async throws {
+        let server = try server()
+        let client = try client(for: server, project: newProject())
+        do {
+            _ = try await client.getInteraction(id: UUID().uuidString.lowercased())
+            Issue.record("an unknown gate was found")
+        } catch let error as GatehouseError {
+            guard case .NotFound(let msg, let details) = error else {
+                Issue.record("not NotFound: \(error)")
+                return
+            }
+            #expect(details != nil)
+            #expect(msg.contains("not found"), "\(msg)")
+            let renderings = [
+                String(describing: error), "\(error)", String(reflecting: error), error.description,
+                error.localizedDescription, (error as Error).localizedDescription,
+                error.errorDescription ?? "",
+            ]
+            for text in renderings {
+                #expect(text == msg)
+                #expect(!text.contains("msg:") && !text.contains("Optional(") && !text.contains("GatehouseError"), "\(text)")
+            }
+        }
+    }
+
+    /// The kind and the retry flag are plain properties (no `try`), named as on `GateFailure`.
+    @Test func theKindAndTheRetryFlagArePlainProperties() throws {
+        let unavailable = GatehouseError.Server(msg: "list interactions: server error, HTTP 503: busy", details: "busy", status: 503)
+        #expect(unavailable.kind == .server)
+        #expect(unavailable.retryable)
+        #expect("\(unavailable)" == "list interactions: server error, HTTP 503: busy")
+        let teapot = GatehouseError.Server(msg: "teapot", details: nil, status: 418)
+        #expect(teapot.retryable == false)
+        let answered = GatehouseError.AlreadyAnswered(msg: "answered", details: nil)
+        #expect(answered.kind == .alreadyAnswered)
+        #expect(answered.retryable == false)
+        #expect(GatehouseError.Timeout(msg: "slow", details: "1500 ms").retryable)
     }
 }

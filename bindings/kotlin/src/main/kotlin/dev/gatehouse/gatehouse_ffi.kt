@@ -6344,7 +6344,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6363,7 +6363,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6382,7 +6382,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6401,7 +6401,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6420,7 +6420,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6439,7 +6439,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6458,7 +6458,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6477,7 +6477,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6498,7 +6498,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6518,7 +6518,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6538,7 +6538,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6559,7 +6559,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6579,7 +6579,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6599,7 +6599,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6619,7 +6619,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6638,7 +6638,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6658,7 +6658,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6678,7 +6678,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6698,7 +6698,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6718,7 +6718,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6737,7 +6737,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6756,7 +6756,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6780,7 +6780,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `status`: kotlin.UShort
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }, status=${ `status` }"
+            get() = `msg`
     }
     
     /**
@@ -6799,7 +6799,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6818,7 +6818,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6837,7 +6837,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6857,7 +6857,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6876,7 +6876,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6896,7 +6896,7 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
     /**
@@ -6916,17 +6916,17 @@ sealed class GatehouseException: kotlin.Exception() {
         val `details`: kotlin.String?
         ) : GatehouseException() {
         override val message
-            get() = "msg=${ `msg` }, details=${ `details` }"
+            get() = `msg`
     }
     
 
     
         /**
-         * The kind of this error, without its text.
-         */
-    @Throws(GatehouseException::class) fun `errorKind`(): GatehouseErrorKind {
+         * The kind of this error, without its text (the `kind` property in every language
+         * reads it).
+         */ fun `errorKind`(): GatehouseErrorKind {
             return FfiConverterTypeGatehouseErrorKind.lift(
-    uniffiRustCallWithError(GatehouseException) { _status ->
+    uniffiRustCall() { _status ->
     UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind(FfiConverterTypeGatehouseError.lower(this),
         _status)
 }
@@ -6936,12 +6936,11 @@ sealed class GatehouseException: kotlin.Exception() {
 
     
         /**
-         * True when the same call may succeed if tried again later. Exported as a method
-         * (`e.isRetryable()` in Kotlin, `e.isRetryable()` in Swift, `e.is_retryable()` in Python).
-         */
-    @Throws(GatehouseException::class) fun `isRetryable`(): kotlin.Boolean {
+         * True when the same call may succeed if tried again later (the `retryable`
+         * property in every language reads it).
+         */ fun `isRetryable`(): kotlin.Boolean {
             return FfiConverterBoolean.lift(
-    uniffiRustCallWithError(GatehouseException) { _status ->
+    uniffiRustCall() { _status ->
     UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable(FfiConverterTypeGatehouseError.lower(this),
         _status)
 }

@@ -63,10 +63,11 @@ class BindingsTest {
                 runBlocking { client.respondToInteraction(id, approved = false) } // defaults: no message
 
             }
-            assertFalse(error.isRetryable())
-            assertEquals(GatehouseErrorKind.ALREADY_ANSWERED, error.errorKind())
+            assertFalse(error.retryable)
+            assertEquals(GatehouseErrorKind.ALREADY_ANSWERED, error.kind)
             assertTrue(error.msg.contains("respond_interaction"), error.msg)
             assertEquals(error.msg, error.toString()) // Display is exported
+            assertEquals(error.msg, error.message) // not `msg=..., details=...`
             assertTrue(client.listPendingInteractions().isEmpty())
         }
     }
@@ -239,7 +240,7 @@ class BindingsTest {
                     client.requestIntervention(room, session, requested.session.revision, "x", Checkpoint.Unknown("mid_air"))
                 }
             }
-            assertEquals(GatehouseErrorKind.VALIDATION, refused.errorKind())
+            assertEquals(GatehouseErrorKind.VALIDATION, refused.kind)
             // Interactions are not served by an AgentPlat host: refused without a request.
             assertThrows<GatehouseException.CapabilityUnavailable> { runBlocking { client.listPendingInteractions(null) } }
         }
@@ -247,7 +248,7 @@ class BindingsTest {
             val missing = assertThrows<GatehouseException.TenantRejected> {
                 runBlocking { client.getExecutionSession(room, session) }
             }
-            assertFalse(missing.isRetryable())
+            assertFalse(missing.retryable)
         }
     }
 
@@ -263,7 +264,7 @@ class BindingsTest {
                     val error = assertThrows<GatehouseException.CapabilityUnavailable> {
                         runBlocking { client.getExecutionSession("room-1", "es-1") }
                     }
-                    assertFalse(error.isRetryable())
+                    assertFalse(error.retryable)
                     assertEquals("execution", error.details)
                 }
             }
@@ -277,11 +278,33 @@ class BindingsTest {
         val unauthorized = assertThrows<GatehouseException.Unauthorized> {
             runBlocking { clientFor(server.url, newProject(), apiKey = "wrong").use { it.listPendingInteractions(null) } }
         }
-        assertFalse(unauthorized.isRetryable())
+        assertFalse(unauthorized.retryable)
         val offline = GatehouseClient(ClientConfig(baseUrl = "http://127.0.0.1:9", projectId = newProject(), timeout = Duration.ofSeconds(2)))
         val error = assertThrows<GatehouseException> { runBlocking { offline.getInteraction(UUID.randomUUID().toString()) } }
-        assertTrue(error.errorKind() in setOf(GatehouseErrorKind.TRANSPORT, GatehouseErrorKind.TIMEOUT), error.toString())
-        assertTrue(error.isRetryable(), error.toString())
+        assertTrue(error.kind in setOf(GatehouseErrorKind.TRANSPORT, GatehouseErrorKind.TIMEOUT), error.toString())
+        assertTrue(error.retryable, error.toString())
         offline.close()
+    }
+
+    @Test
+    fun `an error's message is its sentence and its kind and retry flag are properties`() = runBlocking {
+        clientFor(server.url, newProject()).use { client ->
+            val error = assertThrows<GatehouseException.NotFound> {
+                runBlocking { client.getInteraction(UUID.randomUUID().toString()) }
+            }
+            assertTrue(error.msg.contains("not found"), error.msg)
+            assertTrue(error.details != null)
+            // What an app logs or shows by default: the sentence, never `msg=..., details=...`.
+            for (text in listOf(error.message, error.localizedMessage, error.toString(), "$error")) {
+                assertEquals(error.msg, text)
+            }
+            assertEquals(GatehouseErrorKind.NOT_FOUND, error.kind)
+            assertFalse(error.retryable)
+        }
+        val busy = GatehouseException.Server("list_interactions: server error, HTTP 503: busy", "busy", 503u)
+        assertEquals("list_interactions: server error, HTTP 503: busy", busy.message)
+        assertEquals(GatehouseErrorKind.SERVER, busy.kind)
+        assertTrue(busy.retryable)
+        assertFalse(GatehouseException.Server("teapot", null, 418u).retryable)
     }
 }

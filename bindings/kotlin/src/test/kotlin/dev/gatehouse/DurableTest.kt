@@ -90,8 +90,8 @@ class DurableTest {
             val error = assertThrows<GatehouseException.TurnNotContinuable> {
                 runBlocking { client.respondWithOutcome(gate.id, false, sessionId = gate.sessionId) }
             }
-            assertEquals(GatehouseErrorKind.TURN_NOT_CONTINUABLE, error.errorKind())
-            assertFalse(error.isRetryable())
+            assertEquals(GatehouseErrorKind.TURN_NOT_CONTINUABLE, error.kind)
+            assertFalse(error.retryable)
         }
     }
 
@@ -105,7 +105,7 @@ class DurableTest {
             val error = assertThrows<GatehouseException.TurnNotContinuable> {
                 runBlocking { client.respondWithOutcome(gate.id, true, sessionId = gate.sessionId) }
             }
-            assertEquals(GatehouseErrorKind.TURN_NOT_CONTINUABLE, error.errorKind())
+            assertEquals(GatehouseErrorKind.TURN_NOT_CONTINUABLE, error.kind)
         }
     }
 
@@ -119,7 +119,7 @@ class DurableTest {
                     client.respondWithOutcome(gate.id, true, expectedExecutionId = UUID.randomUUID().toString(), sessionId = gate.sessionId)
                 }
             }
-            assertEquals(GatehouseErrorKind.STALE_EXECUTION, error.errorKind())
+            assertEquals(GatehouseErrorKind.STALE_EXECUTION, error.kind)
             assertTrue("${error.msg} ${error.details}".contains(gate.turnId!!), error.toString())
             // Nothing was written: the gate waits, and its current turn takes the answer.
             assertEquals(listOf(gate.id), client.listPendingInteractions(gate.sessionId).map { it.id })

@@ -209,7 +209,7 @@ class StreamsTest {
             val error = assertThrows<GatehouseException.Unauthorized> {
                 runBlocking { withTimeout(15_000) { updates.collect {} } }
             }
-            assertFalse(error.isRetryable())
+            assertFalse(error.retryable)
         }
     }
 
