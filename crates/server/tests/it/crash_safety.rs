@@ -247,7 +247,10 @@ async fn a_resume_that_gives_up_says_so_on_the_row_and_ends_its_session() {
 /// once, one resume turn, the session completed.
 #[tokio::test]
 async fn a_resume_longer_than_its_lease_keeps_it_across_two_instances() {
-    let lease = Duration::from_millis(300);
+    // A lease of 1 s renewed every third of it: a heartbeat must be late by two thirds
+    // of a second to lose it, which a loaded 2-core CI machine running the suite in
+    // parallel did with 300 ms (its heartbeat 100 ms) on PostgreSQL.
+    let lease = Duration::from_secs(1);
     let a = Harness::with(TestServerOptions {
         lease: Some(lease),
         dispatch_poll: Some(Duration::from_millis(30)),
@@ -267,7 +270,7 @@ async fn a_resume_longer_than_its_lease_keeps_it_across_two_instances() {
         .await,
         http: reqwest::Client::new(),
     };
-    let (room, session, gate) = park(&a, "task-long", gated("m-long", read_then_bash(1000))).await;
+    let (room, session, gate) = park(&a, "task-long", gated("m-long", read_then_bash(3000))).await;
     let (status, _) = b.respond(&gate, true).await;
     assert_eq!(status, 200);
     a.wait_resolved(&gate).await;
