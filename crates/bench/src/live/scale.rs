@@ -9,6 +9,7 @@
 //! (the outbox inside its retention window). Idempotency keys are not generated: they
 //! live only for their window and are pruned after it.
 
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -63,13 +64,22 @@ impl History {
     async fn connect(url: &str) -> Result<Self, BenchError> {
         Ok(if url.starts_with("postgres") {
             Self::Postgres(
-                sqlx::PgPool::connect(url)
+                sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(1)
+                    .connect(url)
                     .await
                     .map_err(failed("opening the Postgres database"))?,
             )
         } else {
+            // One connection with a small page cache: the server runs in this process,
+            // and its resident memory is what row 11 reports, not the generator's.
+            let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)
+                .map_err(failed("reading the SQLite URL"))?
+                .pragma("cache_size", "-256");
             Self::Sqlite(
-                sqlx::SqlitePool::connect(url)
+                sqlx::sqlite::SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .connect_with(options)
                     .await
                     .map_err(failed("opening the SQLite database"))?,
             )
