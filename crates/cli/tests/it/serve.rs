@@ -9,7 +9,41 @@ use crate::common::BIN;
 struct Served {
     child: Child,
     base_url: String,
+    /// The server's standard output after its listening line and its standard error,
+    /// each read as it comes by a thread of its own: a pipe nobody reads fills at
+    /// 64 KiB and blocks the server mid-write (`RUST_LOG=debug` logs every statement).
+    output: [std::thread::JoinHandle<String>; 2],
     _dir: tempfile::TempDir,
+}
+
+impl Served {
+    /// `child` (stdout and stderr piped) once it printed its listening line.
+    fn started(mut child: Child, dir: tempfile::TempDir) -> Served {
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let base_url = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .trim_end()
+            .to_string();
+        let stderr = child.stderr.take().unwrap();
+        Served {
+            child,
+            base_url,
+            output: [read_all(stdout), read_all(stderr)],
+            _dir: dir,
+        }
+    }
+}
+
+/// Everything `from` gives until it ends, read on a thread of its own.
+fn read_all(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = from.read_to_string(&mut text);
+        text
+    })
 }
 
 fn serve(extra: &[&str]) -> Served {
@@ -21,7 +55,7 @@ fn serve(extra: &[&str]) -> Served {
 fn serve_with_env(extra: &[&str], env: &[(&str, &str)]) -> Served {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("serve.db").display());
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db])
         .args(extra)
         .env_remove("GATEHOUSE_API_KEYS")
@@ -31,20 +65,7 @@ fn serve_with_env(extra: &[&str], env: &[(&str, &str)]) -> Served {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base_url = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .trim_end_matches('\n')
-        .to_string();
-    Served {
-        child,
-        base_url,
-        _dir: dir,
-    }
+    Served::started(child, dir)
 }
 
 #[cfg(unix)]
@@ -55,23 +76,8 @@ fn terminate(mut served: Served, signal: &str) -> (Option<i32>, String, String) 
         .unwrap();
     assert!(status.success());
     let exit = served.child.wait().unwrap();
-    let mut stdout = String::new();
-    served
-        .child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    let mut stderr = String::new();
-    served
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    (exit.code(), stdout, stderr)
+    let [stdout, stderr] = served.output;
+    (exit.code(), stdout.join().unwrap(), stderr.join().unwrap())
 }
 
 fn client(url: &str, key: &str) -> gatehouse_client::Client {
@@ -138,7 +144,7 @@ async fn serve_prints_the_listening_line_answers_logs_and_stops_cleanly() {
 async fn serve_reads_keys_from_the_environment_and_can_leave_execution_out() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("env.db").display());
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args([
             "serve",
             "--bind",
@@ -152,20 +158,8 @@ async fn serve_reads_keys_from_the_environment_and_can_leave_execution_out() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    let served = Served {
-        child,
-        base_url: url.clone(),
-        _dir: dir,
-    };
+    let served = Served::started(child, dir);
+    let url = served.base_url.clone();
     for key in ["key-b", "key-c"] {
         client(&url, key)
             .interactions()
@@ -229,7 +223,7 @@ async fn serve_binds_keys_to_projects() {
     let p3 = uuid::Uuid::new_v4().to_string();
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("bound.db").display());
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args([
             "serve",
             "--bind",
@@ -252,20 +246,8 @@ async fn serve_binds_keys_to_projects() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    let served = Served {
-        child,
-        base_url: url.clone(),
-        _dir: dir,
-    };
+    let served = Served::started(child, dir);
+    let url = served.base_url.clone();
     let in_project = |key: &str, project: &str| {
         gatehouse_client::Client::builder(&url)
             .api_key(key)

@@ -467,7 +467,7 @@ async fn every_event_arrives_signed_once_after_the_receiver_was_down() {
         "POST",
         "/api/sessions/interactions/query",
         Some(
-            json!({"interaction": {"session_id": "wh-task", "flags": {"delivered_webhook": true}}}),
+            json!({"query": {"session_id": "wh-task", "flags": {"delivered_webhook": true}}}),
         ),
     )
     .await;
