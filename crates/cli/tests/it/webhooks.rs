@@ -466,9 +466,7 @@ async fn every_event_arrives_signed_once_after_the_receiver_was_down() {
         &server,
         "POST",
         "/api/sessions/interactions/query",
-        Some(
-            json!({"query": {"session_id": "wh-task", "flags": {"delivered_webhook": true}}}),
-        ),
+        Some(json!({"query": {"session_id": "wh-task", "flags": {"delivered_webhook": true}}})),
     )
     .await;
     assert_eq!(status, 200, "{flagged}");
