@@ -432,7 +432,13 @@ impl Database {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(acquire_timeout)
-                .foreign_keys(true);
+                .foreign_keys(true)
+                // 512 KiB of page cache per connection, not SQLite's 2 MiB: the pool's 8
+                // connections each cache the same hot pages, which the OS page cache (one
+                // for every connection and instance) holds anyway. It keeps the upper
+                // levels of every index, what repeated lookups reuse, and bounds what a
+                // long history adds to the server's memory (BENCHMARKS.md row 11).
+                .pragma("cache_size", "-512");
             // An in-memory database exists per connection: keep exactly one (and never
             // close it on release: that would drop the database).
             let in_memory =
