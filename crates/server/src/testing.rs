@@ -86,8 +86,6 @@ pub struct TestServerOptions {
     /// The webhook delivery settings (timeout, retries, workers, circuit); default the
     /// server's. Its endpoints are replaced by `webhook_endpoints`.
     pub webhook_settings: Option<crate::config::WebhookSettings>,
-    /// Attempts per webhook event before it is `failed` (the server's default if `None`).
-    pub webhook_max_attempts: Option<u32>,
     /// What is pruned and how often (the server's defaults if `None`).
     pub retention: Option<crate::config::RetentionSettings>,
 }
@@ -124,7 +122,6 @@ impl Default for TestServerOptions {
             agenta_contract: crate::config::AgentaContract::Legacy,
             webhook_endpoints: Vec::new(),
             webhook_settings: None,
-            webhook_max_attempts: None,
             retention: None,
         }
     }
@@ -275,9 +272,6 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
         config.webhooks = settings.clone();
     }
     config.webhooks.endpoints = opts.webhook_endpoints.clone();
-    if let Some(v) = opts.webhook_max_attempts {
-        config.webhooks.max_attempts = v;
-    }
     if let Some(v) = &opts.retention {
         config.retention = v.clone();
     }

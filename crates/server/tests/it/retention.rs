@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use gatehouse_server::config::{RetentionSettings, WebhookEndpoint};
+use gatehouse_server::config::{RetentionSettings, WebhookEndpoint, WebhookSettings};
 use gatehouse_server::testing::TestServerOptions;
 use serde_json::json;
 
@@ -31,7 +31,13 @@ async fn count(db: &Db, sql: &str) -> u64 {
 async fn finished_events_and_old_idempotency_keys_are_pruned_in_batches() {
     let h = Harness::with(TestServerOptions {
         webhook_endpoints: unreachable_endpoint(),
-        webhook_max_attempts: Some(1),
+        // One attempt each and no circuit: every event fails at once (an open circuit
+        // would keep the rest pending, which is never pruned).
+        webhook_settings: Some(WebhookSettings {
+            max_attempts: 1,
+            circuit_failures: 0,
+            ..WebhookSettings::default()
+        }),
         retention: Some(RetentionSettings {
             delivered_events: None,
             failed_events: Some(Duration::from_millis(1)),
