@@ -15,6 +15,7 @@
 
 mod approve_all;
 mod contention;
+mod database;
 mod ffi;
 mod floor;
 mod metrics_overhead;

@@ -9,7 +9,6 @@
 //! (the outbox inside its retention window). Idempotency keys are not generated: they
 //! live only for their window and are pruned after it.
 
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -20,6 +19,7 @@ use gatehouse_wire::interaction::{
     InteractionKind, InteractionQuery, InteractionQueryFlags, InteractionStatus, Windowing,
 };
 
+use super::database::BenchDatabase;
 use super::{client_for, client_respond, create_gates, failed, micros, summary, Runtimes};
 use crate::stats::Summary;
 use crate::BenchError;
@@ -54,123 +54,74 @@ pub struct ScaleReport {
     pub points: Vec<ScalePoint>,
 }
 
-/// The server's database, for generating history straight into it.
-enum History {
-    Sqlite(sqlx::SqlitePool),
-    Postgres(sqlx::PgPool),
-}
-
-impl History {
-    async fn connect(url: &str) -> Result<Self, BenchError> {
-        Ok(if url.starts_with("postgres") {
-            Self::Postgres(
-                sqlx::postgres::PgPoolOptions::new()
-                    .max_connections(1)
-                    .connect(url)
-                    .await
-                    .map_err(failed("opening the Postgres database"))?,
-            )
-        } else {
-            // One connection with a small page cache: the server runs in this process,
-            // and its resident memory is what row 11 reports, not the generator's.
-            let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)
-                .map_err(failed("reading the SQLite URL"))?
-                .pragma("cache_size", "-256");
-            Self::Sqlite(
-                sqlx::sqlite::SqlitePoolOptions::new()
-                    .max_connections(1)
-                    .connect_with(options)
-                    .await
-                    .map_err(failed("opening the SQLite database"))?,
-            )
-        })
-    }
-
-    async fn execute(&self, sql: &str) -> Result<(), BenchError> {
-        match self {
-            Self::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
-            Self::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
-        }
-        .map_err(|e| BenchError::Request {
-            what: "generating history".into(),
-            reason: format!("{e}; statement: {}", &sql[..sql.len().min(200)]),
-        })
-    }
-
-    /// The rows numbered `from..to` (1-based) of history, copied from gate `template`:
-    /// gates, then their delivered outbox rows.
-    async fn generate(&self, template: &str, from: u64, to: u64) -> Result<(), BenchError> {
-        let postgres = matches!(self, Self::Postgres(_));
-        // The numbers `from..to`, and how each backend spells hex and a time.
-        let (series, hex12, time) = if postgres {
-            (
-                format!("generate_series({from}, {}) AS n(i)", to - 1),
-                "lpad(to_hex(n.i), 12, '0')",
-                "to_char(to_timestamp(1767225600 + n.i) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') || '.000000Z'",
-            )
-        } else {
-            (
-                format!("(WITH RECURSIVE s(i) AS (SELECT {from} UNION ALL SELECT i + 1 FROM s WHERE i < {}) SELECT i FROM s) AS n", to - 1),
-                "printf('%012x', n.i)",
-                "strftime('%Y-%m-%dT%H:%M:%S', 1767225600 + n.i, 'unixepoch') || '.000000Z'",
-            )
-        };
-        let id = format!("'00000000-0000-7000-8000-' || {hex12}");
-        let session = "'scale-s-' || (n.i / 20)";
-        let delivered_webhook = if postgres {
-            "CASE WHEN n.i % 2 = 0 THEN 1 ELSE 0 END"
-        } else {
-            "(n.i % 2 = 0)"
-        };
-        self.execute(&format!(
+/// The rows numbered `from..to` (1-based) of history, copied from gate `template`:
+/// gates, then their delivered outbox rows.
+async fn generate_history(
+    db: &BenchDatabase,
+    template: &str,
+    from: u64,
+    to: u64,
+) -> Result<(), BenchError> {
+    let postgres = db.is_postgres();
+    // The numbers `from..to`, and how each backend spells hex and a time.
+    let (series, hex12, time) = if postgres {
+        (
+            format!("generate_series({from}, {}) AS n(i)", to - 1),
+            "lpad(to_hex(n.i), 12, '0')",
+            "to_char(to_timestamp(1767225600 + n.i) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') || '.000000Z'",
+        )
+    } else {
+        (
+            format!("(WITH RECURSIVE s(i) AS (SELECT {from} UNION ALL SELECT i + 1 FROM s WHERE i < {}) SELECT i FROM s) AS n", to - 1),
+            "printf('%012x', n.i)",
+            "strftime('%Y-%m-%dT%H:%M:%S', 1767225600 + n.i, 'unixepoch') || '.000000Z'",
+        )
+    };
+    let id = format!("'00000000-0000-7000-8000-' || {hex12}");
+    let session = "'scale-s-' || (n.i / 20)";
+    let delivered_webhook = if postgres {
+        "CASE WHEN n.i % 2 = 0 THEN 1 ELSE 0 END"
+    } else {
+        "(n.i % 2 = 0)"
+    };
+    db.execute(
+        &format!(
             "INSERT INTO interactions (id, project_id, session_id, turn_id, token, kind, status, \
-             data, resolution, flags, delivered_in_band, delivered_webhook, created_at, updated_at) \
-             SELECT {id}, t.project_id, {session}, 'scale-t-' || (n.i / 4), 'scale-' || n.i, \
-             CASE WHEN n.i % 3 = 0 THEN 'user_input' ELSE t.kind END, \
-             CASE WHEN n.i % 10 = 0 THEN 'cancelled' ELSE 'resolved' END, \
-             t.data, '{{\"approved\":true}}', \
-             CASE WHEN n.i % 2 = 0 THEN '{{\"delivered_in_band\":true,\"delivered_webhook\":true}}' \
-                  ELSE '{{\"delivered_in_band\":true,\"delivered_webhook\":false}}' END, \
-             1, {delivered_webhook}, {time}, {time} \
-             FROM interactions t, {series} WHERE t.id = '{template}'"
-        ))
-        .await?;
-        self.execute(&format!(
+         data, resolution, flags, delivered_in_band, delivered_webhook, created_at, updated_at) \
+         SELECT {id}, t.project_id, {session}, 'scale-t-' || (n.i / 4), 'scale-' || n.i, \
+         CASE WHEN n.i % 3 = 0 THEN 'user_input' ELSE t.kind END, \
+         CASE WHEN n.i % 10 = 0 THEN 'cancelled' ELSE 'resolved' END, \
+         t.data, '{{\"approved\":true}}', \
+         CASE WHEN n.i % 2 = 0 THEN '{{\"delivered_in_band\":true,\"delivered_webhook\":true}}' \
+              ELSE '{{\"delivered_in_band\":true,\"delivered_webhook\":false}}' END, \
+         1, {delivered_webhook}, {time}, {time} \
+         FROM interactions t, {series} WHERE t.id = '{template}'"
+        ),
+        "generating history",
+    )
+    .await?;
+    db.execute(
+        &format!(
             "INSERT INTO webhook_outbox (id, event_id, endpoint, project_id, event_type, \
-             subject_id, interaction_id, payload, state, attempts, next_attempt_ms, created_at, \
-             delivered_at) \
-             SELECT {id}, {id}, 'scale', t.project_id, 'interaction.resolved', {id}, {id}, '{{}}', \
-             'delivered', 1, 0, {time}, {time} \
-             FROM interactions t, {series} WHERE t.id = '{template}'"
-        ))
-        .await?;
-        if postgres {
-            // What autovacuum would have done for a table that grew this much.
-            self.execute("ANALYZE").await?;
-        } else {
-            // A server writing its history a gate at a time checkpoints as it goes; a
-            // bulk insert leaves a WAL of every page, whose index every reader maps.
-            self.execute("PRAGMA wal_checkpoint(TRUNCATE)").await?;
-        }
-        Ok(())
+         subject_id, interaction_id, payload, state, attempts, next_attempt_ms, created_at, \
+         delivered_at) \
+         SELECT {id}, {id}, 'scale', t.project_id, 'interaction.resolved', {id}, {id}, '{{}}', \
+         'delivered', 1, 0, {time}, {time} \
+         FROM interactions t, {series} WHERE t.id = '{template}'"
+        ),
+        "generating history",
+    )
+    .await?;
+    if postgres {
+        // What autovacuum would have done for a table that grew this much.
+        db.execute("ANALYZE", "generating history").await?;
+    } else {
+        // A server writing its history a gate at a time checkpoints as it goes; a
+        // bulk insert leaves a WAL of every page, whose index every reader maps.
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)", "generating history")
+            .await?;
     }
-
-    async fn count_rows(&self) -> Result<u64, BenchError> {
-        let sql = "SELECT COUNT(*) FROM interactions";
-        let n: i64 = match self {
-            Self::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
-            Self::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
-        }
-        .map_err(failed("counting gates"))?;
-        Ok(u64::try_from(n).unwrap_or(0))
-    }
-
-    async fn close(self) {
-        match self {
-            Self::Sqlite(pool) => pool.close().await,
-            Self::Postgres(pool) => pool.close().await,
-        }
-    }
+    Ok(())
 }
 
 /// Row 11: one server, its history grown through `sizes` (ascending, the first 0), each
@@ -213,14 +164,16 @@ pub fn bench_scale(
             let started = Instant::now();
             // Connected for this size only: what the generator used is freed before the
             // server's memory is read.
-            let history = History::connect(&url).await?;
+            let history = BenchDatabase::connect(&url).await?;
             while generated < size {
                 let next = (generated + GENERATE_BATCH).min(size);
-                history.generate(&template, generated + 1, next + 1).await?;
+                generate_history(&history, &template, generated + 1, next + 1).await?;
                 generated = next;
             }
             let generate_s = started.elapsed().as_secs_f64();
-            let rows = history.count_rows().await?;
+            let rows = history
+                .count("SELECT COUNT(*) FROM interactions", None, "counting gates")
+                .await?;
             history.close().await;
             let calls = measure(
                 &client,

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use gatehouse_client::{Answer, Client};
 use gatehouse_server::testing::TestServerOptions;
 
+use super::database::BenchDatabase;
 use super::{client_for, failed, millis, LiveConfig, Runtimes};
 use crate::BenchError;
 
@@ -42,46 +43,8 @@ pub struct SustainedReport {
     pub drain_ms: f64,
 }
 
-/// Counts of the resume queue, read straight from the server's database.
-enum Queue {
-    Sqlite(sqlx::SqlitePool),
-    Postgres(sqlx::PgPool),
-}
-
-impl Queue {
-    async fn connect(url: &str) -> Result<Self, BenchError> {
-        Ok(if url.starts_with("postgres") {
-            Self::Postgres(
-                sqlx::PgPool::connect(url)
-                    .await
-                    .map_err(failed("opening the Postgres queue"))?,
-            )
-        } else {
-            Self::Sqlite(
-                sqlx::SqlitePool::connect(url)
-                    .await
-                    .map_err(failed("opening the SQLite queue"))?,
-            )
-        })
-    }
-
-    async fn count(&self, state: &str) -> Result<u64, BenchError> {
-        let sql = "SELECT COUNT(*) FROM resume_jobs WHERE state = $1";
-        let n: i64 = match self {
-            Self::Sqlite(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
-            Self::Postgres(pool) => sqlx::query_scalar(sql).bind(state).fetch_one(pool).await,
-        }
-        .map_err(failed("counting resume jobs"))?;
-        Ok(u64::try_from(n).unwrap_or(0))
-    }
-
-    async fn close(self) {
-        match self {
-            Self::Sqlite(pool) => pool.close().await,
-            Self::Postgres(pool) => pool.close().await,
-        }
-    }
-}
+/// Resume jobs in one state.
+const RESUME_JOBS_IN: &str = "SELECT COUNT(*) FROM resume_jobs WHERE state = $1";
 
 /// Row 9: `config.sustained_clients` clients for `config.sustained_for`, each looping
 /// "a run parks at a gate, answer it", against a server with its resume workers on;
@@ -130,7 +93,7 @@ async fn sustained_on(
     workers: usize,
 ) -> Result<SustainedReport, BenchError> {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    let queue = Queue::connect(url).await?;
+    let queue = BenchDatabase::connect(url).await?;
     let parameters: gatehouse_wire::JsonObject = match json!({"agent": {
         "llm": {"model": "m-sustained"},
         "runner": {"permissions": {"default": "ask"}},
@@ -141,7 +104,9 @@ async fn sustained_on(
     };
     let stop = Arc::new(AtomicBool::new(false));
     let responds = Arc::new(AtomicU64::new(0));
-    let done_before = queue.count("done").await?;
+    let done_before = queue
+        .count(RESUME_JOBS_IN, Some("done"), "counting resume jobs")
+        .await?;
     let started = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..config.sustained_clients {
@@ -189,18 +154,31 @@ async fn sustained_on(
     while started.elapsed() < window {
         let left = window.saturating_sub(started.elapsed());
         tokio::time::sleep(left.min(Duration::from_secs(1))).await;
-        backlog.push(queue.count("queued").await?);
+        backlog.push(
+            queue
+                .count(RESUME_JOBS_IN, Some("queued"), "counting resume jobs")
+                .await?,
+        );
     }
     stop.store(true, Ordering::SeqCst);
     let seconds = started.elapsed().as_secs_f64();
-    let resumes = queue.count("done").await?.saturating_sub(done_before);
-    let backlog_end = queue.count("queued").await?;
+    let resumes = queue
+        .count(RESUME_JOBS_IN, Some("done"), "counting resume jobs")
+        .await?
+        .saturating_sub(done_before);
+    let backlog_end = queue
+        .count(RESUME_JOBS_IN, Some("queued"), "counting resume jobs")
+        .await?;
     for task in tasks {
         task.await
             .map_err(|e| BenchError::Invariant(format!("a load client panicked: {e}")))??;
     }
     let drain_started = Instant::now();
-    while queue.count("queued").await? > 0 {
+    while queue
+        .count(RESUME_JOBS_IN, Some("queued"), "counting resume jobs")
+        .await?
+        > 0
+    {
         if drain_started.elapsed() > Duration::from_secs(300) {
             return Err(BenchError::Invariant(
                 "the resume backlog did not drain in 300 s".into(),
