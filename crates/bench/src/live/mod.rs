@@ -223,6 +223,30 @@ impl Runtimes {
             .map_err(|e| BenchError::Server(e.to_string()))
     }
 
+    /// Start a test server with `options` on a fresh SQLite file or, given a PostgreSQL
+    /// server's URL, a fresh database beside it; the server and its database's URL.
+    pub fn spawn_server_on(
+        &self,
+        postgres: Option<&str>,
+        options: TestServerOptions,
+    ) -> Result<(TestServer, String), BenchError> {
+        let database_url = match postgres {
+            Some(url) => Some(
+                self.driver
+                    .block_on(gatehouse_server::testing::fresh_postgres_database(url))
+                    .map_err(failed("creating the bench database"))?,
+            ),
+            None => None,
+        };
+        let server = self.spawn_server_with(TestServerOptions {
+            database_url: database_url.clone(),
+            ..options
+        })?;
+        let url =
+            database_url.unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
+        Ok((server, url))
+    }
+
     /// Stop a test server.
     pub fn stop_server(&self, server: TestServer) {
         self.server.block_on(server.shutdown());

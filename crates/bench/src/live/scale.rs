@@ -132,22 +132,14 @@ pub fn bench_scale(
     samples: usize,
     postgres: Option<&str>,
 ) -> Result<ScaleReport, BenchError> {
-    let database_url = match postgres {
-        Some(url) => Some(
-            rt.driver
-                .block_on(gatehouse_server::testing::fresh_postgres_database(url))
-                .map_err(failed("creating the bench database"))?,
-        ),
-        None => None,
-    };
-    let server = rt.spawn_server_with(TestServerOptions {
-        run_dispatcher: false,
-        metrics: true,
-        database_url: database_url.clone(),
-        ..TestServerOptions::default()
-    })?;
-    let url =
-        database_url.unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
+    let (server, url) = rt.spawn_server_on(
+        postgres,
+        TestServerOptions {
+            run_dispatcher: false,
+            metrics: true,
+            ..TestServerOptions::default()
+        },
+    )?;
     let metrics_url = server.url("/metrics");
     let deliveries_url = server.url("/api/webhooks/deliveries?state=pending");
     let authorization = server.authorization();

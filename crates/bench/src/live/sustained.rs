@@ -54,21 +54,8 @@ pub fn bench_sustained(
     config: &LiveConfig,
     postgres: Option<&str>,
 ) -> Result<SustainedReport, BenchError> {
-    let database_url = match postgres {
-        Some(url) => Some(
-            rt.driver
-                .block_on(gatehouse_server::testing::fresh_postgres_database(url))
-                .map_err(failed("creating the bench database"))?,
-        ),
-        None => None,
-    };
     // The default options: the resume dispatcher on, its workers are what is measured.
-    let server = rt.spawn_server_with(TestServerOptions {
-        database_url: database_url.clone(),
-        ..TestServerOptions::default()
-    })?;
-    let url =
-        database_url.unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
+    let (server, url) = rt.spawn_server_on(postgres, TestServerOptions::default())?;
     let workers = server.server.state().config.resume_workers;
     let client = client_for(&server)?;
     let result = rt
