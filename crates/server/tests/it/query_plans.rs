@@ -201,6 +201,11 @@ async fn the_deliveries_lists_are_served_by_an_index() {
         let (sql, params) = DeliveryStore::list_outbox_sql(Some("p"), Some(state), 100);
         let plan = db.explain(&sql, &params).await;
         assert_served_by_index(state, &plan, "webhook_outbox", &["project_id", "state"]);
+        // The plan PostgreSQL keeps for the statement after five runs, made without the
+        // bound values: the state must still be the index's (a bound state was planned
+        // as the average one, and the pending list walked the whole outbox).
+        let generic = db.explain_with(&sql, &params, true).await;
+        assert_served_by_index(state, &generic, "webhook_outbox", &["project_id", "state"]);
     }
     let (sql, params) = DeliveryStore::list_outbox_sql(Some("p"), None, 100);
     let plan = db.explain(&sql, &params).await;

@@ -81,6 +81,13 @@ impl Db {
     /// serve the statement in its order (without one, the plan sorts or scans all the
     /// same: the settings only price those nodes out).
     pub async fn explain(&self, sql: &str, params: &[String]) -> Vec<String> {
+        self.explain_with(sql, params, false).await
+    }
+
+    /// [`Db::explain`]; with `generic`, PostgreSQL shows the plan it uses for a prepared
+    /// statement after five runs, made without the bound values
+    /// (`plan_cache_mode = force_generic_plan`).
+    pub async fn explain_with(&self, sql: &str, params: &[String], generic: bool) -> Vec<String> {
         match self {
             Db::Sqlite(pool, _) => {
                 let text = format!("EXPLAIN QUERY PLAN {sql}");
@@ -97,6 +104,12 @@ impl Db {
                 let mut conn = pool.acquire().await.unwrap();
                 for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
                     sqlx::query(&format!("SET {setting} = off"))
+                        .execute(&mut *conn)
+                        .await
+                        .unwrap();
+                }
+                if generic {
+                    sqlx::query("SET plan_cache_mode = force_generic_plan")
                         .execute(&mut *conn)
                         .await
                         .unwrap();
