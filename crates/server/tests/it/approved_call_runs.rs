@@ -92,7 +92,18 @@ async fn ledger(h: &Harness, session: &str) -> Vec<(String, String)> {
 async fn assert_deploy_ran(h: &Harness, session: &str, bash: &Value, deploy: &Value) {
     let deploy_id = deploy["id"].as_str().unwrap();
     let resolved = h.wait_resolved(deploy_id).await;
-    let mut rows = ledger(h, session).await;
+    // The ledger as it settles (bounded): once, on PostgreSQL under a loaded CI run, it
+    // was read with Bash's row only just after the gate read resolved; a run that never
+    // happens still fails here, after the deadline.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut rows = loop {
+        let mut rows = ledger(h, session).await;
+        rows.sort();
+        if rows.len() >= 2 || std::time::Instant::now() >= deadline {
+            break rows;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     rows.sort();
     assert_eq!(
         rows,
