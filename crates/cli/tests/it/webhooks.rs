@@ -41,8 +41,21 @@ const CONFIG_SECRET: &str = "sk-config-secret-93e1";
 const ANSWER_SECRET: &str = "answer-text-secret-77c2";
 
 /// The verifier's Python, or `None` (with the reason printed) when it cannot be had
-/// outside CI.
+/// outside CI. Found or built once per test process: the tests run on threads, and
+/// several building one venv at once saw each other's half-made `bin/python` (no pip yet).
 fn verifier_python() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(find_or_build_verifier_python).clone();
+    if found.is_none() {
+        let why = "webhooks.rs: skipped, the standardwebhooks verifier is not available \
+                   (python3 with venv and PyPI, or GATEHOUSE_PYTHON with standardwebhooks)";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("{why}");
+    }
+    found
+}
+
+fn find_or_build_verifier_python() -> Option<PathBuf> {
     let has_verifier = |python: &Path| {
         Command::new(python)
             .args(["-c", "import standardwebhooks"])
@@ -64,25 +77,32 @@ fn verifier_python() -> Option<PathBuf> {
     if let Some(found) = candidates.iter().find(|p| p.is_file() && has_verifier(p)) {
         return Some(found.clone());
     }
-    let python = own.join("bin/python");
-    let made = (python.is_file()
-        || Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&own)
-            .status()
-            .is_ok_and(|s| s.success()))
+    // Built beside its final place and renamed in, so another process (or a run that
+    // was killed halfway) never leaves a venv without its package under the final name.
+    let building = tmp.join(format!("webhooks-venv.building-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&building);
+    let python = building.join("bin/python");
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&building)
+        .status()
+        .is_ok_and(|s| s.success())
         && Command::new(&python)
             .args(["-m", "pip", "install", "-q", "standardwebhooks"])
             .status()
-            .is_ok_and(|s| s.success());
-    if made && has_verifier(&python) {
-        return Some(python);
+            .is_ok_and(|s| s.success())
+        && has_verifier(&python);
+    if !made {
+        let _ = std::fs::remove_dir_all(&building);
+        return None;
     }
-    let why = "webhooks.rs: skipped, the standardwebhooks verifier is not available \
-               (python3 with venv and PyPI, or GATEHOUSE_PYTHON with standardwebhooks)";
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    eprintln!("{why}");
-    None
+    let _ = std::fs::remove_dir_all(&own);
+    if std::fs::rename(&building, &own).is_err() {
+        // Another process renamed its venv in first: use that one, or ours where it is.
+        let _ = std::fs::remove_dir_all(&building);
+    }
+    let python = own.join("bin/python");
+    has_verifier(&python).then_some(python)
 }
 
 /// A free local port (bound, then released for the receiver to take later).
