@@ -50,10 +50,53 @@ const SLOW_STEP_MS: u64 = 100;
 /// What the slow turn says last, only if it ran to its end.
 const SLOW_DONE: &str = "Reindexed all 40 batches.";
 
+/// The words the story uses that a newcomer may not know, each explained in one line the
+/// first time a step uses it (README.md's "Start here" explains the same words).
+const GLOSSARY: &[(&str, &str)] = &[
+    (
+        "variant",
+        "a named config of an agent (here support-agent.default); each commit of it is a numbered revision",
+    ),
+    (
+        "HEAD",
+        "a variant's newest revision: what a new turn of it runs unless told otherwise",
+    ),
+    (
+        "draft",
+        "a config edited but not committed: no revision holds it",
+    ),
+    (
+        "stamped config",
+        "the config the turn ran, credentials stripped, kept in its gate's row so the resume runs under it",
+    ),
+    (
+        "execution session",
+        "the server's record of one agent run, which instructions and Stops are addressed to; each change bumps its revision",
+    ),
+    (
+        "room",
+        "the conversation an execution session belongs to (here one per chat session; AgentPlat's word)",
+    ),
+    (
+        "intervention",
+        "an instruction sent to a running agent, to be applied at its next checkpoint",
+    ),
+    (
+        "checkpoint",
+        "a point in a run where a requested intervention may be applied (pre_step: before its next step)",
+    ),
+    (
+        "durable contract",
+        "Agenta's newer session API (v0.121 and later): Stop, a session snapshot and its events",
+    ),
+];
+
 /// The numbered narrative: prints steps and turns a failed check into an error naming it.
 struct Story {
     step: u32,
     title: String,
+    /// The glossary terms already explained.
+    glossed: Vec<&'static str>,
 }
 
 impl Story {
@@ -61,6 +104,18 @@ impl Story {
         Self {
             step: 0,
             title: String::new(),
+            glossed: Vec::new(),
+        }
+    }
+
+    /// Explain `term` in one line, the first time only.
+    fn gloss(&mut self, term: &'static str) {
+        if self.glossed.contains(&term) {
+            return;
+        }
+        if let Some((_, meaning)) = GLOSSARY.iter().find(|(name, _)| *name == term) {
+            outln!("      · {term}: {meaning}");
+            self.glossed.push(term);
         }
     }
 
@@ -106,9 +161,11 @@ pub async fn run() -> CliResult {
         .tempdir()
         .map_err(|err| CliError::other(format!("cannot create a temporary directory: {err}")))?;
     let mut story = Story::new();
-    outln!("Gatehouse demo: a gated agent turn, answered from another device, resumed under");
-    outln!("the config it was gated with; an intervention that is only \"applied\" on evidence;");
-    outln!("a Stop that is only \"stopped\" on evidence.");
+    outln!("Gatehouse demo: an agent's turn waits at an approval gate (\"may I run this?\"), a");
+    outln!("second device answers it, and the turn resumes under the config it was gated with.");
+    outln!("Then an instruction and a Stop, each called done only on the server's evidence.");
+    outln!("Everything runs in this process on throwaway SQLite files; the agent is the server's");
+    outln!("scripted stand-in, which says a line and asks before it runs a tool.");
 
     let (server, laptop, phone) = start_control_plane(&mut story, dir.path()).await?;
     let outcome = tell_story(&mut story, &laptop, &phone, dir.path()).await;
@@ -121,7 +178,20 @@ pub async fn run() -> CliResult {
         story.step,
         started.elapsed().as_millis()
     );
+    print_next_steps();
     Ok(())
+}
+
+/// Where a newcomer goes from here: a server of their own with gates to answer, then the
+/// quick start in their language (README.md, "Start here").
+fn print_next_steps() {
+    outln!();
+    outln!("next: answer gates from your own code.");
+    outln!("  1. start a server with 3 gates to answer, and leave it running:");
+    outln!("       gatehouse serve --demo-gates 3");
+    outln!("     (from this checkout: cargo run -p gatehouse-cli -- serve --demo-gates 3)");
+    outln!("  2. run the quick start for your language against it: README.md, \"Start here\"");
+    outln!("     (Rust, Kotlin, Swift, Python, the command line)");
 }
 
 /// Steps 2 to 15, in order: 2 to 11 against the server of step 1, 12 to 15 each against a
@@ -148,10 +218,11 @@ async fn tell_story(
     durable_host_stops_a_running_turn(story, dir).await
 }
 
-/// The first turn's session and the gate it parked at.
+/// The first turn's session, the gate it parked at and the draft config it was sent.
 struct ParkedTurn {
     session_id: String,
     gate_id: String,
+    draft: JsonObject,
 }
 
 /// The intervention requested in step 9, for steps 10 and 11.
@@ -171,14 +242,15 @@ async fn start_control_plane(
     story: &mut Story,
     dir: &std::path::Path,
 ) -> Result<(RunningServer, Client, Client), CliError> {
-    story.begin("Start the reference control plane in-process on a fresh SQLite file");
+    story.begin(
+        "Start a control plane (the server every app and agent talks to) in-process on a fresh SQLite file",
+    );
     let db_path = dir.join("gatehouse-demo.db");
     let database_url = format!("sqlite://{}", db_path.display());
     let server = start_server(&database_url, true, AgentaContract::Legacy)
         .await
         .map_err(|err| story.fail(err))?;
     story.show("url", server.base_url());
-    story.show("database", db_path.display());
     let project = uuid::Uuid::new_v4().to_string();
     let laptop = client(&server, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
     let phone = client(&server, PHONE_KEY, &project).map_err(|err| story.fail(err))?;
@@ -198,8 +270,10 @@ async fn commit_first_revision(
     laptop: &Client,
 ) -> Result<CommitRevisionResponse, CliError> {
     story.begin(format!(
-        "Commit revision v1 of {WORKFLOW} / {VARIANT} (model {MODEL_SAVED})"
+        "Commit revision v1 of the variant {VARIANT} (model {MODEL_SAVED})"
     ));
+    story.gloss("variant");
+    story.gloss("HEAD");
     let v1 = commit(story, laptop, MODEL_SAVED).await?;
     story.check(v1.revision.version == "1", "the variant's HEAD is v1")?;
     Ok(v1)
@@ -212,8 +286,9 @@ async fn invoke_draft_turn(
     v1: &CommitRevisionResponse,
 ) -> Result<ParkedTurn, CliError> {
     story.begin(format!(
-        "Invoke a turn with an unsaved draft config (model {MODEL_DRAFT}, permissions ask, a Notion MCP with an Authorization header)"
+        "Invoke a turn under an unsaved draft config (model {MODEL_DRAFT}, a Notion connection with its secret header)"
     ));
+    story.gloss("draft");
     let session_id = uuid::Uuid::new_v4().to_string();
     let draft = draft_config(MODEL_DRAFT, "Refund order 1042 for the customer.");
     let request = InvokeRequest {
@@ -224,7 +299,7 @@ async fn invoke_draft_turn(
                 messages: vec![ChatMessage::text("user", "Please refund order 1042.")],
                 extra: JsonObject::new(),
             },
-            parameters: Some(draft),
+            parameters: Some(draft.clone()),
             revision: None,
             extra: JsonObject::new(),
         },
@@ -234,16 +309,8 @@ async fn invoke_draft_turn(
         .invoke(&request)
         .await
         .map_err(|err| story.fail(err))?;
-    story.show("session", &invoked.session_id);
-    story.show(
-        "turn",
-        format!("{} ({})", invoked.turn_id, turn_status(invoked.status)),
-    );
-    if let Some(output) = &invoked.output {
-        for line in output.lines() {
-            story.show("output", line);
-        }
-    }
+    story.show("turn", turn_status(invoked.status));
+    show_agent_output(story, invoked.output.as_deref());
     story.check(
         invoked.status == TurnStatus::Parked,
         "the turn parked at an approval gate",
@@ -259,14 +326,14 @@ async fn invoke_draft_turn(
     Ok(ParkedTurn {
         session_id,
         gate_id,
+        draft,
     })
 }
 
 /// Step 4: the pending row carries the stamped draft config, credentials stripped.
 async fn list_the_stamped_gate(story: &mut Story, laptop: &Client, gate: &ParkedTurn) -> CliResult {
-    story.begin(
-        "The laptop lists pending gates; the row carries the stamped config, credentials stripped",
-    );
+    story.begin("The laptop lists pending gates; the gate's row carries the stamped config");
+    story.gloss("stamped config");
     let gate_id = &gate.gate_id;
     let pending = laptop
         .interactions()
@@ -277,11 +344,12 @@ async fn list_the_stamped_gate(story: &mut Story, laptop: &Client, gate: &Parked
         .iter()
         .find(|row| row.id.as_deref() == Some(gate_id.as_str()))
         .ok_or_else(|| story.fail(format!("gate {gate_id} is not listed as pending")))?;
-    show_row(story, row);
+    show_gate(story, row);
     let stamped = row
         .stamped_parameters()
         .ok_or_else(|| story.fail("the row has no data.parameters (no stamped config)"))?;
     let stamped = Value::Object(stamped.clone());
+    show_stamp(&Value::Object(gate.draft.clone()), &stamped);
     story.check(
         stamped.pointer("/agent/llm/model") == Some(&json!(MODEL_DRAFT)),
         format!("data.parameters names the draft's model {MODEL_DRAFT}"),
@@ -363,35 +431,27 @@ async fn resume_under_draft(
         .await
         .map_err(|err| story.fail(err))?;
     drop(watch);
-    story.show("gate", format!("{gate_id} {}", status_of(&resolved)));
+    story.show("gate", status_of(&resolved));
     let turns = laptop
         .service()
         .turns(&gate.session_id)
         .await
         .map_err(|err| story.fail(err))?;
-    for turn in &turns.turns {
-        story.show(
-            "turn",
-            format!(
-                "{} {} model={} resumed={}",
-                turn.turn_id,
-                turn_status(turn.status),
-                turn.model.as_deref().unwrap_or("-"),
-                turn.resumed
-            ),
-        );
-    }
     let resumed = turns
         .turns
         .iter()
         .find(|t| t.resumed && t.resumed_from_interaction_id.as_deref() == Some(gate_id.as_str()))
         .or_else(|| turns.turns.iter().rev().find(|t| t.resumed))
         .ok_or_else(|| story.fail("no resumed turn is listed"))?;
-    if let Some(output) = &resumed.output {
-        for line in output.lines() {
-            story.show("output", line);
-        }
-    }
+    story.show(
+        "resumed turn",
+        format!(
+            "{}, model {}",
+            turn_status(resumed.status),
+            resumed.model.as_deref().unwrap_or("-")
+        ),
+    );
+    show_agent_output(story, resumed.output.as_deref());
     story.check(
         resumed.model.as_deref() == Some(MODEL_DRAFT),
         format!("the resumed turn ran under {MODEL_DRAFT}"),
@@ -435,6 +495,7 @@ async fn request_intervention_at_gate(
     session_id: &str,
 ) -> Result<RequestedIntervention, CliError> {
     story.begin("Invoke a second turn on the session; while it waits at its gate, the laptop requests an intervention");
+    story.gloss("intervention");
     let mut parameters = draft_config(MODEL_DRAFT, "Emailing the customer a receipt.");
     if let Some(Value::Object(agent)) = parameters.get_mut("agent") {
         agent.insert(
@@ -476,26 +537,30 @@ async fn request_intervention_at_gate(
         .execution
         .clone()
         .ok_or_else(|| story.fail("the invoke answer carries no execution session"))?;
-    story.show(
-        "execution session",
-        format!(
-            "room {} session {} (revision {})",
-            execution_ref.room_id, execution_ref.session_id, execution_ref.revision
-        ),
-    );
+    story.gloss("execution session");
+    story.gloss("room");
     let execution = laptop.execution();
     let before = execution
         .get_session(&execution_ref.room_id, &execution_ref.session_id)
         .await
         .map_err(|err| story.fail(err))?;
-    story.show("session status", before.status.as_str());
+    story.show(
+        "execution session",
+        format!(
+            "{} in room {} ({}, revision {})",
+            execution_ref.session_id,
+            execution_ref.room_id,
+            before.status.as_str(),
+            before.revision
+        ),
+    );
     let instruction = "Quote refund number RF-1042 in every message.";
     let request = InterventionRequest::new(before.revision, instruction, Checkpoint::PreStep);
     let handle = execution
         .request_intervention(&execution_ref.room_id, &execution_ref.session_id, request)
         .await
         .map_err(|err| story.fail(err))?;
-    story.show("operation", handle.operation_id());
+    story.gloss("checkpoint");
     story.show("instruction", format!("{instruction:?} at pre_step"));
     story.show(
         "state",
@@ -579,9 +644,7 @@ async fn approve_and_apply_intervention(
         .or_else(|| turns.turns.last())
         .ok_or_else(|| story.fail("no turn is listed"))?;
     let output = resumed.output.clone().unwrap_or_default();
-    for line in output.lines() {
-        story.show("output", line);
-    }
+    show_agent_output(story, Some(&output));
     story.check(
         output.contains("RF-1042"),
         "the instruction shows in the run's next step",
@@ -659,7 +722,6 @@ async fn host_without_execution(story: &mut Story, dir: &std::path::Path) -> Cli
 async fn no_execution_checks(story: &Story, bare: &RunningServer) -> CliResult {
     let project = uuid::Uuid::new_v4().to_string();
     let client = client(bare, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
-    story.show("url", bare.base_url());
     for attempt in ["first call", "second call"] {
         match client.execution().get_session("room-1", "es-1").await {
             Err(err @ ClientError::CapabilityUnavailable { .. }) => {
@@ -687,6 +749,7 @@ async fn durable_host_stops_a_running_turn(story: &mut Story, dir: &std::path::P
     story.begin(
         "A host speaking Agenta's durable contract runs a slow turn; the laptop asks it to Stop while it runs",
     );
+    story.gloss("durable contract");
     let url = format!("sqlite://{}", dir.join("durable.db").display());
     let host = start_server(&url, true, AgentaContract::Durable)
         .await
@@ -700,7 +763,6 @@ async fn durable_host_stops_a_running_turn(story: &mut Story, dir: &std::path::P
 async fn stop_scene(story: &mut Story, host: &RunningServer) -> CliResult {
     let project = uuid::Uuid::new_v4().to_string();
     let laptop = client(host, LAPTOP_KEY, &project).map_err(|err| story.fail(err))?;
-    story.show("url", host.base_url());
     let caps = show_capabilities(story, &laptop).await?;
     story.check(
         caps.has(Capability::DurableApprovals),
@@ -717,7 +779,10 @@ async fn stop_scene(story: &mut Story, host: &RunningServer) -> CliResult {
         .map_err(|err| story.fail(err))?;
     story.show(
         "turn",
-        format!("execution {running} running ({SLOW_STEPS} steps of {SLOW_STEP_MS} ms)"),
+        format!(
+            "execution {running} running (a job of {} s)",
+            SLOW_STEPS as u64 * SLOW_STEP_MS / 1000
+        ),
     );
     let sessions = laptop.sessions();
     let stop = sessions
@@ -773,12 +838,8 @@ async fn follow_the_stop(
         .await
         .map_err(|_| story.fail("the stopped turn's invoke did not return"))?
         .map_err(|err| story.fail(err))?;
-    match &answered {
-        Ok(invoked) => story.show(
-            "invoke answered",
-            format!("turn {} {}", invoked.turn_id, turn_status(invoked.status)),
-        ),
-        Err(err) => story.show("invoke answered", err),
+    if let Err(err) = &answered {
+        story.show("the turn's invoke call", err);
     }
     let turns = laptop
         .service()
@@ -786,13 +847,8 @@ async fn follow_the_stop(
         .await
         .map_err(|err| story.fail(err))?;
     for turn in &turns.turns {
-        story.show(
-            "turn",
-            format!("{} {}", turn.turn_id, turn_status(turn.status)),
-        );
-        for line in turn.output.as_deref().unwrap_or_default().lines() {
-            story.show("output", line);
-        }
+        story.show("turn", turn_status(turn.status));
+        show_agent_output(story, turn.output.as_deref());
     }
     story.check(
         !turns
@@ -803,32 +859,10 @@ async fn follow_the_stop(
     )
 }
 
-/// The evidence of a stop: the event (sequence, type, time) and what its payload says
-/// (when, why, which command, and anything more the host tells, such as the step).
+/// What more a stop's evidence tells (such as the step), beyond what the outcome line
+/// already names (the event, its time, the reason and the command).
 fn show_stop_evidence(story: &Story, event: &SessionDurableEvent) {
-    let sequence = event
-        .sequence
-        .map(|n| format!("#{n}"))
-        .unwrap_or_else(|| "#-".to_string());
-    story.show(
-        "evidence",
-        format!(
-            "event {sequence} {} of execution {} at {}",
-            event.event_type.as_str(),
-            event.execution_id,
-            event.created_at
-        ),
-    );
     if let Ok(DurableEventPayload::ExecutionStopped(stopped)) = event.typed_payload() {
-        story.show(
-            "stopped",
-            format!(
-                "at {}, reason {}, command {}",
-                stopped.stopped_at,
-                stopped.reason,
-                stopped.command_id.as_deref().unwrap_or("-")
-            ),
-        );
         for (key, value) in &stopped.extra {
             story.show(key, value);
         }
@@ -1006,13 +1040,6 @@ async fn commit(
         })
         .await
         .map_err(|err| story.fail(err))?;
-    story.show(
-        "revision",
-        format!(
-            "v{} ({})",
-            committed.revision.version, committed.revision.id
-        ),
-    );
     Ok(committed)
 }
 
@@ -1112,31 +1139,76 @@ fn status_of(row: &SessionInteraction) -> &str {
     row.status.as_ref().map(|s| s.as_str()).unwrap_or("-")
 }
 
-fn show_row(story: &Story, row: &SessionInteraction) {
+/// The gate in one line: its id, status and the tool call it asks to run.
+fn show_gate(story: &Story, row: &SessionInteraction) {
+    let request = row.data.as_ref().and_then(|d| d.request.as_ref());
+    let asks = request.map(|r| {
+        format!(
+            "{} {}",
+            r.tool.as_deref().unwrap_or("-"),
+            r.args.as_ref().map(Value::to_string).unwrap_or_default()
+        )
+    });
     story.show(
         "gate",
-        format!("{} ({})", row.id.as_deref().unwrap_or("-"), status_of(row)),
+        format!(
+            "{} ({}), asks to run {}",
+            row.id.as_deref().unwrap_or("-"),
+            status_of(row),
+            asks.as_deref().unwrap_or("-")
+        ),
     );
-    if let Some(request) = row.data.as_ref().and_then(|d| d.request.as_ref()) {
-        story.show(
-            "asks to run",
-            format!(
-                "{} {}",
-                request.tool.as_deref().unwrap_or("-"),
-                request
-                    .args
-                    .as_ref()
-                    .map(Value::to_string)
-                    .unwrap_or_default()
-            ),
+}
+
+/// The three fields of the draft that tell the stamp's story, as sent and as the gate's
+/// row keeps them: the model kept, the secret header stripped, the vault key name kept.
+/// The rest of the config (the scripted agent's steps) is the same on both sides.
+const STAMP_FIELDS: [(&str, &str); 3] = [
+    ("agent.llm.model", "/agent/llm/model"),
+    (
+        "agent.mcps[0].connection.headers",
+        "/agent/mcps/0/connection/headers",
+    ),
+    (
+        "agent.mcps[0].connection.credentials.headers",
+        "/agent/mcps/0/connection/credentials/headers",
+    ),
+];
+
+/// The stamp as a before/after: one line per [`STAMP_FIELDS`] entry, the value sent (its
+/// secret masked: the demo prints no secret) and the value in the row, or "(stripped)".
+fn show_stamp(sent: &Value, stamped: &Value) {
+    outln!("      before (the draft sent) -> after (the gate row's data.parameters):");
+    let width = STAMP_FIELDS
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    for (name, pointer) in STAMP_FIELDS {
+        let before = sent.pointer(pointer).map(mask_secret);
+        let after = stamped.pointer(pointer).map(Value::to_string);
+        outln!(
+            "        {name:<width$}  {} -> {}",
+            before.as_deref().unwrap_or("(absent)"),
+            after.as_deref().unwrap_or("(stripped)")
         );
     }
-    if let Some(parameters) = row.stamped_parameters() {
-        outln!("      data.parameters (the stamped config):");
-        let text = serde_json::to_string_pretty(parameters).unwrap_or_default();
-        for line in text.lines() {
-            outln!("        {line}");
-        }
+}
+
+/// `value` as JSON text with the demo's secret masked.
+fn mask_secret(value: &Value) -> String {
+    value.to_string().replace(SECRET, "Bearer ****")
+}
+
+/// The agent's output lines. The scripted agent prefixes each with the model it ran under
+/// (`[model=...] `); the demo shows the model on its own line, so the prefix is dropped.
+fn show_agent_output(story: &Story, output: Option<&str>) {
+    for line in output.unwrap_or_default().lines() {
+        let said = match line.strip_prefix("[model=") {
+            Some(rest) => rest.split_once("] ").map_or(line, |(_, said)| said),
+            None => line,
+        };
+        story.show("agent said", said);
     }
 }
 
