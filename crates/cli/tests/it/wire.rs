@@ -659,3 +659,97 @@ fn validate_and_fingerprint_read_what_the_runner_reads() {
     assert_eq!(nan.status.code(), Some(1));
     assert!(stderr(&nan).contains("not valid JSON"));
 }
+
+/// The lines of README.md's ```bash blocks, comments and all.
+fn readme_bash_lines() -> Vec<String> {
+    let readme = std::fs::read_to_string(gatehouse_fixtures::workspace_root().join("README.md"))
+        .expect("README.md is readable");
+    let mut lines = Vec::new();
+    let mut in_bash = false;
+    for line in readme.lines() {
+        let fence = line.trim_start();
+        if in_bash {
+            if fence.starts_with("```") {
+                in_bash = false;
+            } else {
+                lines.push(line.to_string());
+            }
+        } else if fence == "```bash" {
+            in_bash = true;
+        }
+    }
+    lines
+}
+
+/// The file after `< ` in a command line, if it reads one from a file.
+fn stdin_file(line: &str) -> Option<&str> {
+    let command = line.split(" #").next().unwrap_or(line);
+    let (_, after) = command.split_once(" < ")?;
+    after.split_whitespace().next()
+}
+
+#[test]
+fn every_file_a_readme_command_reads_exists() {
+    let root = gatehouse_fixtures::workspace_root();
+    let named: Vec<String> = readme_bash_lines()
+        .iter()
+        .filter_map(|line| stdin_file(line).map(str::to_string))
+        .collect();
+    assert!(
+        named.iter().any(|file| file == "examples/params.json"),
+        "the command line's quick start reads examples/params.json: {named:?}"
+    );
+    for file in &named {
+        assert!(
+            root.join(file).is_file(),
+            "README.md has a command reading {file}, which the repository does not have"
+        );
+    }
+}
+
+/// The quick start's `gatehouse wire stamp --explain < examples/params.json`, run as
+/// written from the repository's root: the sample's three credentials are stripped and
+/// named by path, never shown.
+#[test]
+fn the_readme_stamp_command_runs_on_the_sample_params() {
+    let lines = readme_bash_lines();
+    let line = lines
+        .iter()
+        .find(|line| line.starts_with("gatehouse wire stamp --explain < "))
+        .expect("the command line's quick start has its wire stamp line");
+    let file = stdin_file(line).expect("it reads a file");
+    let command = line.split(" < ").next().unwrap_or_default();
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let root = gatehouse_fixtures::workspace_root();
+    let input = std::fs::File::open(root.join(file))
+        .unwrap_or_else(|err| panic!("README.md reads {file}: {err}"));
+    let out = Command::new(BIN)
+        .current_dir(&root)
+        .args(&args)
+        .stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let explained = stderr(&out);
+    for label in [
+        "agent.llm.api_key",
+        "call.authorization",
+        "connection.headers",
+    ] {
+        assert!(
+            explained.contains(&format!("stripped: {label}")),
+            "{explained}"
+        );
+    }
+    let stamped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        stamped["agent"]["mcps"][0]["connection"]["credentials"]["headers"]["authorization"],
+        "NOTION_TOKEN"
+    );
+    let sample = std::fs::read_to_string(root.join(file)).unwrap();
+    assert!(
+        sample.contains("not-a-real-key"),
+        "the sample carries credentials"
+    );
+    assert!(!stdout(&out).contains("not-a-real-key") && !explained.contains("not-a-real-key"));
+}
