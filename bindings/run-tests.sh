@@ -9,15 +9,18 @@
 #      installs it into a fresh virtual environment, runs bindings/python/tests with that
 #      environment's Python, from outside the source tree, against a live `gatehouse serve`,
 #      and type-checks bindings/python/typecheck/consumer.py and every ```python block of
-#      bindings/README.md and bindings/python/README.md against it (mypy, pyright);
+#      bindings/README.md and bindings/python/README.md, and README.md's Python quick start,
+#      against it (mypy, pyright); tests/test_readme_quickstart.py runs that quick start;
 #   4. Kotlin: `mvn install` in bindings/kotlin (its cargo call, then the jar with the
 #      native library inside as a JNA resource, the sources jar and the javadoc jar), then
 #      the binding tests from a fresh consumer project (bindings/kotlin/consumer, copied to
-#      a scratch folder) that depends on the installed jar, against a live `gatehouse serve`.
+#      a scratch folder) that depends on the installed jar, against a live `gatehouse serve`,
+#      with README.md's Kotlin quick start compiled beside them (bindings/quickstart.py).
 #   5. Swift, where `swift` is on the PATH (one line says it was skipped elsewhere): the
 #      package at the repository root (Package.swift), built in the Swift 6 language mode
 #      against the native library above, and its suite (bindings/swift/Tests) against a
-#      live `gatehouse serve`.
+#      live `gatehouse serve`; then README.md's Swift quick start, compiled as pasted in a
+#      scratch package that depends on this one.
 # Staleness of the committed bindings is checked separately: `cargo xtask bindings --check`.
 #
 # Environment:
@@ -126,6 +129,7 @@ if wants python; then
   cp bindings/python/typecheck/consumer.py "$scratch/typecheck/"
   "$dev_python" bindings/python/typecheck/readme_examples.py "$scratch/typecheck" \
     bindings/README.md bindings/python/README.md
+  python3 bindings/quickstart.py python > "$scratch/typecheck/readme_quickstart.py"
   (cd "$scratch/typecheck" && "$dev_python" -m mypy --strict --no-incremental \
     --python-executable "$scratch/venv/bin/python" ./*.py)
   (cd "$scratch/typecheck" && "$dev_python" -m pyright --pythonpath "$scratch/venv/bin/python" ./*.py)
@@ -145,6 +149,8 @@ if wants kotlin; then
   cp bindings/kotlin/target/gatehouse-kotlin-0.1.0*.jar "$dist/"
   echo "built $(basename "$jar") ($(stat -c %s "$jar") bytes) with its -sources and -javadoc jars, installed in the local Maven repository"
   cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
+  # The README's Kotlin quick start, compiled as pasted (with -Werror) beside the tests.
+  python3 bindings/quickstart.py kotlin > "$scratch/kotlin-consumer/src/test/kotlin/ReadmeQuickStart.kt"
   # shellcheck disable=SC2086
   (cd "$scratch/kotlin-consumer" && mvn -B --no-transfer-progress ${MVN_ARGS:-} \
     -Dgatehouse.tests.dir="$root/bindings/kotlin/src/test/kotlin" test)
@@ -160,6 +166,19 @@ elif command -v swift >/dev/null 2>&1; then
   # runpath and may be a build of other sources.
   GATEHOUSE_FFI_LIB_DIR="$profile_dir" LD_LIBRARY_PATH="$profile_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     swift test --disable-xctest
+  echo "== swift: the README's quick start, compiled as pasted in a package that depends on this one"
+  mkdir -p "$scratch/swift-quickstart/Sources/QuickStart"
+  python3 bindings/quickstart.py swift > "$scratch/swift-quickstart/Sources/QuickStart/main.swift"
+  cat > "$scratch/swift-quickstart/Package.swift" <<SWIFT
+// swift-tools-version:6.0
+import PackageDescription
+let package = Package(
+    name: "QuickStart",
+    dependencies: [.package(name: "Gatehouse", path: "$root")],
+    targets: [.executableTarget(name: "QuickStart", dependencies: [.product(name: "Gatehouse", package: "Gatehouse")])]
+)
+SWIFT
+  (cd "$scratch/swift-quickstart" && GATEHOUSE_FFI_LIB_DIR="$profile_dir" swift build)
 else
   echo "swift: SKIPPED (no swift on the PATH; the Swift suite runs on a machine with a Swift toolchain)"
 fi

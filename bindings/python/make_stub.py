@@ -265,6 +265,21 @@ FACADE_ERROR_PROPERTIES = {
 }
 
 
+# Properties the package's `__init__.py` adds to a record at import: its JSON text fields
+# parsed (record -> [(name, type, docstring)]).
+_DICT = "typing.Optional[typing.Dict[str, typing.Any]]"
+FACADE_RECORD_PROPERTIES = {
+    "Interaction": [
+        ("parameters_dict", _DICT, "`parameters` parsed: the stamped config (None when absent)."),
+        ("resolution_dict", _DICT, "`resolution` parsed: the recorded answer and verdict (None when absent)."),
+        ("references_dict", _DICT, "`references` parsed: the turn's workflow references (None when absent)."),
+    ],
+    "InteractionRequest": [
+        ("args_dict", _DICT, "`args` parsed: the tool call's arguments (None when absent)."),
+    ],
+}
+
+
 def error_lines(module: ast.Module, base: ast.ClassDef, variants: ast.ClassDef) -> list[str]:
     """`class E(Exception)` and the `class E:  # type: ignore` holding its variants -> one
     class whose variants are nested subclasses."""
@@ -314,7 +329,10 @@ def stub(source: str) -> str:
                             inner, "        "
                         )
                 header = f"class {node.name}({', '.join(bases)}):" if bases else f"class {node.name}:"
-                out.append("\n".join([header] + class_body_lines(node, "    ", nested=nested)))
+                lines = [header] + class_body_lines(node, "    ", nested=nested)
+                for name, kind, doc in FACADE_RECORD_PROPERTIES.get(node.name, []):
+                    lines += ["    @property", f"    def {name}(self) -> {kind}:", f'        """{doc}"""', "        ..."]
+                out.append("\n".join(lines))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_public(node.name):
             out.append("\n".join(function_lines(node, "")))
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):

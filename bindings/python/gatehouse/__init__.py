@@ -43,6 +43,7 @@ over the generated pull streams (``SessionWatch``, ``ExecutionEventWatch``,
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 
 from ._ffi import gatehouse_ffi as _generated
@@ -53,6 +54,8 @@ from ._ffi.gatehouse_ffi import (
     GatehouseClient,
     GatehouseError,
     GatehouseErrorKind,
+    Interaction,
+    InteractionRequest,
     SessionEvent,
     SessionEventWatch,
     WatchUpdate,
@@ -96,6 +99,22 @@ for _name in _generated_all:
     _record = getattr(_generated, _name, None)
     if isinstance(_record, type) and dataclasses.is_dataclass(_record) and "__str__" in vars(_record):
         _record.__repr__ = _record.__str__
+
+
+# JSON fields cross the FFI as text (uniffi has no JSON type); each gets a property that
+# parses it, so an app reads `gate.parameters_dict["agent"]` instead of calling json.loads.
+def _json_field(field: str, doc: str) -> property:
+    def parsed(self: typing.Any) -> typing.Optional[typing.Dict[str, typing.Any]]:
+        text = getattr(self, field)
+        return None if text is None else typing.cast(typing.Dict[str, typing.Any], json.loads(text))
+
+    return property(parsed, doc=doc)
+
+
+Interaction.parameters_dict = _json_field("parameters", "The stamped config as a dict (None when absent).")  # type: ignore[attr-defined]
+Interaction.resolution_dict = _json_field("resolution", "The recorded answer and verdict as a dict (None when absent).")  # type: ignore[attr-defined]
+Interaction.references_dict = _json_field("references", "The turn's workflow references as a dict (None when absent).")  # type: ignore[attr-defined]
+InteractionRequest.args_dict = _json_field("args", "The tool call's arguments as a dict (None when absent).")  # type: ignore[attr-defined]
 
 
 async def _session_updates(self: GatehouseClient, session_id: str) -> typing.AsyncGenerator[WatchUpdate, None]:

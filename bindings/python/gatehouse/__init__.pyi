@@ -3,7 +3,9 @@
 The package re-exports the generated module ``gatehouse._ffi.gatehouse_ffi`` (annotated
 by uniffi; ``py.typed`` marks it) and adds three async iterators to ``GatehouseClient`` at
 import time (``__init__.py``), one of them the class ``SessionEvents``. A type checker cannot see methods added at run time, so
-this stub declares ``GatehouseClient`` as the generated class plus those two methods.
+this stub declares ``GatehouseClient`` as the generated class plus those methods (the
+``dict`` properties ``__init__.py`` adds to ``Interaction`` and ``InteractionRequest`` are
+declared in the generated stub, see ``make_stub.py``).
 The names are listed one by one (a star import would clash with that declaration);
 ``tests/test_packaging.py`` checks that they are exactly ``gatehouse.__all__``.
 """
@@ -36,6 +38,9 @@ from ._ffi.gatehouse_ffi import WatchUpdate as WatchUpdate
 from ._ffi.gatehouse_ffi import ApproveAllFailure as ApproveAllFailure
 from ._ffi.gatehouse_ffi import InteractionRequest as InteractionRequest
 from ._ffi.gatehouse_ffi import Interaction as Interaction
+from ._ffi.gatehouse_ffi import TurnStatus as TurnStatus
+from ._ffi.gatehouse_ffi import ToolPermission as ToolPermission
+from ._ffi.gatehouse_ffi import InvokeOutcome as InvokeOutcome
 from ._ffi.gatehouse_ffi import ApproveAllReport as ApproveAllReport
 from ._ffi.gatehouse_ffi import GateFailure as GateFailure
 from ._ffi.gatehouse_ffi import GateReport as GateReport

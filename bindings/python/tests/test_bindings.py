@@ -252,8 +252,8 @@ def test_capabilities_and_capability_unavailable_without_execution(server_withou
     )
     caps = asyncio.run(client.capabilities())
     assert caps.service == "gatehouse"
-    assert gatehouse.Capability.INTERACTIONS in caps.capabilities
-    assert gatehouse.Capability.EXECUTION not in caps.capabilities
+    assert gatehouse.Capability.INTERACTIONS() in caps.capabilities
+    assert gatehouse.Capability.EXECUTION() not in caps.capabilities
 
     for _ in range(2):  # learned once, then refused without a request: same typed error
         with pytest.raises(GatehouseError.CapabilityUnavailable) as caught:

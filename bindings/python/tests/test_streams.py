@@ -5,6 +5,7 @@ Kotlin's StreamsTest."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import uuid
 
 import pytest
@@ -61,6 +62,35 @@ def test_session_updates_sees_connected_then_a_gate_opening(server, client, proj
     assert opened.session_id == session_id
     if opened.interaction_id is not None:
         assert opened.interaction_id == answer["interaction_ids"][0]
+
+
+def test_a_watch_event_carries_the_gate_invoke_tool_opened(client):
+    """A gate opened with the binding's own invoke_tool arrives on the stream with its
+    record: a status that is never None, a datetime, the tool, the arguments as a dict."""
+    session_id = str(uuid.uuid4())
+
+    async def scenario():
+        opened = None
+        async for update in client.session_updates(session_id):
+            if update.is_CONNECTED() and opened is None:
+                opened = await client.invoke_tool(
+                    "clean up", "Bash", '{"command": "rm -rf /tmp/cache"}', None, session_id
+                )
+            if is_pending_gate(update) and update.event.interaction is not None:
+                return opened, update.event.interaction
+        raise AssertionError("the watch ended")
+
+    opened, gate = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert opened.status == gatehouse.TurnStatus.PARKED
+    assert gate.id == opened.interaction_ids[0]
+    assert gate.status == gatehouse.InteractionStatus.PENDING()
+    assert gate.request is not None and gate.request.tool == "Bash"
+    assert gate.request.args_dict == {"command": "rm -rf /tmp/cache"}
+    assert gate.parameters_dict is not None and "agent" in gate.parameters_dict
+    assert gate.resolution_dict is None
+    assert isinstance(gate.created_at, datetime.datetime)
+    age = datetime.datetime.now(datetime.timezone.utc) - gate.created_at.astimezone(datetime.timezone.utc)
+    assert abs(age) < datetime.timedelta(hours=1), gate.created_at
 
 
 def test_cancelling_the_consuming_task_ends_a_pending_next_promptly_and_the_watch(project_id):

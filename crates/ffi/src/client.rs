@@ -4,8 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatehouse_client::{Answer, Client};
+use gatehouse_wire::invoke as winv;
+use gatehouse_wire::run::RulePermission;
 
 use crate::error::GatehouseError;
+use crate::json::JsonText;
 use crate::records::{self, Capabilities, Interaction};
 use crate::runtime;
 use crate::streams::SessionWatch;
@@ -120,6 +123,60 @@ impl ApproveAllReport {
                 .collect(),
             all_already_answered,
         })
+    }
+}
+
+/// What an invoked turn's permissions decide for its tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum ToolPermission {
+    /// Gate the call on a person's answer (the turn parks at a gate).
+    Ask,
+    /// Run the call without asking.
+    Allow,
+    /// Refuse the call.
+    Deny,
+}
+
+/// How an invoked turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+pub enum TurnStatus {
+    /// Stopped at an approval gate: `interaction_ids` are the gates to answer.
+    Parked,
+    /// Finished.
+    Completed,
+    /// Failed.
+    Failed,
+}
+
+/// The answer to [`GatehouseClient::invoke_tool`]: the turn and the gates it opened.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct InvokeOutcome {
+    /// How the turn ended.
+    pub status: TurnStatus,
+    /// The agent session (the server names it when none was given).
+    pub session_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The gates the turn opened (pending interactions), the ids `respond_to_interaction`
+    /// takes.
+    pub interaction_ids: Vec<String>,
+    /// The turn's output text, when it finished.
+    pub output: Option<String>,
+}
+
+impl From<winv::InvokeResponse> for InvokeOutcome {
+    fn from(response: winv::InvokeResponse) -> Self {
+        Self {
+            status: match response.status {
+                winv::TurnStatus::Parked => TurnStatus::Parked,
+                winv::TurnStatus::Completed => TurnStatus::Completed,
+                winv::TurnStatus::Failed => TurnStatus::Failed,
+            },
+            session_id: response.session_id,
+            turn_id: response.turn_id,
+            interaction_ids: response.interaction_ids,
+            output: response.output,
+        }
     }
 }
 
@@ -263,6 +320,44 @@ impl GatehouseClient {
                 .approve_all(&ids, &Answer::approval(approved))
                 .await;
             ApproveAllReport::from_client(report)
+        })
+        .await
+    }
+
+    /// Open a gate yourself: run a turn of the reference server's deterministic agent
+    /// that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+    /// under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+    /// the outcome's `interaction_ids`). In `session_id`, or a new session the server
+    /// names. For tests, examples and quick starts; a host without the service tier
+    /// (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+    /// not idempotent).
+    #[uniffi::method(default(args = None, permission = None, session_id = None))]
+    pub async fn invoke_tool(
+        &self,
+        prompt: String,
+        tool: String,
+        args: Option<JsonText>,
+        permission: Option<ToolPermission>,
+        session_id: Option<String>,
+    ) -> Result<InvokeOutcome, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("invoke_tool", async move {
+            let mut turn = winv::ToolTurn::new(prompt, tool);
+            if let Some(args) = args {
+                turn = turn.args(args.to_value()?);
+            }
+            if let Some(permission) = permission {
+                turn = turn.permission(match permission {
+                    ToolPermission::Ask => RulePermission::Ask,
+                    ToolPermission::Allow => RulePermission::Allow,
+                    ToolPermission::Deny => RulePermission::Deny,
+                });
+            }
+            if let Some(session_id) = session_id {
+                turn = turn.session(session_id);
+            }
+            let response = client.service().invoke_tool(&turn).await?;
+            Ok(InvokeOutcome::from(response))
         })
         .await
     }

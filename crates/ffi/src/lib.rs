@@ -10,6 +10,7 @@
 //!   call is async (Kotlin `suspend`, Swift `async throws`, Python `async`).
 //! - Records read tolerantly: a status, checkpoint or event type this library does not
 //!   know arrives as its `Unknown` variant with the server's spelling, never an error.
+//! - [`GatehouseClient::invoke_tool`]: open a gate yourself (tests, examples, quick starts).
 //! - Interactions: list, get, respond, approve-all with a per-target report, and
 //!   [`GatehouseClient::approve_gates`] (grouped by turn, a report per gate).
 //! - [`GatehouseClient::open_session_watch`] and [`GatehouseClient::open_execution_events`]:
@@ -38,7 +39,10 @@ mod sessions;
 mod streams;
 mod watch;
 
-pub use client::{ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient, Upstream};
+pub use client::{
+    ApproveAllFailure, ApproveAllReport, ClientConfig, GatehouseClient, InvokeOutcome,
+    ToolPermission, TurnStatus, Upstream,
+};
 pub use error::{GateFailure, GatehouseError, GatehouseErrorKind};
 pub use execution::{InterventionOutcome, InterventionState, RequestedIntervention};
 pub use json::JsonText;

@@ -3,6 +3,8 @@
 //! Free-form JSON (tool arguments, references, stamped parameters, resolutions, event
 //! details) crosses as [`JsonText`]; everything a phone app branches on is typed.
 
+use std::time::SystemTime;
+
 use gatehouse_wire::capabilities as wcap;
 use gatehouse_wire::execution as wexec;
 use gatehouse_wire::interaction as wint;
@@ -97,8 +99,9 @@ pub struct Interaction {
     pub token: String,
     /// What kind of gate.
     pub kind: InteractionKind,
-    /// Lifecycle status (absent only when the server did not say).
-    pub status: Option<InteractionStatus>,
+    /// Lifecycle status. Gatehouse always writes one; a row without one (a host whose
+    /// model leaves it unset) reads as `Unknown` with an empty value, never as a guess.
+    pub status: InteractionStatus,
     /// What the gate asks about.
     pub request: Option<InteractionRequest>,
     /// The turn's workflow references as JSON text (`workflow`, `workflow_variant`,
@@ -113,10 +116,18 @@ pub struct Interaction {
     pub delivered_in_band: bool,
     /// The gate was delivered by webhook.
     pub delivered_webhook: bool,
-    /// RFC 3339 creation time.
-    pub created_at: Option<String>,
-    /// RFC 3339 last update time.
-    pub updated_at: Option<String>,
+    /// Creation time (Swift `Date`, Kotlin `java.time.Instant`, Python `datetime`);
+    /// absent when the host sent none or a time that is not RFC 3339.
+    pub created_at: Option<SystemTime>,
+    /// Last update time; absent as `created_at`.
+    pub updated_at: Option<SystemTime>,
+}
+
+/// An RFC 3339 time as a `SystemTime`; `None` for text that is not one (a host's own
+/// format reads as "no time", never as an error that hides the record).
+pub(crate) fn timestamp(text: Option<&str>) -> Option<SystemTime> {
+    let parsed = chrono::DateTime::parse_from_rfc3339(text?).ok()?;
+    Some(SystemTime::from(parsed.with_timezone(&chrono::Utc)))
 }
 
 fn optional_json<T: serde::Serialize>(
@@ -154,7 +165,13 @@ impl TryFrom<&wint::SessionInteraction> for Interaction {
             turn_id: row.turn_id.clone(),
             token: row.token.clone(),
             kind: (&row.kind).into(),
-            status: row.status.as_ref().map(Into::into),
+            status: row
+                .status
+                .as_ref()
+                .map(Into::into)
+                .unwrap_or(InteractionStatus::Unknown {
+                    value: String::new(),
+                }),
             request,
             references: optional_json(data.and_then(|d| d.references.as_ref()))?,
             parameters: optional_json(
@@ -164,8 +181,8 @@ impl TryFrom<&wint::SessionInteraction> for Interaction {
             resolution: optional_json(data.and_then(|d| d.resolution.as_ref()))?,
             delivered_in_band: row.flags.delivered_in_band,
             delivered_webhook: row.flags.delivered_webhook,
-            created_at: row.created_at.clone(),
-            updated_at: row.updated_at.clone(),
+            created_at: timestamp(row.created_at.as_deref()),
+            updated_at: timestamp(row.updated_at.as_deref()),
         })
     }
 }
@@ -215,7 +232,8 @@ impl TryFrom<&Interaction> for wint::SessionInteraction {
             "turn_id": gate.turn_id,
             "token": gate.token,
             "kind": gate.kind.wire_value(),
-            "status": gate.status.as_ref().map(InteractionStatus::wire_value),
+            // An empty `Unknown` is a row that came without a status: it goes back without.
+            "status": Some(gate.status.wire_value()).filter(|value| !value.is_empty()),
         }))
         .map_err(|e| GatehouseError::Invalid {
             msg: format!("the interaction {} does not read back as a row", gate.id),
@@ -225,7 +243,7 @@ impl TryFrom<&Interaction> for wint::SessionInteraction {
 }
 
 /// A capability a host may or may not serve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, uniffi::Enum)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, uniffi::Enum)]
 pub enum Capability {
     /// The interaction endpoints.
     Interactions,
@@ -241,6 +259,11 @@ pub enum Capability {
     ExecutionEventStream,
     /// Many gates answered in one request (approve-all uses it when served).
     InteractionBatch,
+    /// A capability this version does not know (a newer host), kept as the host wrote it.
+    Unknown {
+        /// The wire value.
+        value: String,
+    },
 }
 
 impl Capability {
@@ -281,6 +304,14 @@ impl From<&wcap::CapabilitiesResponse> for Capabilities {
                 .capabilities
                 .iter()
                 .filter_map(|c| Capability::of_wire(*c))
+                .chain(
+                    response
+                        .other_capabilities
+                        .iter()
+                        .map(|value| Capability::Unknown {
+                            value: value.clone(),
+                        }),
+                )
                 .collect(),
         }
     }
@@ -651,6 +682,45 @@ impl TryFrom<gatehouse_client::AgentaContract> for AgentaContract {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Timestamps cross as times; a row without a status reads as an empty `Unknown` and
+    /// goes back without one; a capability this version does not know is kept.
+    #[test]
+    fn a_row_reads_with_times_a_status_and_unknown_capabilities_kept() {
+        let row: wint::SessionInteraction = serde_json::from_value(serde_json::json!({
+            "id": "i1", "session_id": "s1", "token": "tok", "kind": "user_approval",
+            "created_at": "2026-12-07T22:00:01.5+01:00", "updated_at": "yesterday",
+        }))
+        .unwrap();
+        let gate = Interaction::try_from(&row).unwrap();
+        let created = gate.created_at.unwrap();
+        let since_epoch = created.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+        assert_eq!(since_epoch.as_millis(), 1_796_677_201_500);
+        assert_eq!(gate.updated_at, None);
+        assert_eq!(
+            gate.status,
+            InteractionStatus::Unknown {
+                value: String::new()
+            }
+        );
+        let back = wint::SessionInteraction::try_from(&gate).unwrap();
+        assert_eq!(back.status, None);
+
+        let response: wcap::CapabilitiesResponse = serde_json::from_value(serde_json::json!({
+            "service": "gatehouse", "version": "9",
+            "capabilities": ["interactions", "teleport", "durable_approvals"],
+        }))
+        .unwrap();
+        assert_eq!(
+            Capabilities::from(&response).capabilities,
+            vec![
+                Capability::Interactions,
+                Capability::Unknown {
+                    value: "teleport".into()
+                }
+            ]
+        );
+    }
 
     /// A value newer than this library crosses as `Unknown` with the server's spelling,
     /// and a checkpoint the app names that way goes back out as it was spelled.

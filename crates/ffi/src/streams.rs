@@ -50,6 +50,9 @@ impl From<GatehouseError> for StreamFailure {
 }
 
 /// One element of a session's watch sequence.
+// The gate a variant carries is large; uniffi lowers enums by value (no `Box` field), and
+// an event is built once per server frame, so the size costs nothing that matters.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
 pub enum WatchUpdate {
     /// The stream (re)connected: re-query the session's gates now (events are
@@ -164,24 +167,28 @@ impl std::fmt::Debug for SessionWatch {
 
 impl SessionWatch {
     pub(crate) fn open(client: &Client, session_id: &str) -> Self {
+        let reader = client.clone();
         let updates = client
             .interactions()
             .watch(session_id)
-            .filter_map(|item| async move {
-                match item {
-                    Ok(ClientUpdate::Connected) => Some(Ok(WatchUpdate::Connected)),
-                    Ok(ClientUpdate::Event(event)) => Some(Ok(WatchUpdate::Event {
-                        event: event.into(),
-                    })),
-                    Ok(ClientUpdate::Reconnecting { attempt, error }) => {
-                        Some(Ok(WatchUpdate::Reconnecting {
-                            attempt: crate::records::to_i32(attempt),
-                            failure: GatehouseError::from(error).into(),
-                        }))
+            .filter_map(move |item| {
+                let reader = reader.clone();
+                async move {
+                    match item {
+                        Ok(ClientUpdate::Connected) => Some(Ok(WatchUpdate::Connected)),
+                        Ok(ClientUpdate::Event(event)) => Some(Ok(WatchUpdate::Event {
+                            event: WatchEvent::with_gate(event, &reader).await,
+                        })),
+                        Ok(ClientUpdate::Reconnecting { attempt, error }) => {
+                            Some(Ok(WatchUpdate::Reconnecting {
+                                attempt: crate::records::to_i32(attempt),
+                                failure: GatehouseError::from(error).into(),
+                            }))
+                        }
+                        // An update newer than this crate carries nothing to hear.
+                        Ok(_) => None,
+                        Err(error) => Some(Err(GatehouseError::from(error))),
                     }
-                    // An update newer than this crate carries nothing to hear.
-                    Ok(_) => None,
-                    Err(error) => Some(Err(GatehouseError::from(error))),
                 }
             });
         Self {

@@ -11,7 +11,7 @@ use gatehouse_wire::interaction as wint;
 use tokio::task::AbortHandle;
 
 use crate::error::GatehouseError;
-use crate::records::InteractionStatus;
+use crate::records::{Interaction, InteractionStatus};
 use crate::runtime;
 
 /// A turn started or ended.
@@ -29,6 +29,9 @@ pub enum LifecycleState {
 }
 
 /// One event of a session's watch stream.
+// The gate a variant carries is large; uniffi lowers enums by value (no `Box` field), and
+// an event is built once per server frame, so the size costs nothing that matters.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
 pub enum WatchEvent {
     /// The server says the stream is live.
@@ -44,6 +47,11 @@ pub enum WatchEvent {
         status: InteractionStatus,
         /// Which interaction, when the server says.
         interaction_id: Option<String>,
+        /// The gate itself, read by this library when the event names it (so showing it
+        /// takes no round trip of the app's own). Absent when the server named no
+        /// interaction (Agenta's frames do not) or reading it failed: re-query the
+        /// session's gates then.
+        interaction: Option<Interaction>,
     },
     /// The session's transcript changed.
     RecordsChanged {
@@ -71,6 +79,7 @@ impl From<wint::WatchEvent> for WatchEvent {
                 session_id,
                 status: (&status).into(),
                 interaction_id,
+                interaction: None,
             },
             wint::WatchEvent::RecordsChanged { session_id } => Self::RecordsChanged { session_id },
             wint::WatchEvent::Lifecycle { session_id, state } => Self::Lifecycle {
@@ -84,6 +93,26 @@ impl From<wint::WatchEvent> for WatchEvent {
                 },
             },
         }
+    }
+}
+
+impl WatchEvent {
+    /// The event as the app hears it: an interaction event carries its gate, read here.
+    /// The read is one `GET` by id; its failure leaves `interaction` absent and is not the
+    /// watch's failure (the event still arrives).
+    pub(crate) async fn with_gate(event: wint::WatchEvent, client: &Client) -> Self {
+        let mut event = Self::from(event);
+        if let Self::Interaction {
+            interaction_id: Some(id),
+            interaction,
+            ..
+        } = &mut event
+        {
+            if let Ok(row) = client.interactions().get(id).await {
+                *interaction = Interaction::try_from(&row).ok();
+            }
+        }
+        event
     }
 }
 
@@ -236,7 +265,7 @@ pub(crate) fn start(
             let delivered = match stream.next().await {
                 Some(Ok(WatchUpdate::Connected)) => task_shared.deliver(|| listener.on_connected()),
                 Some(Ok(WatchUpdate::Event(event))) => {
-                    let event = WatchEvent::from(event);
+                    let event = WatchEvent::with_gate(event, &client).await;
                     task_shared.deliver(|| listener.on_event(event))
                 }
                 Some(Ok(WatchUpdate::Reconnecting { attempt, error })) => {

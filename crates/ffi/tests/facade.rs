@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use gatehouse_ffi::{
     AgentaContract, Checkpoint, ClientConfig, ExecutionEventType, GatehouseClient, GatehouseError,
-    InteractionStatus, InterventionOutcome, InterventionState, ListenerError, RespondOutcome,
-    SessionEventUpdate, StopOutcome, WatchEvent, WatchListener, WatchUpdate,
+    InteractionStatus, InterventionOutcome, InterventionState, JsonText, ListenerError,
+    RespondOutcome, SessionEventUpdate, StopOutcome, ToolPermission, TurnStatus, WatchEvent,
+    WatchListener, WatchUpdate,
 };
 use gatehouse_server::testing::{spawn, TestServer, TestServerOptions};
 use tokio::sync::mpsc;
@@ -65,7 +66,7 @@ async fn park(server: &TestServer, session_id: &str) -> ((String, String, u64), 
 #[derive(Debug)]
 enum Seen {
     Connected,
-    Event(WatchEvent),
+    Event(Box<WatchEvent>),
     Closed(Option<GatehouseError>),
 }
 
@@ -105,7 +106,7 @@ impl WatchListener for ChannelListener {
                 handle.cancel().unwrap();
             }
         }
-        let _ = self.tx.send(Seen::Event(event));
+        let _ = self.tx.send(Seen::Event(Box::new(event)));
         Ok(())
     }
 
@@ -158,13 +159,15 @@ async fn a_throwing_listener_keeps_the_watch_alive_and_cancel_from_a_callback_st
     let mut saw_gate = false;
     while !saw_gate {
         match next(&mut rx).await {
-            Seen::Event(WatchEvent::Interaction {
-                session_id, status, ..
-            }) => {
-                assert_eq!(session_id, session);
-                saw_gate = status == InteractionStatus::Pending;
+            Seen::Event(event) => {
+                if let WatchEvent::Interaction {
+                    session_id, status, ..
+                } = *event
+                {
+                    assert_eq!(session_id, session);
+                    saw_gate = status == InteractionStatus::Pending;
+                }
             }
-            Seen::Event(_) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -200,12 +203,14 @@ async fn dropping_the_handle_stops_the_watch() {
     assert!(matches!(next(&mut witness_rx).await, Seen::Connected));
     open_gate(&server, &session).await;
     loop {
-        if let Seen::Event(WatchEvent::Interaction {
-            status: InteractionStatus::Pending,
-            ..
-        }) = next(&mut witness_rx).await
-        {
-            break;
+        if let Seen::Event(event) = next(&mut witness_rx).await {
+            if let WatchEvent::Interaction {
+                status: InteractionStatus::Pending,
+                ..
+            } = *event
+            {
+                break;
+            }
         }
     }
     witness_handle.cancel().unwrap();
@@ -267,6 +272,76 @@ async fn the_pull_watch_connects_on_first_next_hears_a_gate_and_cancel_ends_a_pe
         .unwrap();
     assert_eq!(ended, None);
     assert_eq!(watch.next().await.unwrap(), None);
+    server.shutdown().await;
+}
+
+/// A gate opened through the facade's own `invoke_tool` arrives on the watch with its
+/// record (tool, arguments, a `SystemTime`, a status), so showing it takes no second call;
+/// `invoke_tool` also opens no gate when the permission allows the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_event_carries_the_gate_invoke_tool_opened() {
+    let server = spawn(TestServerOptions::default()).await;
+    let client = client_for(&server);
+    let session = uuid_like();
+    let watch = client.open_session_watch(session.clone()).unwrap();
+    assert_eq!(watch.next().await.unwrap(), Some(WatchUpdate::Connected));
+    let opened = client
+        .invoke_tool(
+            "clean up".to_string(),
+            "Bash".to_string(),
+            Some(JsonText(r#"{"command":"rm -rf /tmp/cache"}"#.to_string())),
+            None,
+            Some(session.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(opened.status, TurnStatus::Parked);
+    assert_eq!(opened.session_id, session);
+    assert_eq!(opened.interaction_ids.len(), 1);
+    let gate = loop {
+        let update = tokio::time::timeout(Duration::from_secs(10), watch.next())
+            .await
+            .expect("an update within 10 s")
+            .unwrap()
+            .expect("the watch goes on");
+        if let WatchUpdate::Event {
+            event:
+                WatchEvent::Interaction {
+                    status: InteractionStatus::Pending,
+                    interaction,
+                    ..
+                },
+        } = update
+        {
+            break interaction.expect("the event carries its gate");
+        }
+    };
+    assert_eq!(gate.id, opened.interaction_ids[0]);
+    assert_eq!(gate.status, InteractionStatus::Pending);
+    let request = gate.request.expect("the gate says what it asks");
+    assert_eq!(request.tool.as_deref(), Some("Bash"));
+    let args: serde_json::Value = serde_json::from_str(&request.args.unwrap().0).unwrap();
+    assert_eq!(args, serde_json::json!({"command": "rm -rf /tmp/cache"}));
+    let created = gate.created_at.expect("a creation time");
+    let age = std::time::SystemTime::now()
+        .duration_since(created)
+        .unwrap_or_default();
+    assert!(age < Duration::from_secs(3600), "created {age:?} ago");
+    watch.cancel();
+
+    let allowed = client
+        .invoke_tool(
+            "list".to_string(),
+            "Bash".to_string(),
+            None,
+            Some(ToolPermission::Allow),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(allowed.status, TurnStatus::Completed);
+    assert!(allowed.interaction_ids.is_empty());
+    assert_ne!(allowed.session_id, session);
     server.shutdown().await;
 }
 

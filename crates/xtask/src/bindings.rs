@@ -144,6 +144,43 @@ fn arrange_kotlin(out: &Path) -> Result<(), String> {
     fs::write(&path, text).map_err(|e| format!("could not write {}: {e}", path.display()))
 }
 
+/// The generated Swift methods whose result a caller may ignore: the answer calls, which a
+/// screen often makes for their effect alone (the watch or a re-query shows the outcome).
+const SWIFT_DISCARDABLE: [&str; 4] = [
+    "respondToInteraction",
+    "respondWithOutcome",
+    "approveAll",
+    "approveGates",
+];
+
+/// uniffi has no setting for `@discardableResult`; without it, `try await
+/// client.respondToInteraction(...)` alone warns "result unused". Marks each method of
+/// [`SWIFT_DISCARDABLE`] (its `open func` line, where it is defined). Fails when one is
+/// missing, so a rename cannot drop this silently.
+fn swift_discardable_results(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut marked = BTreeSet::new();
+    for line in text.split_inclusive('\n') {
+        if let Some(name) = SWIFT_DISCARDABLE
+            .iter()
+            .find(|name| line.starts_with(&format!("open func {name}(")))
+        {
+            out.push_str("@discardableResult\n");
+            marked.insert(*name);
+        }
+        out.push_str(line);
+    }
+    match SWIFT_DISCARDABLE
+        .iter()
+        .find(|name| !marked.contains(*name))
+    {
+        Some(missing) => Err(format!(
+            "the generated Swift has no `open func {missing}(`: update swift_discardable_results"
+        )),
+        None => Ok(out),
+    }
+}
+
 fn arrange_swift(out: &Path) -> Result<(), String> {
     for (from, to) in [
         ("Gatehouse.swift", SWIFT_SOURCE),
@@ -158,7 +195,11 @@ fn arrange_swift(out: &Path) -> Result<(), String> {
         fs::rename(&from, &to)
             .map_err(|e| format!("uniffi did not write {} as expected: {e}", from.display()))?;
     }
-    Ok(())
+    let path = out.join(SWIFT_SOURCE);
+    let text = fs::read_to_string(&path)
+        .map_err(|e| format!("could not read generated {}: {e}", path.display()))?;
+    let text = swift_discardable_results(&text)?;
+    fs::write(&path, text).map_err(|e| format!("could not write {}: {e}", path.display()))
 }
 
 /// uniffi's Python builds enum variants and error variants at run time, which type
@@ -531,6 +572,18 @@ mod tests {
             generated.len() - "\"msg=${ `msg` }, details=${ `details` }\"".len() + "`msg`".len()
         );
         assert!(kotlin_error_message_is_the_sentence("object Other {\n").is_err());
+    }
+
+    #[test]
+    fn the_swift_answer_calls_are_discardable() {
+        let generated = "open func approveAll(ids: [String])\nopen func approveGates(x: Int)\n\
+            open func respondToInteraction(id: String)\nopen func respondWithOutcome(id: String)\n\
+            open func getInteraction(id: String)\n";
+        let out = swift_discardable_results(generated).unwrap();
+        assert_eq!(out.matches("@discardableResult\n").count(), 4);
+        assert!(out.contains("@discardableResult\nopen func respondToInteraction("));
+        assert!(!out.contains("@discardableResult\nopen func getInteraction("));
+        assert!(swift_discardable_results("open func approveAll(ids: [String])\n").is_err());
     }
 
     #[test]

@@ -543,6 +543,8 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction() != 52281:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_invoke_tool() != 31241:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 55482:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_execution_events() != 7591:
@@ -647,6 +649,9 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_execution_se
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_invoke_tool.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_invoke_tool.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions.restype = ctypes.c_uint16
@@ -766,6 +771,15 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_interaction.argtyp
     _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_interaction.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_invoke_tool.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_invoke_tool.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_list_pending_interactions.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -2227,31 +2241,6 @@ class _UniffiFfiConverterTypeInteractionStatus(_UniffiConverterRustBuffer):
 
 
 
-class _UniffiFfiConverterOptionalTypeInteractionStatus(_UniffiConverterRustBuffer):
-    @classmethod
-    def check_lower(cls, value):
-        if value is not None:
-            _UniffiFfiConverterTypeInteractionStatus.check_lower(value)
-
-    @classmethod
-    def write(cls, value, buf):
-        if value is None:
-            buf.write_u8(0)
-            return
-
-        buf.write_u8(1)
-        _UniffiFfiConverterTypeInteractionStatus.write(value, buf)
-
-    @classmethod
-    def read(cls, buf):
-        flag = buf.read_u8()
-        if flag == 0:
-            return None
-        elif flag == 1:
-            return _UniffiFfiConverterTypeInteractionStatus.read(buf)
-        else:
-            raise InternalError("Unexpected flag byte for optional type")
-
 
 class _UniffiFfiConverterTypeJsonText:
     @staticmethod
@@ -2373,12 +2362,74 @@ class _UniffiFfiConverterOptionalTypeInteractionRequest(_UniffiConverterRustBuff
         else:
             raise InternalError("Unexpected flag byte for optional type")
 
+# The Timestamp type.
+Timestamp = datetime.datetime
+
+# There is a loss of precision when converting from Rust timestamps,
+# which are accurate to the nanosecond,
+# to Python datetimes, which have a variable precision due to the use of float as representation.
+class _UniffiFfiConverterTimestamp(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        seconds = buf.read_i64()
+        microseconds = buf.read_u32() / 1000
+        # Use fromtimestamp(0) then add the seconds using a timedelta.  This
+        # ensures that we get OverflowError rather than ValueError when
+        # seconds is too large.
+        if seconds >= 0:
+            return datetime.datetime.fromtimestamp(0, tz=datetime.timezone.utc) + datetime.timedelta(seconds=seconds, microseconds=microseconds)
+        else:
+            return datetime.datetime.fromtimestamp(0, tz=datetime.timezone.utc) - datetime.timedelta(seconds=-seconds, microseconds=microseconds)
+
+    @staticmethod
+    def check_lower(value):
+        pass
+
+    @staticmethod
+    def write(value, buf):
+        if value >= datetime.datetime.fromtimestamp(0, datetime.timezone.utc):
+            sign = 1
+            delta = value - datetime.datetime.fromtimestamp(0, datetime.timezone.utc)
+        else:
+            sign = -1
+            delta = datetime.datetime.fromtimestamp(0, datetime.timezone.utc) - value
+
+        seconds = delta.seconds + delta.days * 24 * 3600
+        nanoseconds = delta.microseconds * 1000
+        buf.write_i64(sign * seconds)
+        buf.write_u32(nanoseconds)
+
+class _UniffiFfiConverterOptionalTimestamp(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterTimestamp.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterTimestamp.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterTimestamp.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
 @dataclass
 class Interaction:
     """
     One session interaction (a gate), as a phone shows it.
 """
-    def __init__(self, *, id:str, project_id:typing.Optional[str], session_id:str, turn_id:typing.Optional[str], token:str, kind:InteractionKind, status:typing.Optional[InteractionStatus], request:typing.Optional[InteractionRequest], references:typing.Optional[JsonText], parameters:typing.Optional[JsonText], resolution:typing.Optional[JsonText], delivered_in_band:bool, delivered_webhook:bool, created_at:typing.Optional[str], updated_at:typing.Optional[str]):
+    def __init__(self, *, id:str, project_id:typing.Optional[str], session_id:str, turn_id:typing.Optional[str], token:str, kind:InteractionKind, status:InteractionStatus, request:typing.Optional[InteractionRequest], references:typing.Optional[JsonText], parameters:typing.Optional[JsonText], resolution:typing.Optional[JsonText], delivered_in_band:bool, delivered_webhook:bool, created_at:typing.Optional[Timestamp], updated_at:typing.Optional[Timestamp]):
         self.id = id
         self.project_id = project_id
         self.session_id = session_id
@@ -2443,15 +2494,15 @@ class _UniffiFfiConverterTypeInteraction(_UniffiConverterRustBuffer):
             turn_id=_UniffiFfiConverterOptionalString.read(buf),
             token=_UniffiFfiConverterString.read(buf),
             kind=_UniffiFfiConverterTypeInteractionKind.read(buf),
-            status=_UniffiFfiConverterOptionalTypeInteractionStatus.read(buf),
+            status=_UniffiFfiConverterTypeInteractionStatus.read(buf),
             request=_UniffiFfiConverterOptionalTypeInteractionRequest.read(buf),
             references=_UniffiFfiConverterOptionalTypeJsonText.read(buf),
             parameters=_UniffiFfiConverterOptionalTypeJsonText.read(buf),
             resolution=_UniffiFfiConverterOptionalTypeJsonText.read(buf),
             delivered_in_band=_UniffiFfiConverterBoolean.read(buf),
             delivered_webhook=_UniffiFfiConverterBoolean.read(buf),
-            created_at=_UniffiFfiConverterOptionalString.read(buf),
-            updated_at=_UniffiFfiConverterOptionalString.read(buf),
+            created_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
+            updated_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
         )
 
     @staticmethod
@@ -2462,15 +2513,15 @@ class _UniffiFfiConverterTypeInteraction(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalString.check_lower(value.turn_id)
         _UniffiFfiConverterString.check_lower(value.token)
         _UniffiFfiConverterTypeInteractionKind.check_lower(value.kind)
-        _UniffiFfiConverterOptionalTypeInteractionStatus.check_lower(value.status)
+        _UniffiFfiConverterTypeInteractionStatus.check_lower(value.status)
         _UniffiFfiConverterOptionalTypeInteractionRequest.check_lower(value.request)
         _UniffiFfiConverterOptionalTypeJsonText.check_lower(value.references)
         _UniffiFfiConverterOptionalTypeJsonText.check_lower(value.parameters)
         _UniffiFfiConverterOptionalTypeJsonText.check_lower(value.resolution)
         _UniffiFfiConverterBoolean.check_lower(value.delivered_in_band)
         _UniffiFfiConverterBoolean.check_lower(value.delivered_webhook)
-        _UniffiFfiConverterOptionalString.check_lower(value.created_at)
-        _UniffiFfiConverterOptionalString.check_lower(value.updated_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.created_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.updated_at)
 
     @staticmethod
     def write(value, buf):
@@ -2480,15 +2531,15 @@ class _UniffiFfiConverterTypeInteraction(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalString.write(value.turn_id, buf)
         _UniffiFfiConverterString.write(value.token, buf)
         _UniffiFfiConverterTypeInteractionKind.write(value.kind, buf)
-        _UniffiFfiConverterOptionalTypeInteractionStatus.write(value.status, buf)
+        _UniffiFfiConverterTypeInteractionStatus.write(value.status, buf)
         _UniffiFfiConverterOptionalTypeInteractionRequest.write(value.request, buf)
         _UniffiFfiConverterOptionalTypeJsonText.write(value.references, buf)
         _UniffiFfiConverterOptionalTypeJsonText.write(value.parameters, buf)
         _UniffiFfiConverterOptionalTypeJsonText.write(value.resolution, buf)
         _UniffiFfiConverterBoolean.write(value.delivered_in_band, buf)
         _UniffiFfiConverterBoolean.write(value.delivered_webhook, buf)
-        _UniffiFfiConverterOptionalString.write(value.created_at, buf)
-        _UniffiFfiConverterOptionalString.write(value.updated_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.created_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.updated_at, buf)
 
 class _UniffiFfiConverterSequenceTypeInteraction(_UniffiConverterRustBuffer):
     @classmethod
@@ -3210,46 +3261,249 @@ class _UniffiFfiConverterTypeApproveGatesReport(_UniffiConverterRustBuffer):
 
 
 
-class Capability(enum.Enum):
+class Capability:
     """
     A capability a host may or may not serve.
 """
-    
-    INTERACTIONS = 0
-    """
-    The interaction endpoints.
+    def __init__(self):
+        raise RuntimeError("Capability cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class INTERACTIONS:
+        """
+        The interaction endpoints.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    INTERACTION_WATCH = 1
-    """
-    The interaction watch stream.
+            
+            
+    
+        def __str__(self):
+            return "Capability.INTERACTIONS()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_INTERACTIONS():
+                return False
+            return True
+
+    @dataclass
+    class INTERACTION_WATCH:
+        """
+        The interaction watch stream.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    INVOKE = 2
-    """
-    The service tier (invoke).
+            
+            
+    
+        def __str__(self):
+            return "Capability.INTERACTION_WATCH()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_INTERACTION_WATCH():
+                return False
+            return True
+
+    @dataclass
+    class INVOKE:
+        """
+        The service tier (invoke).
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    RUNS = 3
-    """
-    The runner tier (`/run`).
+            
+            
+    
+        def __str__(self):
+            return "Capability.INVOKE()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_INVOKE():
+                return False
+            return True
+
+    @dataclass
+    class RUNS:
+        """
+        The runner tier (`/run`).
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    EXECUTION = 4
-    """
-    Execution sessions and interventions.
+            
+            
+    
+        def __str__(self):
+            return "Capability.RUNS()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_RUNS():
+                return False
+            return True
+
+    @dataclass
+    class EXECUTION:
+        """
+        Execution sessions and interventions.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    EXECUTION_EVENT_STREAM = 5
-    """
-    The execution event stream.
+            
+            
+    
+        def __str__(self):
+            return "Capability.EXECUTION()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_EXECUTION():
+                return False
+            return True
+
+    @dataclass
+    class EXECUTION_EVENT_STREAM:
+        """
+        The execution event stream.
 """
+        
+        def __init__(self, ):
+            pass
+
     
-    INTERACTION_BATCH = 6
-    """
-    Many gates answered in one request (approve-all uses it when served).
+            
+            
+    
+        def __str__(self):
+            return "Capability.EXECUTION_EVENT_STREAM()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_EXECUTION_EVENT_STREAM():
+                return False
+            return True
+
+    @dataclass
+    class INTERACTION_BATCH:
+        """
+        Many gates answered in one request (approve-all uses it when served).
 """
+        
+        def __init__(self, ):
+            pass
+
     
+            
+            
+    
+        def __str__(self):
+            return "Capability.INTERACTION_BATCH()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_INTERACTION_BATCH():
+                return False
+            return True
+
+    @dataclass
+    class UNKNOWN:
+        """
+        A capability this version does not know (a newer host), kept as the host wrote it.
+"""
+        
+        def __init__(self, value:str):
+            self.value = value
+            
+            """
+        The wire value.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "Capability.UNKNOWN(value={})".format(self.value)
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_UNKNOWN():
+                return False
+            if self.value != other.value:
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_INTERACTIONS(self) -> bool:
+        return isinstance(self, Capability.INTERACTIONS)
+    def is_interactions(self) -> bool:
+        return isinstance(self, Capability.INTERACTIONS)
+    def is_INTERACTION_WATCH(self) -> bool:
+        return isinstance(self, Capability.INTERACTION_WATCH)
+    def is_interaction_watch(self) -> bool:
+        return isinstance(self, Capability.INTERACTION_WATCH)
+    def is_INVOKE(self) -> bool:
+        return isinstance(self, Capability.INVOKE)
+    def is_invoke(self) -> bool:
+        return isinstance(self, Capability.INVOKE)
+    def is_RUNS(self) -> bool:
+        return isinstance(self, Capability.RUNS)
+    def is_runs(self) -> bool:
+        return isinstance(self, Capability.RUNS)
+    def is_EXECUTION(self) -> bool:
+        return isinstance(self, Capability.EXECUTION)
+    def is_execution(self) -> bool:
+        return isinstance(self, Capability.EXECUTION)
+    def is_EXECUTION_EVENT_STREAM(self) -> bool:
+        return isinstance(self, Capability.EXECUTION_EVENT_STREAM)
+    def is_execution_event_stream(self) -> bool:
+        return isinstance(self, Capability.EXECUTION_EVENT_STREAM)
+    def is_INTERACTION_BATCH(self) -> bool:
+        return isinstance(self, Capability.INTERACTION_BATCH)
+    def is_interaction_batch(self) -> bool:
+        return isinstance(self, Capability.INTERACTION_BATCH)
+    def is_UNKNOWN(self) -> bool:
+        return isinstance(self, Capability.UNKNOWN)
+    def is_unknown(self) -> bool:
+        return isinstance(self, Capability.UNKNOWN)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+Capability.INTERACTIONS = type("Capability.INTERACTIONS", (Capability.INTERACTIONS, Capability,), {})  # type: ignore
+Capability.INTERACTION_WATCH = type("Capability.INTERACTION_WATCH", (Capability.INTERACTION_WATCH, Capability,), {})  # type: ignore
+Capability.INVOKE = type("Capability.INVOKE", (Capability.INVOKE, Capability,), {})  # type: ignore
+Capability.RUNS = type("Capability.RUNS", (Capability.RUNS, Capability,), {})  # type: ignore
+Capability.EXECUTION = type("Capability.EXECUTION", (Capability.EXECUTION, Capability,), {})  # type: ignore
+Capability.EXECUTION_EVENT_STREAM = type("Capability.EXECUTION_EVENT_STREAM", (Capability.EXECUTION_EVENT_STREAM, Capability,), {})  # type: ignore
+Capability.INTERACTION_BATCH = type("Capability.INTERACTION_BATCH", (Capability.INTERACTION_BATCH, Capability,), {})  # type: ignore
+Capability.UNKNOWN = type("Capability.UNKNOWN", (Capability.UNKNOWN, Capability,), {})  # type: ignore
+
+
 
 
 class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
@@ -3257,55 +3511,72 @@ class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
     def read(buf):
         variant = buf.read_i32()
         if variant == 1:
-            return Capability.INTERACTIONS
+            return Capability.INTERACTIONS(
+            )
         if variant == 2:
-            return Capability.INTERACTION_WATCH
+            return Capability.INTERACTION_WATCH(
+            )
         if variant == 3:
-            return Capability.INVOKE
+            return Capability.INVOKE(
+            )
         if variant == 4:
-            return Capability.RUNS
+            return Capability.RUNS(
+            )
         if variant == 5:
-            return Capability.EXECUTION
+            return Capability.EXECUTION(
+            )
         if variant == 6:
-            return Capability.EXECUTION_EVENT_STREAM
+            return Capability.EXECUTION_EVENT_STREAM(
+            )
         if variant == 7:
-            return Capability.INTERACTION_BATCH
+            return Capability.INTERACTION_BATCH(
+            )
+        if variant == 8:
+            return Capability.UNKNOWN(
+                _UniffiFfiConverterString.read(buf),
+            )
         raise InternalError("Raw enum value doesn't match any cases")
 
     @staticmethod
     def check_lower(value):
-        if value == Capability.INTERACTIONS:
+        if value.is_INTERACTIONS():
             return
-        if value == Capability.INTERACTION_WATCH:
+        if value.is_INTERACTION_WATCH():
             return
-        if value == Capability.INVOKE:
+        if value.is_INVOKE():
             return
-        if value == Capability.RUNS:
+        if value.is_RUNS():
             return
-        if value == Capability.EXECUTION:
+        if value.is_EXECUTION():
             return
-        if value == Capability.EXECUTION_EVENT_STREAM:
+        if value.is_EXECUTION_EVENT_STREAM():
             return
-        if value == Capability.INTERACTION_BATCH:
+        if value.is_INTERACTION_BATCH():
+            return
+        if value.is_UNKNOWN():
+            _UniffiFfiConverterString.check_lower(value.value)
             return
         raise ValueError(value)
 
     @staticmethod
     def write(value, buf):
-        if value == Capability.INTERACTIONS:
+        if value.is_INTERACTIONS():
             buf.write_i32(1)
-        if value == Capability.INTERACTION_WATCH:
+        if value.is_INTERACTION_WATCH():
             buf.write_i32(2)
-        if value == Capability.INVOKE:
+        if value.is_INVOKE():
             buf.write_i32(3)
-        if value == Capability.RUNS:
+        if value.is_RUNS():
             buf.write_i32(4)
-        if value == Capability.EXECUTION:
+        if value.is_EXECUTION():
             buf.write_i32(5)
-        if value == Capability.EXECUTION_EVENT_STREAM:
+        if value.is_EXECUTION_EVENT_STREAM():
             buf.write_i32(6)
-        if value == Capability.INTERACTION_BATCH:
+        if value.is_INTERACTION_BATCH():
             buf.write_i32(7)
+        if value.is_UNKNOWN():
+            buf.write_i32(8)
+            _UniffiFfiConverterString.write(value.value, buf)
 
 
 
@@ -5177,6 +5448,123 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterSequenceTypeExecutionEvent.write(value.events, buf)
         _UniffiFfiConverterOptionalString.write(value.created_at, buf)
         _UniffiFfiConverterOptionalString.write(value.updated_at, buf)
+
+
+
+
+
+
+class TurnStatus(enum.Enum):
+    """
+    How an invoked turn ended.
+"""
+    
+    PARKED = 0
+    """
+    Stopped at an approval gate: `interaction_ids` are the gates to answer.
+"""
+    
+    COMPLETED = 1
+    """
+    Finished.
+"""
+    
+    FAILED = 2
+    """
+    Failed.
+"""
+    
+
+
+class _UniffiFfiConverterTypeTurnStatus(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return TurnStatus.PARKED
+        if variant == 2:
+            return TurnStatus.COMPLETED
+        if variant == 3:
+            return TurnStatus.FAILED
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value == TurnStatus.PARKED:
+            return
+        if value == TurnStatus.COMPLETED:
+            return
+        if value == TurnStatus.FAILED:
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value == TurnStatus.PARKED:
+            buf.write_i32(1)
+        if value == TurnStatus.COMPLETED:
+            buf.write_i32(2)
+        if value == TurnStatus.FAILED:
+            buf.write_i32(3)
+
+
+
+@dataclass
+class InvokeOutcome:
+    """
+    The answer to [`GatehouseClient::invoke_tool`]: the turn and the gates it opened.
+"""
+    def __init__(self, *, status:TurnStatus, session_id:str, turn_id:str, interaction_ids:typing.List[str], output:typing.Optional[str]):
+        self.status = status
+        self.session_id = session_id
+        self.turn_id = turn_id
+        self.interaction_ids = interaction_ids
+        self.output = output
+        
+        
+
+    
+    def __str__(self):
+        return "InvokeOutcome(status={}, session_id={}, turn_id={}, interaction_ids={}, output={})".format(self.status, self.session_id, self.turn_id, self.interaction_ids, self.output)
+    def __eq__(self, other):
+        if self.status != other.status:
+            return False
+        if self.session_id != other.session_id:
+            return False
+        if self.turn_id != other.turn_id:
+            return False
+        if self.interaction_ids != other.interaction_ids:
+            return False
+        if self.output != other.output:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeInvokeOutcome(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return InvokeOutcome(
+            status=_UniffiFfiConverterTypeTurnStatus.read(buf),
+            session_id=_UniffiFfiConverterString.read(buf),
+            turn_id=_UniffiFfiConverterString.read(buf),
+            interaction_ids=_UniffiFfiConverterSequenceString.read(buf),
+            output=_UniffiFfiConverterOptionalString.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterTypeTurnStatus.check_lower(value.status)
+        _UniffiFfiConverterString.check_lower(value.session_id)
+        _UniffiFfiConverterString.check_lower(value.turn_id)
+        _UniffiFfiConverterSequenceString.check_lower(value.interaction_ids)
+        _UniffiFfiConverterOptionalString.check_lower(value.output)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterTypeTurnStatus.write(value.status, buf)
+        _UniffiFfiConverterString.write(value.session_id, buf)
+        _UniffiFfiConverterString.write(value.turn_id, buf)
+        _UniffiFfiConverterSequenceString.write(value.interaction_ids, buf)
+        _UniffiFfiConverterOptionalString.write(value.output, buf)
 
 
 
@@ -8807,6 +9195,91 @@ class _UniffiFfiConverterTypeStopOutcome(_UniffiConverterRustBuffer):
 
 
 
+class ToolPermission(enum.Enum):
+    """
+    What an invoked turn's permissions decide for its tool call.
+"""
+    
+    ASK = 0
+    """
+    Gate the call on a person's answer (the turn parks at a gate).
+"""
+    
+    ALLOW = 1
+    """
+    Run the call without asking.
+"""
+    
+    DENY = 2
+    """
+    Refuse the call.
+"""
+    
+
+
+class _UniffiFfiConverterTypeToolPermission(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return ToolPermission.ASK
+        if variant == 2:
+            return ToolPermission.ALLOW
+        if variant == 3:
+            return ToolPermission.DENY
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value == ToolPermission.ASK:
+            return
+        if value == ToolPermission.ALLOW:
+            return
+        if value == ToolPermission.DENY:
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value == ToolPermission.ASK:
+            buf.write_i32(1)
+        if value == ToolPermission.ALLOW:
+            buf.write_i32(2)
+        if value == ToolPermission.DENY:
+            buf.write_i32(3)
+
+
+
+class _UniffiFfiConverterOptionalTypeInteraction(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterTypeInteraction.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterTypeInteraction.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterTypeInteraction.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
+
+
+
+
+
 class WatchEvent:
     """
     One event of a session's watch stream.
@@ -8851,7 +9324,7 @@ class WatchEvent:
         An interaction of the session changed status: a gate opened (`Pending`) or closed.
 """
         
-        def __init__(self, session_id:str, status:InteractionStatus, interaction_id:typing.Optional[str]):
+        def __init__(self, session_id:str, status:InteractionStatus, interaction_id:typing.Optional[str], interaction:typing.Optional[Interaction]):
             self.session_id = session_id
             
             """
@@ -8870,6 +9343,15 @@ class WatchEvent:
         Which interaction, when the server says.
 """
         
+            self.interaction = interaction
+            
+            """
+        The gate itself, read by this library when the event names it (so showing it
+        takes no round trip of the app's own). Absent when the server named no
+        interaction (Agenta's frames do not) or reading it failed: re-query the
+        session's gates then.
+"""
+        
             pass
 
     
@@ -8877,7 +9359,7 @@ class WatchEvent:
             
     
         def __str__(self):
-            return "WatchEvent.INTERACTION(session_id={}, status={}, interaction_id={})".format(self.session_id, self.status, self.interaction_id)
+            return "WatchEvent.INTERACTION(session_id={}, status={}, interaction_id={}, interaction={})".format(self.session_id, self.status, self.interaction_id, self.interaction)
         def __eq__(self, other):
             if not isinstance(other, WatchEvent):
                 return NotImplemented
@@ -8888,6 +9370,8 @@ class WatchEvent:
             if self.status != other.status:
                 return False
             if self.interaction_id != other.interaction_id:
+                return False
+            if self.interaction != other.interaction:
                 return False
             return True
 
@@ -9005,6 +9489,7 @@ class _UniffiFfiConverterTypeWatchEvent(_UniffiConverterRustBuffer):
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterTypeInteractionStatus.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
+                _UniffiFfiConverterOptionalTypeInteraction.read(buf),
             )
         if variant == 3:
             return WatchEvent.RECORDS_CHANGED(
@@ -9026,6 +9511,7 @@ class _UniffiFfiConverterTypeWatchEvent(_UniffiConverterRustBuffer):
             _UniffiFfiConverterString.check_lower(value.session_id)
             _UniffiFfiConverterTypeInteractionStatus.check_lower(value.status)
             _UniffiFfiConverterOptionalString.check_lower(value.interaction_id)
+            _UniffiFfiConverterOptionalTypeInteraction.check_lower(value.interaction)
             return
         if value.is_RECORDS_CHANGED():
             _UniffiFfiConverterString.check_lower(value.session_id)
@@ -9046,6 +9532,7 @@ class _UniffiFfiConverterTypeWatchEvent(_UniffiConverterRustBuffer):
             _UniffiFfiConverterString.write(value.session_id, buf)
             _UniffiFfiConverterTypeInteractionStatus.write(value.status, buf)
             _UniffiFfiConverterOptionalString.write(value.interaction_id, buf)
+            _UniffiFfiConverterOptionalTypeInteraction.write(value.interaction, buf)
         if value.is_RECORDS_CHANGED():
             buf.write_i32(3)
             _UniffiFfiConverterString.write(value.session_id, buf)
@@ -9369,6 +9856,31 @@ class _UniffiFfiConverterTypeExecutionEventWatch:
     @classmethod
     def write(cls, value: ExecutionEventWatch, buf: _UniffiRustBuffer):
         buf.write_u64(cls.lower(value))
+
+class _UniffiFfiConverterOptionalTypeToolPermission(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterTypeToolPermission.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterTypeToolPermission.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterTypeToolPermission.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
 
 class _UniffiFfiConverterOptionalTypeSessionEventUpdate(_UniffiConverterRustBuffer):
     @classmethod
@@ -10131,6 +10643,17 @@ class GatehouseClientProtocol(typing.Protocol):
         One interaction by id.
 """
         raise NotImplementedError
+    async def invoke_tool(self, prompt: str,tool: str,args: typing.Union[object, typing.Optional[JsonText]] = _DEFAULT,permission: typing.Union[object, typing.Optional[ToolPermission]] = _DEFAULT,session_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> InvokeOutcome:
+        """
+        Open a gate yourself: run a turn of the reference server's deterministic agent
+        that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+        under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+        the outcome's `interaction_ids`). In `session_id`, or a new session the server
+        names. For tests, examples and quick starts; a host without the service tier
+        (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+        not idempotent).
+"""
+        raise NotImplementedError
     async def list_pending_interactions(self, session_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> typing.List[Interaction]:
         """
         Every pending interaction of the project (all pages), or of one session.
@@ -10411,6 +10934,50 @@ class GatehouseClient(GatehouseClientProtocol):
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
         return await _uniffi_rust_call_async(
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_interaction(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def invoke_tool(self, prompt: str,tool: str,args: typing.Union[object, typing.Optional[JsonText]] = _DEFAULT,permission: typing.Union[object, typing.Optional[ToolPermission]] = _DEFAULT,session_id: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> InvokeOutcome:
+        """
+        Open a gate yourself: run a turn of the reference server's deterministic agent
+        that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+        under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+        the outcome's `interaction_ids`). In `session_id`, or a new session the server
+        names. For tests, examples and quick starts; a host without the service tier
+        (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+        not idempotent).
+"""
+        
+        _UniffiFfiConverterString.check_lower(prompt)
+
+        _UniffiFfiConverterString.check_lower(tool)
+
+        if args is _DEFAULT:
+            args = None
+        _UniffiFfiConverterOptionalTypeJsonText.check_lower(args)
+
+        if permission is _DEFAULT:
+            permission = None
+        _UniffiFfiConverterOptionalTypeToolPermission.check_lower(permission)
+
+        if session_id is _DEFAULT:
+            session_id = None
+        _UniffiFfiConverterOptionalString.check_lower(session_id)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(prompt),
+            _UniffiFfiConverterString.lower(tool),
+            _UniffiFfiConverterOptionalTypeJsonText.lower(args),
+            _UniffiFfiConverterOptionalTypeToolPermission.lower(permission),
+            _UniffiFfiConverterOptionalString.lower(session_id),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeInvokeOutcome.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_invoke_tool(*_uniffi_lowered_args),
             _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
@@ -10849,6 +11416,7 @@ __all__ = [
     "ExecutionEventType",
     "ExecutionSessionStatus",
     "InterventionStatus",
+    "TurnStatus",
     "InterventionState",
     "GatehouseError",
     "InterventionOutcome",
@@ -10856,6 +11424,7 @@ __all__ = [
     "ListenerError",
     "SessionEventUpdate",
     "StopOutcome",
+    "ToolPermission",
     "WatchEvent",
     "WatchUpdate",
     "ApproveAllFailure",
@@ -10872,6 +11441,7 @@ __all__ = [
     "SessionOutcome",
     "Intervention",
     "ExecutionSession",
+    "InvokeOutcome",
     "RequestedIntervention",
     "SessionEvent",
     "SessionSnapshot",

@@ -147,6 +147,12 @@ class InteractionRequest:
     tool_call_id: typing.Optional[str]
     def __init__(self, *, tool: typing.Optional[str], args: typing.Optional[JsonText], tool_call_id: typing.Optional[str]) -> None:
         ...
+    @property
+    def args_dict(self) -> typing.Optional[typing.Dict[str, typing.Any]]:
+        """`args` parsed: the tool call's arguments (None when absent)."""
+        ...
+
+Timestamp = datetime.datetime
 
 class Interaction:
     """One session interaction (a gate), as a phone shows it."""
@@ -156,16 +162,28 @@ class Interaction:
     turn_id: typing.Optional[str]
     token: str
     kind: InteractionKind
-    status: typing.Optional[InteractionStatus]
+    status: InteractionStatus
     request: typing.Optional[InteractionRequest]
     references: typing.Optional[JsonText]
     parameters: typing.Optional[JsonText]
     resolution: typing.Optional[JsonText]
     delivered_in_band: bool
     delivered_webhook: bool
-    created_at: typing.Optional[str]
-    updated_at: typing.Optional[str]
-    def __init__(self, *, id: str, project_id: typing.Optional[str], session_id: str, turn_id: typing.Optional[str], token: str, kind: InteractionKind, status: typing.Optional[InteractionStatus], request: typing.Optional[InteractionRequest], references: typing.Optional[JsonText], parameters: typing.Optional[JsonText], resolution: typing.Optional[JsonText], delivered_in_band: bool, delivered_webhook: bool, created_at: typing.Optional[str], updated_at: typing.Optional[str]) -> None:
+    created_at: typing.Optional[Timestamp]
+    updated_at: typing.Optional[Timestamp]
+    def __init__(self, *, id: str, project_id: typing.Optional[str], session_id: str, turn_id: typing.Optional[str], token: str, kind: InteractionKind, status: InteractionStatus, request: typing.Optional[InteractionRequest], references: typing.Optional[JsonText], parameters: typing.Optional[JsonText], resolution: typing.Optional[JsonText], delivered_in_band: bool, delivered_webhook: bool, created_at: typing.Optional[Timestamp], updated_at: typing.Optional[Timestamp]) -> None:
+        ...
+    @property
+    def parameters_dict(self) -> typing.Optional[typing.Dict[str, typing.Any]]:
+        """`parameters` parsed: the stamped config (None when absent)."""
+        ...
+    @property
+    def resolution_dict(self) -> typing.Optional[typing.Dict[str, typing.Any]]:
+        """`resolution` parsed: the recorded answer and verdict (None when absent)."""
+        ...
+    @property
+    def references_dict(self) -> typing.Optional[typing.Dict[str, typing.Any]]:
+        """`references` parsed: the turn's workflow references (None when absent)."""
         ...
 
 class ApproveAllReport:
@@ -282,15 +300,73 @@ class ApproveGatesReport:
     def __init__(self, *, gates: typing.List[GateReport], all_already_answered: bool) -> None:
         ...
 
-class Capability(enum.Enum):
+class Capability:
     """A capability a host may or may not serve."""
-    INTERACTIONS = 0
-    INTERACTION_WATCH = 1
-    INVOKE = 2
-    RUNS = 3
-    EXECUTION = 4
-    EXECUTION_EVENT_STREAM = 5
-    INTERACTION_BATCH = 6
+    class INTERACTIONS(Capability):
+        """The interaction endpoints."""
+        def __init__(self) -> None:
+            ...
+    class INTERACTION_WATCH(Capability):
+        """The interaction watch stream."""
+        def __init__(self) -> None:
+            ...
+    class INVOKE(Capability):
+        """The service tier (invoke)."""
+        def __init__(self) -> None:
+            ...
+    class RUNS(Capability):
+        """The runner tier (`/run`)."""
+        def __init__(self) -> None:
+            ...
+    class EXECUTION(Capability):
+        """Execution sessions and interventions."""
+        def __init__(self) -> None:
+            ...
+    class EXECUTION_EVENT_STREAM(Capability):
+        """The execution event stream."""
+        def __init__(self) -> None:
+            ...
+    class INTERACTION_BATCH(Capability):
+        """Many gates answered in one request (approve-all uses it when served)."""
+        def __init__(self) -> None:
+            ...
+    class UNKNOWN(Capability):
+        """A capability this version does not know (a newer host), kept as the host wrote it."""
+        value: str
+        def __init__(self, value: str) -> None:
+            ...
+    def is_INTERACTIONS(self) -> bool:
+        ...
+    def is_interactions(self) -> bool:
+        ...
+    def is_INTERACTION_WATCH(self) -> bool:
+        ...
+    def is_interaction_watch(self) -> bool:
+        ...
+    def is_INVOKE(self) -> bool:
+        ...
+    def is_invoke(self) -> bool:
+        ...
+    def is_RUNS(self) -> bool:
+        ...
+    def is_runs(self) -> bool:
+        ...
+    def is_EXECUTION(self) -> bool:
+        ...
+    def is_execution(self) -> bool:
+        ...
+    def is_EXECUTION_EVENT_STREAM(self) -> bool:
+        ...
+    def is_execution_event_stream(self) -> bool:
+        ...
+    def is_INTERACTION_BATCH(self) -> bool:
+        ...
+    def is_interaction_batch(self) -> bool:
+        ...
+    def is_UNKNOWN(self) -> bool:
+        ...
+    def is_unknown(self) -> bool:
+        ...
 
 class Capabilities:
     """What a host serves."""
@@ -578,6 +654,22 @@ class ExecutionSession:
     created_at: typing.Optional[str]
     updated_at: typing.Optional[str]
     def __init__(self, *, tenant_id: str, room_id: str, session_id: str, run_id: str, task_id: str, participant_id: str, agent_revision_id: typing.Optional[str], agent_revision_digest: typing.Optional[str], predecessor_session_id: typing.Optional[str], runtime_profile: typing.Optional[str], authority_revision: typing.Optional[str], role_revision: typing.Optional[str], revision: int, status: ExecutionSessionStatus, checkpoint_progress: typing.Optional[CheckpointProgress], outcome: typing.Optional[SessionOutcome], interventions: typing.List[Intervention], events: typing.List[ExecutionEvent], created_at: typing.Optional[str], updated_at: typing.Optional[str]) -> None:
+        ...
+
+class TurnStatus(enum.Enum):
+    """How an invoked turn ended."""
+    PARKED = 0
+    COMPLETED = 1
+    FAILED = 2
+
+class InvokeOutcome:
+    """The answer to [`GatehouseClient::invoke_tool`]: the turn and the gates it opened."""
+    status: TurnStatus
+    session_id: str
+    turn_id: str
+    interaction_ids: typing.List[str]
+    output: typing.Optional[str]
+    def __init__(self, *, status: TurnStatus, session_id: str, turn_id: str, interaction_ids: typing.List[str], output: typing.Optional[str]) -> None:
         ...
 
 class InterventionState:
@@ -1407,6 +1499,12 @@ class StopOutcome:
     def is_unresolved(self) -> bool:
         ...
 
+class ToolPermission(enum.Enum):
+    """What an invoked turn's permissions decide for its tool call."""
+    ASK = 0
+    ALLOW = 1
+    DENY = 2
+
 class WatchEvent:
     """One event of a session's watch stream."""
     class READY(WatchEvent):
@@ -1419,7 +1517,8 @@ class WatchEvent:
         session_id: str
         status: InteractionStatus
         interaction_id: typing.Optional[str]
-        def __init__(self, session_id: str, status: InteractionStatus, interaction_id: typing.Optional[str]) -> None:
+        interaction: typing.Optional[Interaction]
+        def __init__(self, session_id: str, status: InteractionStatus, interaction_id: typing.Optional[str], interaction: typing.Optional[Interaction]) -> None:
             ...
     class RECORDS_CHANGED(WatchEvent):
         """The session's transcript changed."""
@@ -1693,6 +1792,16 @@ class GatehouseClientProtocol(typing.Protocol):
     async def get_interaction(self, id: str) -> Interaction:
         """One interaction by id."""
         ...
+    async def invoke_tool(self, prompt: str, tool: str, args: typing.Union[object, typing.Optional[JsonText]] = ..., permission: typing.Union[object, typing.Optional[ToolPermission]] = ..., session_id: typing.Union[object, typing.Optional[str]] = ...) -> InvokeOutcome:
+        """Open a gate yourself: run a turn of the reference server's deterministic agent
+        that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+        under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+        the outcome's `interaction_ids`). In `session_id`, or a new session the server
+        names. For tests, examples and quick starts; a host without the service tier
+        (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+        not idempotent).
+        """
+        ...
     async def list_pending_interactions(self, session_id: typing.Union[object, typing.Optional[str]] = ...) -> typing.List[Interaction]:
         """Every pending interaction of the project (all pages), or of one session."""
         ...
@@ -1812,6 +1921,16 @@ class GatehouseClient(GatehouseClientProtocol):
     async def get_interaction(self, id: str) -> Interaction:
         """One interaction by id."""
         ...
+    async def invoke_tool(self, prompt: str, tool: str, args: typing.Union[object, typing.Optional[JsonText]] = ..., permission: typing.Union[object, typing.Optional[ToolPermission]] = ..., session_id: typing.Union[object, typing.Optional[str]] = ...) -> InvokeOutcome:
+        """Open a gate yourself: run a turn of the reference server's deterministic agent
+        that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+        under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+        the outcome's `interaction_ids`). In `session_id`, or a new session the server
+        names. For tests, examples and quick starts; a host without the service tier
+        (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+        not idempotent).
+        """
+        ...
     async def list_pending_interactions(self, session_id: typing.Union[object, typing.Optional[str]] = ...) -> typing.List[Interaction]:
         """Every pending interaction of the project (all pages), or of one session."""
         ...
@@ -1888,4 +2007,4 @@ class GatehouseClient(GatehouseClientProtocol):
         """
         ...
 
-__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'RespondOutcome', 'GateResult', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'SessionEventUpdate', 'StopOutcome', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'GateFailure', 'GateReport', 'ApproveGatesReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol']
+__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'RespondOutcome', 'GateResult', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'TurnStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'SessionEventUpdate', 'StopOutcome', 'ToolPermission', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'GateFailure', 'GateReport', 'ApproveGatesReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'InvokeOutcome', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol']

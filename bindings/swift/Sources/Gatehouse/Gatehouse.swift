@@ -589,6 +589,49 @@ fileprivate struct FfiConverterString: FfiConverter {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterTimestamp: FfiConverterRustBuffer {
+    typealias SwiftType = Date
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Date {
+        let seconds: Int64 = try readInt(&buf)
+        let nanoseconds: UInt32 = try readInt(&buf)
+        // Build the Date from whole seconds first, then add the nanoseconds as a
+        // separate TimeInterval.  Date stores CFAbsoluteTime (seconds since 2001),
+        // so adding a small fraction to the ~7.8e8 base is twice as precise as
+        // adding it to the ~1.76e9 Unix-epoch value, because the smaller magnitude
+        // leaves more mantissa bits for the sub-second part.
+        if seconds >= 0 {
+            return Date(timeIntervalSince1970: Double(seconds))
+                .addingTimeInterval(Double(nanoseconds) / 1.0e9)
+        } else {
+            return Date(timeIntervalSince1970: Double(seconds))
+                .addingTimeInterval(-Double(nanoseconds) / 1.0e9)
+        }
+    }
+
+    public static func write(_ value: Date, into buf: inout [UInt8]) {
+        var delta = value.timeIntervalSince1970
+        var sign: Int64 = 1
+        if delta < 0 {
+            // The nanoseconds portion of the epoch offset must always be
+            // positive, to simplify the calculation we will use the absolute
+            // value of the offset.
+            sign = -1
+            delta = -delta
+        }
+        if delta.rounded(.down) > Double(Int64.max) {
+            fatalError("Timestamp overflow, exceeds max bounds supported by Uniffi")
+        }
+        let seconds = Int64(delta)
+        let nanoseconds = UInt32((delta - Double(seconds)) * 1.0e9)
+        writeInt(&buf, sign * seconds)
+        writeInt(&buf, nanoseconds)
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterDuration: FfiConverterRustBuffer {
     typealias SwiftType = TimeInterval
 
@@ -803,6 +846,17 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
     func getInteraction(id: String) async throws  -> Interaction
     
     /**
+     * Open a gate yourself: run a turn of the reference server's deterministic agent
+     * that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+     * under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+     * the outcome's `interaction_ids`). In `session_id`, or a new session the server
+     * names. For tests, examples and quick starts; a host without the service tier
+     * (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+     * not idempotent).
+     */
+    func invokeTool(prompt: String, tool: String, args: JsonText?, permission: ToolPermission?, sessionId: String?) async throws  -> InvokeOutcome
+    
+    /**
      * Every pending interaction of the project (all pages), or of one session.
      */
     func listPendingInteractions(sessionId: String?) async throws  -> [Interaction]
@@ -992,6 +1046,7 @@ public convenience init(config: ClientConfig)throws  {
      * Answer many gates at once (in parallel, under a bound) with the same verdict.
      * Never throws for a single target: each one's outcome is in the report.
      */
+@discardableResult
 open func approveAll(ids: [String], approved: Bool)async throws  -> ApproveAllReport  {
     return
         try  await uniffiRustCallAsync(
@@ -1059,6 +1114,31 @@ open func getInteraction(id: String)async throws  -> Interaction  {
 }
     
     /**
+     * Open a gate yourself: run a turn of the reference server's deterministic agent
+     * that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+     * under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+     * the outcome's `interaction_ids`). In `session_id`, or a new session the server
+     * names. For tests, examples and quick starts; a host without the service tier
+     * (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+     * not idempotent).
+     */
+open func invokeTool(prompt: String, tool: String, args: JsonText? = nil, permission: ToolPermission? = nil, sessionId: String? = nil)async throws  -> InvokeOutcome  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_invoke_tool(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(prompt),FfiConverterString.lower(tool),FfiConverterOptionTypeJsonText.lower(args),FfiConverterOptionTypeToolPermission.lower(permission),FfiConverterOptionString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeInvokeOutcome_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+    /**
      * Every pending interaction of the project (all pages), or of one session.
      */
 open func listPendingInteractions(sessionId: String? = nil)async throws  -> [Interaction]  {
@@ -1102,6 +1182,7 @@ open func openSessionWatch(sessionId: String)throws  -> SessionWatch  {
      * user's tap) to make a retry after an app restart safe too: the same key replays
      * the answer that landed instead of reporting it as already answered.
      */
+@discardableResult
 open func respondToInteraction(id: String, approved: Bool, message: String? = nil, toolCallId: String? = nil, idempotencyKey: String? = nil)async throws  -> Interaction  {
     return
         try  await uniffiRustCallAsync(
@@ -1240,6 +1321,7 @@ open func agentaContract()throws  -> AgentaContract?  {
      * `RespondOutcome::Answered`. Never throws for a gate: each one's result is in the
      * report. Duplicate gates are answered once.
      */
+@discardableResult
 open func approveGates(gates: [Interaction], approved: Bool, message: String? = nil)async throws  -> ApproveGatesReport  {
     return
         try  await uniffiRustCallAsync(
@@ -1277,6 +1359,7 @@ open func openSessionEvents(sessionId: String, after: Int64 = Int64(0))throws  -
      * `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
      * person did not see); `session_id` lets the client read the host's contract.
      */
+@discardableResult
 open func respondWithOutcome(id: String, approved: Bool, message: String? = nil, toolCallId: String? = nil, idempotencyKey: String? = nil, expectedExecutionId: String? = nil, sessionId: String? = nil)async throws  -> RespondOutcome  {
     return
         try  await uniffiRustCallAsync(
@@ -3373,9 +3456,10 @@ public struct Interaction: Equatable, Hashable {
      */
     public var kind: InteractionKind
     /**
-     * Lifecycle status (absent only when the server did not say).
+     * Lifecycle status. Gatehouse always writes one; a row without one (a host whose
+     * model leaves it unset) reads as `Unknown` with an empty value, never as a guess.
      */
-    public var status: InteractionStatus?
+    public var status: InteractionStatus
     /**
      * What the gate asks about.
      */
@@ -3403,13 +3487,14 @@ public struct Interaction: Equatable, Hashable {
      */
     public var deliveredWebhook: Bool
     /**
-     * RFC 3339 creation time.
+     * Creation time (Swift `Date`, Kotlin `java.time.Instant`, Python `datetime`);
+     * absent when the host sent none or a time that is not RFC 3339.
      */
-    public var createdAt: String?
+    public var createdAt: Date?
     /**
-     * RFC 3339 last update time.
+     * Last update time; absent as `created_at`.
      */
-    public var updatedAt: String?
+    public var updatedAt: Date?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -3433,8 +3518,9 @@ public struct Interaction: Equatable, Hashable {
          * What kind of gate.
          */kind: InteractionKind, 
         /**
-         * Lifecycle status (absent only when the server did not say).
-         */status: InteractionStatus?, 
+         * Lifecycle status. Gatehouse always writes one; a row without one (a host whose
+         * model leaves it unset) reads as `Unknown` with an empty value, never as a guess.
+         */status: InteractionStatus, 
         /**
          * What the gate asks about.
          */request: InteractionRequest?, 
@@ -3456,11 +3542,12 @@ public struct Interaction: Equatable, Hashable {
          * The gate was delivered by webhook.
          */deliveredWebhook: Bool, 
         /**
-         * RFC 3339 creation time.
-         */createdAt: String?, 
+         * Creation time (Swift `Date`, Kotlin `java.time.Instant`, Python `datetime`);
+         * absent when the host sent none or a time that is not RFC 3339.
+         */createdAt: Date?, 
         /**
-         * RFC 3339 last update time.
-         */updatedAt: String?) {
+         * Last update time; absent as `created_at`.
+         */updatedAt: Date?) {
         self.id = id
         self.projectId = projectId
         self.sessionId = sessionId
@@ -3500,15 +3587,15 @@ public struct FfiConverterTypeInteraction: FfiConverterRustBuffer {
                 turnId: FfiConverterOptionString.read(from: &buf), 
                 token: FfiConverterString.read(from: &buf), 
                 kind: FfiConverterTypeInteractionKind.read(from: &buf), 
-                status: FfiConverterOptionTypeInteractionStatus.read(from: &buf), 
+                status: FfiConverterTypeInteractionStatus.read(from: &buf), 
                 request: FfiConverterOptionTypeInteractionRequest.read(from: &buf), 
                 references: FfiConverterOptionTypeJsonText.read(from: &buf), 
                 parameters: FfiConverterOptionTypeJsonText.read(from: &buf), 
                 resolution: FfiConverterOptionTypeJsonText.read(from: &buf), 
                 deliveredInBand: FfiConverterBool.read(from: &buf), 
                 deliveredWebhook: FfiConverterBool.read(from: &buf), 
-                createdAt: FfiConverterOptionString.read(from: &buf), 
-                updatedAt: FfiConverterOptionString.read(from: &buf)
+                createdAt: FfiConverterOptionTimestamp.read(from: &buf), 
+                updatedAt: FfiConverterOptionTimestamp.read(from: &buf)
         )
     }
 
@@ -3519,15 +3606,15 @@ public struct FfiConverterTypeInteraction: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.turnId, into: &buf)
         FfiConverterString.write(value.token, into: &buf)
         FfiConverterTypeInteractionKind.write(value.kind, into: &buf)
-        FfiConverterOptionTypeInteractionStatus.write(value.status, into: &buf)
+        FfiConverterTypeInteractionStatus.write(value.status, into: &buf)
         FfiConverterOptionTypeInteractionRequest.write(value.request, into: &buf)
         FfiConverterOptionTypeJsonText.write(value.references, into: &buf)
         FfiConverterOptionTypeJsonText.write(value.parameters, into: &buf)
         FfiConverterOptionTypeJsonText.write(value.resolution, into: &buf)
         FfiConverterBool.write(value.deliveredInBand, into: &buf)
         FfiConverterBool.write(value.deliveredWebhook, into: &buf)
-        FfiConverterOptionString.write(value.createdAt, into: &buf)
-        FfiConverterOptionString.write(value.updatedAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.createdAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.updatedAt, into: &buf)
     }
 }
 
@@ -3762,6 +3849,107 @@ public func FfiConverterTypeIntervention_lift(_ buf: RustBuffer) throws -> Inter
 #endif
 public func FfiConverterTypeIntervention_lower(_ value: Intervention) -> RustBuffer {
     return FfiConverterTypeIntervention.lower(value)
+}
+
+
+/**
+ * The answer to [`GatehouseClient::invoke_tool`]: the turn and the gates it opened.
+ */
+public struct InvokeOutcome: Equatable, Hashable {
+    /**
+     * How the turn ended.
+     */
+    public var status: TurnStatus
+    /**
+     * The agent session (the server names it when none was given).
+     */
+    public var sessionId: String
+    /**
+     * The turn.
+     */
+    public var turnId: String
+    /**
+     * The gates the turn opened (pending interactions), the ids `respond_to_interaction`
+     * takes.
+     */
+    public var interactionIds: [String]
+    /**
+     * The turn's output text, when it finished.
+     */
+    public var output: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * How the turn ended.
+         */status: TurnStatus, 
+        /**
+         * The agent session (the server names it when none was given).
+         */sessionId: String, 
+        /**
+         * The turn.
+         */turnId: String, 
+        /**
+         * The gates the turn opened (pending interactions), the ids `respond_to_interaction`
+         * takes.
+         */interactionIds: [String], 
+        /**
+         * The turn's output text, when it finished.
+         */output: String?) {
+        self.status = status
+        self.sessionId = sessionId
+        self.turnId = turnId
+        self.interactionIds = interactionIds
+        self.output = output
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InvokeOutcome: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInvokeOutcome: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InvokeOutcome {
+        return
+            try InvokeOutcome(
+                status: FfiConverterTypeTurnStatus.read(from: &buf), 
+                sessionId: FfiConverterString.read(from: &buf), 
+                turnId: FfiConverterString.read(from: &buf), 
+                interactionIds: FfiConverterSequenceString.read(from: &buf), 
+                output: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InvokeOutcome, into buf: inout [UInt8]) {
+        FfiConverterTypeTurnStatus.write(value.status, into: &buf)
+        FfiConverterString.write(value.sessionId, into: &buf)
+        FfiConverterString.write(value.turnId, into: &buf)
+        FfiConverterSequenceString.write(value.interactionIds, into: &buf)
+        FfiConverterOptionString.write(value.output, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInvokeOutcome_lift(_ buf: RustBuffer) throws -> InvokeOutcome {
+    return try FfiConverterTypeInvokeOutcome.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInvokeOutcome_lower(_ value: InvokeOutcome) -> RustBuffer {
+    return FfiConverterTypeInvokeOutcome.lower(value)
 }
 
 
@@ -4463,6 +4651,14 @@ public enum Capability: Equatable, Hashable {
      * Many gates answered in one request (approve-all uses it when served).
      */
     case interactionBatch
+    /**
+     * A capability this version does not know (a newer host), kept as the host wrote it.
+     */
+    case unknown(
+        /**
+         * The wire value.
+         */value: String
+    )
 
 
 
@@ -4497,6 +4693,9 @@ public struct FfiConverterTypeCapability: FfiConverterRustBuffer {
         case 6: return .executionEventStream
         
         case 7: return .interactionBatch
+        
+        case 8: return .unknown(value: try FfiConverterString.read(from: &buf)
+        )
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -4533,6 +4732,11 @@ public struct FfiConverterTypeCapability: FfiConverterRustBuffer {
         case .interactionBatch:
             writeInt(&buf, Int32(7))
         
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(8))
+            FfiConverterString.write(value, into: &buf)
+            
         }
     }
 }
@@ -7327,6 +7531,176 @@ public func FfiConverterTypeStopOutcome_lower(_ value: StopOutcome) -> RustBuffe
 
 
 /**
+ * What an invoked turn's permissions decide for its tool call.
+ */
+
+public enum ToolPermission: Equatable, Hashable {
+    
+    /**
+     * Gate the call on a person's answer (the turn parks at a gate).
+     */
+    case ask
+    /**
+     * Run the call without asking.
+     */
+    case allow
+    /**
+     * Refuse the call.
+     */
+    case deny
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension ToolPermission: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeToolPermission: FfiConverterRustBuffer {
+    typealias SwiftType = ToolPermission
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ToolPermission {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .ask
+        
+        case 2: return .allow
+        
+        case 3: return .deny
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: ToolPermission, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .ask:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .allow:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .deny:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeToolPermission_lift(_ buf: RustBuffer) throws -> ToolPermission {
+    return try FfiConverterTypeToolPermission.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeToolPermission_lower(_ value: ToolPermission) -> RustBuffer {
+    return FfiConverterTypeToolPermission.lower(value)
+}
+
+
+
+/**
+ * How an invoked turn ended.
+ */
+
+public enum TurnStatus: Equatable, Hashable {
+    
+    /**
+     * Stopped at an approval gate: `interaction_ids` are the gates to answer.
+     */
+    case parked
+    /**
+     * Finished.
+     */
+    case completed
+    /**
+     * Failed.
+     */
+    case failed
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension TurnStatus: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTurnStatus: FfiConverterRustBuffer {
+    typealias SwiftType = TurnStatus
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TurnStatus {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .parked
+        
+        case 2: return .completed
+        
+        case 3: return .failed
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: TurnStatus, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .parked:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .completed:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .failed:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTurnStatus_lift(_ buf: RustBuffer) throws -> TurnStatus {
+    return try FfiConverterTypeTurnStatus.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTurnStatus_lower(_ value: TurnStatus) -> RustBuffer {
+    return FfiConverterTypeTurnStatus.lower(value)
+}
+
+
+
+/**
  * Which kind of host the base URL is.
  */
 
@@ -7440,7 +7814,13 @@ public enum WatchEvent: Equatable, Hashable {
          */status: InteractionStatus, 
         /**
          * Which interaction, when the server says.
-         */interactionId: String?
+         */interactionId: String?, 
+        /**
+         * The gate itself, read by this library when the event names it (so showing it
+         * takes no round trip of the app's own). Absent when the server named no
+         * interaction (Agenta's frames do not) or reading it failed: re-query the
+         * session's gates then.
+         */interaction: Interaction?
     )
     /**
      * The session's transcript changed.
@@ -7485,7 +7865,7 @@ public struct FfiConverterTypeWatchEvent: FfiConverterRustBuffer {
         case 1: return .ready(sessionId: try FfiConverterOptionString.read(from: &buf)
         )
         
-        case 2: return .interaction(sessionId: try FfiConverterString.read(from: &buf), status: try FfiConverterTypeInteractionStatus.read(from: &buf), interactionId: try FfiConverterOptionString.read(from: &buf)
+        case 2: return .interaction(sessionId: try FfiConverterString.read(from: &buf), status: try FfiConverterTypeInteractionStatus.read(from: &buf), interactionId: try FfiConverterOptionString.read(from: &buf), interaction: try FfiConverterOptionTypeInteraction.read(from: &buf)
         )
         
         case 3: return .recordsChanged(sessionId: try FfiConverterString.read(from: &buf)
@@ -7507,11 +7887,12 @@ public struct FfiConverterTypeWatchEvent: FfiConverterRustBuffer {
             FfiConverterOptionString.write(sessionId, into: &buf)
             
         
-        case let .interaction(sessionId,status,interactionId):
+        case let .interaction(sessionId,status,interactionId,interaction):
             writeInt(&buf, Int32(2))
             FfiConverterString.write(sessionId, into: &buf)
             FfiConverterTypeInteractionStatus.write(status, into: &buf)
             FfiConverterOptionString.write(interactionId, into: &buf)
+            FfiConverterOptionTypeInteraction.write(interaction, into: &buf)
             
         
         case let .recordsChanged(sessionId):
@@ -7721,6 +8102,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTimestamp: FfiConverterRustBuffer {
+    typealias SwiftType = Date?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTimestamp.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTimestamp.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionDuration: FfiConverterRustBuffer {
     typealias SwiftType = TimeInterval?
 
@@ -7785,6 +8190,30 @@ fileprivate struct FfiConverterOptionTypeExecutionEvent: FfiConverterRustBuffer 
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeExecutionEvent.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeInteraction: FfiConverterRustBuffer {
+    typealias SwiftType = Interaction?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeInteraction.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeInteraction.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -7913,30 +8342,6 @@ fileprivate struct FfiConverterOptionTypeGatehouseError: FfiConverterRustBuffer 
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-fileprivate struct FfiConverterOptionTypeInteractionStatus: FfiConverterRustBuffer {
-    typealias SwiftType = InteractionStatus?
-
-    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
-        guard let value = value else {
-            writeInt(&buf, Int8(0))
-            return
-        }
-        writeInt(&buf, Int8(1))
-        FfiConverterTypeInteractionStatus.write(value, into: &buf)
-    }
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
-        switch try readInt(&buf) as Int8 {
-        case 0: return nil
-        case 1: return try FfiConverterTypeInteractionStatus.read(from: &buf)
-        default: throw UniffiInternalError.unexpectedOptionalTag
-        }
-    }
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
 fileprivate struct FfiConverterOptionTypeSessionEventUpdate: FfiConverterRustBuffer {
     typealias SwiftType = SessionEventUpdate?
 
@@ -7953,6 +8358,30 @@ fileprivate struct FfiConverterOptionTypeSessionEventUpdate: FfiConverterRustBuf
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeSessionEventUpdate.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeToolPermission: FfiConverterRustBuffer {
+    typealias SwiftType = ToolPermission?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeToolPermission.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeToolPermission.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -8318,6 +8747,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction() != 52281) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_invoke_tool() != 31241) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() != 55482) {

@@ -18,7 +18,7 @@ extension GatehouseClient {
     ///
     /// ```swift
     /// for try await update in client.sessionUpdates(sessionId: id) {
-    ///     if case .event(event: .interaction(_, .pending, let gate)) = update { show(gate) }
+    ///     if case .event(event: .interaction(_, .pending, _, let gate?)) = update { show(gate) }
     /// }
     /// ```
     public func sessionUpdates(sessionId: String) -> AsyncThrowingStream<WatchUpdate, Error> {

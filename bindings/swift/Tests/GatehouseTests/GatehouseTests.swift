@@ -190,7 +190,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
         let answer = try await server.openGate(project: project, session: session)
         var opened: String?
         while opened == nil, let update = try await updates.next() {
-            if case .event(.interaction(let sid, .pending, let gate)) = update {
+            if case .event(.interaction(let sid, .pending, let gate, _)) = update {
                 #expect(sid == session)
                 opened = gate
             }
@@ -200,11 +200,41 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
         _ = try await client.respondToInteraction(id: gateId(answer), approved: true)
         var closed = false
         while !closed, let update = try await updates.next() {
-            if case .event(.interaction(_, let status, _)) = update, status != .pending {
+            if case .event(.interaction(_, let status, _, _)) = update, status != .pending {
                 closed = true
             }
         }
         #expect(closed)
+    }
+
+    /// A gate opened with the binding's own `invokeTool` arrives on the stream with its
+    /// record: a non-optional status, a `Date`, the tool; answering it needs no `_ =`.
+    @Test func aWatchEventCarriesTheGateInvokeToolOpened() async throws {
+        let server = try server()
+        let client = try client(for: server, project: newProject())
+        let session = UUID().uuidString.lowercased()
+        var updates = client.sessionUpdates(sessionId: session).makeAsyncIterator()
+        #expect(try await updates.next() == .connected)
+        let opened = try await client.invokeTool(
+            prompt: "clean up", tool: "Bash", args: #"{"command":"rm -rf /tmp/cache"}"#,
+            sessionId: session)
+        #expect(opened.status == .parked)
+        #expect(opened.interactionIds.count == 1)
+        var shown: Interaction?
+        while shown == nil, let update = try await updates.next() {
+            if case .event(.interaction(_, .pending, _, let gate?)) = update { shown = gate }
+        }
+        let gate = try #require(shown)
+        #expect(gate.id == opened.interactionIds.first)
+        let status: InteractionStatus = gate.status
+        #expect(status == .pending)
+        #expect(gate.request?.tool == "Bash")
+        struct Command: Decodable { let command: String }
+        #expect(try gate.request?.args(as: Command.self)?.command == "rm -rf /tmp/cache")
+        #expect(try gate.parameters()?["agent"] != nil)
+        let created: Date = try #require(gate.createdAt)
+        #expect(abs(created.timeIntervalSinceNow) < 3600)
+        try await client.respondToInteraction(id: gate.id, approved: true)
     }
 
     @Test func cancellingTheTaskEndsTheStreamAndTheServerSideWatch() async throws {

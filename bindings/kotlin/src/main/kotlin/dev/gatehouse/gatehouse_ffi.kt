@@ -730,6 +730,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction(
     ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_invoke_tool(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch(
@@ -822,6 +824,8 @@ internal object UniffiLib {
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_capabilities(`ptr`: Long,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_get_interaction(`ptr`: Long,`id`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_invoke_tool(`ptr`: Long,`prompt`: RustBuffer.ByValue,`tool`: RustBuffer.ByValue,`args`: RustBuffer.ByValue,`permission`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_list_pending_interactions(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
     ): Long
@@ -1036,6 +1040,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_get_interaction() and 0xFFFF) != 52281) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_invoke_tool() and 0xFFFF) != 31241) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_list_pending_interactions() and 0xFFFF) != 55482) {
@@ -1516,6 +1523,49 @@ public object FfiConverterString: FfiConverter<String, RustBuffer.ByValue> {
 /**
  * @suppress
  */
+public object FfiConverterTimestamp: FfiConverterRustBuffer<java.time.Instant> {
+    override fun read(buf: ByteBuffer): java.time.Instant {
+        val seconds = buf.getLong()
+        // Type mismatch (should be u32) but we check for overflow/underflow below
+        val nanoseconds = buf.getInt().toLong()
+        if (nanoseconds < 0) {
+            throw java.time.DateTimeException("Instant nanoseconds exceed minimum or maximum supported by uniffi")
+        }
+        if (seconds >= 0) {
+            return java.time.Instant.EPOCH.plus(java.time.Duration.ofSeconds(seconds, nanoseconds))
+        } else {
+            return java.time.Instant.EPOCH.minus(java.time.Duration.ofSeconds(-seconds, nanoseconds))
+        }
+    }
+
+    // 8 bytes for seconds, 4 bytes for nanoseconds
+    override fun allocationSize(value: java.time.Instant) = 12UL
+
+    override fun write(value: java.time.Instant, buf: ByteBuffer) {
+        var epochOffset = java.time.Duration.between(java.time.Instant.EPOCH, value)
+
+        var sign = 1
+        if (epochOffset.isNegative()) {
+            sign = -1
+            epochOffset = epochOffset.negated()
+        }
+
+        if (epochOffset.nano < 0) {
+            // Java docs provide guarantee that nano will always be positive, so this should be impossible
+            // See: https://docs.oracle.com/javase/8/docs/api/java/time/Instant.html
+            throw IllegalArgumentException("Invalid timestamp, nano value must be non-negative")
+        }
+
+        buf.putLong(sign * epochOffset.seconds)
+        // Type mismatch (should be u32) but since values will always be between 0 and 999,999,999 it should be OK
+        buf.putInt(epochOffset.nano)
+    }
+}
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterDuration: FfiConverterRustBuffer<java.time.Duration> {
     override fun read(buf: ByteBuffer): java.time.Duration {
         // Type mismatch (should be u64) but we check for overflow/underflow below
@@ -1978,6 +2028,17 @@ public interface GatehouseClientInterface {
     suspend fun `getInteraction`(`id`: kotlin.String): Interaction
     
     /**
+     * Open a gate yourself: run a turn of the reference server's deterministic agent
+     * that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+     * under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+     * the outcome's `interaction_ids`). In `session_id`, or a new session the server
+     * names. For tests, examples and quick starts; a host without the service tier
+     * (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+     * not idempotent).
+     */
+    suspend fun `invokeTool`(`prompt`: kotlin.String, `tool`: kotlin.String, `args`: JsonText? = null, `permission`: ToolPermission? = null, `sessionId`: kotlin.String? = null): InvokeOutcome
+    
+    /**
      * Every pending interaction of the project (all pages), or of one session.
      */
     suspend fun `listPendingInteractions`(`sessionId`: kotlin.String? = null): List<Interaction>
@@ -2301,6 +2362,41 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
         { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
         // lift function
         { FfiConverterTypeInteraction.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Open a gate yourself: run a turn of the reference server's deterministic agent
+     * that is asked `prompt` and calls `tool` with `args` (JSON text; `{}` when absent)
+     * under `permission` (`Ask` when absent: the turn parks at a gate, whose id is in
+     * the outcome's `interaction_ids`). In `session_id`, or a new session the server
+     * names. For tests, examples and quick starts; a host without the service tier
+     * (Agenta, AgentPlat) throws `CapabilityUnavailable`. Never retried (an invoke is
+     * not idempotent).
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `invokeTool`(`prompt`: kotlin.String, `tool`: kotlin.String, `args`: JsonText?, `permission`: ToolPermission?, `sessionId`: kotlin.String?) : InvokeOutcome {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_invoke_tool(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`prompt`),
+        FfiConverterString.lower(`tool`),
+        FfiConverterOptionalTypeJsonText.lower(`args`),
+        FfiConverterOptionalTypeToolPermission.lower(`permission`),
+        FfiConverterOptionalString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeInvokeOutcome.lift(it) },
         // Error FFI converter
         GatehouseException.ErrorHandler,
     )
@@ -4973,9 +5069,10 @@ data class Interaction (
     var `kind`: InteractionKind
     , 
     /**
-     * Lifecycle status (absent only when the server did not say).
+     * Lifecycle status. Gatehouse always writes one; a row without one (a host whose
+     * model leaves it unset) reads as `Unknown` with an empty value, never as a guess.
      */
-    var `status`: InteractionStatus?
+    var `status`: InteractionStatus
     , 
     /**
      * What the gate asks about.
@@ -5010,14 +5107,15 @@ data class Interaction (
     var `deliveredWebhook`: kotlin.Boolean
     , 
     /**
-     * RFC 3339 creation time.
+     * Creation time (Swift `Date`, Kotlin `java.time.Instant`, Python `datetime`);
+     * absent when the host sent none or a time that is not RFC 3339.
      */
-    var `createdAt`: kotlin.String?
+    var `createdAt`: java.time.Instant?
     , 
     /**
-     * RFC 3339 last update time.
+     * Last update time; absent as `created_at`.
      */
-    var `updatedAt`: kotlin.String?
+    var `updatedAt`: java.time.Instant?
     
 ){
     
@@ -5040,15 +5138,15 @@ public object FfiConverterTypeInteraction: FfiConverterRustBuffer<Interaction> {
             FfiConverterOptionalString.read(buf),
             FfiConverterString.read(buf),
             FfiConverterTypeInteractionKind.read(buf),
-            FfiConverterOptionalTypeInteractionStatus.read(buf),
+            FfiConverterTypeInteractionStatus.read(buf),
             FfiConverterOptionalTypeInteractionRequest.read(buf),
             FfiConverterOptionalTypeJsonText.read(buf),
             FfiConverterOptionalTypeJsonText.read(buf),
             FfiConverterOptionalTypeJsonText.read(buf),
             FfiConverterBoolean.read(buf),
             FfiConverterBoolean.read(buf),
-            FfiConverterOptionalString.read(buf),
-            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
         )
     }
 
@@ -5059,15 +5157,15 @@ public object FfiConverterTypeInteraction: FfiConverterRustBuffer<Interaction> {
             FfiConverterOptionalString.allocationSize(value.`turnId`) +
             FfiConverterString.allocationSize(value.`token`) +
             FfiConverterTypeInteractionKind.allocationSize(value.`kind`) +
-            FfiConverterOptionalTypeInteractionStatus.allocationSize(value.`status`) +
+            FfiConverterTypeInteractionStatus.allocationSize(value.`status`) +
             FfiConverterOptionalTypeInteractionRequest.allocationSize(value.`request`) +
             FfiConverterOptionalTypeJsonText.allocationSize(value.`references`) +
             FfiConverterOptionalTypeJsonText.allocationSize(value.`parameters`) +
             FfiConverterOptionalTypeJsonText.allocationSize(value.`resolution`) +
             FfiConverterBoolean.allocationSize(value.`deliveredInBand`) +
             FfiConverterBoolean.allocationSize(value.`deliveredWebhook`) +
-            FfiConverterOptionalString.allocationSize(value.`createdAt`) +
-            FfiConverterOptionalString.allocationSize(value.`updatedAt`)
+            FfiConverterOptionalTimestamp.allocationSize(value.`createdAt`) +
+            FfiConverterOptionalTimestamp.allocationSize(value.`updatedAt`)
     )
 
     override fun write(value: Interaction, buf: ByteBuffer) {
@@ -5077,15 +5175,15 @@ public object FfiConverterTypeInteraction: FfiConverterRustBuffer<Interaction> {
             FfiConverterOptionalString.write(value.`turnId`, buf)
             FfiConverterString.write(value.`token`, buf)
             FfiConverterTypeInteractionKind.write(value.`kind`, buf)
-            FfiConverterOptionalTypeInteractionStatus.write(value.`status`, buf)
+            FfiConverterTypeInteractionStatus.write(value.`status`, buf)
             FfiConverterOptionalTypeInteractionRequest.write(value.`request`, buf)
             FfiConverterOptionalTypeJsonText.write(value.`references`, buf)
             FfiConverterOptionalTypeJsonText.write(value.`parameters`, buf)
             FfiConverterOptionalTypeJsonText.write(value.`resolution`, buf)
             FfiConverterBoolean.write(value.`deliveredInBand`, buf)
             FfiConverterBoolean.write(value.`deliveredWebhook`, buf)
-            FfiConverterOptionalString.write(value.`createdAt`, buf)
-            FfiConverterOptionalString.write(value.`updatedAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`createdAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`updatedAt`, buf)
     }
 }
 
@@ -5244,6 +5342,78 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
             FfiConverterString.write(value.`requestedAt`, buf)
             FfiConverterOptionalString.write(value.`resolvedAt`, buf)
             FfiConverterOptionalString.write(value.`resolutionReason`, buf)
+    }
+}
+
+
+
+/**
+ * The answer to [`GatehouseClient::invoke_tool`]: the turn and the gates it opened.
+ */
+data class InvokeOutcome (
+    /**
+     * How the turn ended.
+     */
+    var `status`: TurnStatus
+    , 
+    /**
+     * The agent session (the server names it when none was given).
+     */
+    var `sessionId`: kotlin.String
+    , 
+    /**
+     * The turn.
+     */
+    var `turnId`: kotlin.String
+    , 
+    /**
+     * The gates the turn opened (pending interactions), the ids `respond_to_interaction`
+     * takes.
+     */
+    var `interactionIds`: List<kotlin.String>
+    , 
+    /**
+     * The turn's output text, when it finished.
+     */
+    var `output`: kotlin.String?
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInvokeOutcome: FfiConverterRustBuffer<InvokeOutcome> {
+    override fun read(buf: ByteBuffer): InvokeOutcome {
+        return InvokeOutcome(
+            FfiConverterTypeTurnStatus.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterSequenceString.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: InvokeOutcome) = (
+            FfiConverterTypeTurnStatus.allocationSize(value.`status`) +
+            FfiConverterString.allocationSize(value.`sessionId`) +
+            FfiConverterString.allocationSize(value.`turnId`) +
+            FfiConverterSequenceString.allocationSize(value.`interactionIds`) +
+            FfiConverterOptionalString.allocationSize(value.`output`)
+    )
+
+    override fun write(value: InvokeOutcome, buf: ByteBuffer) {
+            FfiConverterTypeTurnStatus.write(value.`status`, buf)
+            FfiConverterString.write(value.`sessionId`, buf)
+            FfiConverterString.write(value.`turnId`, buf)
+            FfiConverterSequenceString.write(value.`interactionIds`, buf)
+            FfiConverterOptionalString.write(value.`output`, buf)
     }
 }
 
@@ -5717,59 +5887,183 @@ public object FfiConverterTypeAgentaContract: FfiConverterRustBuffer<AgentaContr
 /**
  * A capability a host may or may not serve.
  */
-
-enum class Capability {
+sealed class Capability {
     
     /**
      * The interaction endpoints.
      */
-    INTERACTIONS,
+    data object Interactions : Capability()
+    
+    
     /**
      * The interaction watch stream.
      */
-    INTERACTION_WATCH,
+    data object InteractionWatch : Capability()
+    
+    
     /**
      * The service tier (invoke).
      */
-    INVOKE,
+    data object Invoke : Capability()
+    
+    
     /**
      * The runner tier (`/run`).
      */
-    RUNS,
+    data object Runs : Capability()
+    
+    
     /**
      * Execution sessions and interventions.
      */
-    EXECUTION,
+    data object Execution : Capability()
+    
+    
     /**
      * The execution event stream.
      */
-    EXECUTION_EVENT_STREAM,
+    data object ExecutionEventStream : Capability()
+    
+    
     /**
      * Many gates answered in one request (approve-all uses it when served).
      */
-    INTERACTION_BATCH;
+    data object InteractionBatch : Capability()
+    
+    
+    /**
+     * A capability this version does not know (a newer host), kept as the host wrote it.
+     */
+    data class Unknown(
+        /**
+         * The wire value.
+         */
+        val `value`: kotlin.String) : Capability()
+        
+    {
+        
 
+        companion object
+    }
+    
+
+    
+
+    
     
 
 
     companion object
 }
 
-
 /**
  * @suppress
  */
-public object FfiConverterTypeCapability: FfiConverterRustBuffer<Capability> {
-    override fun read(buf: ByteBuffer) = try {
-        Capability.values()[buf.getInt() - 1]
-    } catch (e: IndexOutOfBoundsException) {
-        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+public object FfiConverterTypeCapability : FfiConverterRustBuffer<Capability>{
+    override fun read(buf: ByteBuffer): Capability {
+        return when(buf.getInt()) {
+            1 -> Capability.Interactions
+            2 -> Capability.InteractionWatch
+            3 -> Capability.Invoke
+            4 -> Capability.Runs
+            5 -> Capability.Execution
+            6 -> Capability.ExecutionEventStream
+            7 -> Capability.InteractionBatch
+            8 -> Capability.Unknown(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
     }
 
-    override fun allocationSize(value: Capability) = 4UL
+    override fun allocationSize(value: Capability): ULong = when(value) {
+        is Capability.Interactions -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Capability.InteractionWatch -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Capability.Invoke -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Capability.Runs -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Capability.Execution -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Capability.ExecutionEventStream -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Capability.InteractionBatch -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is Capability.Unknown -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`value`)
+            )
+        }
+    }
 
     override fun write(value: Capability, buf: ByteBuffer) {
-        buf.putInt(value.ordinal + 1)
+        when(value) {
+            is Capability.Interactions -> {
+                buf.putInt(1)
+                Unit
+            }
+            is Capability.InteractionWatch -> {
+                buf.putInt(2)
+                Unit
+            }
+            is Capability.Invoke -> {
+                buf.putInt(3)
+                Unit
+            }
+            is Capability.Runs -> {
+                buf.putInt(4)
+                Unit
+            }
+            is Capability.Execution -> {
+                buf.putInt(5)
+                Unit
+            }
+            is Capability.ExecutionEventStream -> {
+                buf.putInt(6)
+                Unit
+            }
+            is Capability.InteractionBatch -> {
+                buf.putInt(7)
+                Unit
+            }
+            is Capability.Unknown -> {
+                buf.putInt(8)
+                FfiConverterString.write(value.`value`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 }
 
@@ -9197,6 +9491,100 @@ public object FfiConverterTypeStopOutcome : FfiConverterRustBuffer<StopOutcome>{
 
 
 /**
+ * What an invoked turn's permissions decide for its tool call.
+ */
+
+enum class ToolPermission {
+    
+    /**
+     * Gate the call on a person's answer (the turn parks at a gate).
+     */
+    ASK,
+    /**
+     * Run the call without asking.
+     */
+    ALLOW,
+    /**
+     * Refuse the call.
+     */
+    DENY;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeToolPermission: FfiConverterRustBuffer<ToolPermission> {
+    override fun read(buf: ByteBuffer) = try {
+        ToolPermission.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: ToolPermission) = 4UL
+
+    override fun write(value: ToolPermission, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
+ * How an invoked turn ended.
+ */
+
+enum class TurnStatus {
+    
+    /**
+     * Stopped at an approval gate: `interaction_ids` are the gates to answer.
+     */
+    PARKED,
+    /**
+     * Finished.
+     */
+    COMPLETED,
+    /**
+     * Failed.
+     */
+    FAILED;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeTurnStatus: FfiConverterRustBuffer<TurnStatus> {
+    override fun read(buf: ByteBuffer) = try {
+        TurnStatus.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: TurnStatus) = 4UL
+
+    override fun write(value: TurnStatus, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
  * Which kind of host the base URL is.
  */
 
@@ -9281,7 +9669,14 @@ sealed class WatchEvent {
         /**
          * Which interaction, when the server says.
          */
-        val `interactionId`: kotlin.String?) : WatchEvent()
+        val `interactionId`: kotlin.String?, 
+        /**
+         * The gate itself, read by this library when the event names it (so showing it
+         * takes no round trip of the app's own). Absent when the server named no
+         * interaction (Agenta's frames do not) or reading it failed: re-query the
+         * session's gates then.
+         */
+        val `interaction`: dev.gatehouse.Interaction?) : WatchEvent()
         
     {
         
@@ -9346,6 +9741,7 @@ public object FfiConverterTypeWatchEvent : FfiConverterRustBuffer<WatchEvent>{
                 FfiConverterString.read(buf),
                 FfiConverterTypeInteractionStatus.read(buf),
                 FfiConverterOptionalString.read(buf),
+                FfiConverterOptionalTypeInteraction.read(buf),
                 )
             3 -> WatchEvent.RecordsChanged(
                 FfiConverterString.read(buf),
@@ -9373,6 +9769,7 @@ public object FfiConverterTypeWatchEvent : FfiConverterRustBuffer<WatchEvent>{
                 + FfiConverterString.allocationSize(value.`sessionId`)
                 + FfiConverterTypeInteractionStatus.allocationSize(value.`status`)
                 + FfiConverterOptionalString.allocationSize(value.`interactionId`)
+                + FfiConverterOptionalTypeInteraction.allocationSize(value.`interaction`)
             )
         }
         is WatchEvent.RecordsChanged -> {
@@ -9404,6 +9801,7 @@ public object FfiConverterTypeWatchEvent : FfiConverterRustBuffer<WatchEvent>{
                 FfiConverterString.write(value.`sessionId`, buf)
                 FfiConverterTypeInteractionStatus.write(value.`status`, buf)
                 FfiConverterOptionalString.write(value.`interactionId`, buf)
+                FfiConverterOptionalTypeInteraction.write(value.`interaction`, buf)
                 Unit
             }
             is WatchEvent.RecordsChanged -> {
@@ -9648,6 +10046,38 @@ public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?>
 /**
  * @suppress
  */
+public object FfiConverterOptionalTimestamp: FfiConverterRustBuffer<java.time.Instant?> {
+    override fun read(buf: ByteBuffer): java.time.Instant? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTimestamp.read(buf)
+    }
+
+    override fun allocationSize(value: java.time.Instant?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTimestamp.allocationSize(value)
+        }
+    }
+
+    override fun write(value: java.time.Instant?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTimestamp.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalDuration: FfiConverterRustBuffer<java.time.Duration?> {
     override fun read(buf: ByteBuffer): java.time.Duration? {
         if (buf.get().toInt() == 0) {
@@ -9734,6 +10164,38 @@ public object FfiConverterOptionalTypeExecutionEvent: FfiConverterRustBuffer<Exe
         } else {
             buf.put(1)
             FfiConverterTypeExecutionEvent.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeInteraction: FfiConverterRustBuffer<Interaction?> {
+    override fun read(buf: ByteBuffer): Interaction? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeInteraction.read(buf)
+    }
+
+    override fun allocationSize(value: Interaction?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeInteraction.allocationSize(value)
+        }
+    }
+
+    override fun write(value: Interaction?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeInteraction.write(value, buf)
         }
     }
 }
@@ -9904,38 +10366,6 @@ public object FfiConverterOptionalTypeGatehouseError: FfiConverterRustBuffer<Gat
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeInteractionStatus: FfiConverterRustBuffer<InteractionStatus?> {
-    override fun read(buf: ByteBuffer): InteractionStatus? {
-        if (buf.get().toInt() == 0) {
-            return null
-        }
-        return FfiConverterTypeInteractionStatus.read(buf)
-    }
-
-    override fun allocationSize(value: InteractionStatus?): ULong {
-        if (value == null) {
-            return 1UL
-        } else {
-            return 1UL + FfiConverterTypeInteractionStatus.allocationSize(value)
-        }
-    }
-
-    override fun write(value: InteractionStatus?, buf: ByteBuffer) {
-        if (value == null) {
-            buf.put(0)
-        } else {
-            buf.put(1)
-            FfiConverterTypeInteractionStatus.write(value, buf)
-        }
-    }
-}
-
-
-
-
-/**
- * @suppress
- */
 public object FfiConverterOptionalTypeSessionEventUpdate: FfiConverterRustBuffer<SessionEventUpdate?> {
     override fun read(buf: ByteBuffer): SessionEventUpdate? {
         if (buf.get().toInt() == 0) {
@@ -9958,6 +10388,38 @@ public object FfiConverterOptionalTypeSessionEventUpdate: FfiConverterRustBuffer
         } else {
             buf.put(1)
             FfiConverterTypeSessionEventUpdate.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeToolPermission: FfiConverterRustBuffer<ToolPermission?> {
+    override fun read(buf: ByteBuffer): ToolPermission? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeToolPermission.read(buf)
+    }
+
+    override fun allocationSize(value: ToolPermission?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeToolPermission.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ToolPermission?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeToolPermission.write(value, buf)
         }
     }
 }

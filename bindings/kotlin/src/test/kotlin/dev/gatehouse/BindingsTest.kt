@@ -258,8 +258,8 @@ class BindingsTest {
             clientFor(bare.url, newProject()).use { client ->
                 val caps = client.capabilities()
                 assertEquals("gatehouse", caps.service)
-                assertTrue(Capability.INTERACTIONS in caps.capabilities)
-                assertFalse(Capability.EXECUTION in caps.capabilities)
+                assertTrue(Capability.Interactions in caps.capabilities)
+                assertFalse(Capability.Execution in caps.capabilities)
                 repeat(2) {
                     val error = assertThrows<GatehouseException.CapabilityUnavailable> {
                         runBlocking { client.getExecutionSession("room-1", "es-1") }

@@ -67,6 +67,34 @@ class StreamsTest {
     private fun elapsedSince(startedNs: Long): Duration = Duration.ofNanos(System.nanoTime() - startedNs)
 
     @Test
+    fun `a watch event carries the gate invokeTool opened`() = runBlocking {
+        val session = UUID.randomUUID().toString()
+        clientFor(newProject()).use { client ->
+            var opened: InvokeOutcome? = null
+            val event = withTimeout(30_000) {
+                client.sessionUpdates(session)
+                    .onEach { update ->
+                        if (update == WatchUpdate.Connected && opened == null) {
+                            opened = client.invokeTool("clean up", "Bash", """{"command":"rm -rf /tmp/cache"}""", sessionId = session)
+                        }
+                    }
+                    .mapNotNull { (it as? WatchUpdate.Event)?.event as? WatchEvent.Interaction }
+                    .first { it.status == InteractionStatus.Pending && it.interaction != null }
+            }
+            assertEquals(TurnStatus.PARKED, opened!!.status)
+            val gate = event.interaction!!
+            assertEquals(opened!!.interactionIds.single(), gate.id)
+            val status: InteractionStatus = gate.status
+            assertEquals(InteractionStatus.Pending, status)
+            assertEquals("Bash", gate.request?.tool)
+            assertEquals("rm -rf /tmp/cache", gate.request?.argsJson?.getString("command"))
+            assertTrue(gate.parametersJson?.has("agent") == true, "parameters: ${gate.parameters}")
+            val created: java.time.Instant = gate.createdAt!!
+            assertTrue(Duration.between(created, java.time.Instant.now()).abs() < Duration.ofHours(1), "created $created")
+        }
+    }
+
+    @Test
     fun `sessionUpdates sees Connected, then a gate opening`() = runBlocking {
         val project = newProject()
         val session = UUID.randomUUID().toString()
