@@ -16,6 +16,10 @@
 //! gatehouse-bench scale [--quick] [--postgres-url URL] [--sizes N,N,...]
 //!     runs only row 11 (the API as history grows, SQLite and, given a URL, PostgreSQL)
 //!     and prints its report
+//! gatehouse-bench latency [--quick] [--postgres-url URL] [--samples N] [--seconds S]
+//!     runs only rows 12 and 13 (answer -> resume idle and under row 9's load, gate ->
+//!     webhook under that load; SQLite and, given a URL, PostgreSQL) and prints their
+//!     reports
 //! gatehouse-bench ffi --out FILE [--quick] [the binding flags of live, and
 //!         --kotlin-project DIR --kotlin-lib-dir DIR --swift-package DIR --swift-lib-dir DIR]
 //!     runs only row 6 (the Rust client beside each binding given) and writes its report
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
         Some("ffi") => ffi_only(&args[1..]),
         Some("metrics-overhead") => metrics_overhead_only(&args[1..]),
         Some("scale") => scale_only(&args[1..]),
+        Some("latency") => latency_only(&args[1..]),
         _ => Err(BenchError::Invalid(
             "usage: gatehouse-bench <prepare-stamp --dir DIR | live --out FILE [--quick]>".into(),
         )),
@@ -193,6 +198,40 @@ fn scale_only(args: &[String]) -> Result<(), BenchError> {
     }
     let text = serde_json::to_string_pretty(&reports).map_err(|source| BenchError::Json {
         what: "serializing the scale report".into(),
+        source,
+    })?;
+    println!("{text}");
+    Ok(())
+}
+
+/// Rows 12 and 13 alone (with row 9's figures of the same runs): print their reports.
+fn latency_only(args: &[String]) -> Result<(), BenchError> {
+    let mut config = counts(args);
+    config.postgres_url = flag_value(args, "--postgres-url");
+    if let Some(n) = flag_value(args, "--samples") {
+        config.resume_idle_samples = n
+            .parse()
+            .map_err(|_| BenchError::Invalid(format!("--samples {n} is not a count")))?;
+    }
+    if let Some(s) = flag_value(args, "--seconds") {
+        let seconds: u64 = s
+            .parse()
+            .map_err(|_| BenchError::Invalid(format!("--seconds {s} is not a count")))?;
+        config.sustained_for = std::time::Duration::from_secs(seconds);
+    }
+    let rt = gatehouse_bench::live::Runtimes::new()?;
+    let mut backends = vec![None];
+    backends.extend(config.postgres_url.as_deref().map(Some));
+    let mut reports = Vec::new();
+    for postgres in backends {
+        reports.push(serde_json::json!({
+            "idle": gatehouse_bench::live::bench_resume_idle(&rt, &config, postgres)?,
+            "sustained": gatehouse_bench::live::bench_sustained(&rt, &config, postgres, false)?,
+            "sustained_webhooks": gatehouse_bench::live::bench_sustained(&rt, &config, postgres, true)?,
+        }));
+    }
+    let text = serde_json::to_string_pretty(&reports).map_err(|source| BenchError::Json {
+        what: "serializing the latency report".into(),
         source,
     })?;
     println!("{text}");

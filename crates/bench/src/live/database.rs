@@ -1,5 +1,6 @@
 //! A benchmark's own connection to the server's database (SQLite or PostgreSQL, by URL):
-//! row 9 counts the resume queue through it, row 11 generates history through it.
+//! row 9 counts the resume queue and reads the server's timestamps of each resume through
+//! it, row 11 generates history through it.
 
 use std::str::FromStr;
 
@@ -82,6 +83,21 @@ impl BenchDatabase {
         }
         .map_err(failed(what))?;
         Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    /// The first column of every row of `sql` (text), with its one parameter `$1` bound
+    /// to `bind`.
+    pub(super) async fn texts(
+        &self,
+        sql: &str,
+        bind: &str,
+        what: &'static str,
+    ) -> Result<Vec<String>, BenchError> {
+        match self {
+            Self::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_all(pool).await,
+            Self::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_all(pool).await,
+        }
+        .map_err(failed(what))
     }
 
     pub(super) async fn close(self) {

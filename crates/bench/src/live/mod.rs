@@ -10,14 +10,17 @@
 //! setup, opening gates, the statistics glue, [`run_all`]); each benchmark is a file of
 //! its own: [`respond`](bench_respond) (row 3), [`approve_all`](bench_approve_all) (row 4),
 //! [`contention`](bench_contention) (row 5), [`ffi`](bench_ffi) (row 6),
-//! [`floor`](bench_floor) (row 8), [`sustained`](bench_sustained) (row 9) and
-//! [`metrics_overhead`](bench_metrics_overhead) (row 10) and [`scale`](bench_scale) (row 11).
+//! [`floor`](bench_floor) (row 8), [`sustained`](bench_sustained) (row 9, and rows 12
+//! and 13 under its load), [`metrics_overhead`](bench_metrics_overhead) (row 10),
+//! [`scale`](bench_scale) (row 11) and [`latency`](bench_resume_idle) (row 12 idle; the
+//! timestamps and the webhook receiver of rows 12 and 13).
 
 mod approve_all;
 mod contention;
 mod database;
 mod ffi;
 mod floor;
+mod latency;
 mod metrics_overhead;
 mod respond;
 mod scale;
@@ -29,6 +32,9 @@ pub use approve_all::{
 pub use contention::{bench_contention, ContentionReport};
 pub use ffi::{bench_ffi, FfiReport, KotlinFfi, PythonFfi, SwiftFfi};
 pub use floor::{bench_floor, FloorReport};
+pub use latency::{
+    bench_resume_idle, Acknowledged, ResumeIdleReport, ResumeLatency, WebhookLatency,
+};
 pub use metrics_overhead::{bench_metrics_overhead, MetricsOverheadReport};
 pub use respond::{bench_respond, RespondReport};
 pub use scale::{bench_scale, ScalePoint, ScaleReport};
@@ -83,6 +89,8 @@ pub struct LiveConfig {
     pub sustained_clients: usize,
     /// How long the sustained load runs.
     pub sustained_for: Duration,
+    /// Answers measured one at a time on an idle server (row 12, idle), after `warmup`.
+    pub resume_idle_samples: usize,
     /// The history sizes of row 11 (gates generated into the database), ascending from 0.
     pub scale_sizes: Vec<u64>,
     /// Calls measured per figure and size in row 11.
@@ -112,6 +120,7 @@ impl LiveConfig {
             swift_ffi: None,
             sustained_clients: 16,
             sustained_for: Duration::from_secs(30),
+            resume_idle_samples: 500,
             scale_sizes: vec![0, 200_000, 1_000_000],
             scale_samples: 200,
             postgres_url: None,
@@ -137,6 +146,7 @@ impl LiveConfig {
             swift_ffi: None,
             sustained_clients: 4,
             sustained_for: Duration::from_secs(2),
+            resume_idle_samples: 10,
             scale_sizes: vec![0, 2_000],
             scale_samples: 5,
             postgres_url: None,
@@ -161,8 +171,13 @@ pub struct LiveReport {
     pub ffi: FfiReport,
     /// Row 8.
     pub floor: FloorReport,
-    /// Row 9: sustained responds against the resume workers, SQLite then Postgres.
+    /// Row 9: sustained responds against the resume workers, SQLite then Postgres (with
+    /// row 12's latency under that load).
     pub sustained: Vec<SustainedReport>,
+    /// Row 12, idle: answer -> resume one at a time, SQLite then Postgres.
+    pub resume_idle: Vec<ResumeIdleReport>,
+    /// Row 13: row 9's load again with a webhook endpoint, SQLite then Postgres.
+    pub sustained_webhooks: Vec<SustainedReport>,
     /// Row 10: a respond with metrics on vs off.
     pub metrics_overhead: MetricsOverheadReport,
     /// Row 11: the API as history grows, SQLite then Postgres.
@@ -409,11 +424,24 @@ pub fn run_all(
     let contention_single = bench_contention(&rt, config, 1)?;
     progress("ffi: Rust client vs Python binding");
     let ffi = bench_ffi(&rt, config)?;
-    progress("sustained responds against the resume workers, SQLite");
-    let mut sustained = vec![bench_sustained(&rt, config, None)?];
+    let mut sustained = Vec::new();
+    let mut resume_idle = Vec::new();
+    let mut sustained_webhooks = Vec::new();
+    let mut backends = vec![("SQLite", None)];
     if let Some(url) = &config.postgres_url {
-        progress("sustained responds against the resume workers, PostgreSQL");
-        sustained.push(bench_sustained(&rt, config, Some(url))?);
+        backends.push(("PostgreSQL", Some(url.as_str())));
+    }
+    for (name, postgres) in backends {
+        progress(&format!("answer -> resume, idle, {name}"));
+        resume_idle.push(bench_resume_idle(&rt, config, postgres)?);
+        progress(&format!(
+            "sustained responds against the resume workers, {name}"
+        ));
+        sustained.push(bench_sustained(&rt, config, postgres, false)?);
+        progress(&format!(
+            "sustained responds with a webhook endpoint, {name}"
+        ));
+        sustained_webhooks.push(bench_sustained(&rt, config, postgres, true)?);
     }
     progress("scale: the API as history grows, SQLite");
     let mut scale = vec![bench_scale(
@@ -434,6 +462,8 @@ pub fn run_all(
     Ok(LiveReport {
         scale,
         sustained,
+        resume_idle,
+        sustained_webhooks,
         metrics_overhead,
         respond,
         approve_all,

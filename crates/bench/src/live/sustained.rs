@@ -1,8 +1,10 @@
 //! Row 9: sustained responds against the resume workers (dispatcher on), on SQLite and,
-//! when there is one, PostgreSQL.
+//! when there is one, PostgreSQL; under the same load, row 12's answer -> resume
+//! latency and, run again with a webhook receiver, row 13's gate -> webhook latency
+//! ([`latency`](super::latency)).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -11,6 +13,9 @@ use gatehouse_client::{Answer, Client};
 use gatehouse_server::testing::TestServerOptions;
 
 use super::database::BenchDatabase;
+use super::latency::{
+    resume_latency, Acknowledged, ResumeLatency, WebhookLatency, WebhookReceiver,
+};
 use super::{client_for, failed, millis, LiveConfig, Runtimes};
 use crate::BenchError;
 
@@ -41,27 +46,93 @@ pub struct SustainedReport {
     pub backlog_end: u64,
     /// How long the workers took to drain that backlog, milliseconds.
     pub drain_ms: f64,
+    /// Row 12 under this load: each answer of the window -> its resume.
+    pub resume_latency: ResumeLatency,
+    /// Whether the server had a webhook endpoint (a receiver in this process).
+    pub webhooks: bool,
+    /// Row 13 under this load (with a webhook endpoint): each answered gate of the
+    /// window opened -> its `interaction.opened` received.
+    pub webhook_latency: Option<WebhookLatency>,
 }
 
 /// Resume jobs in one state.
 const RESUME_JOBS_IN: &str = "SELECT COUNT(*) FROM resume_jobs WHERE state = $1";
 
+/// The agent every run of the load runs: one gated tool call (`permissions: ask`), then
+/// a message.
+pub(super) fn sustained_parameters() -> Result<gatehouse_wire::JsonObject, BenchError> {
+    match json!({"agent": {
+        "llm": {"model": "m-sustained"},
+        "runner": {"permissions": {"default": "ask"}},
+        "script": [{"tool": "Bash", "args": {"command": "make"}}, {"say": "done"}]
+    }}) {
+        Value::Object(map) => Ok(map),
+        _ => Err(BenchError::Invalid("the sustained config".into())),
+    }
+}
+
+/// Invoke a run of `parameters` in a new session `session_id`; the gate it parked at.
+pub(super) async fn park_a_run(
+    client: &Client,
+    parameters: &gatehouse_wire::JsonObject,
+    session_id: String,
+) -> Result<String, BenchError> {
+    let request = gatehouse_wire::invoke::InvokeRequest {
+        session_id: Some(session_id),
+        references: None,
+        data: gatehouse_wire::invoke::InvokeData {
+            parameters: Some(parameters.clone()),
+            ..Default::default()
+        },
+    };
+    let parked = client
+        .service()
+        .invoke(&request)
+        .await
+        .map_err(failed("a sustained-load run"))?;
+    parked
+        .interaction_ids
+        .first()
+        .cloned()
+        .ok_or_else(|| BenchError::Invariant("a sustained-load run did not park".into()))
+}
+
 /// Row 9: `config.sustained_clients` clients for `config.sustained_for`, each looping
 /// "a run parks at a gate, answer it", against a server with its resume workers on;
-/// responds/s against resumes/s, and the backlog of answered gates waiting to resume.
+/// responds/s against resumes/s, the backlog of answered gates waiting to resume, and
+/// each answer's latency to its resume. With `webhooks`, the server also has a webhook
+/// endpoint (a receiver in this process), whose `interaction.opened` latency is
+/// measured.
 pub fn bench_sustained(
     rt: &Runtimes,
     config: &LiveConfig,
     postgres: Option<&str>,
+    webhooks: bool,
 ) -> Result<SustainedReport, BenchError> {
+    let receiver = if webhooks {
+        Some(WebhookReceiver::start(rt)?)
+    } else {
+        None
+    };
     // The default options: the resume dispatcher on, its workers are what is measured.
-    let (server, url) = rt.spawn_server_on(postgres, TestServerOptions::default())?;
+    let options = TestServerOptions {
+        webhook_endpoints: receiver.iter().map(|r| r.endpoint.clone()).collect(),
+        ..TestServerOptions::default()
+    };
+    let (server, url) = rt.spawn_server_on(postgres, options)?;
     let workers = server.server.state().config.resume_workers;
     let client = client_for(&server)?;
-    let result = rt
-        .driver
-        .block_on(sustained_on(&client, &url, config, workers));
+    let result = rt.driver.block_on(sustained_on(
+        &client,
+        &url,
+        config,
+        workers,
+        receiver.as_ref(),
+    ));
     rt.stop_server(server);
+    if let Some(receiver) = receiver {
+        receiver.stop();
+    }
     result.map(|mut report| {
         report.backend = if postgres.is_some() {
             "postgres"
@@ -78,17 +149,11 @@ async fn sustained_on(
     url: &str,
     config: &LiveConfig,
     workers: usize,
+    receiver: Option<&WebhookReceiver>,
 ) -> Result<SustainedReport, BenchError> {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let queue = BenchDatabase::connect(url).await?;
-    let parameters: gatehouse_wire::JsonObject = match json!({"agent": {
-        "llm": {"model": "m-sustained"},
-        "runner": {"permissions": {"default": "ask"}},
-        "script": [{"tool": "Bash", "args": {"command": "make"}}, {"say": "done"}]
-    }}) {
-        Value::Object(map) => map,
-        _ => return Err(BenchError::Invalid("the sustained config".into())),
-    };
+    let parameters = sustained_parameters()?;
     let stop = Arc::new(AtomicBool::new(false));
     let responds = Arc::new(AtomicU64::new(0));
     let done_before = queue
@@ -103,37 +168,23 @@ async fn sustained_on(
         let parameters = parameters.clone();
         tasks.push(tokio::spawn(async move {
             let mut n = 0u64;
+            let mut acks = Vec::new();
             while !stop.load(Ordering::SeqCst) {
                 n += 1;
-                let request = gatehouse_wire::invoke::InvokeRequest {
-                    session_id: Some(format!("sustained-{c}-{n}")),
-                    references: None,
-                    data: gatehouse_wire::invoke::InvokeData {
-                        parameters: Some(parameters.clone()),
-                        ..Default::default()
-                    },
-                };
-                let parked = client
-                    .service()
-                    .invoke(&request)
-                    .await
-                    .map_err(failed("a sustained-load run"))?;
-                let Some(gate) = parked.interaction_ids.first() else {
-                    return Err(BenchError::Invariant(
-                        "a sustained-load run did not park".into(),
-                    ));
-                };
+                let gate = park_a_run(&client, &parameters, format!("sustained-{c}-{n}")).await?;
                 client
                     .interactions()
-                    .respond(gate, &Answer::approve())
+                    .respond(&gate, &Answer::approve())
                     .await
                     .map_err(failed("a sustained-load respond"))?;
+                let at = SystemTime::now();
                 // Counted only inside the window.
                 if !stop.load(Ordering::SeqCst) {
                     responds.fetch_add(1, Ordering::SeqCst);
+                    acks.push(Acknowledged { gate, at });
                 }
             }
-            Ok::<(), BenchError>(())
+            Ok::<Vec<Acknowledged>, BenchError>(acks)
         }));
     }
     let mut backlog = Vec::new();
@@ -156,9 +207,12 @@ async fn sustained_on(
     let backlog_end = queue
         .count(RESUME_JOBS_IN, Some("queued"), "counting resume jobs")
         .await?;
+    let mut acks = Vec::new();
     for task in tasks {
-        task.await
-            .map_err(|e| BenchError::Invariant(format!("a load client panicked: {e}")))??;
+        acks.extend(
+            task.await
+                .map_err(|e| BenchError::Invariant(format!("a load client panicked: {e}")))??,
+        );
     }
     let drain_started = Instant::now();
     while queue
@@ -174,6 +228,12 @@ async fn sustained_on(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let drain_ms = millis(drain_started.elapsed());
+    // Every resume is done: the server's timestamps are read now, not during the load.
+    let resume_latency = resume_latency(&queue, &acks).await?;
+    let webhook_latency = match receiver {
+        Some(receiver) => Some(receiver.opened_latency(&queue, &acks).await?),
+        None => None,
+    };
     queue.close().await;
     let responds = responds.load(Ordering::SeqCst);
     let responds_per_s = responds as f64 / seconds;
@@ -195,5 +255,8 @@ async fn sustained_on(
         backlog,
         backlog_end,
         drain_ms,
+        resume_latency,
+        webhooks: receiver.is_some(),
+        webhook_latency,
     })
 }

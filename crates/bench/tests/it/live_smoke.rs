@@ -22,6 +22,7 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         swift_ffi: None,
         sustained_clients: 2,
         sustained_for: std::time::Duration::from_millis(1500),
+        resume_idle_samples: 3,
         scale_sizes: vec![0, 300],
         scale_samples: 3,
         postgres_url: std::env::var("GATEHOUSE_TEST_DATABASE_URL")
@@ -31,7 +32,7 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
     let mut steps = Vec::new();
     let report = run_all(&config, |step| steps.push(step.to_string())).unwrap();
     let postgres = config.postgres_url.is_some();
-    assert_eq!(steps.len(), 10 + 2 * usize::from(postgres), "{steps:?}");
+    assert_eq!(steps.len(), 12 + 4 * usize::from(postgres), "{steps:?}");
     assert_eq!(report.respond.client_us.n, 4);
     assert_eq!(report.respond.bare_us.n, 4);
     assert_eq!(report.metrics_overhead.metrics_on_us.n, 4);
@@ -76,6 +77,36 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
             run.resumes <= run.responds + run.backlog.iter().copied().max().unwrap_or(0),
             "{run:?}"
         );
+    }
+    // Answer -> resume (row 12): every answer's resume left its timestamps, idle (the
+    // samples after the warm-up) and under the load (every answer of the window).
+    assert_eq!(report.resume_idle.len(), 1 + usize::from(postgres));
+    for run in &report.resume_idle {
+        let latency = &run.latency;
+        assert_eq!((latency.answers, latency.missing), (3, 0), "{run:?}");
+        assert_eq!(latency.to_started_ms.n, 3);
+        assert_eq!(latency.to_ledger_ms.n, 3);
+    }
+    for run in report.sustained.iter().chain(&report.sustained_webhooks) {
+        let latency = &run.resume_latency;
+        assert_eq!(latency.answers as u64, run.responds, "{run:?}");
+        assert_eq!(latency.missing, 0, "{run:?}");
+    }
+    // Gate -> webhook (row 13): only the runs with an endpoint, and every answered gate's
+    // `interaction.opened` arrived at the receiver.
+    assert!(report
+        .sustained
+        .iter()
+        .all(|run| run.webhook_latency.is_none()));
+    assert_eq!(report.sustained_webhooks.len(), 1 + usize::from(postgres));
+    for run in &report.sustained_webhooks {
+        let webhooks = run
+            .webhook_latency
+            .as_ref()
+            .expect("a webhook run's latency");
+        assert_eq!(webhooks.received as u64, run.responds, "{run:?}");
+        assert_eq!(webhooks.missing, 0, "{run:?}");
+        assert_eq!(webhooks.opened_to_received_ms.n as u64, run.responds);
     }
     // Scale: the history was generated into the database (counted there), and every
     // figure was measured at each size.
