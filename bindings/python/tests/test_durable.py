@@ -284,6 +284,8 @@ def test_the_events_replay_from_after_and_end_when_cancelled(durable_server, dur
         assert sequences == sorted(set(sequences)), sequences
         assert everything[0].execution_id == gate.turn_id
         assert all(event.created_at and event.event_type for event in everything)
+        # A time is a time: an aware datetime, not text.
+        assert all(isinstance(event.created_at, datetime.datetime) and event.created_at.tzinfo for event in everything)
         latest = sequences[-1]
         assert (await durable_client.session_snapshot(session_id)).latest_sequence == latest
 

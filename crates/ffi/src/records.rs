@@ -440,10 +440,10 @@ pub struct Intervention {
     pub status: InterventionStatus,
     /// How many claims it has had.
     pub attempts: i32,
-    /// When it was requested (RFC 3339).
-    pub requested_at: String,
-    /// When it was applied or rejected (RFC 3339).
-    pub resolved_at: Option<String>,
+    /// When it was requested; absent when the host's time is not RFC 3339.
+    pub requested_at: Option<SystemTime>,
+    /// When it was applied or rejected (absent as `requested_at`).
+    pub resolved_at: Option<SystemTime>,
     /// Why it was applied or rejected.
     pub resolution_reason: Option<String>,
 }
@@ -457,8 +457,8 @@ impl From<&wexec::Intervention> for Intervention {
             checkpoint: (&i.checkpoint).into(),
             status: (&i.status).into(),
             attempts: to_i32(i.attempts),
-            requested_at: i.requested_at.clone(),
-            resolved_at: i.resolved_at.clone(),
+            requested_at: timestamp(Some(&i.requested_at)),
+            resolved_at: timestamp(i.resolved_at.as_deref()),
             resolution_reason: i.resolution_reason.clone(),
         }
     }
@@ -509,8 +509,8 @@ pub struct ExecutionEvent {
     pub sequence: i64,
     /// What happened.
     pub event_type: ExecutionEventType,
-    /// When (RFC 3339).
-    pub occurred_at: String,
+    /// When; absent when the host's time is not RFC 3339.
+    pub occurred_at: Option<SystemTime>,
     /// The intervention it concerns.
     pub operation_id: Option<String>,
     /// The checkpoint it concerns.
@@ -524,7 +524,7 @@ impl From<&wexec::ExecutionEvent> for ExecutionEvent {
         Self {
             sequence: to_i64(e.sequence),
             event_type: (&e.event_type).into(),
-            occurred_at: e.occurred_at.clone(),
+            occurred_at: timestamp(Some(&e.occurred_at)),
             operation_id: e.operation_id.clone(),
             checkpoint: e.checkpoint.as_ref().map(Into::into),
             details: e.details.as_ref().map(JsonText::from_value),
@@ -552,8 +552,8 @@ pub struct SessionOutcome {
     pub status: ExecutionSessionStatus,
     /// Why.
     pub reason: Option<String>,
-    /// When (RFC 3339).
-    pub ended_at: Option<String>,
+    /// When; absent when the host sent none or a time that is not RFC 3339.
+    pub ended_at: Option<SystemTime>,
 }
 
 /// An execution session: one run bound to a room, task, participant and agent revision.
@@ -595,10 +595,10 @@ pub struct ExecutionSession {
     pub interventions: Vec<Intervention>,
     /// Events, by sequence.
     pub events: Vec<ExecutionEvent>,
-    /// RFC 3339.
-    pub created_at: Option<String>,
-    /// RFC 3339.
-    pub updated_at: Option<String>,
+    /// Creation time; absent when the host sent none or a time that is not RFC 3339.
+    pub created_at: Option<SystemTime>,
+    /// Last update time; absent as `created_at`.
+    pub updated_at: Option<SystemTime>,
 }
 
 impl From<&wexec::ExecutionSession> for ExecutionSession {
@@ -627,12 +627,12 @@ impl From<&wexec::ExecutionSession> for ExecutionSession {
             outcome: s.outcome.as_ref().map(|o| SessionOutcome {
                 status: (&o.status).into(),
                 reason: o.reason.clone(),
-                ended_at: o.ended_at.clone(),
+                ended_at: timestamp(o.ended_at.as_deref()),
             }),
             interventions: s.interventions.iter().map(Into::into).collect(),
             events: s.events.iter().map(Into::into).collect(),
-            created_at: s.created_at.clone(),
-            updated_at: s.updated_at.clone(),
+            created_at: timestamp(s.created_at.as_deref()),
+            updated_at: timestamp(s.updated_at.as_deref()),
         }
     }
 }
@@ -772,6 +772,43 @@ mod tests {
         }
         .into();
         assert_eq!(known, wexec::Checkpoint::PreStep);
+    }
+
+    /// An execution session's times cross as times too, each on its own: a time that is
+    /// not RFC 3339 reads as absent and never hides the record or its other times.
+    #[test]
+    fn execution_times_cross_as_times() {
+        let session: wexec::ExecutionSession = serde_json::from_value(serde_json::json!({
+            "tenantId": "tenant-1", "roomId": "r", "sessionId": "s", "runId": "run",
+            "taskId": "t", "participantId": "agent-1", "revision": 3, "status": "completed",
+            "outcome": {"status": "completed", "endedAt": "2026-12-07T21:00:03Z"},
+            "interventions": [{"operationId": "op", "requestedByParticipantId": "human-1",
+                "instruction": "x", "checkpoint": "pre_step", "status": "applied",
+                "attempts": 1, "requestedAt": "2026-12-07T21:00:01.250Z",
+                "resolvedAt": "soon"}],
+            "events": [{"sequence": 1, "type": "intervention_applied",
+                "occurredAt": "2026-12-07T22:00:02+01:00"}],
+            "createdAt": "2026-12-07T21:00:00Z", "updatedAt": "later"
+        }))
+        .unwrap();
+        let record = ExecutionSession::from(&session);
+        let ms = |t: Option<SystemTime>| {
+            t.map(|t| {
+                t.duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap()
+                    .as_millis()
+            })
+        };
+        assert_eq!(ms(record.created_at), Some(1_796_677_200_000));
+        assert_eq!(record.updated_at, None);
+        assert_eq!(
+            ms(record.interventions[0].requested_at),
+            Some(1_796_677_201_250)
+        );
+        assert_eq!(record.interventions[0].resolved_at, None);
+        assert_eq!(ms(record.events[0].occurred_at), Some(1_796_677_202_000));
+        let outcome = record.outcome.expect("the outcome");
+        assert_eq!(ms(outcome.ended_at), Some(1_796_677_203_000));
     }
 
     /// A gate the app passes back reads as the row it came from, in what answering it

@@ -272,8 +272,8 @@ pub struct SessionEvent {
     pub execution_id: String,
     /// Its type as the host spells it (`execution.stopped`, `message.completed`, ...).
     pub event_type: String,
-    /// When it happened (RFC 3339).
-    pub created_at: String,
+    /// When it happened; absent when the host's time is not RFC 3339.
+    pub created_at: Option<std::time::SystemTime>,
     /// Its payload, as JSON text.
     pub payload: JsonText,
 }
@@ -350,7 +350,7 @@ impl SessionEventWatch {
                             )),
                             execution_id: event.execution_id,
                             event_type: event.event_type.as_str().to_string(),
-                            created_at: event.created_at,
+                            created_at: crate::records::timestamp(Some(&event.created_at)),
                         },
                     },
                     Ok(ClientEventUpdate::Ready) => SessionEventUpdate::Ready,

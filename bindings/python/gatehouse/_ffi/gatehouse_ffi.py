@@ -4531,7 +4531,7 @@ class ExecutionEvent:
     """
     One persisted event of an execution session.
 """
-    def __init__(self, *, sequence:int, event_type:ExecutionEventType, occurred_at:str, operation_id:typing.Optional[str], checkpoint:typing.Optional[Checkpoint], details:typing.Optional[JsonText]):
+    def __init__(self, *, sequence:int, event_type:ExecutionEventType, occurred_at:typing.Optional[Timestamp], operation_id:typing.Optional[str], checkpoint:typing.Optional[Checkpoint], details:typing.Optional[JsonText]):
         self.sequence = sequence
         self.event_type = event_type
         self.occurred_at = occurred_at
@@ -4565,7 +4565,7 @@ class _UniffiFfiConverterTypeExecutionEvent(_UniffiConverterRustBuffer):
         return ExecutionEvent(
             sequence=_UniffiFfiConverterInt64.read(buf),
             event_type=_UniffiFfiConverterTypeExecutionEventType.read(buf),
-            occurred_at=_UniffiFfiConverterString.read(buf),
+            occurred_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
             operation_id=_UniffiFfiConverterOptionalString.read(buf),
             checkpoint=_UniffiFfiConverterOptionalTypeCheckpoint.read(buf),
             details=_UniffiFfiConverterOptionalTypeJsonText.read(buf),
@@ -4575,7 +4575,7 @@ class _UniffiFfiConverterTypeExecutionEvent(_UniffiConverterRustBuffer):
     def check_lower(value):
         _UniffiFfiConverterInt64.check_lower(value.sequence)
         _UniffiFfiConverterTypeExecutionEventType.check_lower(value.event_type)
-        _UniffiFfiConverterString.check_lower(value.occurred_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.occurred_at)
         _UniffiFfiConverterOptionalString.check_lower(value.operation_id)
         _UniffiFfiConverterOptionalTypeCheckpoint.check_lower(value.checkpoint)
         _UniffiFfiConverterOptionalTypeJsonText.check_lower(value.details)
@@ -4584,7 +4584,7 @@ class _UniffiFfiConverterTypeExecutionEvent(_UniffiConverterRustBuffer):
     def write(value, buf):
         _UniffiFfiConverterInt64.write(value.sequence, buf)
         _UniffiFfiConverterTypeExecutionEventType.write(value.event_type, buf)
-        _UniffiFfiConverterString.write(value.occurred_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.occurred_at, buf)
         _UniffiFfiConverterOptionalString.write(value.operation_id, buf)
         _UniffiFfiConverterOptionalTypeCheckpoint.write(value.checkpoint, buf)
         _UniffiFfiConverterOptionalTypeJsonText.write(value.details, buf)
@@ -4875,7 +4875,7 @@ class SessionOutcome:
     """
     How a run ended.
 """
-    def __init__(self, *, status:ExecutionSessionStatus, reason:typing.Optional[str], ended_at:typing.Optional[str]):
+    def __init__(self, *, status:ExecutionSessionStatus, reason:typing.Optional[str], ended_at:typing.Optional[Timestamp]):
         self.status = status
         self.reason = reason
         self.ended_at = ended_at
@@ -4900,20 +4900,20 @@ class _UniffiFfiConverterTypeSessionOutcome(_UniffiConverterRustBuffer):
         return SessionOutcome(
             status=_UniffiFfiConverterTypeExecutionSessionStatus.read(buf),
             reason=_UniffiFfiConverterOptionalString.read(buf),
-            ended_at=_UniffiFfiConverterOptionalString.read(buf),
+            ended_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
         )
 
     @staticmethod
     def check_lower(value):
         _UniffiFfiConverterTypeExecutionSessionStatus.check_lower(value.status)
         _UniffiFfiConverterOptionalString.check_lower(value.reason)
-        _UniffiFfiConverterOptionalString.check_lower(value.ended_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.ended_at)
 
     @staticmethod
     def write(value, buf):
         _UniffiFfiConverterTypeExecutionSessionStatus.write(value.status, buf)
         _UniffiFfiConverterOptionalString.write(value.reason, buf)
-        _UniffiFfiConverterOptionalString.write(value.ended_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.ended_at, buf)
 
 class _UniffiFfiConverterOptionalTypeSessionOutcome(_UniffiConverterRustBuffer):
     @classmethod
@@ -5180,7 +5180,7 @@ class Intervention:
     """
     One run intervention on an execution session.
 """
-    def __init__(self, *, operation_id:str, requested_by_participant_id:str, instruction:str, checkpoint:Checkpoint, status:InterventionStatus, attempts:int, requested_at:str, resolved_at:typing.Optional[str], resolution_reason:typing.Optional[str]):
+    def __init__(self, *, operation_id:str, requested_by_participant_id:str, instruction:str, checkpoint:Checkpoint, status:InterventionStatus, attempts:int, requested_at:typing.Optional[Timestamp], resolved_at:typing.Optional[Timestamp], resolution_reason:typing.Optional[str]):
         self.operation_id = operation_id
         self.requested_by_participant_id = requested_by_participant_id
         self.instruction = instruction
@@ -5227,8 +5227,8 @@ class _UniffiFfiConverterTypeIntervention(_UniffiConverterRustBuffer):
             checkpoint=_UniffiFfiConverterTypeCheckpoint.read(buf),
             status=_UniffiFfiConverterTypeInterventionStatus.read(buf),
             attempts=_UniffiFfiConverterInt32.read(buf),
-            requested_at=_UniffiFfiConverterString.read(buf),
-            resolved_at=_UniffiFfiConverterOptionalString.read(buf),
+            requested_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
+            resolved_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
             resolution_reason=_UniffiFfiConverterOptionalString.read(buf),
         )
 
@@ -5240,8 +5240,8 @@ class _UniffiFfiConverterTypeIntervention(_UniffiConverterRustBuffer):
         _UniffiFfiConverterTypeCheckpoint.check_lower(value.checkpoint)
         _UniffiFfiConverterTypeInterventionStatus.check_lower(value.status)
         _UniffiFfiConverterInt32.check_lower(value.attempts)
-        _UniffiFfiConverterString.check_lower(value.requested_at)
-        _UniffiFfiConverterOptionalString.check_lower(value.resolved_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.requested_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.resolved_at)
         _UniffiFfiConverterOptionalString.check_lower(value.resolution_reason)
 
     @staticmethod
@@ -5252,8 +5252,8 @@ class _UniffiFfiConverterTypeIntervention(_UniffiConverterRustBuffer):
         _UniffiFfiConverterTypeCheckpoint.write(value.checkpoint, buf)
         _UniffiFfiConverterTypeInterventionStatus.write(value.status, buf)
         _UniffiFfiConverterInt32.write(value.attempts, buf)
-        _UniffiFfiConverterString.write(value.requested_at, buf)
-        _UniffiFfiConverterOptionalString.write(value.resolved_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.requested_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.resolved_at, buf)
         _UniffiFfiConverterOptionalString.write(value.resolution_reason, buf)
 
 class _UniffiFfiConverterSequenceTypeIntervention(_UniffiConverterRustBuffer):
@@ -5307,7 +5307,7 @@ class ExecutionSession:
     """
     An execution session: one run bound to a room, task, participant and agent revision.
 """
-    def __init__(self, *, tenant_id:str, room_id:str, session_id:str, run_id:str, task_id:str, participant_id:str, agent_revision_id:typing.Optional[str], agent_revision_digest:typing.Optional[str], predecessor_session_id:typing.Optional[str], runtime_profile:typing.Optional[str], authority_revision:typing.Optional[str], role_revision:typing.Optional[str], revision:int, status:ExecutionSessionStatus, checkpoint_progress:typing.Optional[CheckpointProgress], outcome:typing.Optional[SessionOutcome], interventions:typing.List[Intervention], events:typing.List[ExecutionEvent], created_at:typing.Optional[str], updated_at:typing.Optional[str]):
+    def __init__(self, *, tenant_id:str, room_id:str, session_id:str, run_id:str, task_id:str, participant_id:str, agent_revision_id:typing.Optional[str], agent_revision_digest:typing.Optional[str], predecessor_session_id:typing.Optional[str], runtime_profile:typing.Optional[str], authority_revision:typing.Optional[str], role_revision:typing.Optional[str], revision:int, status:ExecutionSessionStatus, checkpoint_progress:typing.Optional[CheckpointProgress], outcome:typing.Optional[SessionOutcome], interventions:typing.List[Intervention], events:typing.List[ExecutionEvent], created_at:typing.Optional[Timestamp], updated_at:typing.Optional[Timestamp]):
         self.tenant_id = tenant_id
         self.room_id = room_id
         self.session_id = session_id
@@ -5399,8 +5399,8 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
             outcome=_UniffiFfiConverterOptionalTypeSessionOutcome.read(buf),
             interventions=_UniffiFfiConverterSequenceTypeIntervention.read(buf),
             events=_UniffiFfiConverterSequenceTypeExecutionEvent.read(buf),
-            created_at=_UniffiFfiConverterOptionalString.read(buf),
-            updated_at=_UniffiFfiConverterOptionalString.read(buf),
+            created_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
+            updated_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
         )
 
     @staticmethod
@@ -5423,8 +5423,8 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalTypeSessionOutcome.check_lower(value.outcome)
         _UniffiFfiConverterSequenceTypeIntervention.check_lower(value.interventions)
         _UniffiFfiConverterSequenceTypeExecutionEvent.check_lower(value.events)
-        _UniffiFfiConverterOptionalString.check_lower(value.created_at)
-        _UniffiFfiConverterOptionalString.check_lower(value.updated_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.created_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.updated_at)
 
     @staticmethod
     def write(value, buf):
@@ -5446,8 +5446,8 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalTypeSessionOutcome.write(value.outcome, buf)
         _UniffiFfiConverterSequenceTypeIntervention.write(value.interventions, buf)
         _UniffiFfiConverterSequenceTypeExecutionEvent.write(value.events, buf)
-        _UniffiFfiConverterOptionalString.write(value.created_at, buf)
-        _UniffiFfiConverterOptionalString.write(value.updated_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.created_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.updated_at, buf)
 
 
 
@@ -5909,7 +5909,7 @@ class SessionEvent:
     """
     One durable event of a session's log.
 """
-    def __init__(self, *, sequence:typing.Optional[int], execution_id:str, event_type:str, created_at:str, payload:JsonText):
+    def __init__(self, *, sequence:typing.Optional[int], execution_id:str, event_type:str, created_at:typing.Optional[Timestamp], payload:JsonText):
         self.sequence = sequence
         self.execution_id = execution_id
         self.event_type = event_type
@@ -5941,7 +5941,7 @@ class _UniffiFfiConverterTypeSessionEvent(_UniffiConverterRustBuffer):
             sequence=_UniffiFfiConverterOptionalInt64.read(buf),
             execution_id=_UniffiFfiConverterString.read(buf),
             event_type=_UniffiFfiConverterString.read(buf),
-            created_at=_UniffiFfiConverterString.read(buf),
+            created_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
             payload=_UniffiFfiConverterTypeJsonText.read(buf),
         )
 
@@ -5950,7 +5950,7 @@ class _UniffiFfiConverterTypeSessionEvent(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalInt64.check_lower(value.sequence)
         _UniffiFfiConverterString.check_lower(value.execution_id)
         _UniffiFfiConverterString.check_lower(value.event_type)
-        _UniffiFfiConverterString.check_lower(value.created_at)
+        _UniffiFfiConverterOptionalTimestamp.check_lower(value.created_at)
         _UniffiFfiConverterTypeJsonText.check_lower(value.payload)
 
     @staticmethod
@@ -5958,7 +5958,7 @@ class _UniffiFfiConverterTypeSessionEvent(_UniffiConverterRustBuffer):
         _UniffiFfiConverterOptionalInt64.write(value.sequence, buf)
         _UniffiFfiConverterString.write(value.execution_id, buf)
         _UniffiFfiConverterString.write(value.event_type, buf)
-        _UniffiFfiConverterString.write(value.created_at, buf)
+        _UniffiFfiConverterOptionalTimestamp.write(value.created_at, buf)
         _UniffiFfiConverterTypeJsonText.write(value.payload, buf)
 
 class _UniffiFfiConverterOptionalBoolean(_UniffiConverterRustBuffer):

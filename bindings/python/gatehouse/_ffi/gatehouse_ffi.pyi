@@ -506,11 +506,11 @@ class ExecutionEvent:
     """One persisted event of an execution session."""
     sequence: int
     event_type: ExecutionEventType
-    occurred_at: str
+    occurred_at: typing.Optional[Timestamp]
     operation_id: typing.Optional[str]
     checkpoint: typing.Optional[Checkpoint]
     details: typing.Optional[JsonText]
-    def __init__(self, *, sequence: int, event_type: ExecutionEventType, occurred_at: str, operation_id: typing.Optional[str], checkpoint: typing.Optional[Checkpoint], details: typing.Optional[JsonText]) -> None:
+    def __init__(self, *, sequence: int, event_type: ExecutionEventType, occurred_at: typing.Optional[Timestamp], operation_id: typing.Optional[str], checkpoint: typing.Optional[Checkpoint], details: typing.Optional[JsonText]) -> None:
         ...
 
 class ExecutionSessionStatus:
@@ -569,8 +569,8 @@ class SessionOutcome:
     """How a run ended."""
     status: ExecutionSessionStatus
     reason: typing.Optional[str]
-    ended_at: typing.Optional[str]
-    def __init__(self, *, status: ExecutionSessionStatus, reason: typing.Optional[str], ended_at: typing.Optional[str]) -> None:
+    ended_at: typing.Optional[Timestamp]
+    def __init__(self, *, status: ExecutionSessionStatus, reason: typing.Optional[str], ended_at: typing.Optional[Timestamp]) -> None:
         ...
 
 class InterventionStatus:
@@ -625,10 +625,10 @@ class Intervention:
     checkpoint: Checkpoint
     status: InterventionStatus
     attempts: int
-    requested_at: str
-    resolved_at: typing.Optional[str]
+    requested_at: typing.Optional[Timestamp]
+    resolved_at: typing.Optional[Timestamp]
     resolution_reason: typing.Optional[str]
-    def __init__(self, *, operation_id: str, requested_by_participant_id: str, instruction: str, checkpoint: Checkpoint, status: InterventionStatus, attempts: int, requested_at: str, resolved_at: typing.Optional[str], resolution_reason: typing.Optional[str]) -> None:
+    def __init__(self, *, operation_id: str, requested_by_participant_id: str, instruction: str, checkpoint: Checkpoint, status: InterventionStatus, attempts: int, requested_at: typing.Optional[Timestamp], resolved_at: typing.Optional[Timestamp], resolution_reason: typing.Optional[str]) -> None:
         ...
 
 class ExecutionSession:
@@ -651,9 +651,9 @@ class ExecutionSession:
     outcome: typing.Optional[SessionOutcome]
     interventions: typing.List[Intervention]
     events: typing.List[ExecutionEvent]
-    created_at: typing.Optional[str]
-    updated_at: typing.Optional[str]
-    def __init__(self, *, tenant_id: str, room_id: str, session_id: str, run_id: str, task_id: str, participant_id: str, agent_revision_id: typing.Optional[str], agent_revision_digest: typing.Optional[str], predecessor_session_id: typing.Optional[str], runtime_profile: typing.Optional[str], authority_revision: typing.Optional[str], role_revision: typing.Optional[str], revision: int, status: ExecutionSessionStatus, checkpoint_progress: typing.Optional[CheckpointProgress], outcome: typing.Optional[SessionOutcome], interventions: typing.List[Intervention], events: typing.List[ExecutionEvent], created_at: typing.Optional[str], updated_at: typing.Optional[str]) -> None:
+    created_at: typing.Optional[Timestamp]
+    updated_at: typing.Optional[Timestamp]
+    def __init__(self, *, tenant_id: str, room_id: str, session_id: str, run_id: str, task_id: str, participant_id: str, agent_revision_id: typing.Optional[str], agent_revision_digest: typing.Optional[str], predecessor_session_id: typing.Optional[str], runtime_profile: typing.Optional[str], authority_revision: typing.Optional[str], role_revision: typing.Optional[str], revision: int, status: ExecutionSessionStatus, checkpoint_progress: typing.Optional[CheckpointProgress], outcome: typing.Optional[SessionOutcome], interventions: typing.List[Intervention], events: typing.List[ExecutionEvent], created_at: typing.Optional[Timestamp], updated_at: typing.Optional[Timestamp]) -> None:
         ...
 
 class TurnStatus(enum.Enum):
@@ -736,9 +736,9 @@ class SessionEvent:
     sequence: typing.Optional[int]
     execution_id: str
     event_type: str
-    created_at: str
+    created_at: typing.Optional[Timestamp]
     payload: JsonText
-    def __init__(self, *, sequence: typing.Optional[int], execution_id: str, event_type: str, created_at: str, payload: JsonText) -> None:
+    def __init__(self, *, sequence: typing.Optional[int], execution_id: str, event_type: str, created_at: typing.Optional[Timestamp], payload: JsonText) -> None:
         ...
 
 class SessionSnapshot:

@@ -2912,9 +2912,9 @@ public struct ExecutionEvent: Equatable, Hashable {
      */
     public var eventType: ExecutionEventType
     /**
-     * When (RFC 3339).
+     * When; absent when the host's time is not RFC 3339.
      */
-    public var occurredAt: String
+    public var occurredAt: Date?
     /**
      * The intervention it concerns.
      */
@@ -2938,8 +2938,8 @@ public struct ExecutionEvent: Equatable, Hashable {
          * What happened.
          */eventType: ExecutionEventType, 
         /**
-         * When (RFC 3339).
-         */occurredAt: String, 
+         * When; absent when the host's time is not RFC 3339.
+         */occurredAt: Date?, 
         /**
          * The intervention it concerns.
          */operationId: String?, 
@@ -2975,7 +2975,7 @@ public struct FfiConverterTypeExecutionEvent: FfiConverterRustBuffer {
             try ExecutionEvent(
                 sequence: FfiConverterInt64.read(from: &buf), 
                 eventType: FfiConverterTypeExecutionEventType.read(from: &buf), 
-                occurredAt: FfiConverterString.read(from: &buf), 
+                occurredAt: FfiConverterOptionTimestamp.read(from: &buf), 
                 operationId: FfiConverterOptionString.read(from: &buf), 
                 checkpoint: FfiConverterOptionTypeCheckpoint.read(from: &buf), 
                 details: FfiConverterOptionTypeJsonText.read(from: &buf)
@@ -2985,7 +2985,7 @@ public struct FfiConverterTypeExecutionEvent: FfiConverterRustBuffer {
     public static func write(_ value: ExecutionEvent, into buf: inout [UInt8]) {
         FfiConverterInt64.write(value.sequence, into: &buf)
         FfiConverterTypeExecutionEventType.write(value.eventType, into: &buf)
-        FfiConverterString.write(value.occurredAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.occurredAt, into: &buf)
         FfiConverterOptionString.write(value.operationId, into: &buf)
         FfiConverterOptionTypeCheckpoint.write(value.checkpoint, into: &buf)
         FfiConverterOptionTypeJsonText.write(value.details, into: &buf)
@@ -3085,13 +3085,13 @@ public struct ExecutionSession: Equatable, Hashable {
      */
     public var events: [ExecutionEvent]
     /**
-     * RFC 3339.
+     * Creation time; absent when the host sent none or a time that is not RFC 3339.
      */
-    public var createdAt: String?
+    public var createdAt: Date?
     /**
-     * RFC 3339.
+     * Last update time; absent as `created_at`.
      */
-    public var updatedAt: String?
+    public var updatedAt: Date?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -3151,11 +3151,11 @@ public struct ExecutionSession: Equatable, Hashable {
          * Events, by sequence.
          */events: [ExecutionEvent], 
         /**
-         * RFC 3339.
-         */createdAt: String?, 
+         * Creation time; absent when the host sent none or a time that is not RFC 3339.
+         */createdAt: Date?, 
         /**
-         * RFC 3339.
-         */updatedAt: String?) {
+         * Last update time; absent as `created_at`.
+         */updatedAt: Date?) {
         self.tenantId = tenantId
         self.roomId = roomId
         self.sessionId = sessionId
@@ -3212,8 +3212,8 @@ public struct FfiConverterTypeExecutionSession: FfiConverterRustBuffer {
                 outcome: FfiConverterOptionTypeSessionOutcome.read(from: &buf), 
                 interventions: FfiConverterSequenceTypeIntervention.read(from: &buf), 
                 events: FfiConverterSequenceTypeExecutionEvent.read(from: &buf), 
-                createdAt: FfiConverterOptionString.read(from: &buf), 
-                updatedAt: FfiConverterOptionString.read(from: &buf)
+                createdAt: FfiConverterOptionTimestamp.read(from: &buf), 
+                updatedAt: FfiConverterOptionTimestamp.read(from: &buf)
         )
     }
 
@@ -3236,8 +3236,8 @@ public struct FfiConverterTypeExecutionSession: FfiConverterRustBuffer {
         FfiConverterOptionTypeSessionOutcome.write(value.outcome, into: &buf)
         FfiConverterSequenceTypeIntervention.write(value.interventions, into: &buf)
         FfiConverterSequenceTypeExecutionEvent.write(value.events, into: &buf)
-        FfiConverterOptionString.write(value.createdAt, into: &buf)
-        FfiConverterOptionString.write(value.updatedAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.createdAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.updatedAt, into: &buf)
     }
 }
 
@@ -3742,13 +3742,13 @@ public struct Intervention: Equatable, Hashable {
      */
     public var attempts: Int32
     /**
-     * When it was requested (RFC 3339).
+     * When it was requested; absent when the host's time is not RFC 3339.
      */
-    public var requestedAt: String
+    public var requestedAt: Date?
     /**
-     * When it was applied or rejected (RFC 3339).
+     * When it was applied or rejected (absent as `requested_at`).
      */
-    public var resolvedAt: String?
+    public var resolvedAt: Date?
     /**
      * Why it was applied or rejected.
      */
@@ -3776,11 +3776,11 @@ public struct Intervention: Equatable, Hashable {
          * How many claims it has had.
          */attempts: Int32, 
         /**
-         * When it was requested (RFC 3339).
-         */requestedAt: String, 
+         * When it was requested; absent when the host's time is not RFC 3339.
+         */requestedAt: Date?, 
         /**
-         * When it was applied or rejected (RFC 3339).
-         */resolvedAt: String?, 
+         * When it was applied or rejected (absent as `requested_at`).
+         */resolvedAt: Date?, 
         /**
          * Why it was applied or rejected.
          */resolutionReason: String?) {
@@ -3817,8 +3817,8 @@ public struct FfiConverterTypeIntervention: FfiConverterRustBuffer {
                 checkpoint: FfiConverterTypeCheckpoint.read(from: &buf), 
                 status: FfiConverterTypeInterventionStatus.read(from: &buf), 
                 attempts: FfiConverterInt32.read(from: &buf), 
-                requestedAt: FfiConverterString.read(from: &buf), 
-                resolvedAt: FfiConverterOptionString.read(from: &buf), 
+                requestedAt: FfiConverterOptionTimestamp.read(from: &buf), 
+                resolvedAt: FfiConverterOptionTimestamp.read(from: &buf), 
                 resolutionReason: FfiConverterOptionString.read(from: &buf)
         )
     }
@@ -3830,8 +3830,8 @@ public struct FfiConverterTypeIntervention: FfiConverterRustBuffer {
         FfiConverterTypeCheckpoint.write(value.checkpoint, into: &buf)
         FfiConverterTypeInterventionStatus.write(value.status, into: &buf)
         FfiConverterInt32.write(value.attempts, into: &buf)
-        FfiConverterString.write(value.requestedAt, into: &buf)
-        FfiConverterOptionString.write(value.resolvedAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.requestedAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.resolvedAt, into: &buf)
         FfiConverterOptionString.write(value.resolutionReason, into: &buf)
     }
 }
@@ -4070,9 +4070,9 @@ public struct SessionEvent: Equatable, Hashable {
      */
     public var eventType: String
     /**
-     * When it happened (RFC 3339).
+     * When it happened; absent when the host's time is not RFC 3339.
      */
-    public var createdAt: String
+    public var createdAt: Date?
     /**
      * Its payload, as JSON text.
      */
@@ -4091,8 +4091,8 @@ public struct SessionEvent: Equatable, Hashable {
          * Its type as the host spells it (`execution.stopped`, `message.completed`, ...).
          */eventType: String, 
         /**
-         * When it happened (RFC 3339).
-         */createdAt: String, 
+         * When it happened; absent when the host's time is not RFC 3339.
+         */createdAt: Date?, 
         /**
          * Its payload, as JSON text.
          */payload: JsonText) {
@@ -4122,7 +4122,7 @@ public struct FfiConverterTypeSessionEvent: FfiConverterRustBuffer {
                 sequence: FfiConverterOptionInt64.read(from: &buf), 
                 executionId: FfiConverterString.read(from: &buf), 
                 eventType: FfiConverterString.read(from: &buf), 
-                createdAt: FfiConverterString.read(from: &buf), 
+                createdAt: FfiConverterOptionTimestamp.read(from: &buf), 
                 payload: FfiConverterTypeJsonText.read(from: &buf)
         )
     }
@@ -4131,7 +4131,7 @@ public struct FfiConverterTypeSessionEvent: FfiConverterRustBuffer {
         FfiConverterOptionInt64.write(value.sequence, into: &buf)
         FfiConverterString.write(value.executionId, into: &buf)
         FfiConverterString.write(value.eventType, into: &buf)
-        FfiConverterString.write(value.createdAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.createdAt, into: &buf)
         FfiConverterTypeJsonText.write(value.payload, into: &buf)
     }
 }
@@ -4165,9 +4165,9 @@ public struct SessionOutcome: Equatable, Hashable {
      */
     public var reason: String?
     /**
-     * When (RFC 3339).
+     * When; absent when the host sent none or a time that is not RFC 3339.
      */
-    public var endedAt: String?
+    public var endedAt: Date?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -4179,8 +4179,8 @@ public struct SessionOutcome: Equatable, Hashable {
          * Why.
          */reason: String?, 
         /**
-         * When (RFC 3339).
-         */endedAt: String?) {
+         * When; absent when the host sent none or a time that is not RFC 3339.
+         */endedAt: Date?) {
         self.status = status
         self.reason = reason
         self.endedAt = endedAt
@@ -4204,14 +4204,14 @@ public struct FfiConverterTypeSessionOutcome: FfiConverterRustBuffer {
             try SessionOutcome(
                 status: FfiConverterTypeExecutionSessionStatus.read(from: &buf), 
                 reason: FfiConverterOptionString.read(from: &buf), 
-                endedAt: FfiConverterOptionString.read(from: &buf)
+                endedAt: FfiConverterOptionTimestamp.read(from: &buf)
         )
     }
 
     public static func write(_ value: SessionOutcome, into buf: inout [UInt8]) {
         FfiConverterTypeExecutionSessionStatus.write(value.status, into: &buf)
         FfiConverterOptionString.write(value.reason, into: &buf)
-        FfiConverterOptionString.write(value.endedAt, into: &buf)
+        FfiConverterOptionTimestamp.write(value.endedAt, into: &buf)
     }
 }
 

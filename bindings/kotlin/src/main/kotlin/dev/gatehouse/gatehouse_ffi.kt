@@ -4659,9 +4659,9 @@ data class ExecutionEvent (
     var `eventType`: ExecutionEventType
     , 
     /**
-     * When (RFC 3339).
+     * When; absent when the host's time is not RFC 3339.
      */
-    var `occurredAt`: kotlin.String
+    var `occurredAt`: java.time.Instant?
     , 
     /**
      * The intervention it concerns.
@@ -4695,7 +4695,7 @@ public object FfiConverterTypeExecutionEvent: FfiConverterRustBuffer<ExecutionEv
         return ExecutionEvent(
             FfiConverterLong.read(buf),
             FfiConverterTypeExecutionEventType.read(buf),
-            FfiConverterString.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalTypeCheckpoint.read(buf),
             FfiConverterOptionalTypeJsonText.read(buf),
@@ -4705,7 +4705,7 @@ public object FfiConverterTypeExecutionEvent: FfiConverterRustBuffer<ExecutionEv
     override fun allocationSize(value: ExecutionEvent) = (
             FfiConverterLong.allocationSize(value.`sequence`) +
             FfiConverterTypeExecutionEventType.allocationSize(value.`eventType`) +
-            FfiConverterString.allocationSize(value.`occurredAt`) +
+            FfiConverterOptionalTimestamp.allocationSize(value.`occurredAt`) +
             FfiConverterOptionalString.allocationSize(value.`operationId`) +
             FfiConverterOptionalTypeCheckpoint.allocationSize(value.`checkpoint`) +
             FfiConverterOptionalTypeJsonText.allocationSize(value.`details`)
@@ -4714,7 +4714,7 @@ public object FfiConverterTypeExecutionEvent: FfiConverterRustBuffer<ExecutionEv
     override fun write(value: ExecutionEvent, buf: ByteBuffer) {
             FfiConverterLong.write(value.`sequence`, buf)
             FfiConverterTypeExecutionEventType.write(value.`eventType`, buf)
-            FfiConverterString.write(value.`occurredAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`occurredAt`, buf)
             FfiConverterOptionalString.write(value.`operationId`, buf)
             FfiConverterOptionalTypeCheckpoint.write(value.`checkpoint`, buf)
             FfiConverterOptionalTypeJsonText.write(value.`details`, buf)
@@ -4818,14 +4818,14 @@ data class ExecutionSession (
     var `events`: List<ExecutionEvent>
     , 
     /**
-     * RFC 3339.
+     * Creation time; absent when the host sent none or a time that is not RFC 3339.
      */
-    var `createdAt`: kotlin.String?
+    var `createdAt`: java.time.Instant?
     , 
     /**
-     * RFC 3339.
+     * Last update time; absent as `created_at`.
      */
-    var `updatedAt`: kotlin.String?
+    var `updatedAt`: java.time.Instant?
     
 ){
     
@@ -4860,8 +4860,8 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterOptionalTypeSessionOutcome.read(buf),
             FfiConverterSequenceTypeIntervention.read(buf),
             FfiConverterSequenceTypeExecutionEvent.read(buf),
-            FfiConverterOptionalString.read(buf),
-            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
         )
     }
 
@@ -4884,8 +4884,8 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterOptionalTypeSessionOutcome.allocationSize(value.`outcome`) +
             FfiConverterSequenceTypeIntervention.allocationSize(value.`interventions`) +
             FfiConverterSequenceTypeExecutionEvent.allocationSize(value.`events`) +
-            FfiConverterOptionalString.allocationSize(value.`createdAt`) +
-            FfiConverterOptionalString.allocationSize(value.`updatedAt`)
+            FfiConverterOptionalTimestamp.allocationSize(value.`createdAt`) +
+            FfiConverterOptionalTimestamp.allocationSize(value.`updatedAt`)
     )
 
     override fun write(value: ExecutionSession, buf: ByteBuffer) {
@@ -4907,8 +4907,8 @@ public object FfiConverterTypeExecutionSession: FfiConverterRustBuffer<Execution
             FfiConverterOptionalTypeSessionOutcome.write(value.`outcome`, buf)
             FfiConverterSequenceTypeIntervention.write(value.`interventions`, buf)
             FfiConverterSequenceTypeExecutionEvent.write(value.`events`, buf)
-            FfiConverterOptionalString.write(value.`createdAt`, buf)
-            FfiConverterOptionalString.write(value.`updatedAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`createdAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`updatedAt`, buf)
     }
 }
 
@@ -5279,14 +5279,14 @@ data class Intervention (
     var `attempts`: kotlin.Int
     , 
     /**
-     * When it was requested (RFC 3339).
+     * When it was requested; absent when the host's time is not RFC 3339.
      */
-    var `requestedAt`: kotlin.String
+    var `requestedAt`: java.time.Instant?
     , 
     /**
-     * When it was applied or rejected (RFC 3339).
+     * When it was applied or rejected (absent as `requested_at`).
      */
-    var `resolvedAt`: kotlin.String?
+    var `resolvedAt`: java.time.Instant?
     , 
     /**
      * Why it was applied or rejected.
@@ -5314,8 +5314,8 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
             FfiConverterTypeCheckpoint.read(buf),
             FfiConverterTypeInterventionStatus.read(buf),
             FfiConverterInt.read(buf),
-            FfiConverterString.read(buf),
-            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
             FfiConverterOptionalString.read(buf),
         )
     }
@@ -5327,8 +5327,8 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
             FfiConverterTypeCheckpoint.allocationSize(value.`checkpoint`) +
             FfiConverterTypeInterventionStatus.allocationSize(value.`status`) +
             FfiConverterInt.allocationSize(value.`attempts`) +
-            FfiConverterString.allocationSize(value.`requestedAt`) +
-            FfiConverterOptionalString.allocationSize(value.`resolvedAt`) +
+            FfiConverterOptionalTimestamp.allocationSize(value.`requestedAt`) +
+            FfiConverterOptionalTimestamp.allocationSize(value.`resolvedAt`) +
             FfiConverterOptionalString.allocationSize(value.`resolutionReason`)
     )
 
@@ -5339,8 +5339,8 @@ public object FfiConverterTypeIntervention: FfiConverterRustBuffer<Intervention>
             FfiConverterTypeCheckpoint.write(value.`checkpoint`, buf)
             FfiConverterTypeInterventionStatus.write(value.`status`, buf)
             FfiConverterInt.write(value.`attempts`, buf)
-            FfiConverterString.write(value.`requestedAt`, buf)
-            FfiConverterOptionalString.write(value.`resolvedAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`requestedAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`resolvedAt`, buf)
             FfiConverterOptionalString.write(value.`resolutionReason`, buf)
     }
 }
@@ -5511,9 +5511,9 @@ data class SessionEvent (
     var `eventType`: kotlin.String
     , 
     /**
-     * When it happened (RFC 3339).
+     * When it happened; absent when the host's time is not RFC 3339.
      */
-    var `createdAt`: kotlin.String
+    var `createdAt`: java.time.Instant?
     , 
     /**
      * Its payload, as JSON text.
@@ -5538,7 +5538,7 @@ public object FfiConverterTypeSessionEvent: FfiConverterRustBuffer<SessionEvent>
             FfiConverterOptionalLong.read(buf),
             FfiConverterString.read(buf),
             FfiConverterString.read(buf),
-            FfiConverterString.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
             FfiConverterTypeJsonText.read(buf),
         )
     }
@@ -5547,7 +5547,7 @@ public object FfiConverterTypeSessionEvent: FfiConverterRustBuffer<SessionEvent>
             FfiConverterOptionalLong.allocationSize(value.`sequence`) +
             FfiConverterString.allocationSize(value.`executionId`) +
             FfiConverterString.allocationSize(value.`eventType`) +
-            FfiConverterString.allocationSize(value.`createdAt`) +
+            FfiConverterOptionalTimestamp.allocationSize(value.`createdAt`) +
             FfiConverterTypeJsonText.allocationSize(value.`payload`)
     )
 
@@ -5555,7 +5555,7 @@ public object FfiConverterTypeSessionEvent: FfiConverterRustBuffer<SessionEvent>
             FfiConverterOptionalLong.write(value.`sequence`, buf)
             FfiConverterString.write(value.`executionId`, buf)
             FfiConverterString.write(value.`eventType`, buf)
-            FfiConverterString.write(value.`createdAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`createdAt`, buf)
             FfiConverterTypeJsonText.write(value.`payload`, buf)
     }
 }
@@ -5577,9 +5577,9 @@ data class SessionOutcome (
     var `reason`: kotlin.String?
     , 
     /**
-     * When (RFC 3339).
+     * When; absent when the host sent none or a time that is not RFC 3339.
      */
-    var `endedAt`: kotlin.String?
+    var `endedAt`: java.time.Instant?
     
 ){
     
@@ -5598,20 +5598,20 @@ public object FfiConverterTypeSessionOutcome: FfiConverterRustBuffer<SessionOutc
         return SessionOutcome(
             FfiConverterTypeExecutionSessionStatus.read(buf),
             FfiConverterOptionalString.read(buf),
-            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTimestamp.read(buf),
         )
     }
 
     override fun allocationSize(value: SessionOutcome) = (
             FfiConverterTypeExecutionSessionStatus.allocationSize(value.`status`) +
             FfiConverterOptionalString.allocationSize(value.`reason`) +
-            FfiConverterOptionalString.allocationSize(value.`endedAt`)
+            FfiConverterOptionalTimestamp.allocationSize(value.`endedAt`)
     )
 
     override fun write(value: SessionOutcome, buf: ByteBuffer) {
             FfiConverterTypeExecutionSessionStatus.write(value.`status`, buf)
             FfiConverterOptionalString.write(value.`reason`, buf)
-            FfiConverterOptionalString.write(value.`endedAt`, buf)
+            FfiConverterOptionalTimestamp.write(value.`endedAt`, buf)
     }
 }
 
