@@ -8,12 +8,18 @@
 //! - `bench`: run the benchmarks and rewrite BENCHMARKS.md.
 //! - `package`: check publish flags and rust-versions against the lockfile, then
 //!   `cargo package` (packaged and verify-built) every publishable crate.
+//! - `mobile-lib`: build the native library every language's package takes, once, and
+//!   print where it is.
+//! - `dist [--list]`: what a release would publish (CLI, wheel, sdist, jar, crates), with
+//!   checksums, in `<target>/dist/`.
 
 // A command-line tool: it prints progress and failures of the chores it runs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
 mod bindings;
+mod dist;
+mod mobile_lib;
 mod package;
 mod postgres;
 mod schema;
@@ -33,7 +39,9 @@ fn main() -> ExitCode {
     let (command, rest) = match args.split_first() {
         Some((command, rest)) => (command.as_str(), rest),
         None => {
-            eprintln!("usage: cargo xtask <schema|bindings|test|bench|package> [--check]");
+            eprintln!(
+                "usage: cargo xtask <schema|bindings|test|bench|package|mobile-lib|dist> [--check]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -43,8 +51,10 @@ fn main() -> ExitCode {
         "test" => test::run(rest),
         "bench" => bench::run(rest),
         "package" => package::run(rest),
+        "mobile-lib" => mobile_lib::run(rest),
+        "dist" => dist::run(rest),
         other => Err(format!(
-            "unknown command `{other}`; expected schema, bindings, test, bench or package"
+            "unknown command `{other}`; expected schema, bindings, test, bench, package, mobile-lib or dist"
         )),
     };
     match result {
