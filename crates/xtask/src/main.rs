@@ -34,7 +34,32 @@ mod util;
 
 use std::process::ExitCode;
 
+/// `cargo xtask` is `cargo run -p xtask`, which gives this process xtask's own
+/// `CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, ... Every cargo started from here would pass them
+/// on to the build scripts' freshness checks (ring's reruns when `CARGO_MANIFEST_DIR` or
+/// `CARGO_PKG_NAME` changes), so a build started here and the same build started from a
+/// shell (or by maturin under pip) would each find the other's stale and compile ring,
+/// rustls and the mobile library again (minutes, with LTO). Children see the caller's
+/// environment instead.
+fn forget_cargo_run_environment() {
+    let names: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| {
+            name.starts_with("CARGO_PKG_")
+                || name.starts_with("CARGO_MANIFEST_")
+                || matches!(
+                    name.as_str(),
+                    "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
+                )
+        })
+        .collect();
+    for name in names {
+        std::env::remove_var(name);
+    }
+}
+
 fn main() -> ExitCode {
+    forget_cargo_run_environment();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (command, rest) = match args.split_first() {
         Some((command, rest)) => (command.as_str(), rest),
