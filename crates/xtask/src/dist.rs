@@ -82,12 +82,12 @@ pub fn plan() -> Vec<Artifact> {
     }
     plan.push(Artifact {
         file: "GatehouseFFI.xcframework.zip + Package.swift.binaryTarget".to_string(),
-        made_by: "bash bindings/swift/build-xcframework.sh --zip (macOS with Xcode only)",
+        made_by: "bash bindings/swift/build-xcframework.sh, on macOS with Xcode only",
         built_here: false,
     });
     plan.push(Artifact {
         file: format!("gatehouse-kotlin-android-{VERSION}.aar"),
-        made_by: "bash bindings/kotlin/build-aar.sh (Android NDK and cargo-ndk only)",
+        made_by: "bash bindings/kotlin/build-aar.sh, with the Android NDK and cargo-ndk only",
         built_here: false,
     });
     plan.push(here(
