@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every binding test, from a checkout, against the packages a user installs. Builds what is
-# missing (the native library with the mobile profile; the wheel's and the jar's own cargo
-# calls find it built), then:
+# missing (the native library with the mobile profile, once: the wheel's cargo call finds it
+# built, checked; the jar packs it), then:
 #   1. the mobile library: no OpenSSL, exported entry points, stripped size < 6 MB;
 #   2. Swift: header compiles and links, symbols match, Swift parses (bindings/swift/check.py);
 #   3. Python: builds the wheel with maturin (`pip wheel bindings/python`: native library,
@@ -79,7 +79,10 @@ else
 fi
 
 echo "== building gatehouse-ffi ($profile profile)"
-cargo build -q -p gatehouse-ffi --lib --profile "$profile"
+# The one build of the library (`cargo xtask mobile-lib`'s command, maturin's own): the
+# wheel's and the jar's builds below find it built and compile nothing.
+# shellcheck disable=SC2086
+cargo rustc -p gatehouse-ffi --lib --profile $profile --crate-type cdylib -q
 if [ -z "${GATEHOUSE_BIN:-}" ]; then
   echo "== building gatehouse (server binary)"
   cargo build -q -p gatehouse-cli
@@ -107,9 +110,15 @@ if wants python; then
   # on the PATH, where pip's maturin hook looks for the maturin binary), and maturin runs
   # cargo with the same profile and target directory as above. `--compatibility pypi`: the
   # manylinux tag the library's glibc symbols allow (pip's default is `linux`).
+  # maturin's cargo call finds the library above built: the wheel's build must not compile
+  # it again (nor overwrite the .so the Swift package links), which the library's
+  # modification time, unchanged, proves.
+  lib_before="$(stat -c %Y.%s "$lib")"
   PATH="$(dirname "$dev_python"):$PATH" "$dev_python" -m pip wheel -q --no-deps \
     --no-build-isolation --config-settings=build-args="--profile $profile --compatibility pypi" \
     -w "$dist" bindings/python
+  [ "$(stat -c %Y.%s "$lib")" = "$lib_before" ] \
+    || { echo "FAIL: the wheel's build (maturin) compiled $lib again: its cargo command is no longer crates/xtask/src/mobile_lib.rs's"; exit 1; }
   wheel="$(ls "$dist"/gatehouse_sdk-*.whl)"
   echo "built $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
   "$dev_python" -m auditwheel show "$wheel"
@@ -139,7 +148,7 @@ if wants kotlin; then
   echo "== kotlin: the jar, installed, used from a fresh Maven consumer project"
   # shellcheck disable=SC2086
   (cd bindings/kotlin && mvn -B --no-transfer-progress -q ${MVN_ARGS:-} \
-    -Dgatehouse.cargo.profile="$profile" -Dgatehouse.lib.dir="$profile_dir" -DskipTests install)
+    -Dgatehouse.cargo.skip=true -Dgatehouse.lib.dir="$profile_dir" -DskipTests install)
   jar="bindings/kotlin/target/gatehouse-kotlin-0.1.0.jar"
   python3 -c 'import sys, zipfile; sys.exit("linux-x86-64/libgatehouse_ffi.so" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$jar" \
     || { echo "FAIL: $jar does not carry linux-x86-64/libgatehouse_ffi.so"; exit 1; }

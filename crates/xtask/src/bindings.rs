@@ -3,7 +3,7 @@
 //!
 //! The steps, each its own cargo invocation so the bindgen's features never reach the
 //! shipped library:
-//! 1. `cargo build -p gatehouse-ffi --profile mobile`: the library. The profile keeps the
+//! 1. `cargo xtask mobile-lib`'s cargo command: the library (mobile profile). The profile keeps the
 //!    symbol table (`strip = "debuginfo"`), where uniffi's metadata lives.
 //! 2. `cargo build -p uniffi-bindgen`: the generator.
 //! 3. `uniffi-bindgen generate --library <lib> --language L --no-format` per language, into
@@ -294,34 +294,12 @@ pub fn library_path(target: &Path, profile: &str) -> PathBuf {
     profile_dir(target, profile).join(name)
 }
 
-/// Build the library with `profile` (separately from the bindgen) and return its path
-/// under cargo's target directory `target`.
-pub fn build_library(root: &Path, target: &Path, profile: &str) -> Result<PathBuf, String> {
-    run_command(cargo().current_dir(root).args([
-        "build",
-        "-p",
-        "gatehouse-ffi",
-        "--lib",
-        "--profile",
-        profile,
-    ]))?;
-    let library = library_path(target, profile);
-    if library.is_file() {
-        Ok(library)
-    } else {
-        Err(format!(
-            "cargo built gatehouse-ffi but {} is not there",
-            library.display()
-        ))
-    }
-}
-
 pub fn run(args: &[String]) -> Result<(), String> {
     let options = parse(args)?;
     let root = workspace_root();
     let target = target_dir(&root)?;
 
-    let library = build_library(&root, &target, &options.profile)?;
+    let library = crate::mobile_lib::build(&root, &target, &options.profile)?;
     run_command(
         cargo()
             .current_dir(&root)

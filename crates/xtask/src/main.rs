@@ -8,12 +8,18 @@
 //! - `bench`: run the benchmarks and rewrite BENCHMARKS.md.
 //! - `package`: check publish flags and rust-versions against the lockfile, then
 //!   `cargo package` (packaged and verify-built) every publishable crate.
+//! - `mobile-lib`: build the native library every language's package takes, once, and
+//!   print where it is.
+//! - `dist [--list]`: what a release would publish (CLI, wheel, sdist, jar, crates), with
+//!   checksums, in `<target>/dist/`.
 
 // A command-line tool: it prints progress and failures of the chores it runs.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
 mod bindings;
+mod dist;
+mod mobile_lib;
 mod package;
 mod postgres;
 mod schema;
@@ -28,12 +34,39 @@ mod util;
 
 use std::process::ExitCode;
 
+/// `cargo xtask` is `cargo run -p xtask`, which gives this process xtask's own
+/// `CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, ... Every cargo started from here would pass them
+/// on to the build scripts' freshness checks (ring's reruns when `CARGO_MANIFEST_DIR` or
+/// `CARGO_PKG_NAME` changes), so a build started here and the same build started from a
+/// shell (or by maturin under pip) would each find the other's stale and compile ring,
+/// rustls and the mobile library again (minutes, with LTO). Children see the caller's
+/// environment instead.
+fn forget_cargo_run_environment() {
+    let names: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| {
+            name.starts_with("CARGO_PKG_")
+                || name.starts_with("CARGO_MANIFEST_")
+                || matches!(
+                    name.as_str(),
+                    "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
+                )
+        })
+        .collect();
+    for name in names {
+        std::env::remove_var(name);
+    }
+}
+
 fn main() -> ExitCode {
+    forget_cargo_run_environment();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (command, rest) = match args.split_first() {
         Some((command, rest)) => (command.as_str(), rest),
         None => {
-            eprintln!("usage: cargo xtask <schema|bindings|test|bench|package> [--check]");
+            eprintln!(
+                "usage: cargo xtask <schema|bindings|test|bench|package|mobile-lib|dist> [--check]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -43,8 +76,10 @@ fn main() -> ExitCode {
         "test" => test::run(rest),
         "bench" => bench::run(rest),
         "package" => package::run(rest),
+        "mobile-lib" => mobile_lib::run(rest),
+        "dist" => dist::run(rest),
         other => Err(format!(
-            "unknown command `{other}`; expected schema, bindings, test, bench or package"
+            "unknown command `{other}`; expected schema, bindings, test, bench, package, mobile-lib or dist"
         )),
     };
     match result {

@@ -501,7 +501,7 @@ fn typescript_tests(root: &Path) -> Result<(), String> {
 /// The Python of every Python step: `<target>/python-venv/bin/python`, the environment
 /// made with `python3 -m venv` when it is missing, requirements-dev.txt installed into it
 /// (pip only checks what is already there: no download once it is complete).
-fn dev_python(root: &Path) -> Result<PathBuf, String> {
+pub fn dev_python(root: &Path) -> Result<PathBuf, String> {
     let venv = target_dir(root)?.join(PYTHON_VENV);
     let python = venv.join("bin").join("python");
     if !python.is_file() {

@@ -16,7 +16,7 @@
 //!    `bench/python/ffi_respond.py`, the Kotlin binding's `RespondCostBench.kt`, run by
 //!    Maven, and the Swift binding's `bench/swift` where a Swift toolchain exists), the floor, and the sustained respond load against
 //!    the resume workers (SQLite, and a PostgreSQL cluster started for it);
-//! 6. `cargo build -p gatehouse-ffi --profile mobile`, a stripped copy, `cargo tree`;
+//! 6. the mobile library (`cargo xtask mobile-lib`'s command), a stripped copy, `cargo tree`;
 //! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim
 //!    (rendered by [`report`] from the outputs of steps 3 to 6).
 //!
@@ -349,13 +349,7 @@ fn copy_python_files(from: &Path, to: &Path) -> Result<(), String> {
 
 fn mobile_library(root: &Path, target: &Path, out: &Path, build: bool) -> Result<Mobile, String> {
     if build {
-        run_command(cargo().current_dir(root).args([
-            "build",
-            "-p",
-            "gatehouse-ffi",
-            "--profile",
-            "mobile",
-        ]))?;
+        crate::mobile_lib::build(root, target, crate::mobile_lib::PROFILE)?;
     }
     let library = profile_dir(target, "mobile").join("libgatehouse_ffi.so");
     let copy = out.join("libgatehouse_ffi.mobile.stripped.so");
