@@ -84,17 +84,21 @@ impl DeliveryStore {
         Self { db, gates }
     }
 
-    /// Claim the most overdue pending row of one of `endpoints` for `lease_ms`: not
-    /// leased (or its lease expired by the store's clock), its next attempt due. The
-    /// attempt counter moves with the claim, so an instance that dies mid-attempt still
-    /// counts it. `None` when nothing is due.
-    pub async fn claim_webhook(
+    /// Claim at most `limit` of the most overdue pending rows of `endpoints` for
+    /// `lease_ms`, in one statement under one lease owner: each not leased (or its lease
+    /// expired by the store's clock), its next attempt due. Oldest first, in the order
+    /// the rows are to be sent. The attempt counter moves with the claim, so an instance
+    /// that dies mid-attempt still counts it; a row the worker then does not attempt is
+    /// given back with [`release_webhooks`](Self::release_webhooks). Empty when nothing
+    /// is due.
+    pub async fn claim_webhooks(
         &self,
         endpoints: &[String],
         lease_ms: i64,
-    ) -> Result<Option<ClaimedDelivery>, StoreError> {
-        if endpoints.is_empty() {
-            return Ok(None);
+        limit: u32,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        if endpoints.is_empty() || limit == 0 {
+            return Ok(Vec::new());
         }
         let now = self.db.now_ms_sql();
         let lock = match self.db.backend {
@@ -109,61 +113,104 @@ impl DeliveryStore {
         let sql = format!(
             "UPDATE webhook_outbox SET lease_owner = $1, lease_expires_ms = {now} + $2, \
              attempts = attempts + 1 \
-             WHERE id = (SELECT id FROM webhook_outbox WHERE {due} \
-                 ORDER BY next_attempt_ms, id LIMIT 1{lock}) AND {due} \
-             RETURNING id, event_id, endpoint, event_type, interaction_id, payload, attempts"
+             WHERE id IN (SELECT id FROM webhook_outbox WHERE {due} \
+                 ORDER BY next_attempt_ms, id LIMIT {limit}{lock}) AND {due} \
+             RETURNING id, event_id, endpoint, event_type, interaction_id, payload, attempts, \
+                 next_attempt_ms"
         );
         let owner = uuid::Uuid::new_v4().to_string();
         let lease_ms = addable_lease_ms(lease_ms);
-        let claimed = crate::db::in_tx!(self.db, tx => {
+        let mut claimed = crate::db::in_tx!(self.db, tx => {
             let mut query = sqlx::query(&sql).bind(&owner).bind(lease_ms);
             for endpoint in endpoints {
                 query = query.bind(endpoint);
             }
-            match query.fetch_optional(&mut *tx).await? {
-                Some(row) => Ok(Some(ClaimedDelivery {
-                    id: row.text("id")?,
-                    event_id: row.text("event_id")?,
-                    endpoint: row.text("endpoint")?,
-                    event_type: row.text("event_type")?,
-                    interaction_id: row.opt_text("interaction_id")?,
-                    payload: row.text("payload")?,
-                    attempts: row.int("attempts")?,
-                    owner: owner.clone(),
-                })),
-                None => Ok(None),
-            }
+            let rows = query.fetch_all(&mut *tx).await?;
+            rows.iter()
+                .map(|row| {
+                    Ok((
+                        row.int("next_attempt_ms")?,
+                        ClaimedDelivery {
+                            id: row.text("id")?,
+                            event_id: row.text("event_id")?,
+                            endpoint: row.text("endpoint")?,
+                            event_type: row.text("event_type")?,
+                            interaction_id: row.opt_text("interaction_id")?,
+                            payload: row.text("payload")?,
+                            attempts: row.int("attempts")?,
+                            owner: owner.clone(),
+                        },
+                    ))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()
         })?;
-        Ok(claimed)
+        // RETURNING promises no order: sort as the claim chose them.
+        claimed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        Ok(claimed.into_iter().map(|(_, claim)| claim).collect())
     }
 
-    /// The attempt succeeded: the row is `delivered`, and when it is a gate's opening
-    /// event, the gate's `flags.delivered_webhook` is set, in one transaction. Fenced
-    /// by the claim: `false` (nothing written) when its lease had moved on.
-    pub async fn webhook_delivered(&self, claim: &ClaimedDelivery) -> Result<bool, StoreError> {
+    /// These attempts succeeded, in one transaction: each row is `delivered`, and when it
+    /// is a gate's opening event, the gate's `flags.delivered_webhook` is set. Fenced by
+    /// each claim: for each, in order, `false` (nothing written for it) when its lease had
+    /// moved on.
+    pub async fn webhooks_delivered(
+        &self,
+        claims: &[&ClaimedDelivery],
+    ) -> Result<Vec<bool>, StoreError> {
+        if claims.is_empty() {
+            return Ok(Vec::new());
+        }
         let now = now_text();
-        let set_flag = claim.event_type == GATE_OPENED;
         crate::db::in_tx!(self.db, tx => {
-            let done = sqlx::query(
-                "UPDATE webhook_outbox SET state = 'delivered', delivered_at = $1, \
-                 lease_owner = NULL, lease_expires_ms = 0, last_error = NULL \
-                 WHERE id = $2 AND lease_owner = $3 AND state = 'pending'",
-            )
-            .bind(&now)
-            .bind(&claim.id)
-            .bind(&claim.owner)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if done != 1 {
-                return Ok(false);
+            let mut written = Vec::with_capacity(claims.len());
+            for claim in claims {
+                let done = sqlx::query(
+                    "UPDATE webhook_outbox SET state = 'delivered', delivered_at = $1, \
+                     lease_owner = NULL, lease_expires_ms = 0, last_error = NULL \
+                     WHERE id = $2 AND lease_owner = $3 AND state = 'pending'",
+                )
+                .bind(&now)
+                .bind(&claim.id)
+                .bind(&claim.owner)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if done == 1 && claim.event_type == GATE_OPENED {
+                    if let Some(interaction_id) = &claim.interaction_id {
+                        self.gates
+                            .mark_delivered(Tx::from(&mut *tx), interaction_id)
+                            .await?;
+                    }
+                }
+                written.push(done == 1);
             }
-            if let (true, Some(interaction_id)) = (set_flag, &claim.interaction_id) {
-                self.gates
-                    .mark_delivered(Tx::from(&mut *tx), interaction_id)
-                    .await?;
+            Ok(written)
+        })
+    }
+
+    /// Give back claimed rows that were never attempted (the circuit opened, the server
+    /// is stopping, or the batch's lease ran short): due again at once, for any worker,
+    /// with the attempt their claim counted taken back. Fenced by each claim; how many
+    /// were given back.
+    pub async fn release_webhooks(&self, claims: &[ClaimedDelivery]) -> Result<u64, StoreError> {
+        if claims.is_empty() {
+            return Ok(0);
+        }
+        crate::db::in_tx!(self.db, tx => {
+            let mut released = 0;
+            for claim in claims {
+                released += sqlx::query(
+                    "UPDATE webhook_outbox SET lease_owner = NULL, lease_expires_ms = 0, \
+                     attempts = attempts - 1 \
+                     WHERE id = $1 AND lease_owner = $2 AND state = 'pending'",
+                )
+                .bind(&claim.id)
+                .bind(&claim.owner)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
             }
-            Ok(true)
+            Ok(released)
         })
     }
 

@@ -312,6 +312,59 @@ async fn a_failing_endpoints_circuit_opens_and_recovers() {
     h.server.shutdown().await;
 }
 
+/// A worker claims a batch of events at once and sends them one by one; when the circuit
+/// opens part way, the events it did not send are given back with their attempt taken
+/// back: every attempt an event counts was made (the receiver heard it), so none is spent
+/// by a batch that never sent it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_the_circuit_stops_gives_back_its_unsent_events() {
+    let flaky = Receiver::start(false).await;
+    let settings = WebhookSettings {
+        timeout: Duration::from_millis(300),
+        retry_delay: Duration::from_millis(50),
+        max_attempts: 1000,
+        circuit_failures: 3,
+        circuit_open: Duration::from_secs(30),
+        ..WebhookSettings::default()
+    };
+    let h = server(vec![flaky.endpoint("flaky")], settings.clone()).await;
+    let mut gates = Vec::new();
+    for i in 0..12 {
+        gates.push(open_gate(&h, "batch", &format!("g-{i}")).await);
+    }
+    // The circuit opens after 3 failures; nothing is sent while it is open (30 s).
+    let opened = wait_until(Duration::from_secs(30), || async {
+        flaky.heard().len() >= settings.circuit_failures as usize
+    })
+    .await;
+    assert!(opened, "the endpoint never heard its failing attempts");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let heard = flaky.heard().len();
+    let rows = outbox(&h, "flaky").await;
+    assert_eq!(rows.len(), gates.len(), "{rows:#?}");
+    assert!(
+        rows.iter().all(|row| row["state"] == "pending"),
+        "{rows:#?}"
+    );
+    let counted: u64 = rows
+        .iter()
+        .map(|row| row["attempts"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        counted, heard as u64,
+        "the outbox counts {counted} attempts, the endpoint heard {heard}: {rows:#?}"
+    );
+    let unsent = rows
+        .iter()
+        .filter(|row| row["attempts"].as_u64() == Some(0))
+        .count();
+    assert!(
+        unsent > 0,
+        "every event was attempted while the circuit should have held some: {rows:#?}"
+    );
+    h.server.shutdown().await;
+}
+
 /// The live endpoint's delivery latency (gate opened to request heard), alone and beside
 /// a dead endpoint, for the report: a burst of gates at once, then a steady trickle.
 /// Prints p50/p99; asserts nothing about time. Run it alone:
