@@ -282,18 +282,6 @@ fn parse(args: &[String]) -> Result<Options, String> {
     Ok(options)
 }
 
-/// The built shared library for this platform, under cargo's target directory `target`.
-pub fn library_path(target: &Path, profile: &str) -> PathBuf {
-    let name = if cfg!(target_os = "macos") {
-        "libgatehouse_ffi.dylib"
-    } else if cfg!(target_os = "windows") {
-        "gatehouse_ffi.dll"
-    } else {
-        "libgatehouse_ffi.so"
-    };
-    profile_dir(target, profile).join(name)
-}
-
 pub fn run(args: &[String]) -> Result<(), String> {
     let options = parse(args)?;
     let root = workspace_root();

@@ -17,8 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::bindings::library_path;
-use crate::util::{cargo, run_command, target_dir, workspace_root};
+use crate::util::{cargo, profile_dir, run_command, target_dir, workspace_root};
 
 /// The cargo profile of the library every package ships.
 pub const PROFILE: &str = "mobile";
@@ -28,6 +27,18 @@ const USAGE: &str = "usage: cargo xtask mobile-lib [--profile NAME]
 Builds the native library the Swift package, the Python wheel and the Kotlin jar take
 (gatehouse-ffi, profile mobile unless --profile says otherwise) with the same cargo
 command maturin runs, so the wheel's build finds it built; prints its path on stdout.";
+
+/// The built shared library for this platform, under cargo's target directory `target`.
+pub fn library_path(target: &Path, profile: &str) -> PathBuf {
+    let name = if cfg!(target_os = "macos") {
+        "libgatehouse_ffi.dylib"
+    } else if cfg!(target_os = "windows") {
+        "gatehouse_ffi.dll"
+    } else {
+        "libgatehouse_ffi.so"
+    };
+    profile_dir(target, profile).join(name)
+}
 
 /// The arguments of the one cargo command that builds the library (after `cargo`).
 pub fn cargo_args(profile: &str) -> Vec<String> {

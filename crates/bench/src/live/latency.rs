@@ -29,7 +29,7 @@ use gatehouse_server::testing::TestServerOptions;
 use gatehouse_server::webhooks::WebhookEndpoint;
 
 use super::database::BenchDatabase;
-use super::sustained::{park_a_run, sustained_parameters};
+use super::parked_run::{park_a_run, sustained_parameters};
 use super::{bind_loopback, client_for, failed, summary, LiveConfig, Runtimes};
 use crate::stats::Summary;
 use crate::BenchError;

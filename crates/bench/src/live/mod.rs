@@ -22,6 +22,7 @@ mod ffi;
 mod floor;
 mod latency;
 mod metrics_overhead;
+mod parked_run;
 mod respond;
 mod scale;
 mod sustained;

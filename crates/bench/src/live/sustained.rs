@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use gatehouse_client::{Answer, Client};
 use gatehouse_server::testing::TestServerOptions;
@@ -16,6 +15,7 @@ use super::database::BenchDatabase;
 use super::latency::{
     resume_latency, Acknowledged, ResumeLatency, WebhookLatency, WebhookReceiver,
 };
+use super::parked_run::{park_a_run, sustained_parameters};
 use super::{client_for, failed, millis, LiveConfig, Runtimes};
 use crate::BenchError;
 
@@ -57,45 +57,6 @@ pub struct SustainedReport {
 
 /// Resume jobs in one state.
 const RESUME_JOBS_IN: &str = "SELECT COUNT(*) FROM resume_jobs WHERE state = $1";
-
-/// The agent every run of the load runs: one gated tool call (`permissions: ask`), then
-/// a message.
-pub(super) fn sustained_parameters() -> Result<gatehouse_wire::JsonObject, BenchError> {
-    match json!({"agent": {
-        "llm": {"model": "m-sustained"},
-        "runner": {"permissions": {"default": "ask"}},
-        "script": [{"tool": "Bash", "args": {"command": "make"}}, {"say": "done"}]
-    }}) {
-        Value::Object(map) => Ok(map),
-        _ => Err(BenchError::Invalid("the sustained config".into())),
-    }
-}
-
-/// Invoke a run of `parameters` in a new session `session_id`; the gate it parked at.
-pub(super) async fn park_a_run(
-    client: &Client,
-    parameters: &gatehouse_wire::JsonObject,
-    session_id: String,
-) -> Result<String, BenchError> {
-    let request = gatehouse_wire::invoke::InvokeRequest {
-        session_id: Some(session_id),
-        references: None,
-        data: gatehouse_wire::invoke::InvokeData {
-            parameters: Some(parameters.clone()),
-            ..Default::default()
-        },
-    };
-    let parked = client
-        .service()
-        .invoke(&request)
-        .await
-        .map_err(failed("a sustained-load run"))?;
-    parked
-        .interaction_ids
-        .first()
-        .cloned()
-        .ok_or_else(|| BenchError::Invariant("a sustained-load run did not park".into()))
-}
 
 /// Row 9: `config.sustained_clients` clients for `config.sustained_for`, each looping
 /// "a run parks at a gate, answer it", against a server with its resume workers on;
