@@ -160,8 +160,11 @@ if wants kotlin; then
   cp -r bindings/kotlin/consumer "$scratch/kotlin-consumer"
   # The README's Kotlin quick start, compiled as pasted (with -Werror) beside the tests.
   python3 bindings/quickstart.py kotlin > "$scratch/kotlin-consumer/src/test/kotlin/ReadmeQuickStart.kt"
+  # Without LD_LIBRARY_PATH: `cargo xtask` (a `cargo run`) puts cargo's debug folders
+  # there, and JNA would load a libgatehouse_ffi.so found there (a dev build, maybe of
+  # other sources) before the one the jar carries, which is what an app gets.
   # shellcheck disable=SC2086
-  (cd "$scratch/kotlin-consumer" && mvn -B --no-transfer-progress ${MVN_ARGS:-} \
+  (cd "$scratch/kotlin-consumer" && env -u LD_LIBRARY_PATH mvn -B --no-transfer-progress ${MVN_ARGS:-} \
     -Dgatehouse.tests.dir="$root/bindings/kotlin/src/test/kotlin" test)
 fi
 
