@@ -5,12 +5,12 @@
 // Linux (and a local macOS build): the package links the native library this repository
 // builds. Build it once before `swift build` / `swift test`:
 //
-//     cargo xtask mobile-lib
+//     cargo xtask native-lib
 //
-// (that is `cargo rustc -p gatehouse-ffi --lib --profile mobile --crate-type cdylib`, the
+// (that is `cargo rustc -p gatehouse-ffi --lib --profile release --crate-type cdylib`, the
 // one build the Python wheel and the Kotlin jar take too). The library is found in cargo's
 // target directory as cargo resolves it ($GATEHOUSE_FFI_LIB_DIR if set, else
-// `cargo metadata`'s target_directory + /mobile). When it is not there, the manifest says
+// `cargo metadata`'s target_directory + /release). When it is not there, the manifest says
 // so in one line (SwiftPM shows it as a warning) before the link fails.
 // The linker flags that point there are unsafe flags: a package that depends on this one
 // by URL cannot use them, so on Linux depend on a local checkout (`.package(path:)`).
@@ -52,14 +52,14 @@ func cargoTargetDirectory() -> String? {
 let useXCFramework = environment["GATEHOUSE_XCFRAMEWORK"] == "1"
 let libraryDirectory =
     environment["GATEHOUSE_FFI_LIB_DIR"]
-    ?? (cargoTargetDirectory() ?? environment["CARGO_TARGET_DIR"] ?? "\(root)/target") + "/mobile"
+    ?? (cargoTargetDirectory() ?? environment["CARGO_TARGET_DIR"] ?? "\(root)/target") + "/release"
 
 // Without the library the link fails with a wall of `undefined reference` lines that never
 // name it: say what to build instead, once, where SwiftPM shows manifest output.
 let libraryFiles = ["libgatehouse_ffi.so", "libgatehouse_ffi.dylib"].map { "\(libraryDirectory)/\($0)" }
 if !useXCFramework && !libraryFiles.contains(where: { FileManager.default.fileExists(atPath: $0) }) {
     print(
-        "no native library in \(libraryDirectory): build it with `cargo xtask mobile-lib` "
+        "no native library in \(libraryDirectory): build it with `cargo xtask native-lib` "
             + "(in \(root)), then build this package again")
 }
 

@@ -15,7 +15,7 @@ if [ -z "$lib" ]; then
 fi
 limit_bytes=6000000
 
-[ -f "$lib" ] || { echo "FAIL: $lib does not exist (build it: cargo xtask mobile-lib)"; exit 1; }
+[ -f "$lib" ] || { echo "FAIL: $lib does not exist (build it: cargo xtask native-lib --profile mobile)"; exit 1; }
 
 if ldd "$lib" | grep -Ei 'libssl|libcrypto'; then
   echo "FAIL: $lib links OpenSSL dynamically"; exit 1

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every binding test, from a checkout, against the packages a user installs. Builds what is
-# missing (the native library with the mobile profile, once: the wheel's cargo call finds it
-# built, checked; the jar packs it), then:
-#   1. the mobile library: no OpenSSL, exported entry points, stripped size < 6 MB;
+# missing (the native library with the release profile, once: the wheel's cargo call finds
+# it built, checked; the jar packs it), then:
+#   1. the mobile library (the phones' build: mobile profile, LTO, opt-level z): no OpenSSL,
+#      exported entry points, stripped size < 6 MB;
 #   2. Swift: header compiles and links, symbols match, Swift parses (bindings/swift/check.py);
 #   3. Python: builds the wheel with maturin (`pip wheel bindings/python`: native library,
 #      generated module and type stubs inside), shows its manylinux tag (auditwheel),
@@ -24,7 +25,7 @@
 # Staleness of the committed bindings is checked separately: `cargo xtask bindings --check`.
 #
 # Environment:
-#   GATEHOUSE_FFI_PROFILE  cargo profile of the library (default: mobile)
+#   GATEHOUSE_FFI_PROFILE  cargo profile of the library the packages take (default: release)
 #   GATEHOUSE_BIN          server binary (default: builds it, then uses debug/gatehouse in
 #                          cargo's target directory)
 #   MVN_ARGS               extra Maven arguments, e.g. "-o" to run offline after one online run
@@ -37,14 +38,14 @@
 #                          mobile-lib (1), swift-check (2), python (3), kotlin (4), swift (5);
 #                          default: all of them. One line names each part skipped. With
 #                          GATEHOUSE_FFI_PROFILE=dev and no mobile-lib, nothing is built
-#                          with the mobile profile (a quick loop on a busy machine), e.g.
+#                          with the release or mobile profile (a quick loop), e.g.
 #                          GATEHOUSE_FFI_PROFILE=dev GATEHOUSE_BINDINGS=python bash bindings/run-tests.sh
 #   PYTEST_ADDOPTS         (pytest's own) extra pytest arguments, e.g. "-k 'durable and not stop'"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-profile="${GATEHOUSE_FFI_PROFILE:-mobile}"
+profile="${GATEHOUSE_FFI_PROFILE:-release}"
 parts=" $(echo "${GATEHOUSE_BINDINGS:-mobile-lib swift-check python kotlin swift}" | tr ',' ' ') "
 for part in $parts; do
   case "$part" in
@@ -79,7 +80,7 @@ else
 fi
 
 echo "== building gatehouse-ffi ($profile profile)"
-# The one build of the library (`cargo xtask mobile-lib`'s command, maturin's own): the
+# The one build of the library (`cargo xtask native-lib`'s command, maturin's own): the
 # wheel's and the jar's builds below find it built and compile nothing.
 # shellcheck disable=SC2086
 cargo rustc -p gatehouse-ffi --lib --profile $profile --crate-type cdylib -q
@@ -90,8 +91,9 @@ if [ -z "${GATEHOUSE_BIN:-}" ]; then
 fi
 
 if wants mobile-lib; then
-  echo "== mobile library"
-  bash bindings/check-mobile-lib.sh "$lib"
+  echo "== mobile library (the phones' build: mobile profile)"
+  cargo rustc -p gatehouse-ffi --lib --profile mobile --crate-type cdylib -q
+  bash bindings/check-mobile-lib.sh "$target_dir/mobile/libgatehouse_ffi.so"
 fi
 
 if wants swift-check; then
@@ -118,7 +120,7 @@ if wants python; then
     --no-build-isolation --config-settings=build-args="--profile $profile --compatibility pypi" \
     -w "$dist" bindings/python
   [ "$(stat -c %Y.%s "$lib")" = "$lib_before" ] \
-    || { echo "FAIL: the wheel's build (maturin) compiled $lib again: its cargo command is no longer crates/xtask/src/mobile_lib.rs's"; exit 1; }
+    || { echo "FAIL: the wheel's build (maturin) compiled $lib again: its cargo command is no longer crates/xtask/src/native_lib.rs's"; exit 1; }
   wheel="$(ls "$dist"/gatehouse_sdk-*.whl)"
   echo "built $(basename "$wheel") ($(stat -c %s "$wheel") bytes)"
   "$dev_python" -m auditwheel show "$wheel"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check the generated Swift bindings as far as a Linux machine without Swift allows.
 
-    python3 bindings/swift/check.py --library target/mobile/libgatehouse_ffi.so
+    python3 bindings/swift/check.py --library target/release/libgatehouse_ffi.so
 
 1. The C header compiles, and a C program that references every function it declares
    links against the library (GCC gets `_Nonnull`/`_Nullable`, Clang-only qualifiers,

@@ -3,8 +3,9 @@
 //!
 //! The steps, each its own cargo invocation so the bindgen's features never reach the
 //! shipped library:
-//! 1. `cargo xtask mobile-lib`'s cargo command: the library (mobile profile). The profile keeps the
-//!    symbol table (`strip = "debuginfo"`), where uniffi's metadata lives.
+//! 1. `cargo xtask native-lib`'s cargo command: the library (release profile), the one the
+//!    packages ship. Its symbol table, where uniffi's metadata lives, is kept (the mobile
+//!    profile keeps it too: `strip = "debuginfo"`).
 //! 2. `cargo build -p uniffi-bindgen`: the generator.
 //! 3. `uniffi-bindgen generate --library <lib> --language L --no-format` per language, into
 //!    a scratch directory, from the workspace root (library mode reads
@@ -39,7 +40,7 @@ const PYTHON_MODULE: &str = "gatehouse_ffi.py";
 const PYTHON_STUB: &str = "gatehouse_ffi.pyi";
 
 /// The cargo profile the library is built with unless `--profile` says otherwise.
-pub const DEFAULT_PROFILE: &str = "mobile";
+pub const DEFAULT_PROFILE: &str = crate::native_lib::PROFILE;
 
 /// One language: its bindgen name, where its files go (relative to the workspace root),
 /// and which files there are generated (the others, like `check.py` or `__init__.py`, are
@@ -287,7 +288,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = workspace_root();
     let target = target_dir(&root)?;
 
-    let library = crate::mobile_lib::build(&root, &target, &options.profile)?;
+    let library = crate::native_lib::build(&root, &target, &options.profile)?;
     run_command(
         cargo()
             .current_dir(&root)

@@ -2,7 +2,7 @@
 //! (`target/dist/` unless `$CARGO_TARGET_DIR` says otherwise), with a `SHA256SUMS` file.
 //! Nothing is uploaded (this project has no registry credentials, by design).
 //!
-//! Built here, each from the one build of the native library (`cargo xtask mobile-lib`):
+//! Built here, each from the one build of the native library (`cargo xtask native-lib`, release profile):
 //! the CLI (release profile), the Python wheel (maturin, which finds the library built and
 //! compiles nothing: checked) and sdist, the Kotlin jar with its sources and javadoc jars
 //! and POM, and the five crates (`cargo xtask package`, each verify-built).
@@ -57,7 +57,7 @@ pub fn plan() -> Vec<Artifact> {
         ),
         here(
             format!("gatehouse_sdk-{VERSION}-py3-none-manylinux_<glibc>_x86_64.whl"),
-            "the Python wheel: pip wheel bindings/python (maturin, --compatibility pypi) over the one mobile library",
+            "the Python wheel: pip wheel bindings/python (maturin, --compatibility pypi) over the one native library",
         ),
         here(
             format!("gatehouse_sdk-{VERSION}.tar.gz"),
@@ -67,7 +67,7 @@ pub fn plan() -> Vec<Artifact> {
     for suffix in ["", "-sources", "-javadoc"] {
         plan.push(here(
             format!("gatehouse-kotlin-{VERSION}{suffix}.jar"),
-            "the JVM jar: mvn package in bindings/kotlin, packing the one mobile library",
+            "the JVM jar: mvn package in bindings/kotlin, packing the one native library",
         ));
     }
     plan.push(here(
@@ -130,8 +130,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     copy(&profile_dir(&target, "release").join("gatehouse"), &dist)?;
 
     // The native library, once; the wheel and the jar take it from here.
-    let library = crate::mobile_lib::build(&root, &target, crate::mobile_lib::PROFILE)?;
-    let library_dir = profile_dir(&target, crate::mobile_lib::PROFILE);
+    let library = crate::native_lib::build(&root, &target, crate::native_lib::PROFILE)?;
+    let library_dir = profile_dir(&target, crate::native_lib::PROFILE);
     let built_at = modified(&library)?;
 
     // The wheel and the sdist (maturin from the project's Python environment).
@@ -161,7 +161,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             ])
             .arg(format!(
                 "--config-settings=build-args=--profile {} --compatibility pypi",
-                crate::mobile_lib::PROFILE
+                crate::native_lib::PROFILE
             ))
             .arg("-w")
             .arg(&dist)
@@ -169,7 +169,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     )?;
     if modified(&library)? != built_at {
         return Err(format!(
-            "the wheel's build (maturin) compiled {} again: its cargo command is no longer the one in crates/xtask/src/mobile_lib.rs",
+            "the wheel's build (maturin) compiled {} again: its cargo command is no longer the one in crates/xtask/src/native_lib.rs",
             library.display()
         ));
     }

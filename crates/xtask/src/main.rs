@@ -8,7 +8,7 @@
 //! - `bench`: run the benchmarks and rewrite BENCHMARKS.md.
 //! - `package`: check publish flags and rust-versions against the lockfile, then
 //!   `cargo package` (packaged and verify-built) every publishable crate.
-//! - `mobile-lib`: build the native library every language's package takes, once, and
+//! - `native-lib`: build the native library every language's package takes, once, and
 //!   print where it is.
 //! - `dist [--list]`: what a release would publish (CLI, wheel, sdist, jar, crates), with
 //!   checksums, in `<target>/dist/`.
@@ -19,7 +19,7 @@
 mod bench;
 mod bindings;
 mod dist;
-mod mobile_lib;
+mod native_lib;
 mod package;
 mod postgres;
 mod schema;
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         Some((command, rest)) => (command.as_str(), rest),
         None => {
             eprintln!(
-                "usage: cargo xtask <schema|bindings|test|bench|package|mobile-lib|dist> [--check]"
+                "usage: cargo xtask <schema|bindings|test|bench|package|native-lib|dist> [--check]"
             );
             return ExitCode::from(2);
         }
@@ -76,10 +76,10 @@ fn main() -> ExitCode {
         "test" => test::run(rest),
         "bench" => bench::run(rest),
         "package" => package::run(rest),
-        "mobile-lib" => mobile_lib::run(rest),
+        "native-lib" => native_lib::run(rest),
         "dist" => dist::run(rest),
         other => Err(format!(
-            "unknown command `{other}`; expected schema, bindings, test, bench, package, mobile-lib or dist"
+            "unknown command `{other}`; expected schema, bindings, test, bench, package, native-lib or dist"
         )),
     };
     match result {

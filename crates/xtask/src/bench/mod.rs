@@ -2,8 +2,8 @@
 //! rewrite BENCHMARKS.md.
 //!
 //! 1. `cargo bench -p gatehouse-bench --bench micro --no-run` (the criterion target and
-//!    the bench driver) and `cargo build --release -p gatehouse-ffi` (the library the
-//!    Python binding loads);
+//!    the bench driver) and `cargo xtask native-lib`'s build (the release library the
+//!    bindings load, the one the packages ship);
 //! 2. `gatehouse-bench prepare-stamp`: the stamp inputs shared with Agenta, and
 //!    Gatehouse's outputs on them;
 //! 3. `cargo bench -p gatehouse-bench --bench micro` (criterion, into
@@ -16,7 +16,7 @@
 //!    `bench/python/ffi_respond.py`, the Kotlin binding's `RespondCostBench.kt`, run by
 //!    Maven, and the Swift binding's `bench/swift` where a Swift toolchain exists), the floor, and the sustained respond load against
 //!    the resume workers (SQLite, and a PostgreSQL cluster started for it);
-//! 6. the mobile library (`cargo xtask mobile-lib`'s command), a stripped copy, `cargo tree`;
+//! 6. the mobile library (`cargo xtask native-lib --profile mobile`), a stripped copy, `cargo tree`;
 //! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim
 //!    (rendered by [`report`] from the outputs of steps 3 to 6).
 //!
@@ -150,11 +150,7 @@ fn measure(root: &Path, target: &Path, out: &Path, options: &Options) -> Result<
         "micro",
         "--no-run",
     ]))?;
-    run_command(
-        cargo()
-            .current_dir(&root)
-            .args(["build", "--release", "-p", "gatehouse-ffi"]),
-    )?;
+    crate::native_lib::build(&root, target, crate::native_lib::PROFILE)?;
     let driver = profile_dir(target, "bench").join("gatehouse-bench");
 
     // 2. Stamp inputs and Gatehouse's outputs.
@@ -349,9 +345,10 @@ fn copy_python_files(from: &Path, to: &Path) -> Result<(), String> {
 
 fn mobile_library(root: &Path, target: &Path, out: &Path, build: bool) -> Result<Mobile, String> {
     if build {
-        crate::mobile_lib::build(root, target, crate::mobile_lib::PROFILE)?;
+        crate::native_lib::build(root, target, crate::native_lib::MOBILE_PROFILE)?;
     }
-    let library = profile_dir(target, "mobile").join("libgatehouse_ffi.so");
+    let library =
+        profile_dir(target, crate::native_lib::MOBILE_PROFILE).join("libgatehouse_ffi.so");
     let copy = out.join("libgatehouse_ffi.mobile.stripped.so");
     fs::copy(&library, &copy).map_err(|e| format!("cannot copy {}: {e}", library.display()))?;
     run_command(Command::new("strip").arg(&copy))?;

@@ -1,32 +1,44 @@
-//! `cargo xtask mobile-lib [--profile NAME]`: build the native library every language's
-//! package takes (`gatehouse-ffi`, mobile profile) once, and print where it is.
+//! `cargo xtask native-lib [--profile NAME]`: build the native library the desktop packages
+//! take (`gatehouse-ffi`, release profile) once, and print where it is.
 //!
-//! The one place is cargo's own output for the profile: `<target>/mobile/libgatehouse_ffi.so`
+//! The one place is cargo's own output for the profile: `<target>/release/libgatehouse_ffi.so`
 //! (`<target>` is cargo's target directory: `target/`, or `$CARGO_TARGET_DIR`). The Swift
-//! package links it from there, the Kotlin jar packs it from there, and the Python wheel's
-//! build (maturin) finds it there already built.
+//! package links it from there on Linux, the Kotlin jar packs it from there, and the Python
+//! wheel's build (maturin) finds it there already built.
+//!
+//! Why the release profile: it is the one the release CLI (`cargo xtask dist`, `cargo install
+//! --path crates/cli`) is built with, so a newcomer compiles the dependency tree twice in all
+//! (dev for the demo and the tests, release for the library and the CLI) rather than three
+//! times. The `mobile` profile (LTO, one codegen unit, opt-level z: the size budget) is for
+//! the phone artifacts only: bindings/swift/build-xcframework.sh, bindings/kotlin/build-aar.sh
+//! and the size check (bindings/check-mobile-lib.sh, BENCHMARKS.md row 7).
 //!
 //! Why one exact cargo command: maturin builds the library itself with
-//! `cargo rustc --lib --profile mobile --crate-type cdylib`. A `cargo build` of the same
+//! `cargo rustc --lib --profile release --crate-type cdylib`. A `cargo build` of the same
 //! crate (its crate types `cdylib` and `lib`) is another configuration to cargo: each of the
-//! two commands finds the other's output stale, rebuilds rustls, ring and the library with
-//! LTO (about 1.5 min here) and overwrites the `.so` a Swift app links by rpath. So every
-//! script that builds the library runs [`cargo_args`] (bindings/run-tests.sh,
-//! bindings/kotlin/pom.xml, the benchmarks, `cargo xtask bindings`), which makes maturin's
-//! own call a no-op; `every_build_of_the_library_is_the_one_maturin_runs` holds them to it.
+//! two commands finds the other's output stale, rebuilds the library (under the mobile
+//! profile's LTO, rustls and ring with it), and overwrites the `.so` a Swift app links by rpath. So every script that builds the library
+//! runs [`cargo_args`] (bindings/run-tests.sh, bindings/kotlin/pom.xml, the benchmarks,
+//! `cargo xtask bindings`), which makes maturin's own call a no-op;
+//! `every_build_of_the_library_is_the_one_maturin_runs` holds them to it.
 
 use std::path::{Path, PathBuf};
 
 use crate::util::{cargo, profile_dir, run_command, target_dir, workspace_root};
 
-/// The cargo profile of the library every package ships.
-pub const PROFILE: &str = "mobile";
+/// The cargo profile of the library the desktop packages ship (Linux, macOS builds of the
+/// Swift package, the wheel, the jar); the release CLI shares its dependency builds.
+pub const PROFILE: &str = "release";
 
-const USAGE: &str = "usage: cargo xtask mobile-lib [--profile NAME]
+/// The cargo profile of the phone artifacts (XCFramework, AAR) and of the size budget.
+pub const MOBILE_PROFILE: &str = "mobile";
+
+const USAGE: &str = "usage: cargo xtask native-lib [--profile NAME]
 
 Builds the native library the Swift package, the Python wheel and the Kotlin jar take
-(gatehouse-ffi, profile mobile unless --profile says otherwise) with the same cargo
-command maturin runs, so the wheel's build finds it built; prints its path on stdout.";
+(gatehouse-ffi, profile release unless --profile says otherwise; `--profile mobile` is the
+phones' size-optimised build) with the same cargo command maturin runs, so the wheel's
+build finds it built; prints its path on stdout.";
 
 /// The built shared library for this platform, under cargo's target directory `target`.
 pub fn library_path(target: &Path, profile: &str) -> PathBuf {
@@ -92,7 +104,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = workspace_root();
     let library = build(&root, &target_dir(&root)?, &profile)?;
     eprintln!(
-        "xtask mobile-lib: built; Swift (Package.swift), `pip install ./bindings/python` and \
+        "xtask native-lib: built; Swift (Package.swift), `pip install ./bindings/python` and \
          `mvn package` in bindings/kotlin take it from here without compiling it again"
     );
     println!("{}", library.display());
@@ -171,8 +183,8 @@ mod tests {
     #[test]
     fn the_command_is_maturins() {
         assert_eq!(
-            cargo_args("mobile").join(" "),
-            "rustc -p gatehouse-ffi --lib --profile mobile --crate-type cdylib"
+            cargo_args("release").join(" "),
+            "rustc -p gatehouse-ffi --lib --profile release --crate-type cdylib"
         );
     }
 }
