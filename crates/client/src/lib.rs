@@ -50,6 +50,7 @@
 //!
 //! | module | holds |
 //! |---|---|
+//! | `inbox.rs` | [`Inbox`]: the pending gates of several hosts or projects as one paged list, a host that fails reported without failing the others |
 //! | `interactions.rs`, `runs.rs`, `execution.rs`, `service.rs` | the sub-clients, one per domain: each builds `Call`s (an [`Operation`] and its path values) and hands them to its `Client`; each module also holds the `Client` method that hands its sub-client out ([`Client::interactions`], ...) |
 //! | `sessions.rs` | the [`Sessions`] sub-client: Agenta's durable session control (the contract a host speaks, snapshot, replayable events, durable Stop and how it settled, resume); the durable respond is on [`Interactions`] |
 //! | `watch.rs` | the interaction watch (the execution event stream, which reads AgentPlat's versioned SSE envelope, is in `execution.rs`) |
@@ -90,6 +91,7 @@ mod client;
 mod config;
 mod error;
 mod execution;
+mod inbox;
 mod interactions;
 mod redact;
 mod retry;
@@ -113,6 +115,10 @@ pub use execution::{
     Execution, ExecutionEventStream, InterventionHandle, InterventionOutcome, InterventionRequest,
     InterventionState,
 };
+pub use inbox::{
+    HostReport, HostState, Inbox, InboxCursor, InboxGate, InboxPage, MAX_INBOX_HOSTS,
+    MAX_INBOX_PAGE,
+};
 pub use interactions::{
     Answer, ApproveAllReport, GateOutcome, InteractionPages, Interactions, RespondOptions,
     RespondOutcome, TurnApproveReport, DEFAULT_APPROVE_ALL_CONCURRENCY, DEFAULT_PAGE_SIZE,
@@ -134,6 +140,7 @@ pub use gatehouse_wire as wire;
 mod layering {
     /// Every module, top to bottom, with its source: the crate docs' table.
     const MODULES: &[(&str, &str)] = &[
+        ("inbox", include_str!("inbox.rs")),
         ("interactions", include_str!("interactions.rs")),
         ("runs", include_str!("runs.rs")),
         ("execution", include_str!("execution.rs")),

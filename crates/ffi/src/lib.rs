@@ -15,6 +15,8 @@
 //!   [`GatehouseClient::approve_gates`] (grouped by turn, a report per gate).
 //! - [`GatehouseClient::open_session_watch`] and [`GatehouseClient::open_execution_events`]:
 //!   pull streams (nothing read ahead), wrapped by each language's own async sequence.
+//! - [`GatehouseInbox`]: the pending gates of several hosts or projects as one paged
+//!   list, each gate with its host; a host that is down is reported, not thrown.
 //! - [`GatehouseClient::watch_session`]: a [`WatchListener`] implemented in the app hears
 //!   a session's gates open and close; the returned [`WatchHandle`] stops it.
 //! - Execution sessions and interventions, where "requested" is never reported as
@@ -32,6 +34,7 @@ uniffi::setup_scaffolding!();
 mod client;
 mod error;
 mod execution;
+mod inbox;
 mod json;
 mod records;
 mod runtime;
@@ -45,6 +48,7 @@ pub use client::{
 };
 pub use error::{GateFailure, GatehouseError, GatehouseErrorKind};
 pub use execution::{InterventionOutcome, InterventionState, RequestedIntervention};
+pub use inbox::{GatehouseInbox, InboxGate, InboxHostReport, InboxHostState, InboxPage};
 pub use json::JsonText;
 pub use records::AgentaContract;
 pub use records::{

@@ -573,6 +573,14 @@ def _uniffi_check_api_checksums(lib):
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new() != 50130:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_add_host() != 31113:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_host_names() != 57319:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_pending() != 51025:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseinbox_new() != 14816:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel() != 31999:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_next() != 29525:
@@ -694,6 +702,18 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_watch_session.re
 _UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_add_host.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_add_host.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_host_names.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_host_names.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_pending.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_pending.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseinbox_new.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseinbox_new.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_sessioneventwatch_cancel.restype = ctypes.c_uint16
@@ -881,6 +901,28 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseclient_new.argtypes = (
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseclient_new.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_add_host.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_add_host.restype = None
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_host_names.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_host_names.restype = _UniffiRustBuffer
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_pending.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    ctypes.c_uint32,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_pending.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseinbox_new.argtypes = (
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseinbox_new.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_sessioneventwatch_cancel.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -968,6 +1010,16 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseclient.argtypes = (
     ctypes.POINTER(_UniffiRustCallStatus),
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseclient.restype = None
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_gatehouseinbox.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_clone_gatehouseinbox.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseinbox.argtypes = (
+    ctypes.c_uint64,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseinbox.restype = None
 _UniffiLib.uniffi_gatehouse_ffi_fn_clone_sessioneventwatch.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -5448,6 +5500,400 @@ class _UniffiFfiConverterTypeExecutionSession(_UniffiConverterRustBuffer):
         _UniffiFfiConverterSequenceTypeExecutionEvent.write(value.events, buf)
         _UniffiFfiConverterOptionalTimestamp.write(value.created_at, buf)
         _UniffiFfiConverterOptionalTimestamp.write(value.updated_at, buf)
+
+@dataclass
+class InboxGate:
+    """
+    A pending gate and the name of the host it came from: answer it with that host's
+    client.
+"""
+    def __init__(self, *, host:str, gate:Interaction):
+        self.host = host
+        self.gate = gate
+        
+        
+
+    
+    def __str__(self):
+        return "InboxGate(host={}, gate={})".format(self.host, self.gate)
+    def __eq__(self, other):
+        if self.host != other.host:
+            return False
+        if self.gate != other.gate:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeInboxGate(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return InboxGate(
+            host=_UniffiFfiConverterString.read(buf),
+            gate=_UniffiFfiConverterTypeInteraction.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterString.check_lower(value.host)
+        _UniffiFfiConverterTypeInteraction.check_lower(value.gate)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterString.write(value.host, buf)
+        _UniffiFfiConverterTypeInteraction.write(value.gate, buf)
+
+class _UniffiFfiConverterUInt32(_UniffiConverterPrimitiveInt):
+    CLASS_NAME = "u32"
+    VALUE_MIN = 0
+    VALUE_MAX = 2**32
+
+    @staticmethod
+    def read(buf):
+        return buf.read_u32()
+
+    @staticmethod
+    def write(value, buf):
+        buf.write_u32(value)
+
+
+
+
+
+
+class InboxHostState:
+    """
+    What one host did for a page.
+"""
+    def __init__(self):
+        raise RuntimeError("InboxHostState cannot be instantiated directly")
+
+    # Each enum variant is a nested class of the enum itself.
+    @dataclass
+    class READ:
+        """
+        The host answered: `gates` of the page's gates are its; `more` when the next page
+        reads on.
+"""
+        
+        def __init__(self, gates:int, more:bool):
+            self.gates = gates
+            
+            """
+        How many of the page's gates are this host's.
+"""
+        
+            self.more = more
+            
+            """
+        True when it may hold further gates.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InboxHostState.READ(gates={}, more={})".format(self.gates, self.more)
+        def __eq__(self, other):
+            if not isinstance(other, InboxHostState):
+                return NotImplemented
+            if not other.is_READ():
+                return False
+            if self.gates != other.gates:
+                return False
+            if self.more != other.more:
+                return False
+            return True
+
+    @dataclass
+    class FAILED:
+        """
+        The host's call failed (down, refused, garbage): none of its gates are in the
+        page, and the next page tries it again from the same place.
+"""
+        
+        def __init__(self, kind:GatehouseErrorKind, msg:str, details:typing.Optional[str], retryable:bool):
+            self.kind = kind
+            
+            """
+        What kind of failure.
+"""
+        
+            self.msg = msg
+            
+            """
+        The error's sentence.
+"""
+        
+            self.details = details
+            
+            """
+        The error's detail.
+"""
+        
+            self.retryable = retryable
+            
+            """
+        True when trying again later may succeed.
+"""
+        
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InboxHostState.FAILED(kind={}, msg={}, details={}, retryable={})".format(self.kind, self.msg, self.details, self.retryable)
+        def __eq__(self, other):
+            if not isinstance(other, InboxHostState):
+                return NotImplemented
+            if not other.is_FAILED():
+                return False
+            if self.kind != other.kind:
+                return False
+            if self.msg != other.msg:
+                return False
+            if self.details != other.details:
+                return False
+            if self.retryable != other.retryable:
+                return False
+            return True
+
+    @dataclass
+    class DONE:
+        """
+        Every pending gate of this host was read by an earlier page.
+"""
+        
+        def __init__(self, ):
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "InboxHostState.DONE()".format()
+        def __eq__(self, other):
+            if not isinstance(other, InboxHostState):
+                return NotImplemented
+            if not other.is_DONE():
+                return False
+            return True
+
+    
+
+    # For each variant, we have `is_NAME` and `is_name` methods for easily checking
+    # whether an instance is that variant.
+    def is_READ(self) -> bool:
+        return isinstance(self, InboxHostState.READ)
+    def is_read(self) -> bool:
+        return isinstance(self, InboxHostState.READ)
+    def is_FAILED(self) -> bool:
+        return isinstance(self, InboxHostState.FAILED)
+    def is_failed(self) -> bool:
+        return isinstance(self, InboxHostState.FAILED)
+    def is_DONE(self) -> bool:
+        return isinstance(self, InboxHostState.DONE)
+    def is_done(self) -> bool:
+        return isinstance(self, InboxHostState.DONE)
+    
+
+# Now, a little trick - we make each nested variant class be a subclass of the main
+# enum class, so that method calls and instance checks etc will work intuitively.
+# We might be able to do this a little more neatly with a metaclass, but this'll do.
+InboxHostState.READ = type("InboxHostState.READ", (InboxHostState.READ, InboxHostState,), {})  # type: ignore
+InboxHostState.FAILED = type("InboxHostState.FAILED", (InboxHostState.FAILED, InboxHostState,), {})  # type: ignore
+InboxHostState.DONE = type("InboxHostState.DONE", (InboxHostState.DONE, InboxHostState,), {})  # type: ignore
+
+
+
+
+class _UniffiFfiConverterTypeInboxHostState(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        variant = buf.read_i32()
+        if variant == 1:
+            return InboxHostState.READ(
+                _UniffiFfiConverterUInt32.read(buf),
+                _UniffiFfiConverterBoolean.read(buf),
+            )
+        if variant == 2:
+            return InboxHostState.FAILED(
+                _UniffiFfiConverterTypeGatehouseErrorKind.read(buf),
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+                _UniffiFfiConverterBoolean.read(buf),
+            )
+        if variant == 3:
+            return InboxHostState.DONE(
+            )
+        raise InternalError("Raw enum value doesn't match any cases")
+
+    @staticmethod
+    def check_lower(value):
+        if value.is_READ():
+            _UniffiFfiConverterUInt32.check_lower(value.gates)
+            _UniffiFfiConverterBoolean.check_lower(value.more)
+            return
+        if value.is_FAILED():
+            _UniffiFfiConverterTypeGatehouseErrorKind.check_lower(value.kind)
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            _UniffiFfiConverterBoolean.check_lower(value.retryable)
+            return
+        if value.is_DONE():
+            return
+        raise ValueError(value)
+
+    @staticmethod
+    def write(value, buf):
+        if value.is_READ():
+            buf.write_i32(1)
+            _UniffiFfiConverterUInt32.write(value.gates, buf)
+            _UniffiFfiConverterBoolean.write(value.more, buf)
+        if value.is_FAILED():
+            buf.write_i32(2)
+            _UniffiFfiConverterTypeGatehouseErrorKind.write(value.kind, buf)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+            _UniffiFfiConverterBoolean.write(value.retryable, buf)
+        if value.is_DONE():
+            buf.write_i32(3)
+
+
+
+@dataclass
+class InboxHostReport:
+    """
+    One host's line of a page.
+"""
+    def __init__(self, *, host:str, state:InboxHostState):
+        self.host = host
+        self.state = state
+        
+        
+
+    
+    def __str__(self):
+        return "InboxHostReport(host={}, state={})".format(self.host, self.state)
+    def __eq__(self, other):
+        if self.host != other.host:
+            return False
+        if self.state != other.state:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeInboxHostReport(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return InboxHostReport(
+            host=_UniffiFfiConverterString.read(buf),
+            state=_UniffiFfiConverterTypeInboxHostState.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterString.check_lower(value.host)
+        _UniffiFfiConverterTypeInboxHostState.check_lower(value.state)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterString.write(value.host, buf)
+        _UniffiFfiConverterTypeInboxHostState.write(value.state, buf)
+
+class _UniffiFfiConverterSequenceTypeInboxGate(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        for item in value:
+            _UniffiFfiConverterTypeInboxGate.check_lower(item)
+
+    @classmethod
+    def write(cls, value, buf):
+        items = len(value)
+        buf.write_i32(items)
+        for item in value:
+            _UniffiFfiConverterTypeInboxGate.write(item, buf)
+
+    @classmethod
+    def read(cls, buf):
+        count = buf.read_i32()
+        if count < 0:
+            raise InternalError("Unexpected negative sequence length")
+
+        return [
+            _UniffiFfiConverterTypeInboxGate.read(buf) for i in range(count)
+        ]
+
+class _UniffiFfiConverterSequenceTypeInboxHostReport(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        for item in value:
+            _UniffiFfiConverterTypeInboxHostReport.check_lower(item)
+
+    @classmethod
+    def write(cls, value, buf):
+        items = len(value)
+        buf.write_i32(items)
+        for item in value:
+            _UniffiFfiConverterTypeInboxHostReport.write(item, buf)
+
+    @classmethod
+    def read(cls, buf):
+        count = buf.read_i32()
+        if count < 0:
+            raise InternalError("Unexpected negative sequence length")
+
+        return [
+            _UniffiFfiConverterTypeInboxHostReport.read(buf) for i in range(count)
+        ]
+
+@dataclass
+class InboxPage:
+    """
+    One page of an inbox.
+"""
+    def __init__(self, *, gates:typing.List[InboxGate], hosts:typing.List[InboxHostReport], next_cursor:typing.Optional[str]):
+        self.gates = gates
+        self.hosts = hosts
+        self.next_cursor = next_cursor
+        
+        
+
+    
+    def __str__(self):
+        return "InboxPage(gates={}, hosts={}, next_cursor={})".format(self.gates, self.hosts, self.next_cursor)
+    def __eq__(self, other):
+        if self.gates != other.gates:
+            return False
+        if self.hosts != other.hosts:
+            return False
+        if self.next_cursor != other.next_cursor:
+            return False
+        return True
+
+class _UniffiFfiConverterTypeInboxPage(_UniffiConverterRustBuffer):
+    @staticmethod
+    def read(buf):
+        return InboxPage(
+            gates=_UniffiFfiConverterSequenceTypeInboxGate.read(buf),
+            hosts=_UniffiFfiConverterSequenceTypeInboxHostReport.read(buf),
+            next_cursor=_UniffiFfiConverterOptionalString.read(buf),
+        )
+
+    @staticmethod
+    def check_lower(value):
+        _UniffiFfiConverterSequenceTypeInboxGate.check_lower(value.gates)
+        _UniffiFfiConverterSequenceTypeInboxHostReport.check_lower(value.hosts)
+        _UniffiFfiConverterOptionalString.check_lower(value.next_cursor)
+
+    @staticmethod
+    def write(value, buf):
+        _UniffiFfiConverterSequenceTypeInboxGate.write(value.gates, buf)
+        _UniffiFfiConverterSequenceTypeInboxHostReport.write(value.hosts, buf)
+        _UniffiFfiConverterOptionalString.write(value.next_cursor, buf)
 
 
 
@@ -11402,6 +11848,169 @@ class _UniffiFfiConverterTypeGatehouseClient:
     def write(cls, value: GatehouseClient, buf: _UniffiRustBuffer):
         buf.write_u64(cls.lower(value))
 
+
+class GatehouseInboxProtocol(typing.Protocol):
+    """
+    Several hosts' (or projects') pending gates as one paged list. Add each host's client
+    under a stable name, then call [`pending`](Self::pending) with the last page's
+    `next_cursor` until it is `None`.
+"""
+    
+    def add_host(self, name: str,client: GatehouseClient) -> None:
+        """
+        Add a host's client under `name` (stable: the cursor keys the host by it). A name
+        used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+        it was.
+"""
+        raise NotImplementedError
+    def host_names(self, ) -> typing.List[str]:
+        """
+        The hosts' names, in the order they were added.
+"""
+        raise NotImplementedError
+    async def pending(self, cursor: typing.Optional[str],per_host: int) -> InboxPage:
+        """
+        The next page: up to `per_host` pending gates (1 to 500) from every host not read
+        to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+        from the start). Throws only for a cursor or page size it cannot use (`Config`);
+        a host's failure is in its report.
+"""
+        raise NotImplementedError
+
+class GatehouseInbox(GatehouseInboxProtocol):
+    """
+    Several hosts' (or projects') pending gates as one paged list. Add each host's client
+    under a stable name, then call [`pending`](Self::pending) with the last page's
+    `next_cursor` until it is `None`.
+"""
+    
+    _handle: ctypes.c_uint64
+    def __init__(self, ):
+        """
+        An inbox with no host.
+"""
+        _uniffi_lowered_args = (
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseInbox.lift
+        _uniffi_error_converter = None
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseinbox_new,
+            *_uniffi_lowered_args,
+        )
+        self._handle = _uniffi_ffi_result
+
+    def __del__(self):
+        # In case of partial initialization of instances.
+        handle = getattr(self, "_handle", None)
+        if handle is not None:
+            _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseinbox, handle)
+
+    def _uniffi_clone_handle(self):
+        return _uniffi_rust_call(_UniffiLib.uniffi_gatehouse_ffi_fn_clone_gatehouseinbox, self._handle)
+
+    # Used by alternative constructors or any methods which return this type.
+    @classmethod
+    def _uniffi_make_instance(cls, handle):
+        # Lightly yucky way to bypass the usual __init__ logic
+        # and just create a new instance with the required handle.
+        inst = cls.__new__(cls)
+        inst._handle = handle
+        return inst
+    def add_host(self, name: str,client: GatehouseClient) -> None:
+        """
+        Add a host's client under `name` (stable: the cursor keys the host by it). A name
+        used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+        it was.
+"""
+        
+        _UniffiFfiConverterString.check_lower(name)
+
+        _UniffiFfiConverterTypeGatehouseClient.check_lower(client)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterString.lower(name),
+            _UniffiFfiConverterTypeGatehouseClient.lower(client),
+        )
+        _uniffi_lift_return = lambda val: None
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_add_host,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
+    def host_names(self, ) -> typing.List[str]:
+        """
+        The hosts' names, in the order they were added.
+"""
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterSequenceString.lift
+        _uniffi_error_converter = None
+        _uniffi_ffi_result = _uniffi_rust_call_with_error(
+            _uniffi_error_converter,
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_host_names,
+            *_uniffi_lowered_args,
+        )
+        return _uniffi_lift_return(_uniffi_ffi_result)
+    async def pending(self, cursor: typing.Optional[str],per_host: int) -> InboxPage:
+        """
+        The next page: up to `per_host` pending gates (1 to 500) from every host not read
+        to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+        from the start). Throws only for a cursor or page size it cannot use (`Config`);
+        a host's failure is in its report.
+"""
+        
+        _UniffiFfiConverterOptionalString.check_lower(cursor)
+
+        _UniffiFfiConverterUInt32.check_lower(per_host)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterOptionalString.lower(cursor),
+            _UniffiFfiConverterUInt32.lower(per_host),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeInboxPage.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_pending(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+
+
+
+
+
+class _UniffiFfiConverterTypeGatehouseInbox:
+    @staticmethod
+    def lift(value: int) -> GatehouseInbox:
+        return GatehouseInbox._uniffi_make_instance(value)
+
+    @staticmethod
+    def check_lower(value: GatehouseInbox):
+        if not isinstance(value, GatehouseInbox):
+            raise TypeError("Expected GatehouseInbox instance, {} found".format(type(value).__name__))
+
+    @staticmethod
+    def lower(value: GatehouseInbox) -> ctypes.c_uint64:
+        return value._uniffi_clone_handle()
+
+    @classmethod
+    def read(cls, buf: _UniffiRustBuffer) -> GatehouseInbox:
+        ptr = buf.read_u64()
+        if ptr == 0:
+            raise InternalError("Raw handle value was null")
+        return cls.lift(ptr)
+
+    @classmethod
+    def write(cls, value: GatehouseInbox, buf: _UniffiRustBuffer):
+        buf.write_u64(cls.lower(value))
+
 __all__ = [
     "InternalError",
     "GatehouseErrorKind",
@@ -11416,6 +12025,7 @@ __all__ = [
     "ExecutionEventType",
     "ExecutionSessionStatus",
     "InterventionStatus",
+    "InboxHostState",
     "TurnStatus",
     "InterventionState",
     "GatehouseError",
@@ -11441,6 +12051,9 @@ __all__ = [
     "SessionOutcome",
     "Intervention",
     "ExecutionSession",
+    "InboxGate",
+    "InboxHostReport",
+    "InboxPage",
     "InvokeOutcome",
     "RequestedIntervention",
     "SessionEvent",
@@ -11459,4 +12072,6 @@ __all__ = [
     "WatchHandleProtocol",
     "GatehouseClient",
     "GatehouseClientProtocol",
+    "GatehouseInbox",
+    "GatehouseInboxProtocol",
 ]

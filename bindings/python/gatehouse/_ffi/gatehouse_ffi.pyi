@@ -656,6 +656,67 @@ class ExecutionSession:
     def __init__(self, *, tenant_id: str, room_id: str, session_id: str, run_id: str, task_id: str, participant_id: str, agent_revision_id: typing.Optional[str], agent_revision_digest: typing.Optional[str], predecessor_session_id: typing.Optional[str], runtime_profile: typing.Optional[str], authority_revision: typing.Optional[str], role_revision: typing.Optional[str], revision: int, status: ExecutionSessionStatus, checkpoint_progress: typing.Optional[CheckpointProgress], outcome: typing.Optional[SessionOutcome], interventions: typing.List[Intervention], events: typing.List[ExecutionEvent], created_at: typing.Optional[Timestamp], updated_at: typing.Optional[Timestamp]) -> None:
         ...
 
+class InboxGate:
+    """A pending gate and the name of the host it came from: answer it with that host's
+    client.
+    """
+    host: str
+    gate: Interaction
+    def __init__(self, *, host: str, gate: Interaction) -> None:
+        ...
+
+class InboxHostState:
+    """What one host did for a page."""
+    class READ(InboxHostState):
+        """The host answered: `gates` of the page's gates are its; `more` when the next page
+        reads on.
+        """
+        gates: int
+        more: bool
+        def __init__(self, gates: int, more: bool) -> None:
+            ...
+    class FAILED(InboxHostState):
+        """The host's call failed (down, refused, garbage): none of its gates are in the
+        page, and the next page tries it again from the same place.
+        """
+        kind: GatehouseErrorKind
+        msg: str
+        details: typing.Optional[str]
+        retryable: bool
+        def __init__(self, kind: GatehouseErrorKind, msg: str, details: typing.Optional[str], retryable: bool) -> None:
+            ...
+    class DONE(InboxHostState):
+        """Every pending gate of this host was read by an earlier page."""
+        def __init__(self) -> None:
+            ...
+    def is_READ(self) -> bool:
+        ...
+    def is_read(self) -> bool:
+        ...
+    def is_FAILED(self) -> bool:
+        ...
+    def is_failed(self) -> bool:
+        ...
+    def is_DONE(self) -> bool:
+        ...
+    def is_done(self) -> bool:
+        ...
+
+class InboxHostReport:
+    """One host's line of a page."""
+    host: str
+    state: InboxHostState
+    def __init__(self, *, host: str, state: InboxHostState) -> None:
+        ...
+
+class InboxPage:
+    """One page of an inbox."""
+    gates: typing.List[InboxGate]
+    hosts: typing.List[InboxHostReport]
+    next_cursor: typing.Optional[str]
+    def __init__(self, *, gates: typing.List[InboxGate], hosts: typing.List[InboxHostReport], next_cursor: typing.Optional[str]) -> None:
+        ...
+
 class TurnStatus(enum.Enum):
     """How an invoked turn ended."""
     PARKED = 0
@@ -2007,4 +2068,51 @@ class GatehouseClient(GatehouseClientProtocol):
         """
         ...
 
-__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'RespondOutcome', 'GateResult', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'TurnStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'SessionEventUpdate', 'StopOutcome', 'ToolPermission', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'GateFailure', 'GateReport', 'ApproveGatesReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'InvokeOutcome', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol']
+class GatehouseInboxProtocol(typing.Protocol):
+    """Several hosts' (or projects') pending gates as one paged list. Add each host's client
+    under a stable name, then call [`pending`](Self::pending) with the last page's
+    `next_cursor` until it is `None`.
+    """
+    def add_host(self, name: str, client: GatehouseClient) -> None:
+        """Add a host's client under `name` (stable: the cursor keys the host by it). A name
+        used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+        it was.
+        """
+        ...
+    def host_names(self) -> typing.List[str]:
+        """The hosts' names, in the order they were added."""
+        ...
+    async def pending(self, cursor: typing.Optional[str], per_host: int) -> InboxPage:
+        """The next page: up to `per_host` pending gates (1 to 500) from every host not read
+        to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+        from the start). Throws only for a cursor or page size it cannot use (`Config`);
+        a host's failure is in its report.
+        """
+        ...
+
+class GatehouseInbox(GatehouseInboxProtocol):
+    """Several hosts' (or projects') pending gates as one paged list. Add each host's client
+    under a stable name, then call [`pending`](Self::pending) with the last page's
+    `next_cursor` until it is `None`.
+    """
+    def __init__(self) -> None:
+        """An inbox with no host."""
+        ...
+    def add_host(self, name: str, client: GatehouseClient) -> None:
+        """Add a host's client under `name` (stable: the cursor keys the host by it). A name
+        used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+        it was.
+        """
+        ...
+    def host_names(self) -> typing.List[str]:
+        """The hosts' names, in the order they were added."""
+        ...
+    async def pending(self, cursor: typing.Optional[str], per_host: int) -> InboxPage:
+        """The next page: up to `per_host` pending gates (1 to 500) from every host not read
+        to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+        from the start). Throws only for a cursor or page size it cannot use (`Config`);
+        a host's failure is in its report.
+        """
+        ...
+
+__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'RespondOutcome', 'GateResult', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InboxHostState', 'TurnStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'SessionEventUpdate', 'StopOutcome', 'ToolPermission', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'GateFailure', 'GateReport', 'ApproveGatesReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'InboxGate', 'InboxHostReport', 'InboxPage', 'InvokeOutcome', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol', 'GatehouseInbox', 'GatehouseInboxProtocol']

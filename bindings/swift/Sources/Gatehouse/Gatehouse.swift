@@ -487,6 +487,22 @@ fileprivate struct FfiConverterUInt16: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterUInt32: FfiConverterPrimitive {
+    typealias FfiType = UInt32
+    typealias SwiftType = UInt32
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt32 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterInt32: FfiConverterPrimitive {
     typealias FfiType = Int32
     typealias SwiftType = Int32
@@ -1496,6 +1512,202 @@ public func FfiConverterTypeGatehouseClient_lift(_ handle: UInt64) throws -> Gat
 #endif
 public func FfiConverterTypeGatehouseClient_lower(_ value: GatehouseClient) -> UInt64 {
     return FfiConverterTypeGatehouseClient.lower(value)
+}
+
+
+
+
+
+
+/**
+ * Several hosts' (or projects') pending gates as one paged list. Add each host's client
+ * under a stable name, then call [`pending`](Self::pending) with the last page's
+ * `next_cursor` until it is `None`.
+ */
+public protocol GatehouseInboxProtocol: AnyObject, Sendable {
+    
+    /**
+     * Add a host's client under `name` (stable: the cursor keys the host by it). A name
+     * used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+     * it was.
+     */
+    func addHost(name: String, client: GatehouseClient) throws 
+    
+    /**
+     * The hosts' names, in the order they were added.
+     */
+    func hostNames()  -> [String]
+    
+    /**
+     * The next page: up to `per_host` pending gates (1 to 500) from every host not read
+     * to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+     * from the start). Throws only for a cursor or page size it cannot use (`Config`);
+     * a host's failure is in its report.
+     */
+    func pending(cursor: String?, perHost: UInt32) async throws  -> InboxPage
+    
+}
+/**
+ * Several hosts' (or projects') pending gates as one paged list. Add each host's client
+ * under a stable name, then call [`pending`](Self::pending) with the last page's
+ * `next_cursor` until it is `None`.
+ */
+open class GatehouseInbox: GatehouseInboxProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_gatehouse_ffi_fn_clone_gatehouseinbox(self.handle, $0) }
+    }
+    /**
+     * An inbox with no host.
+     */
+public convenience init() {
+    let handle =
+        try! rustCall() {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_constructor_gatehouseinbox_new(uniffiCallStatus
+    )
+}
+    self.init(unsafeFromHandle: handle)
+}
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_gatehouse_ffi_fn_free_gatehouseinbox(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Add a host's client under `name` (stable: the cursor keys the host by it). A name
+     * used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+     * it was.
+     */
+open func addHost(name: String, client: GatehouseClient)throws   {try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_gatehouseinbox_add_host(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),
+        FfiConverterTypeGatehouseClient_lower(client),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * The hosts' names, in the order they were added.
+     */
+open func hostNames() -> [String]  {
+    return try!  FfiConverterSequenceString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_method_gatehouseinbox_host_names(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The next page: up to `per_host` pending gates (1 to 500) from every host not read
+     * to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+     * from the start). Throws only for a cursor or page size it cannot use (`Config`);
+     * a host's failure is in its report.
+     */
+open func pending(cursor: String?, perHost: UInt32)async throws  -> InboxPage  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseinbox_pending(
+                        self.uniffiCloneHandle(),FfiConverterOptionString.lower(cursor),FfiConverterUInt32.lower(perHost)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeInboxPage_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeGatehouseInbox: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = GatehouseInbox
+
+    public static func lift(_ handle: UInt64) throws -> GatehouseInbox {
+        return GatehouseInbox(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: GatehouseInbox) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> GatehouseInbox {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: GatehouseInbox, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGatehouseInbox_lift(_ handle: UInt64) throws -> GatehouseInbox {
+    return try FfiConverterTypeGatehouseInbox.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeGatehouseInbox_lower(_ value: GatehouseInbox) -> UInt64 {
+    return FfiConverterTypeGatehouseInbox.lower(value)
 }
 
 
@@ -3424,6 +3636,226 @@ public func FfiConverterTypeGateReport_lift(_ buf: RustBuffer) throws -> GateRep
 #endif
 public func FfiConverterTypeGateReport_lower(_ value: GateReport) -> RustBuffer {
     return FfiConverterTypeGateReport.lower(value)
+}
+
+
+/**
+ * A pending gate and the name of the host it came from: answer it with that host's
+ * client.
+ */
+public struct InboxGate: Equatable, Hashable {
+    /**
+     * The name the host was added under.
+     */
+    public var host: String
+    /**
+     * The gate, as that host returned it.
+     */
+    public var gate: Interaction
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The name the host was added under.
+         */host: String, 
+        /**
+         * The gate, as that host returned it.
+         */gate: Interaction) {
+        self.host = host
+        self.gate = gate
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InboxGate: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInboxGate: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InboxGate {
+        return
+            try InboxGate(
+                host: FfiConverterString.read(from: &buf), 
+                gate: FfiConverterTypeInteraction.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InboxGate, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.host, into: &buf)
+        FfiConverterTypeInteraction.write(value.gate, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxGate_lift(_ buf: RustBuffer) throws -> InboxGate {
+    return try FfiConverterTypeInboxGate.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxGate_lower(_ value: InboxGate) -> RustBuffer {
+    return FfiConverterTypeInboxGate.lower(value)
+}
+
+
+/**
+ * One host's line of a page.
+ */
+public struct InboxHostReport: Equatable, Hashable {
+    /**
+     * The name the host was added under.
+     */
+    public var host: String
+    /**
+     * Read, failed, or read to its end.
+     */
+    public var state: InboxHostState
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The name the host was added under.
+         */host: String, 
+        /**
+         * Read, failed, or read to its end.
+         */state: InboxHostState) {
+        self.host = host
+        self.state = state
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InboxHostReport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInboxHostReport: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InboxHostReport {
+        return
+            try InboxHostReport(
+                host: FfiConverterString.read(from: &buf), 
+                state: FfiConverterTypeInboxHostState.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InboxHostReport, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.host, into: &buf)
+        FfiConverterTypeInboxHostState.write(value.state, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxHostReport_lift(_ buf: RustBuffer) throws -> InboxHostReport {
+    return try FfiConverterTypeInboxHostReport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxHostReport_lower(_ value: InboxHostReport) -> RustBuffer {
+    return FfiConverterTypeInboxHostReport.lower(value)
+}
+
+
+/**
+ * One page of an inbox.
+ */
+public struct InboxPage: Equatable, Hashable {
+    /**
+     * The gates of every host that answered, newest first.
+     */
+    public var gates: [InboxGate]
+    /**
+     * One report per host, in the order the hosts were added.
+     */
+    public var hosts: [InboxHostReport]
+    /**
+     * Where the next page starts (keep it as text across app restarts); `None` when
+     * every host was read to its end. A failed host keeps it open.
+     */
+    public var nextCursor: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The gates of every host that answered, newest first.
+         */gates: [InboxGate], 
+        /**
+         * One report per host, in the order the hosts were added.
+         */hosts: [InboxHostReport], 
+        /**
+         * Where the next page starts (keep it as text across app restarts); `None` when
+         * every host was read to its end. A failed host keeps it open.
+         */nextCursor: String?) {
+        self.gates = gates
+        self.hosts = hosts
+        self.nextCursor = nextCursor
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InboxPage: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInboxPage: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InboxPage {
+        return
+            try InboxPage(
+                gates: FfiConverterSequenceTypeInboxGate.read(from: &buf), 
+                hosts: FfiConverterSequenceTypeInboxHostReport.read(from: &buf), 
+                nextCursor: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InboxPage, into buf: inout [UInt8]) {
+        FfiConverterSequenceTypeInboxGate.write(value.gates, into: &buf)
+        FfiConverterSequenceTypeInboxHostReport.write(value.hosts, into: &buf)
+        FfiConverterOptionString.write(value.nextCursor, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxPage_lift(_ buf: RustBuffer) throws -> InboxPage {
+    return try FfiConverterTypeInboxPage.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxPage_lower(_ value: InboxPage) -> RustBuffer {
+    return FfiConverterTypeInboxPage.lower(value)
 }
 
 
@@ -6315,6 +6747,121 @@ public func FfiConverterTypeGatehouseErrorKind_lower(_ value: GatehouseErrorKind
 
 
 /**
+ * What one host did for a page.
+ */
+
+public enum InboxHostState: Equatable, Hashable {
+    
+    /**
+     * The host answered: `gates` of the page's gates are its; `more` when the next page
+     * reads on.
+     */
+    case read(
+        /**
+         * How many of the page's gates are this host's.
+         */gates: UInt32, 
+        /**
+         * True when it may hold further gates.
+         */more: Bool
+    )
+    /**
+     * The host's call failed (down, refused, garbage): none of its gates are in the
+     * page, and the next page tries it again from the same place.
+     */
+    case failed(
+        /**
+         * What kind of failure.
+         */kind: GatehouseErrorKind, 
+        /**
+         * The error's sentence.
+         */msg: String, 
+        /**
+         * The error's detail.
+         */details: String?, 
+        /**
+         * True when trying again later may succeed.
+         */retryable: Bool
+    )
+    /**
+     * Every pending gate of this host was read by an earlier page.
+     */
+    case done
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension InboxHostState: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInboxHostState: FfiConverterRustBuffer {
+    typealias SwiftType = InboxHostState
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InboxHostState {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .read(gates: try FfiConverterUInt32.read(from: &buf), more: try FfiConverterBool.read(from: &buf)
+        )
+        
+        case 2: return .failed(kind: try FfiConverterTypeGatehouseErrorKind.read(from: &buf), msg: try FfiConverterString.read(from: &buf), details: try FfiConverterOptionString.read(from: &buf), retryable: try FfiConverterBool.read(from: &buf)
+        )
+        
+        case 3: return .done
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: InboxHostState, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .read(gates,more):
+            writeInt(&buf, Int32(1))
+            FfiConverterUInt32.write(gates, into: &buf)
+            FfiConverterBool.write(more, into: &buf)
+            
+        
+        case let .failed(kind,msg,details,retryable):
+            writeInt(&buf, Int32(2))
+            FfiConverterTypeGatehouseErrorKind.write(kind, into: &buf)
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            FfiConverterBool.write(retryable, into: &buf)
+            
+        
+        case .done:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxHostState_lift(_ buf: RustBuffer) throws -> InboxHostState {
+    return try FfiConverterTypeInboxHostState.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInboxHostState_lower(_ value: InboxHostState) -> RustBuffer {
+    return FfiConverterTypeInboxHostState.lower(value)
+}
+
+
+
+/**
  * What kind of gate an interaction is.
  */
 
@@ -8562,6 +9109,56 @@ fileprivate struct FfiConverterSequenceTypeGateReport: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeInboxGate: FfiConverterRustBuffer {
+    typealias SwiftType = [InboxGate]
+
+    public static func write(_ value: [InboxGate], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeInboxGate.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [InboxGate] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [InboxGate]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeInboxGate.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeInboxHostReport: FfiConverterRustBuffer {
+    typealias SwiftType = [InboxHostReport]
+
+    public static func write(_ value: [InboxHostReport], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeInboxHostReport.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [InboxHostReport] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [InboxHostReport]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeInboxHostReport.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeInteraction: FfiConverterRustBuffer {
     typealias SwiftType = [Interaction]
 
@@ -8800,6 +9397,15 @@ private let initializationResult: InitializationResult = {
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop() != 42618) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_add_host() != 31113) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_host_names() != 57319) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_pending() != 51025) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() != 19062) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -8837,6 +9443,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new() != 50130) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_constructor_gatehouseinbox_new() != 14816) {
         return InitializationResult.apiChecksumMismatch
     }
 

@@ -9,22 +9,7 @@ use gatehouse_wire::invoke::{ToolTurn, TurnStatus, TOOL_TURN_MODEL};
 use gatehouse_wire::run::RulePermission;
 use serde_json::json;
 
-use crate::common::{client_for, reference_server_with};
-
-/// A SQLite file, and a fresh PostgreSQL database when one is configured.
-async fn databases() -> Vec<Option<String>> {
-    let mut urls = vec![None];
-    if let Some(base) = std::env::var("GATEHOUSE_TEST_DATABASE_URL")
-        .ok()
-        .filter(|url| url.starts_with("postgres"))
-    {
-        let url = gatehouse_server::testing::fresh_postgres_database(&base)
-            .await
-            .expect("a fresh Postgres database");
-        urls.push(Some(url));
-    }
-    urls
-}
+use crate::common::{client_for, databases, reference_server_with};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn invoke_tool_opens_a_gate_to_answer() {

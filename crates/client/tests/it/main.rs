@@ -15,6 +15,7 @@ mod agentplat_root_shape;
 mod durable;
 mod execution;
 mod hostile;
+mod inbox;
 mod invoke;
 mod routes;
 mod runs_hostile;

@@ -306,6 +306,22 @@ pub async fn reference_server_with(opts: TestServerOptions) -> TestServer {
     testing::spawn(opts).await
 }
 
+/// A SQLite file (`None`), and a fresh PostgreSQL database when
+/// `GATEHOUSE_TEST_DATABASE_URL=postgres://...` is set: the databases a test runs on.
+pub async fn databases() -> Vec<Option<String>> {
+    let mut urls = vec![None];
+    if let Some(base) = std::env::var("GATEHOUSE_TEST_DATABASE_URL")
+        .ok()
+        .filter(|url| url.starts_with("postgres"))
+    {
+        let url = testing::fresh_postgres_database(&base)
+            .await
+            .expect("a fresh Postgres database");
+        urls.push(Some(url));
+    }
+    urls
+}
+
 pub fn client_for(server: &TestServer) -> Client {
     client_via(server, &server.base_url)
 }

@@ -764,6 +764,12 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop(
     ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_add_host(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_host_names(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_pending(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next(
@@ -789,6 +795,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_constructor_gatehouseinbox_new(
     ): Int
     external fun ffi_gatehouse_ffi_uniffi_contract_version(
     ): Int
@@ -858,6 +866,18 @@ internal object UniffiLib {
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_stop_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`expectedExecutionId`: RustBuffer.ByValue,`idempotencyKey`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_wait_for_stop(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`stop`: RustBuffer.ByValue,`timeout`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_clone_gatehouseinbox(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_free_gatehouseinbox(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_constructor_gatehouseinbox_new(uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseinbox_add_host(`ptr`: Long,`name`: RustBuffer.ByValue,`client`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseinbox_host_names(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseinbox_pending(`ptr`: Long,`cursor`: RustBuffer.ByValue,`perHost`: Int,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_clone_executioneventwatch(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1093,6 +1113,15 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_wait_for_stop() and 0xFFFF) != 42618) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_add_host() and 0xFFFF) != 31113) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_host_names() and 0xFFFF) != 57319) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseinbox_pending() and 0xFFFF) != 51025) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() and 0xFFFF) != 19062) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1130,6 +1159,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseclient_new() and 0xFFFF) != 50130) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_constructor_gatehouseinbox_new() and 0xFFFF) != 14816) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
 }
@@ -1390,6 +1422,29 @@ public object FfiConverterUShort: FfiConverter<UShort, Short> {
 
     override fun write(value: UShort, buf: ByteBuffer) {
         buf.putShort(value.toShort())
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterUInt: FfiConverter<UInt, Int> {
+    override fun lift(value: Int): UInt {
+        return value.toUInt()
+    }
+
+    override fun read(buf: ByteBuffer): UInt {
+        return lift(buf.getInt())
+    }
+
+    override fun lower(value: UInt): Int {
+        return value.toInt()
+    }
+
+    override fun allocationSize(value: UInt) = 4UL
+
+    override fun write(value: UInt, buf: ByteBuffer) {
+        buf.putInt(value.toInt())
     }
 }
 
@@ -2865,6 +2920,352 @@ public object FfiConverterTypeGatehouseClient: FfiConverter<GatehouseClient, Lon
     override fun allocationSize(value: GatehouseClient) = 8UL
 
     override fun write(value: GatehouseClient, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * Several hosts' (or projects') pending gates as one paged list. Add each host's client
+ * under a stable name, then call [`pending`](Self::pending) with the last page's
+ * `next_cursor` until it is `None`.
+ */
+public interface GatehouseInboxInterface {
+    
+    /**
+     * Add a host's client under `name` (stable: the cursor keys the host by it). A name
+     * used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+     * it was.
+     */
+    fun `addHost`(`name`: kotlin.String, `client`: GatehouseClient)
+    
+    /**
+     * The hosts' names, in the order they were added.
+     */
+    fun `hostNames`(): List<kotlin.String>
+    
+    /**
+     * The next page: up to `per_host` pending gates (1 to 500) from every host not read
+     * to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+     * from the start). Throws only for a cursor or page size it cannot use (`Config`);
+     * a host's failure is in its report.
+     */
+    suspend fun `pending`(`cursor`: kotlin.String?, `perHost`: kotlin.UInt): InboxPage
+    
+    companion object
+}
+
+/**
+ * Several hosts' (or projects') pending gates as one paged list. Add each host's client
+ * under a stable name, then call [`pending`](Self::pending) with the last page's
+ * `next_cursor` until it is `None`.
+ */
+open class GatehouseInbox: Disposable, AutoCloseable, GatehouseInboxInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+    /**
+     * An inbox with no host.
+     */
+    constructor() :
+        this(UniffiWithHandle, 
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_constructor_gatehouseinbox_new(
+    
+        _status)
+}
+    )
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_gatehouse_ffi_fn_free_gatehouseinbox(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_clone_gatehouseinbox(handle, status)
+        }
+    }
+
+    
+    /**
+     * Add a host's client under `name` (stable: the cursor keys the host by it). A name
+     * used twice or empty, or more than 32 hosts, throws `Config`; the inbox is then as
+     * it was.
+     */
+    @Throws(GatehouseException::class)override fun `addHost`(`name`: kotlin.String, `client`: GatehouseClient)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(GatehouseException) { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_add_host(
+        it,
+        
+        FfiConverterString.lower(`name`),
+        FfiConverterTypeGatehouseClient.lower(`client`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * The hosts' names, in the order they were added.
+     */override fun `hostNames`(): List<kotlin.String> {
+            return FfiConverterSequenceString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_host_names(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * The next page: up to `per_host` pending gates (1 to 500) from every host not read
+     * to its end, all asked at once; `cursor` is the last page's `next_cursor` (`None`:
+     * from the start). Throws only for a cursor or page size it cannot use (`Config`);
+     * a host's failure is in its report.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `pending`(`cursor`: kotlin.String?, `perHost`: kotlin.UInt) : InboxPage {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseinbox_pending(
+                uniffiHandle,
+                
+        FfiConverterOptionalString.lower(`cursor`),
+        FfiConverterUInt.lower(`perHost`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeInboxPage.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeGatehouseInbox: FfiConverter<GatehouseInbox, Long> {
+    override fun lower(value: GatehouseInbox): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): GatehouseInbox {
+        return GatehouseInbox(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): GatehouseInbox {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: GatehouseInbox) = 8UL
+
+    override fun write(value: GatehouseInbox, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -5029,6 +5430,157 @@ public object FfiConverterTypeGateReport: FfiConverterRustBuffer<GateReport> {
             FfiConverterString.write(value.`interactionId`, buf)
             FfiConverterOptionalString.write(value.`turnId`, buf)
             FfiConverterTypeGateResult.write(value.`result`, buf)
+    }
+}
+
+
+
+/**
+ * A pending gate and the name of the host it came from: answer it with that host's
+ * client.
+ */
+data class InboxGate (
+    /**
+     * The name the host was added under.
+     */
+    var `host`: kotlin.String
+    , 
+    /**
+     * The gate, as that host returned it.
+     */
+    var `gate`: Interaction
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInboxGate: FfiConverterRustBuffer<InboxGate> {
+    override fun read(buf: ByteBuffer): InboxGate {
+        return InboxGate(
+            FfiConverterString.read(buf),
+            FfiConverterTypeInteraction.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: InboxGate) = (
+            FfiConverterString.allocationSize(value.`host`) +
+            FfiConverterTypeInteraction.allocationSize(value.`gate`)
+    )
+
+    override fun write(value: InboxGate, buf: ByteBuffer) {
+            FfiConverterString.write(value.`host`, buf)
+            FfiConverterTypeInteraction.write(value.`gate`, buf)
+    }
+}
+
+
+
+/**
+ * One host's line of a page.
+ */
+data class InboxHostReport (
+    /**
+     * The name the host was added under.
+     */
+    var `host`: kotlin.String
+    , 
+    /**
+     * Read, failed, or read to its end.
+     */
+    var `state`: InboxHostState
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInboxHostReport: FfiConverterRustBuffer<InboxHostReport> {
+    override fun read(buf: ByteBuffer): InboxHostReport {
+        return InboxHostReport(
+            FfiConverterString.read(buf),
+            FfiConverterTypeInboxHostState.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: InboxHostReport) = (
+            FfiConverterString.allocationSize(value.`host`) +
+            FfiConverterTypeInboxHostState.allocationSize(value.`state`)
+    )
+
+    override fun write(value: InboxHostReport, buf: ByteBuffer) {
+            FfiConverterString.write(value.`host`, buf)
+            FfiConverterTypeInboxHostState.write(value.`state`, buf)
+    }
+}
+
+
+
+/**
+ * One page of an inbox.
+ */
+data class InboxPage (
+    /**
+     * The gates of every host that answered, newest first.
+     */
+    var `gates`: List<InboxGate>
+    , 
+    /**
+     * One report per host, in the order the hosts were added.
+     */
+    var `hosts`: List<InboxHostReport>
+    , 
+    /**
+     * Where the next page starts (keep it as text across app restarts); `None` when
+     * every host was read to its end. A failed host keeps it open.
+     */
+    var `nextCursor`: kotlin.String?
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInboxPage: FfiConverterRustBuffer<InboxPage> {
+    override fun read(buf: ByteBuffer): InboxPage {
+        return InboxPage(
+            FfiConverterSequenceTypeInboxGate.read(buf),
+            FfiConverterSequenceTypeInboxHostReport.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: InboxPage) = (
+            FfiConverterSequenceTypeInboxGate.allocationSize(value.`gates`) +
+            FfiConverterSequenceTypeInboxHostReport.allocationSize(value.`hosts`) +
+            FfiConverterOptionalString.allocationSize(value.`nextCursor`)
+    )
+
+    override fun write(value: InboxPage, buf: ByteBuffer) {
+            FfiConverterSequenceTypeInboxGate.write(value.`gates`, buf)
+            FfiConverterSequenceTypeInboxHostReport.write(value.`hosts`, buf)
+            FfiConverterOptionalString.write(value.`nextCursor`, buf)
     }
 }
 
@@ -7927,6 +8479,151 @@ public object FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer<Gatehou
 
 
 /**
+ * What one host did for a page.
+ */
+sealed class InboxHostState {
+    
+    /**
+     * The host answered: `gates` of the page's gates are its; `more` when the next page
+     * reads on.
+     */
+    data class Read(
+        /**
+         * How many of the page's gates are this host's.
+         */
+        val `gates`: kotlin.UInt, 
+        /**
+         * True when it may hold further gates.
+         */
+        val `more`: kotlin.Boolean) : InboxHostState()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * The host's call failed (down, refused, garbage): none of its gates are in the
+     * page, and the next page tries it again from the same place.
+     */
+    data class Failed(
+        /**
+         * What kind of failure.
+         */
+        val `kind`: dev.gatehouse.GatehouseErrorKind, 
+        /**
+         * The error's sentence.
+         */
+        val `msg`: kotlin.String, 
+        /**
+         * The error's detail.
+         */
+        val `details`: kotlin.String?, 
+        /**
+         * True when trying again later may succeed.
+         */
+        val `retryable`: kotlin.Boolean) : InboxHostState()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * Every pending gate of this host was read by an earlier page.
+     */
+    data object Done : InboxHostState()
+    
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInboxHostState : FfiConverterRustBuffer<InboxHostState>{
+    override fun read(buf: ByteBuffer): InboxHostState {
+        return when(buf.getInt()) {
+            1 -> InboxHostState.Read(
+                FfiConverterUInt.read(buf),
+                FfiConverterBoolean.read(buf),
+                )
+            2 -> InboxHostState.Failed(
+                FfiConverterTypeGatehouseErrorKind.read(buf),
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                FfiConverterBoolean.read(buf),
+                )
+            3 -> InboxHostState.Done
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: InboxHostState): ULong = when(value) {
+        is InboxHostState.Read -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterUInt.allocationSize(value.`gates`)
+                + FfiConverterBoolean.allocationSize(value.`more`)
+            )
+        }
+        is InboxHostState.Failed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeGatehouseErrorKind.allocationSize(value.`kind`)
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+                + FfiConverterBoolean.allocationSize(value.`retryable`)
+            )
+        }
+        is InboxHostState.Done -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+    }
+
+    override fun write(value: InboxHostState, buf: ByteBuffer) {
+        when(value) {
+            is InboxHostState.Read -> {
+                buf.putInt(1)
+                FfiConverterUInt.write(value.`gates`, buf)
+                FfiConverterBoolean.write(value.`more`, buf)
+                Unit
+            }
+            is InboxHostState.Failed -> {
+                buf.putInt(2)
+                FfiConverterTypeGatehouseErrorKind.write(value.`kind`, buf)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                FfiConverterBoolean.write(value.`retryable`, buf)
+                Unit
+            }
+            is InboxHostState.Done -> {
+                buf.putInt(3)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+/**
  * What kind of gate an interaction is.
  */
 sealed class InteractionKind {
@@ -10628,6 +11325,62 @@ public object FfiConverterSequenceTypeGateReport: FfiConverterRustBuffer<List<Ga
         buf.putInt(value.size)
         value.iterator().forEach {
             FfiConverterTypeGateReport.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeInboxGate: FfiConverterRustBuffer<List<InboxGate>> {
+    override fun read(buf: ByteBuffer): List<InboxGate> {
+        val len = buf.getInt()
+        return List<InboxGate>(len) {
+            FfiConverterTypeInboxGate.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<InboxGate>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeInboxGate.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<InboxGate>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeInboxGate.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeInboxHostReport: FfiConverterRustBuffer<List<InboxHostReport>> {
+    override fun read(buf: ByteBuffer): List<InboxHostReport> {
+        val len = buf.getInt()
+        return List<InboxHostReport>(len) {
+            FfiConverterTypeInboxHostReport.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<InboxHostReport>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeInboxHostReport.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<InboxHostReport>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeInboxHostReport.write(it, buf)
         }
     }
 }
