@@ -65,6 +65,9 @@ pub enum Exit {
     /// 16: a Stop whose outcome could not be established (still stopping at the
     /// timeout, or no event says how the turn ended).
     StopUnresolved,
+    /// 17: the gate changed after it was read (its digest is not the one answered):
+    /// nothing was recorded.
+    StaleGate,
 }
 
 impl Exit {
@@ -88,6 +91,7 @@ impl Exit {
             Exit::StaleExecution => 14,
             Exit::IdempotencyKeyReused => 15,
             Exit::StopUnresolved => 16,
+            Exit::StaleGate => 17,
         }
     }
 }
@@ -144,6 +148,7 @@ pub fn exit_for(kind: ErrorKind) -> Exit {
         ErrorKind::TurnNotContinuable => Exit::TurnNotContinuable,
         ErrorKind::StaleExecution => Exit::StaleExecution,
         ErrorKind::IdempotencyKeyReused => Exit::IdempotencyKeyReused,
+        ErrorKind::StaleGate => Exit::StaleGate,
         ErrorKind::NotFound => Exit::NotFound,
         ErrorKind::CapabilityUnavailable => Exit::Unavailable,
         ErrorKind::Forbidden => Exit::Forbidden,
@@ -206,6 +211,7 @@ mod tests {
         assert_eq!(exit_for(ErrorKind::TurnNotContinuable).code(), 13);
         assert_eq!(exit_for(ErrorKind::StaleExecution).code(), 14);
         assert_eq!(exit_for(ErrorKind::IdempotencyKeyReused).code(), 15);
+        assert_eq!(exit_for(ErrorKind::StaleGate).code(), 17);
         assert_eq!(exit_for(ErrorKind::NotFound), Exit::NotFound);
         assert_eq!(
             exit_for(ErrorKind::CapabilityUnavailable),
@@ -237,10 +243,11 @@ mod tests {
             Exit::StaleExecution,
             Exit::IdempotencyKeyReused,
             Exit::StopUnresolved,
+            Exit::StaleGate,
         ]
         .iter()
         .map(|e| e.code())
         .collect();
-        assert_eq!(codes.len(), 17, "every exit code is distinct");
+        assert_eq!(codes.len(), 18, "every exit code is distinct");
     }
 }

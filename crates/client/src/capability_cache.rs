@@ -55,6 +55,7 @@ impl CapabilityCache {
                         Capability::Invoke,
                         Capability::InteractionBatch,
                         Capability::DurableApprovals,
+                        Capability::AnswerDigest,
                     ]);
                     learned.pinned = None;
                 }
@@ -65,6 +66,7 @@ impl CapabilityCache {
                         Capability::Execution,
                         Capability::ExecutionEventStream,
                         Capability::InteractionBatch,
+                        Capability::AnswerDigest,
                     ]);
                 }
             }

@@ -213,6 +213,10 @@ pub(crate) fn classify(
                 operation,
                 detail: detail(),
             },
+            G::StaleGate => Error::StaleGate {
+                operation,
+                detail: detail(),
+            },
             G::BindingConflict | G::InvalidState | G::Conflict => Error::Conflict {
                 operation,
                 code: Some(code),

@@ -378,6 +378,17 @@ pub enum Error {
         /// The server's text.
         detail: String,
     },
+    /// 409: the gate changed after it was read (Gatehouse's `STALE_GATE`, CONTRACT.md
+    /// C8): the respond carried the digest of the row as this client read it, and the
+    /// gate asks something else now. Nothing was recorded; read the gate again, show
+    /// it, and answer that. Never retried.
+    #[error("{operation}: the gate changed after it was read; nothing was recorded ({detail})")]
+    StaleGate {
+        /// The failed call.
+        operation: Operation,
+        /// The server's text.
+        detail: String,
+    },
     /// Any other 409: `code` is Gatehouse's machine code when the server sent one
     /// (e.g. `IDEMPOTENCY_KEY_REUSED`, `BINDING_CONFLICT`, `INVALID_STATE`).
     #[error("{operation}: conflict{} ({detail})", code.map(|c| format!(" {c}")).unwrap_or_default())]
@@ -599,6 +610,7 @@ impl Error {
             | Self::TurnNotContinuable { operation, .. }
             | Self::StaleExecution { operation, .. }
             | Self::IdempotencyKeyReused { operation, .. }
+            | Self::StaleGate { operation, .. }
             | Self::Conflict { operation, .. }
             | Self::CapabilityUnavailable { operation, .. }
             | Self::Unauthorized { operation, .. }
@@ -641,6 +653,7 @@ impl Error {
             Self::TurnNotContinuable { .. } => ErrorKind::TurnNotContinuable,
             Self::StaleExecution { .. } => ErrorKind::StaleExecution,
             Self::IdempotencyKeyReused { .. } => ErrorKind::IdempotencyKeyReused,
+            Self::StaleGate { .. } => ErrorKind::StaleGate,
             Self::Conflict { .. } => ErrorKind::Conflict,
             Self::CapabilityUnavailable { .. } => ErrorKind::CapabilityUnavailable,
             Self::Unauthorized { .. } => ErrorKind::Unauthorized,
@@ -694,6 +707,7 @@ impl Error {
             | Self::TurnNotContinuable { .. }
             | Self::StaleExecution { .. }
             | Self::IdempotencyKeyReused { .. }
+            | Self::StaleGate { .. }
             | Self::Conflict { .. } => Some(409),
             Self::NotFound { .. } => Some(404),
             Self::Unauthorized { .. } => Some(401),
@@ -755,6 +769,8 @@ pub enum ErrorKind {
     StaleExecution,
     /// See [`Error::IdempotencyKeyReused`].
     IdempotencyKeyReused,
+    /// See [`Error::StaleGate`].
+    StaleGate,
     /// See [`Error::Conflict`].
     Conflict,
     /// See [`Error::CapabilityUnavailable`].
@@ -811,6 +827,7 @@ impl ErrorKind {
         Self::TurnNotContinuable,
         Self::StaleExecution,
         Self::IdempotencyKeyReused,
+        Self::StaleGate,
         Self::Conflict,
         Self::CapabilityUnavailable,
         Self::Unauthorized,
@@ -850,6 +867,7 @@ impl ErrorKind {
             Self::TurnNotContinuable => "turn_not_continuable",
             Self::StaleExecution => "stale_execution",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::StaleGate => "stale_gate",
             Self::Conflict => "conflict",
             Self::CapabilityUnavailable => "capability_unavailable",
             Self::Unauthorized => "unauthorized",

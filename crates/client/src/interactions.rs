@@ -365,6 +365,12 @@ pub struct RespondOptions {
     /// The gate's session: lets the client read the host's contract from the session's
     /// snapshot when it is not known yet (Agenta hosts have no discovery route).
     pub session_id: Option<String>,
+    /// The gate digest of the row as the person saw it (CONTRACT.md C8;
+    /// [`SessionInteraction::computed_digest`]): a host that checks it (capability
+    /// `answer_digest`) records the answer only while the gate is still that one, else
+    /// [`Error::StaleGate`] and nothing recorded. Sent only to such a host: on any
+    /// other (Agenta, an older Gatehouse) the answer is not bound to what was shown.
+    pub digest: Option<String>,
 }
 
 impl RespondOptions {
@@ -377,7 +383,8 @@ impl RespondOptions {
         Self::default()
     }
 
-    /// The options a gate's row gives: its turn expected, its session.
+    /// The options a gate's row gives: its turn expected, its session, and the digest
+    /// of the row as read (computed here from its id, revision and request).
     ///
     /// ```
     /// let row: gatehouse_wire::interaction::SessionInteraction = serde_json::from_value(serde_json::json!({
@@ -392,7 +399,19 @@ impl RespondOptions {
             idempotency_key: None,
             expected_execution_id: gate.turn_id.clone(),
             session_id: Some(gate.session_id.clone()),
+            digest: gate.computed_digest(),
         }
+    }
+
+    /// Bind the answer to the gate whose digest is `digest` (C8).
+    ///
+    /// ```
+    /// let o = gatehouse_client::RespondOptions::new().digest("sha256:00");
+    /// assert_eq!(o.digest.as_deref(), Some("sha256:00"));
+    /// ```
+    pub fn digest(mut self, digest: impl Into<String>) -> Self {
+        self.digest = Some(digest.into());
+        self
     }
 
     /// Send under `key`.
@@ -867,9 +886,25 @@ impl Interactions {
         }
         let span =
             tracing::info_span!("gatehouse_respond", operation = %Operation::RespondInteraction);
-        self.respond_inner(id, answer, idempotency_key)
+        self.respond_inner(id, answer, idempotency_key, None)
             .instrument(span)
             .await
+    }
+
+    /// The digest to send: `digest` when the host checks one (capability
+    /// `answer_digest`), else none (a host without it would ignore the field).
+    async fn digest_to_send(&self, digest: Option<&str>) -> Option<String> {
+        let digest = digest?;
+        let checks = self
+            .client
+            .capabilities()
+            .require(Capability::AnswerDigest)
+            .await
+            .is_ok();
+        if !checks {
+            tracing::debug!("the host does not check answer digests; the answer is not bound");
+        }
+        checks.then(|| digest.to_string())
     }
 
     /// Answer a gate and say what the answer did: the method to use on hosts that may
@@ -920,14 +955,16 @@ impl Interactions {
             .sessions()
             .contract(options.session_id.as_deref())
             .await?;
+        let digest = self.digest_to_send(options.digest.as_deref()).await;
         if contract == AgentaContract::Durable {
             let mut body = SessionInteractionRespondRequest::single(answer.to_object());
             body.expected_execution_id = options.expected_execution_id.clone();
+            body.digest = digest;
             return self.respond_durable(id, &body, &key).await;
         }
         let span =
             tracing::info_span!("gatehouse_respond", operation = %Operation::RespondInteraction);
-        self.respond_inner(id, answer, &key)
+        self.respond_inner(id, answer, &key, digest)
             .instrument(span)
             .await
             .map(|interaction| RespondOutcome::Answered { interaction })
@@ -1005,10 +1042,12 @@ impl Interactions {
         id: &str,
         answer: &Answer,
         idempotency_key: &str,
+        digest: Option<String>,
     ) -> Result<SessionInteraction> {
         let op = Operation::RespondInteraction;
         let body = RespondRequest {
             answer: Some(answer.to_object()),
+            digest,
         };
         let mut call = Call::new(op, &[id]).json_body(&body)?;
         call.idempotency_key = Some(idempotency_key.to_string());
@@ -1429,6 +1468,7 @@ impl Interactions {
                     id: id.clone(),
                     answer: Some(answer.to_object()),
                     idempotency_key: Some(key.clone()),
+                    digest: None,
                 })
                 .collect(),
         };

@@ -115,6 +115,15 @@ pub enum GatehouseError {
         /// The server's detail.
         details: Option<String>,
     },
+    /// The gate changed after the app read it (its digest is not the one the answer
+    /// carried): nothing was recorded. Read the gate again, show it, and answer that.
+    #[error("{msg}")]
+    StaleGate {
+        /// What happened.
+        msg: String,
+        /// The server's detail.
+        details: Option<String>,
+    },
     /// The gate is answered, and this host cannot show whose answer landed (the answer's
     /// outcome was lost; the row records no answer to compare with ours). Show the gate
     /// as answered, never as "answered on another device".
@@ -309,6 +318,8 @@ pub enum GatehouseErrorKind {
     StaleExecution,
     /// See [`GatehouseError::IdempotencyKeyReused`].
     IdempotencyKeyReused,
+    /// See [`GatehouseError::StaleGate`].
+    StaleGate,
     /// See [`GatehouseError::AnswerOwnerUnknown`].
     AnswerOwnerUnknown,
     /// See [`GatehouseError::ProjectMismatch`].
@@ -420,6 +431,7 @@ variant_table! {
     TurnNotContinuable <= TurnNotContinuable,
     StaleExecution <= StaleExecution,
     IdempotencyKeyReused <= IdempotencyKeyReused,
+    StaleGate <= StaleGate,
     AnswerOwnerUnknown <= AnswerOwnerUnknown,
     ProjectMismatch <= ProjectMismatch,
     Conflict <= Conflict,
@@ -582,6 +594,7 @@ fn details_of(error: &ClientError) -> Option<String> {
         | E::TurnNotContinuable { detail, .. }
         | E::StaleExecution { detail, .. }
         | E::IdempotencyKeyReused { detail, .. }
+        | E::StaleGate { detail, .. }
         | E::Unauthorized { detail, .. }
         | E::Forbidden { detail, .. }
         | E::TenantRejected { detail, .. }

@@ -121,6 +121,13 @@ pub struct Interaction {
     pub created_at: Option<SystemTime>,
     /// Last update time; absent as `created_at`.
     pub updated_at: Option<SystemTime>,
+    /// The gate's revision (Gatehouse's rows; absent on an Agenta host): moved on when
+    /// what the gate asks changes.
+    pub revision: Option<i64>,
+    /// The gate digest the host shows (`gate.digest`, CONTRACT.md C8). An answer given
+    /// with `respond_to_gate` carries the digest this library computes from this record
+    /// (its id, revision and request), so it lands only on the gate the app displayed.
+    pub digest: Option<String>,
 }
 
 /// An RFC 3339 time as a `SystemTime`; `None` for text that is not one (a host's own
@@ -183,6 +190,8 @@ impl TryFrom<&wint::SessionInteraction> for Interaction {
             delivered_webhook: row.flags.delivered_webhook,
             created_at: timestamp(row.created_at.as_deref()),
             updated_at: timestamp(row.updated_at.as_deref()),
+            revision: row.gate.as_ref().map(|gate| gate.revision),
+            digest: row.gate.as_ref().map(|gate| gate.digest.clone()),
         })
     }
 }
@@ -220,7 +229,8 @@ impl InteractionStatus {
 }
 
 /// The row an app passes back (a gate it listed): what answering it needs (its id,
-/// session, turn, token, kind and status); the rest is not read back.
+/// session, turn, token, kind and status) and what its digest covers (its request and
+/// revision); the rest is not read back.
 impl TryFrom<&Interaction> for wint::SessionInteraction {
     type Error = GatehouseError;
 
@@ -234,12 +244,47 @@ impl TryFrom<&Interaction> for wint::SessionInteraction {
             "kind": gate.kind.wire_value(),
             // An empty `Unknown` is a row that came without a status: it goes back without.
             "status": Some(gate.status.wire_value()).filter(|value| !value.is_empty()),
+            "data": {"request": match &gate.request {
+                Some(request) => serde_json::json!({
+                    "tool": request.tool,
+                    "args": request.args.as_ref().map(JsonText::to_value).transpose()?,
+                    "tool_call_id": request.tool_call_id,
+                }),
+                None => serde_json::Value::Null,
+            }},
+            "gate": gate.revision.map(|revision| serde_json::json!({
+                "revision": revision,
+                "digest": gate.digest.clone().unwrap_or_default(),
+            })),
         }))
         .map_err(|e| GatehouseError::Invalid {
             msg: format!("the interaction {} does not read back as a row", gate.id),
             details: Some(e.to_string()),
         })
     }
+}
+
+/// The gate digest (CONTRACT.md C8, v1): `sha256:` and the hex SHA-256 of the RFC 8785
+/// text of `["gatehouse.gate.v1", id, revision, tool, tool_call_id, args]`; `args_json`
+/// is the arguments as JSON text (absent: `null`). The same function the server and the
+/// Rust client use, so every language gets the same digest (the shared vectors,
+/// `tests/data/gate_digest.vectors.json`, check it).
+#[uniffi::export]
+pub fn gate_digest(
+    id: String,
+    revision: i64,
+    tool: Option<String>,
+    tool_call_id: Option<String>,
+    args_json: Option<JsonText>,
+) -> Result<String, GatehouseError> {
+    let args = args_json.as_ref().map(JsonText::to_value).transpose()?;
+    Ok(wint::gate_digest(&wint::GateDigestInput {
+        id: &id,
+        revision,
+        tool: tool.as_deref(),
+        tool_call_id: tool_call_id.as_deref(),
+        args: args.as_ref(),
+    }))
 }
 
 /// A capability a host may or may not serve.
@@ -259,6 +304,9 @@ pub enum Capability {
     ExecutionEventStream,
     /// Many gates answered in one request (approve-all uses it when served).
     InteractionBatch,
+    /// A respond carrying the gate's digest is checked (`StaleGate` when the gate
+    /// changed after it was read); without it the answer is not bound to what was shown.
+    AnswerDigest,
     /// A capability this version does not know (a newer host), kept as the host wrote it.
     Unknown {
         /// The wire value.
@@ -279,6 +327,7 @@ impl Capability {
             wcap::Capability::Execution => Self::Execution,
             wcap::Capability::ExecutionEventStream => Self::ExecutionEventStream,
             wcap::Capability::InteractionBatch => Self::InteractionBatch,
+            wcap::Capability::AnswerDigest => Self::AnswerDigest,
             wcap::Capability::DurableApprovals => return None,
         })
     }

@@ -393,6 +393,40 @@ impl GatehouseClient {
         .await
     }
 
+    /// Answer the gate the app displayed (a record from `list_pending_interactions` or
+    /// `get_interaction`), bound to it: the answer carries the digest of that record (its
+    /// id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+    /// so a host that checks it (capability `AnswerDigest`) records it only while the
+    /// gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+    /// turn is expected and its session read, as `respond_with_outcome` with them. On a
+    /// host without the capability (Agenta, an older Gatehouse) the answer is sent
+    /// without the digest and is not bound.
+    #[uniffi::method(default(message = None, idempotency_key = None))]
+    pub async fn respond_to_gate(
+        &self,
+        gate: Interaction,
+        approved: bool,
+        message: Option<String>,
+        idempotency_key: Option<String>,
+    ) -> Result<RespondOutcome, GatehouseError> {
+        let client = self.inner.clone();
+        runtime::run("respond_to_gate", async move {
+            let row = SessionInteraction::try_from(&gate)?;
+            let mut answer = Answer::approval(approved);
+            if let Some(message) = message {
+                answer = answer.message(message);
+            }
+            let mut options = RespondOptions::for_gate(&row);
+            options.idempotency_key = idempotency_key;
+            client
+                .interactions()
+                .respond_outcome(&gate.id, &answer, &options)
+                .await?
+                .try_into()
+        })
+        .await
+    }
+
     /// Answer many gates the app listed (`list_pending_interactions`) with one verdict,
     /// grouped by turn: on a host that speaks Agenta's durable contract, one respond with
     /// every gate of a turn (at most 100 a request), expecting that turn, so the turn

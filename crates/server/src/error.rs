@@ -75,6 +75,14 @@ impl ApiError {
         )
     }
 
+    /// 409 `STALE_GATE`: the respond's digest is not the gate's (C8).
+    pub fn stale_gate() -> Self {
+        Self::new(
+            GatehouseCode::StaleGate,
+            gatehouse_wire::error::messages::GATE_CHANGED,
+        )
+    }
+
     /// The detail as text: the message, or the validation list as JSON.
     pub fn detail_text(&self) -> String {
         match &self.detail {

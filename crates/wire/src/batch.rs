@@ -58,6 +58,11 @@ pub struct BatchAnswer {
     /// gate's first answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The gate's digest as the client read it (`gate.digest`, C8): the item is answered
+    /// only while the gate is still that one, else `invalid` with `STALE_GATE` and
+    /// nothing recorded for it. Absent: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 impl BatchAnswer {
@@ -69,6 +74,7 @@ impl BatchAnswer {
             id: id.into(),
             answer: Some(answer),
             idempotency_key,
+            digest: None,
         }
     }
 }

@@ -30,11 +30,15 @@ pub enum Capability {
     /// (docs/CONTRACT.md, "Durable contract"). Absent: those paths speak the contract
     /// before it (the respond answers 200 `{count, interaction}`).
     DurableApprovals,
+    /// A respond's `digest` (the gate's, as the client read it) is checked: an answer
+    /// lands only on the gate that was shown, else 409 `STALE_GATE` (C8). Absent: a
+    /// host ignores the field.
+    AnswerDigest,
 }
 
 impl Capability {
     /// Every capability, in a stable order.
-    pub const ALL: [Capability; 8] = [
+    pub const ALL: [Capability; 9] = [
         Capability::Interactions,
         Capability::InteractionWatch,
         Capability::Invoke,
@@ -43,6 +47,7 @@ impl Capability {
         Capability::ExecutionEventStream,
         Capability::InteractionBatch,
         Capability::DurableApprovals,
+        Capability::AnswerDigest,
     ];
 
     /// The snake_case wire spelling.
@@ -56,6 +61,7 @@ impl Capability {
             Self::ExecutionEventStream => "execution_event_stream",
             Self::InteractionBatch => "interaction_batch",
             Self::DurableApprovals => "durable_approvals",
+            Self::AnswerDigest => "answer_digest",
         }
     }
 

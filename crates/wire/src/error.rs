@@ -43,6 +43,9 @@ pub enum GatehouseCode {
     ResolvedDifferently,
     /// 409: an `Idempotency-Key` was reused with a different request body.
     IdempotencyKeyReused,
+    /// 409: the respond's `digest` is not the gate's: the gate changed after the client
+    /// read it (C8). Nothing was recorded; read the gate again and show it.
+    StaleGate,
     /// 409: the execution session is bound to another run/task/participant.
     BindingConflict,
     /// 409: the session already holds the maximum number of interventions (256).
@@ -92,6 +95,7 @@ impl GatehouseCode {
             | DispatchOwnershipLost
             | ResolvedDifferently
             | IdempotencyKeyReused
+            | StaleGate
             | BindingConflict
             | InterventionLimit
             | InvalidState
@@ -120,6 +124,7 @@ impl GatehouseCode {
             DispatchOwnershipLost => "DISPATCH_OWNERSHIP_LOST",
             ResolvedDifferently => "RESOLVED_DIFFERENTLY",
             IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            StaleGate => "STALE_GATE",
             BindingConflict => "BINDING_CONFLICT",
             InterventionLimit => "INTERVENTION_LIMIT",
             InvalidState => "INVALID_STATE",
@@ -153,6 +158,7 @@ impl GatehouseCode {
             | DispatchOwnershipLost
             | ResolvedDifferently
             | IdempotencyKeyReused
+            | StaleGate
             | BindingConflict
             | InterventionLimit
             | InvalidState
@@ -367,6 +373,9 @@ pub mod messages {
     pub const INTERACTION_NOT_FOUND: &str = "Interaction not found";
     /// Agenta 409 for respond/transition on a non-pending row.
     pub const INTERACTION_NOT_PENDING: &str = "Interaction is no longer pending";
+    /// Gatehouse 409 (`STALE_GATE`) for a respond whose digest is not the gate's (C8).
+    pub const GATE_CHANGED: &str =
+        "The gate changed after it was read: read it again before answering";
     /// AgentPlat 404 for an absent route (an unconfigured capability).
     pub const ROUTE_NOT_FOUND: &str = "Route not found";
     /// AgentPlat 404 for a missing execution session.

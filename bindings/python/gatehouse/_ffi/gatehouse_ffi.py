@@ -525,6 +525,8 @@ def _uniffi_check_contract_api_version(lib):
         raise InternalError("UniFFI contract version mismatch: try cleaning and rebuilding your project")
 
 def _uniffi_check_api_checksums(lib):
+    if lib.uniffi_gatehouse_ffi_checksum_func_gate_digest() != 42816:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel() != 19062:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_next() != 2973:
@@ -554,6 +556,8 @@ def _uniffi_check_api_checksums(lib):
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_watch() != 26557:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention() != 9000:
+        raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_gate() != 24143:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     if lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction() != 7973:
         raise InternalError("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
@@ -630,6 +634,9 @@ _UniffiLib.ffi_gatehouse_ffi_rustbuffer_reserve.restype = _UniffiRustBuffer
 _UniffiLib.ffi_gatehouse_ffi_uniffi_contract_version.argtypes = (
 )
 _UniffiLib.ffi_gatehouse_ffi_uniffi_contract_version.restype = ctypes.c_uint32
+_UniffiLib.uniffi_gatehouse_ffi_checksum_func_gate_digest.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_func_gate_digest.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_executioneventwatch_cancel.restype = ctypes.c_uint16
@@ -675,6 +682,9 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_wat
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_request_intervention.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_gate.argtypes = (
+)
+_UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_gate.restype = ctypes.c_uint16
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_interaction.restype = ctypes.c_uint16
@@ -744,6 +754,15 @@ _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_reconnecting.re
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed.argtypes = (
 )
 _UniffiLib.uniffi_gatehouse_ffi_checksum_method_watchlistener_on_closed.restype = ctypes.c_uint16
+_UniffiLib.uniffi_gatehouse_ffi_fn_func_gate_digest.argtypes = (
+    _UniffiRustBuffer,
+    ctypes.c_int64,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+    ctypes.POINTER(_UniffiRustCallStatus),
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_func_gate_digest.restype = _UniffiRustBuffer
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_executioneventwatch_cancel.argtypes = (
     ctypes.c_uint64,
     ctypes.POINTER(_UniffiRustCallStatus),
@@ -837,6 +856,14 @@ _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention.a
     _UniffiRustBuffer,
 )
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention.restype = ctypes.c_uint64
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_gate.argtypes = (
+    ctypes.c_uint64,
+    _UniffiRustBuffer,
+    ctypes.c_int8,
+    _UniffiRustBuffer,
+    _UniffiRustBuffer,
+)
+_UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_gate.restype = ctypes.c_uint64
 _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_interaction.argtypes = (
     ctypes.c_uint64,
     _UniffiRustBuffer,
@@ -1488,97 +1515,102 @@ class GatehouseErrorKind(enum.Enum):
     See [`GatehouseError::IdempotencyKeyReused`].
 """
     
-    ANSWER_OWNER_UNKNOWN = 11
+    STALE_GATE = 11
+    """
+    See [`GatehouseError::StaleGate`].
+"""
+    
+    ANSWER_OWNER_UNKNOWN = 12
     """
     See [`GatehouseError::AnswerOwnerUnknown`].
 """
     
-    PROJECT_MISMATCH = 12
+    PROJECT_MISMATCH = 13
     """
     See [`GatehouseError::ProjectMismatch`].
 """
     
-    CONFLICT = 13
+    CONFLICT = 14
     """
     See [`GatehouseError::Conflict`].
 """
     
-    CAPABILITY_UNAVAILABLE = 14
+    CAPABILITY_UNAVAILABLE = 15
     """
     See [`GatehouseError::CapabilityUnavailable`].
 """
     
-    UNAUTHORIZED = 15
+    UNAUTHORIZED = 16
     """
     See [`GatehouseError::Unauthorized`].
 """
     
-    FORBIDDEN = 16
+    FORBIDDEN = 17
     """
     See [`GatehouseError::Forbidden`].
 """
     
-    TENANT_REJECTED = 17
+    TENANT_REJECTED = 18
     """
     See [`GatehouseError::TenantRejected`].
 """
     
-    VALIDATION = 18
+    VALIDATION = 19
     """
     See [`GatehouseError::Validation`].
 """
     
-    INVALID = 19
+    INVALID = 20
     """
     See [`GatehouseError::Invalid`].
 """
     
-    PAYLOAD_TOO_LARGE = 20
+    PAYLOAD_TOO_LARGE = 21
     """
     See [`GatehouseError::PayloadTooLarge`].
 """
     
-    RATE_LIMITED = 21
+    RATE_LIMITED = 22
     """
     See [`GatehouseError::RateLimited`].
 """
     
-    SERVER = 22
+    SERVER = 23
     """
     See [`GatehouseError::Server`].
 """
     
-    TRANSPORT = 23
+    TRANSPORT = 24
     """
     See [`GatehouseError::Transport`].
 """
     
-    DECODE = 24
+    DECODE = 25
     """
     See [`GatehouseError::Decode`].
 """
     
-    STREAM_FAILED = 25
+    STREAM_FAILED = 26
     """
     See [`GatehouseError::StreamFailed`].
 """
     
-    ACCEPTED_UNREADABLE = 26
+    ACCEPTED_UNREADABLE = 27
     """
     See [`GatehouseError::AcceptedUnreadable`].
 """
     
-    TIMEOUT = 27
+    TIMEOUT = 28
     """
     See [`GatehouseError::Timeout`].
 """
     
-    CONFIG = 28
+    CONFIG = 29
     """
     See [`GatehouseError::Config`].
 """
     
-    INTERNAL = 29
+    INTERNAL = 30
     """
     See [`GatehouseError::Internal`].
 """
@@ -1612,42 +1644,44 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if variant == 11:
             return GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED
         if variant == 12:
-            return GatehouseErrorKind.ANSWER_OWNER_UNKNOWN
+            return GatehouseErrorKind.STALE_GATE
         if variant == 13:
-            return GatehouseErrorKind.PROJECT_MISMATCH
+            return GatehouseErrorKind.ANSWER_OWNER_UNKNOWN
         if variant == 14:
-            return GatehouseErrorKind.CONFLICT
+            return GatehouseErrorKind.PROJECT_MISMATCH
         if variant == 15:
-            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
+            return GatehouseErrorKind.CONFLICT
         if variant == 16:
-            return GatehouseErrorKind.UNAUTHORIZED
+            return GatehouseErrorKind.CAPABILITY_UNAVAILABLE
         if variant == 17:
-            return GatehouseErrorKind.FORBIDDEN
+            return GatehouseErrorKind.UNAUTHORIZED
         if variant == 18:
-            return GatehouseErrorKind.TENANT_REJECTED
+            return GatehouseErrorKind.FORBIDDEN
         if variant == 19:
-            return GatehouseErrorKind.VALIDATION
+            return GatehouseErrorKind.TENANT_REJECTED
         if variant == 20:
-            return GatehouseErrorKind.INVALID
+            return GatehouseErrorKind.VALIDATION
         if variant == 21:
-            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
+            return GatehouseErrorKind.INVALID
         if variant == 22:
-            return GatehouseErrorKind.RATE_LIMITED
+            return GatehouseErrorKind.PAYLOAD_TOO_LARGE
         if variant == 23:
-            return GatehouseErrorKind.SERVER
+            return GatehouseErrorKind.RATE_LIMITED
         if variant == 24:
-            return GatehouseErrorKind.TRANSPORT
+            return GatehouseErrorKind.SERVER
         if variant == 25:
-            return GatehouseErrorKind.DECODE
+            return GatehouseErrorKind.TRANSPORT
         if variant == 26:
-            return GatehouseErrorKind.STREAM_FAILED
+            return GatehouseErrorKind.DECODE
         if variant == 27:
-            return GatehouseErrorKind.ACCEPTED_UNREADABLE
+            return GatehouseErrorKind.STREAM_FAILED
         if variant == 28:
-            return GatehouseErrorKind.TIMEOUT
+            return GatehouseErrorKind.ACCEPTED_UNREADABLE
         if variant == 29:
-            return GatehouseErrorKind.CONFIG
+            return GatehouseErrorKind.TIMEOUT
         if variant == 30:
+            return GatehouseErrorKind.CONFIG
+        if variant == 31:
             return GatehouseErrorKind.INTERNAL
         raise InternalError("Raw enum value doesn't match any cases")
 
@@ -1674,6 +1708,8 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
         if value == GatehouseErrorKind.STALE_EXECUTION:
             return
         if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
+            return
+        if value == GatehouseErrorKind.STALE_GATE:
             return
         if value == GatehouseErrorKind.ANSWER_OWNER_UNKNOWN:
             return
@@ -1739,44 +1775,46 @@ class _UniffiFfiConverterTypeGatehouseErrorKind(_UniffiConverterRustBuffer):
             buf.write_i32(10)
         if value == GatehouseErrorKind.IDEMPOTENCY_KEY_REUSED:
             buf.write_i32(11)
-        if value == GatehouseErrorKind.ANSWER_OWNER_UNKNOWN:
+        if value == GatehouseErrorKind.STALE_GATE:
             buf.write_i32(12)
-        if value == GatehouseErrorKind.PROJECT_MISMATCH:
+        if value == GatehouseErrorKind.ANSWER_OWNER_UNKNOWN:
             buf.write_i32(13)
-        if value == GatehouseErrorKind.CONFLICT:
+        if value == GatehouseErrorKind.PROJECT_MISMATCH:
             buf.write_i32(14)
-        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
+        if value == GatehouseErrorKind.CONFLICT:
             buf.write_i32(15)
-        if value == GatehouseErrorKind.UNAUTHORIZED:
+        if value == GatehouseErrorKind.CAPABILITY_UNAVAILABLE:
             buf.write_i32(16)
-        if value == GatehouseErrorKind.FORBIDDEN:
+        if value == GatehouseErrorKind.UNAUTHORIZED:
             buf.write_i32(17)
-        if value == GatehouseErrorKind.TENANT_REJECTED:
+        if value == GatehouseErrorKind.FORBIDDEN:
             buf.write_i32(18)
-        if value == GatehouseErrorKind.VALIDATION:
+        if value == GatehouseErrorKind.TENANT_REJECTED:
             buf.write_i32(19)
-        if value == GatehouseErrorKind.INVALID:
+        if value == GatehouseErrorKind.VALIDATION:
             buf.write_i32(20)
-        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
+        if value == GatehouseErrorKind.INVALID:
             buf.write_i32(21)
-        if value == GatehouseErrorKind.RATE_LIMITED:
+        if value == GatehouseErrorKind.PAYLOAD_TOO_LARGE:
             buf.write_i32(22)
-        if value == GatehouseErrorKind.SERVER:
+        if value == GatehouseErrorKind.RATE_LIMITED:
             buf.write_i32(23)
-        if value == GatehouseErrorKind.TRANSPORT:
+        if value == GatehouseErrorKind.SERVER:
             buf.write_i32(24)
-        if value == GatehouseErrorKind.DECODE:
+        if value == GatehouseErrorKind.TRANSPORT:
             buf.write_i32(25)
-        if value == GatehouseErrorKind.STREAM_FAILED:
+        if value == GatehouseErrorKind.DECODE:
             buf.write_i32(26)
-        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
+        if value == GatehouseErrorKind.STREAM_FAILED:
             buf.write_i32(27)
-        if value == GatehouseErrorKind.TIMEOUT:
+        if value == GatehouseErrorKind.ACCEPTED_UNREADABLE:
             buf.write_i32(28)
-        if value == GatehouseErrorKind.CONFIG:
+        if value == GatehouseErrorKind.TIMEOUT:
             buf.write_i32(29)
-        if value == GatehouseErrorKind.INTERNAL:
+        if value == GatehouseErrorKind.CONFIG:
             buf.write_i32(30)
+        if value == GatehouseErrorKind.INTERNAL:
+            buf.write_i32(31)
 
 
 
@@ -2476,12 +2514,50 @@ class _UniffiFfiConverterOptionalTimestamp(_UniffiConverterRustBuffer):
         else:
             raise InternalError("Unexpected flag byte for optional type")
 
+class _UniffiFfiConverterInt64(_UniffiConverterPrimitiveInt):
+    CLASS_NAME = "i64"
+    VALUE_MIN = -2**63
+    VALUE_MAX = 2**63
+
+    @staticmethod
+    def read(buf):
+        return buf.read_i64()
+
+    @staticmethod
+    def write(value, buf):
+        buf.write_i64(value)
+
+class _UniffiFfiConverterOptionalInt64(_UniffiConverterRustBuffer):
+    @classmethod
+    def check_lower(cls, value):
+        if value is not None:
+            _UniffiFfiConverterInt64.check_lower(value)
+
+    @classmethod
+    def write(cls, value, buf):
+        if value is None:
+            buf.write_u8(0)
+            return
+
+        buf.write_u8(1)
+        _UniffiFfiConverterInt64.write(value, buf)
+
+    @classmethod
+    def read(cls, buf):
+        flag = buf.read_u8()
+        if flag == 0:
+            return None
+        elif flag == 1:
+            return _UniffiFfiConverterInt64.read(buf)
+        else:
+            raise InternalError("Unexpected flag byte for optional type")
+
 @dataclass
 class Interaction:
     """
     One session interaction (a gate), as a phone shows it.
 """
-    def __init__(self, *, id:str, project_id:typing.Optional[str], session_id:str, turn_id:typing.Optional[str], token:str, kind:InteractionKind, status:InteractionStatus, request:typing.Optional[InteractionRequest], references:typing.Optional[JsonText], parameters:typing.Optional[JsonText], resolution:typing.Optional[JsonText], delivered_in_band:bool, delivered_webhook:bool, created_at:typing.Optional[Timestamp], updated_at:typing.Optional[Timestamp]):
+    def __init__(self, *, id:str, project_id:typing.Optional[str], session_id:str, turn_id:typing.Optional[str], token:str, kind:InteractionKind, status:InteractionStatus, request:typing.Optional[InteractionRequest], references:typing.Optional[JsonText], parameters:typing.Optional[JsonText], resolution:typing.Optional[JsonText], delivered_in_band:bool, delivered_webhook:bool, created_at:typing.Optional[Timestamp], updated_at:typing.Optional[Timestamp], revision:typing.Optional[int], digest:typing.Optional[str]):
         self.id = id
         self.project_id = project_id
         self.session_id = session_id
@@ -2497,12 +2573,14 @@ class Interaction:
         self.delivered_webhook = delivered_webhook
         self.created_at = created_at
         self.updated_at = updated_at
+        self.revision = revision
+        self.digest = digest
         
         
 
     
     def __str__(self):
-        return "Interaction(id={}, project_id={}, session_id={}, turn_id={}, token={}, kind={}, status={}, request={}, references={}, parameters={}, resolution={}, delivered_in_band={}, delivered_webhook={}, created_at={}, updated_at={})".format(self.id, self.project_id, self.session_id, self.turn_id, self.token, self.kind, self.status, self.request, self.references, self.parameters, self.resolution, self.delivered_in_band, self.delivered_webhook, self.created_at, self.updated_at)
+        return "Interaction(id={}, project_id={}, session_id={}, turn_id={}, token={}, kind={}, status={}, request={}, references={}, parameters={}, resolution={}, delivered_in_band={}, delivered_webhook={}, created_at={}, updated_at={}, revision={}, digest={})".format(self.id, self.project_id, self.session_id, self.turn_id, self.token, self.kind, self.status, self.request, self.references, self.parameters, self.resolution, self.delivered_in_band, self.delivered_webhook, self.created_at, self.updated_at, self.revision, self.digest)
     def __eq__(self, other):
         if self.id != other.id:
             return False
@@ -2534,6 +2612,10 @@ class Interaction:
             return False
         if self.updated_at != other.updated_at:
             return False
+        if self.revision != other.revision:
+            return False
+        if self.digest != other.digest:
+            return False
         return True
 
 class _UniffiFfiConverterTypeInteraction(_UniffiConverterRustBuffer):
@@ -2555,6 +2637,8 @@ class _UniffiFfiConverterTypeInteraction(_UniffiConverterRustBuffer):
             delivered_webhook=_UniffiFfiConverterBoolean.read(buf),
             created_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
             updated_at=_UniffiFfiConverterOptionalTimestamp.read(buf),
+            revision=_UniffiFfiConverterOptionalInt64.read(buf),
+            digest=_UniffiFfiConverterOptionalString.read(buf),
         )
 
     @staticmethod
@@ -2574,6 +2658,8 @@ class _UniffiFfiConverterTypeInteraction(_UniffiConverterRustBuffer):
         _UniffiFfiConverterBoolean.check_lower(value.delivered_webhook)
         _UniffiFfiConverterOptionalTimestamp.check_lower(value.created_at)
         _UniffiFfiConverterOptionalTimestamp.check_lower(value.updated_at)
+        _UniffiFfiConverterOptionalInt64.check_lower(value.revision)
+        _UniffiFfiConverterOptionalString.check_lower(value.digest)
 
     @staticmethod
     def write(value, buf):
@@ -2592,6 +2678,8 @@ class _UniffiFfiConverterTypeInteraction(_UniffiConverterRustBuffer):
         _UniffiFfiConverterBoolean.write(value.delivered_webhook, buf)
         _UniffiFfiConverterOptionalTimestamp.write(value.created_at, buf)
         _UniffiFfiConverterOptionalTimestamp.write(value.updated_at, buf)
+        _UniffiFfiConverterOptionalInt64.write(value.revision, buf)
+        _UniffiFfiConverterOptionalString.write(value.digest, buf)
 
 class _UniffiFfiConverterSequenceTypeInteraction(_UniffiConverterRustBuffer):
     @classmethod
@@ -3476,6 +3564,29 @@ class Capability:
             return True
 
     @dataclass
+    class ANSWER_DIGEST:
+        """
+        A respond carrying the gate's digest is checked (`StaleGate` when the gate
+        changed after it was read); without it the answer is not bound to what was shown.
+"""
+        
+        def __init__(self, ):
+            pass
+
+    
+            
+            
+    
+        def __str__(self):
+            return "Capability.ANSWER_DIGEST()".format()
+        def __eq__(self, other):
+            if not isinstance(other, Capability):
+                return NotImplemented
+            if not other.is_ANSWER_DIGEST():
+                return False
+            return True
+
+    @dataclass
     class UNKNOWN:
         """
         A capability this version does not know (a newer host), kept as the host wrote it.
@@ -3537,6 +3648,10 @@ class Capability:
         return isinstance(self, Capability.INTERACTION_BATCH)
     def is_interaction_batch(self) -> bool:
         return isinstance(self, Capability.INTERACTION_BATCH)
+    def is_ANSWER_DIGEST(self) -> bool:
+        return isinstance(self, Capability.ANSWER_DIGEST)
+    def is_answer_digest(self) -> bool:
+        return isinstance(self, Capability.ANSWER_DIGEST)
     def is_UNKNOWN(self) -> bool:
         return isinstance(self, Capability.UNKNOWN)
     def is_unknown(self) -> bool:
@@ -3553,6 +3668,7 @@ Capability.RUNS = type("Capability.RUNS", (Capability.RUNS, Capability,), {})  #
 Capability.EXECUTION = type("Capability.EXECUTION", (Capability.EXECUTION, Capability,), {})  # type: ignore
 Capability.EXECUTION_EVENT_STREAM = type("Capability.EXECUTION_EVENT_STREAM", (Capability.EXECUTION_EVENT_STREAM, Capability,), {})  # type: ignore
 Capability.INTERACTION_BATCH = type("Capability.INTERACTION_BATCH", (Capability.INTERACTION_BATCH, Capability,), {})  # type: ignore
+Capability.ANSWER_DIGEST = type("Capability.ANSWER_DIGEST", (Capability.ANSWER_DIGEST, Capability,), {})  # type: ignore
 Capability.UNKNOWN = type("Capability.UNKNOWN", (Capability.UNKNOWN, Capability,), {})  # type: ignore
 
 
@@ -3584,6 +3700,9 @@ class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
             return Capability.INTERACTION_BATCH(
             )
         if variant == 8:
+            return Capability.ANSWER_DIGEST(
+            )
+        if variant == 9:
             return Capability.UNKNOWN(
                 _UniffiFfiConverterString.read(buf),
             )
@@ -3604,6 +3723,8 @@ class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
         if value.is_EXECUTION_EVENT_STREAM():
             return
         if value.is_INTERACTION_BATCH():
+            return
+        if value.is_ANSWER_DIGEST():
             return
         if value.is_UNKNOWN():
             _UniffiFfiConverterString.check_lower(value.value)
@@ -3626,8 +3747,10 @@ class _UniffiFfiConverterTypeCapability(_UniffiConverterRustBuffer):
             buf.write_i32(6)
         if value.is_INTERACTION_BATCH():
             buf.write_i32(7)
-        if value.is_UNKNOWN():
+        if value.is_ANSWER_DIGEST():
             buf.write_i32(8)
+        if value.is_UNKNOWN():
+            buf.write_i32(9)
             _UniffiFfiConverterString.write(value.value, buf)
 
 
@@ -3699,19 +3822,6 @@ class _UniffiFfiConverterTypeCapabilities(_UniffiConverterRustBuffer):
         _UniffiFfiConverterString.write(value.service, buf)
         _UniffiFfiConverterString.write(value.version, buf)
         _UniffiFfiConverterSequenceTypeCapability.write(value.capabilities, buf)
-
-class _UniffiFfiConverterInt64(_UniffiConverterPrimitiveInt):
-    CLASS_NAME = "i64"
-    VALUE_MIN = -2**63
-    VALUE_MAX = 2**63
-
-    @staticmethod
-    def read(buf):
-        return buf.read_i64()
-
-    @staticmethod
-    def write(value, buf):
-        buf.write_i64(value)
 
 
 
@@ -6325,31 +6435,6 @@ class _UniffiFfiConverterTypeRequestedIntervention(_UniffiConverterRustBuffer):
         _UniffiFfiConverterTypeInterventionState.write(value.state, buf)
         _UniffiFfiConverterTypeExecutionSession.write(value.session, buf)
 
-class _UniffiFfiConverterOptionalInt64(_UniffiConverterRustBuffer):
-    @classmethod
-    def check_lower(cls, value):
-        if value is not None:
-            _UniffiFfiConverterInt64.check_lower(value)
-
-    @classmethod
-    def write(cls, value, buf):
-        if value is None:
-            buf.write_u8(0)
-            return
-
-        buf.write_u8(1)
-        _UniffiFfiConverterInt64.write(value, buf)
-
-    @classmethod
-    def read(cls, buf):
-        flag = buf.read_u8()
-        if flag == 0:
-            return None
-        elif flag == 1:
-            return _UniffiFfiConverterInt64.read(buf)
-        else:
-            raise InternalError("Unexpected flag byte for optional type")
-
 @dataclass
 class SessionEvent:
     """
@@ -7177,6 +7262,55 @@ class GatehouseError:  # type: ignore
             )
             return _uniffi_lift_return(_uniffi_ffi_result)
     _UniffiTempGatehouseError.IdempotencyKeyReused = IdempotencyKeyReused # type: ignore
+    class StaleGate(_UniffiTempGatehouseError):
+        """
+        The gate changed after the app read it (its digest is not the one the answer
+        carried): nothing was recorded. Read the gate again, show it, and answer that.
+"""
+        
+        def __init__(self, msg, details):
+            super().__init__(", ".join([
+                "msg={!r}".format(msg),
+                "details={!r}".format(details),
+            ]))
+            self.msg = msg
+            self.details = details
+
+        def __repr__(self):
+            return "GatehouseError.StaleGate({})".format(str(self))
+        def error_kind(self, ) -> GatehouseErrorKind:
+            """
+            The kind of this error, without its text (the `kind` property in every language
+            reads it).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterTypeGatehouseErrorKind.lift
+            _uniffi_error_converter = None
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_error_kind,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+        def is_retryable(self, ) -> bool:
+            """
+            True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
+"""
+            _uniffi_lowered_args = (
+                _UniffiFfiConverterTypeGatehouseError.lower(self),
+            )
+            _uniffi_lift_return = _UniffiFfiConverterBoolean.lift
+            _uniffi_error_converter = None
+            _uniffi_ffi_result = _uniffi_rust_call_with_error(
+                _uniffi_error_converter,
+                _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable,
+                *_uniffi_lowered_args,
+            )
+            return _uniffi_lift_return(_uniffi_ffi_result)
+    _UniffiTempGatehouseError.StaleGate = StaleGate # type: ignore
     class AnswerOwnerUnknown(_UniffiTempGatehouseError):
         """
         The gate is answered, and this host cannot show whose answer landed (the answer's
@@ -8168,97 +8302,102 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 12:
-            return GatehouseError.AnswerOwnerUnknown(
+            return GatehouseError.StaleGate(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 13:
-            return GatehouseError.ProjectMismatch(
+            return GatehouseError.AnswerOwnerUnknown(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 14:
-            return GatehouseError.Conflict(
+            return GatehouseError.ProjectMismatch(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 15:
-            return GatehouseError.CapabilityUnavailable(
+            return GatehouseError.Conflict(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 16:
-            return GatehouseError.Unauthorized(
+            return GatehouseError.CapabilityUnavailable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 17:
-            return GatehouseError.Forbidden(
+            return GatehouseError.Unauthorized(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 18:
-            return GatehouseError.TenantRejected(
+            return GatehouseError.Forbidden(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 19:
-            return GatehouseError.Validation(
+            return GatehouseError.TenantRejected(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 20:
-            return GatehouseError.Invalid(
+            return GatehouseError.Validation(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 21:
-            return GatehouseError.PayloadTooLarge(
+            return GatehouseError.Invalid(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 22:
-            return GatehouseError.RateLimited(
+            return GatehouseError.PayloadTooLarge(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
         if variant == 23:
+            return GatehouseError.RateLimited(
+                _UniffiFfiConverterString.read(buf),
+                _UniffiFfiConverterOptionalString.read(buf),
+            )
+        if variant == 24:
             return GatehouseError.Server(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
                 _UniffiFfiConverterUInt16.read(buf),
             )
-        if variant == 24:
+        if variant == 25:
             return GatehouseError.Transport(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 25:
+        if variant == 26:
             return GatehouseError.Decode(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 26:
+        if variant == 27:
             return GatehouseError.StreamFailed(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 27:
+        if variant == 28:
             return GatehouseError.AcceptedUnreadable(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 28:
+        if variant == 29:
             return GatehouseError.Timeout(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 29:
+        if variant == 30:
             return GatehouseError.Config(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
             )
-        if variant == 30:
+        if variant == 31:
             return GatehouseError.Internal(
                 _UniffiFfiConverterString.read(buf),
                 _UniffiFfiConverterOptionalString.read(buf),
@@ -8308,6 +8447,10 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
         if isinstance(value, GatehouseError.IdempotencyKeyReused):
+            _UniffiFfiConverterString.check_lower(value.msg)
+            _UniffiFfiConverterOptionalString.check_lower(value.details)
+            return
+        if isinstance(value, GatehouseError.StaleGate):
             _UniffiFfiConverterString.check_lower(value.msg)
             _UniffiFfiConverterOptionalString.check_lower(value.details)
             return
@@ -8435,81 +8578,85 @@ class _UniffiFfiConverterTypeGatehouseError(_UniffiConverterRustBuffer):
             buf.write_i32(11)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.AnswerOwnerUnknown):
+        if isinstance(value, GatehouseError.StaleGate):
             buf.write_i32(12)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.ProjectMismatch):
+        if isinstance(value, GatehouseError.AnswerOwnerUnknown):
             buf.write_i32(13)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Conflict):
+        if isinstance(value, GatehouseError.ProjectMismatch):
             buf.write_i32(14)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.CapabilityUnavailable):
+        if isinstance(value, GatehouseError.Conflict):
             buf.write_i32(15)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Unauthorized):
+        if isinstance(value, GatehouseError.CapabilityUnavailable):
             buf.write_i32(16)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Forbidden):
+        if isinstance(value, GatehouseError.Unauthorized):
             buf.write_i32(17)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.TenantRejected):
+        if isinstance(value, GatehouseError.Forbidden):
             buf.write_i32(18)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Validation):
+        if isinstance(value, GatehouseError.TenantRejected):
             buf.write_i32(19)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Invalid):
+        if isinstance(value, GatehouseError.Validation):
             buf.write_i32(20)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.PayloadTooLarge):
+        if isinstance(value, GatehouseError.Invalid):
             buf.write_i32(21)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.RateLimited):
+        if isinstance(value, GatehouseError.PayloadTooLarge):
             buf.write_i32(22)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Server):
+        if isinstance(value, GatehouseError.RateLimited):
             buf.write_i32(23)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Server):
+            buf.write_i32(24)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
             _UniffiFfiConverterUInt16.write(value.status, buf)
         if isinstance(value, GatehouseError.Transport):
-            buf.write_i32(24)
-            _UniffiFfiConverterString.write(value.msg, buf)
-            _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Decode):
             buf.write_i32(25)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.StreamFailed):
+        if isinstance(value, GatehouseError.Decode):
             buf.write_i32(26)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.AcceptedUnreadable):
+        if isinstance(value, GatehouseError.StreamFailed):
             buf.write_i32(27)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Timeout):
+        if isinstance(value, GatehouseError.AcceptedUnreadable):
             buf.write_i32(28)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Config):
+        if isinstance(value, GatehouseError.Timeout):
             buf.write_i32(29)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
-        if isinstance(value, GatehouseError.Internal):
+        if isinstance(value, GatehouseError.Config):
             buf.write_i32(30)
+            _UniffiFfiConverterString.write(value.msg, buf)
+            _UniffiFfiConverterOptionalString.write(value.details, buf)
+        if isinstance(value, GatehouseError.Internal):
+            buf.write_i32(31)
             _UniffiFfiConverterString.write(value.msg, buf)
             _UniffiFfiConverterOptionalString.write(value.details, buf)
 
@@ -11139,6 +11286,18 @@ class GatehouseClientProtocol(typing.Protocol):
         request but its answer could not be read: it WAS requested.
 """
         raise NotImplementedError
+    async def respond_to_gate(self, gate: Interaction,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RespondOutcome:
+        """
+        Answer the gate the app displayed (a record from `list_pending_interactions` or
+        `get_interaction`), bound to it: the answer carries the digest of that record (its
+        id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+        so a host that checks it (capability `AnswerDigest`) records it only while the
+        gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+        turn is expected and its session read, as `respond_with_outcome` with them. On a
+        host without the capability (Agenta, an older Gatehouse) the answer is sent
+        without the digest and is not bound.
+"""
+        raise NotImplementedError
     async def respond_to_interaction(self, id: str,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,tool_call_id: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> Interaction:
         """
         Answer an approval gate: approve or deny, with an optional message for the agent
@@ -11567,6 +11726,46 @@ class GatehouseClient(GatehouseClientProtocol):
         _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
         return await _uniffi_rust_call_async(
             _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_request_intervention(*_uniffi_lowered_args),
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            _uniffi_lift_return,
+            _uniffi_error_converter,
+        )
+    async def respond_to_gate(self, gate: Interaction,approved: bool,message: typing.Union[object, typing.Optional[str]] = _DEFAULT,idempotency_key: typing.Union[object, typing.Optional[str]] = _DEFAULT) -> RespondOutcome:
+        """
+        Answer the gate the app displayed (a record from `list_pending_interactions` or
+        `get_interaction`), bound to it: the answer carries the digest of that record (its
+        id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+        so a host that checks it (capability `AnswerDigest`) records it only while the
+        gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+        turn is expected and its session read, as `respond_with_outcome` with them. On a
+        host without the capability (Agenta, an older Gatehouse) the answer is sent
+        without the digest and is not bound.
+"""
+        
+        _UniffiFfiConverterTypeInteraction.check_lower(gate)
+
+        _UniffiFfiConverterBoolean.check_lower(approved)
+
+        if message is _DEFAULT:
+            message = None
+        _UniffiFfiConverterOptionalString.check_lower(message)
+
+        if idempotency_key is _DEFAULT:
+            idempotency_key = None
+        _UniffiFfiConverterOptionalString.check_lower(idempotency_key)
+        _uniffi_lowered_args = (
+            self._uniffi_clone_handle(),
+            _UniffiFfiConverterTypeInteraction.lower(gate),
+            _UniffiFfiConverterBoolean.lower(approved),
+            _UniffiFfiConverterOptionalString.lower(message),
+            _UniffiFfiConverterOptionalString.lower(idempotency_key),
+        )
+        _uniffi_lift_return = _UniffiFfiConverterTypeRespondOutcome.lift
+        _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+        return await _uniffi_rust_call_async(
+            _UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_gate(*_uniffi_lowered_args),
             _UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
             _UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer,
@@ -12010,6 +12209,39 @@ class _UniffiFfiConverterTypeGatehouseInbox:
     @classmethod
     def write(cls, value: GatehouseInbox, buf: _UniffiRustBuffer):
         buf.write_u64(cls.lower(value))
+def gate_digest(id: str,revision: int,tool: typing.Optional[str],tool_call_id: typing.Optional[str],args_json: typing.Optional[JsonText]) -> str:
+    """
+    The gate digest (CONTRACT.md C8, v1): `sha256:` and the hex SHA-256 of the RFC 8785
+    text of `["gatehouse.gate.v1", id, revision, tool, tool_call_id, args]`; `args_json`
+    is the arguments as JSON text (absent: `null`). The same function the server and the
+    Rust client use, so every language gets the same digest (the shared vectors,
+    `tests/data/gate_digest.vectors.json`, check it).
+"""
+    
+    _UniffiFfiConverterString.check_lower(id)
+
+    _UniffiFfiConverterInt64.check_lower(revision)
+
+    _UniffiFfiConverterOptionalString.check_lower(tool)
+
+    _UniffiFfiConverterOptionalString.check_lower(tool_call_id)
+
+    _UniffiFfiConverterOptionalTypeJsonText.check_lower(args_json)
+    _uniffi_lowered_args = (
+        _UniffiFfiConverterString.lower(id),
+        _UniffiFfiConverterInt64.lower(revision),
+        _UniffiFfiConverterOptionalString.lower(tool),
+        _UniffiFfiConverterOptionalString.lower(tool_call_id),
+        _UniffiFfiConverterOptionalTypeJsonText.lower(args_json),
+    )
+    _uniffi_lift_return = _UniffiFfiConverterString.lift
+    _uniffi_error_converter = _UniffiFfiConverterTypeGatehouseError
+    _uniffi_ffi_result = _uniffi_rust_call_with_error(
+        _uniffi_error_converter,
+        _UniffiLib.uniffi_gatehouse_ffi_fn_func_gate_digest,
+        *_uniffi_lowered_args,
+    )
+    return _uniffi_lift_return(_uniffi_ffi_result)
 
 __all__ = [
     "InternalError",
@@ -12060,6 +12292,7 @@ __all__ = [
     "SessionSnapshot",
     "StopRequested",
     "StreamFailure",
+    "gate_digest",
     "ExecutionEventWatch",
     "ExecutionEventWatchProtocol",
     "SessionEventWatch",

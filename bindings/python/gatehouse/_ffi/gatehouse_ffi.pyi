@@ -28,25 +28,26 @@ class GatehouseErrorKind(enum.Enum):
     TURN_NOT_CONTINUABLE = 8
     STALE_EXECUTION = 9
     IDEMPOTENCY_KEY_REUSED = 10
-    ANSWER_OWNER_UNKNOWN = 11
-    PROJECT_MISMATCH = 12
-    CONFLICT = 13
-    CAPABILITY_UNAVAILABLE = 14
-    UNAUTHORIZED = 15
-    FORBIDDEN = 16
-    TENANT_REJECTED = 17
-    VALIDATION = 18
-    INVALID = 19
-    PAYLOAD_TOO_LARGE = 20
-    RATE_LIMITED = 21
-    SERVER = 22
-    TRANSPORT = 23
-    DECODE = 24
-    STREAM_FAILED = 25
-    ACCEPTED_UNREADABLE = 26
-    TIMEOUT = 27
-    CONFIG = 28
-    INTERNAL = 29
+    STALE_GATE = 11
+    ANSWER_OWNER_UNKNOWN = 12
+    PROJECT_MISMATCH = 13
+    CONFLICT = 14
+    CAPABILITY_UNAVAILABLE = 15
+    UNAUTHORIZED = 16
+    FORBIDDEN = 17
+    TENANT_REJECTED = 18
+    VALIDATION = 19
+    INVALID = 20
+    PAYLOAD_TOO_LARGE = 21
+    RATE_LIMITED = 22
+    SERVER = 23
+    TRANSPORT = 24
+    DECODE = 25
+    STREAM_FAILED = 26
+    ACCEPTED_UNREADABLE = 27
+    TIMEOUT = 28
+    CONFIG = 29
+    INTERNAL = 30
 
 class ApproveAllFailure:
     """One approve-all target that failed for a reason other than "already answered"."""
@@ -171,7 +172,9 @@ class Interaction:
     delivered_webhook: bool
     created_at: typing.Optional[Timestamp]
     updated_at: typing.Optional[Timestamp]
-    def __init__(self, *, id: str, project_id: typing.Optional[str], session_id: str, turn_id: typing.Optional[str], token: str, kind: InteractionKind, status: InteractionStatus, request: typing.Optional[InteractionRequest], references: typing.Optional[JsonText], parameters: typing.Optional[JsonText], resolution: typing.Optional[JsonText], delivered_in_band: bool, delivered_webhook: bool, created_at: typing.Optional[Timestamp], updated_at: typing.Optional[Timestamp]) -> None:
+    revision: typing.Optional[int]
+    digest: typing.Optional[str]
+    def __init__(self, *, id: str, project_id: typing.Optional[str], session_id: str, turn_id: typing.Optional[str], token: str, kind: InteractionKind, status: InteractionStatus, request: typing.Optional[InteractionRequest], references: typing.Optional[JsonText], parameters: typing.Optional[JsonText], resolution: typing.Optional[JsonText], delivered_in_band: bool, delivered_webhook: bool, created_at: typing.Optional[Timestamp], updated_at: typing.Optional[Timestamp], revision: typing.Optional[int], digest: typing.Optional[str]) -> None:
         ...
     @property
     def parameters_dict(self) -> typing.Optional[typing.Dict[str, typing.Any]]:
@@ -330,6 +333,12 @@ class Capability:
         """Many gates answered in one request (approve-all uses it when served)."""
         def __init__(self) -> None:
             ...
+    class ANSWER_DIGEST(Capability):
+        """A respond carrying the gate's digest is checked (`StaleGate` when the gate
+        changed after it was read); without it the answer is not bound to what was shown.
+        """
+        def __init__(self) -> None:
+            ...
     class UNKNOWN(Capability):
         """A capability this version does not know (a newer host), kept as the host wrote it."""
         value: str
@@ -362,6 +371,10 @@ class Capability:
     def is_INTERACTION_BATCH(self) -> bool:
         ...
     def is_interaction_batch(self) -> bool:
+        ...
+    def is_ANSWER_DIGEST(self) -> bool:
+        ...
+    def is_answer_digest(self) -> bool:
         ...
     def is_UNKNOWN(self) -> bool:
         ...
@@ -1015,6 +1028,24 @@ class GatehouseError(Exception):
     class IdempotencyKeyReused(GatehouseError):
         """The idempotency key was already used for another request. Never retried: send
         the new request under a new key.
+        """
+        msg: str
+        details: typing.Optional[str]
+        def __init__(self, msg: str, details: typing.Optional[str]) -> None:
+            ...
+        def error_kind(self) -> GatehouseErrorKind:
+            """The kind of this error, without its text (the `kind` property in every language
+            reads it).
+            """
+            ...
+        def is_retryable(self) -> bool:
+            """True when the same call may succeed if tried again later (the `retryable`
+            property in every language reads it).
+            """
+            ...
+    class StaleGate(GatehouseError):
+        """The gate changed after the app read it (its digest is not the one the answer
+        carried): nothing was recorded. Read the gate again, show it, and answer that.
         """
         msg: str
         details: typing.Optional[str]
@@ -1896,6 +1927,17 @@ class GatehouseClientProtocol(typing.Protocol):
         request but its answer could not be read: it WAS requested.
         """
         ...
+    async def respond_to_gate(self, gate: Interaction, approved: bool, message: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ...) -> RespondOutcome:
+        """Answer the gate the app displayed (a record from `list_pending_interactions` or
+        `get_interaction`), bound to it: the answer carries the digest of that record (its
+        id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+        so a host that checks it (capability `AnswerDigest`) records it only while the
+        gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+        turn is expected and its session read, as `respond_with_outcome` with them. On a
+        host without the capability (Agenta, an older Gatehouse) the answer is sent
+        without the digest and is not bound.
+        """
+        ...
     async def respond_to_interaction(self, id: str, approved: bool, message: typing.Union[object, typing.Optional[str]] = ..., tool_call_id: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ...) -> Interaction:
         """Answer an approval gate: approve or deny, with an optional message for the agent
         and the tool call being answered. Throws `AlreadyAnswered` when another device
@@ -2025,6 +2067,17 @@ class GatehouseClient(GatehouseClientProtocol):
         request but its answer could not be read: it WAS requested.
         """
         ...
+    async def respond_to_gate(self, gate: Interaction, approved: bool, message: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ...) -> RespondOutcome:
+        """Answer the gate the app displayed (a record from `list_pending_interactions` or
+        `get_interaction`), bound to it: the answer carries the digest of that record (its
+        id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+        so a host that checks it (capability `AnswerDigest`) records it only while the
+        gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+        turn is expected and its session read, as `respond_with_outcome` with them. On a
+        host without the capability (Agenta, an older Gatehouse) the answer is sent
+        without the digest and is not bound.
+        """
+        ...
     async def respond_to_interaction(self, id: str, approved: bool, message: typing.Union[object, typing.Optional[str]] = ..., tool_call_id: typing.Union[object, typing.Optional[str]] = ..., idempotency_key: typing.Union[object, typing.Optional[str]] = ...) -> Interaction:
         """Answer an approval gate: approve or deny, with an optional message for the agent
         and the tool call being answered. Throws `AlreadyAnswered` when another device
@@ -2115,4 +2168,13 @@ class GatehouseInbox(GatehouseInboxProtocol):
         """
         ...
 
-__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'RespondOutcome', 'GateResult', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InboxHostState', 'TurnStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'SessionEventUpdate', 'StopOutcome', 'ToolPermission', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'GateFailure', 'GateReport', 'ApproveGatesReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'InboxGate', 'InboxHostReport', 'InboxPage', 'InvokeOutcome', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol', 'GatehouseInbox', 'GatehouseInboxProtocol']
+def gate_digest(id: str, revision: int, tool: typing.Optional[str], tool_call_id: typing.Optional[str], args_json: typing.Optional[JsonText]) -> str:
+    """The gate digest (CONTRACT.md C8, v1): `sha256:` and the hex SHA-256 of the RFC 8785
+    text of `["gatehouse.gate.v1", id, revision, tool, tool_call_id, args]`; `args_json`
+    is the arguments as JSON text (absent: `null`). The same function the server and the
+    Rust client use, so every language gets the same digest (the shared vectors,
+    `tests/data/gate_digest.vectors.json`, check it).
+    """
+    ...
+
+__all__ = ['InternalError', 'GatehouseErrorKind', 'InteractionKind', 'InteractionStatus', 'RespondOutcome', 'GateResult', 'Capability', 'Checkpoint', 'Upstream', 'AgentaContract', 'ExecutionEventType', 'ExecutionSessionStatus', 'InterventionStatus', 'InboxHostState', 'TurnStatus', 'InterventionState', 'GatehouseError', 'InterventionOutcome', 'LifecycleState', 'ListenerError', 'SessionEventUpdate', 'StopOutcome', 'ToolPermission', 'WatchEvent', 'WatchUpdate', 'ApproveAllFailure', 'InteractionRequest', 'Interaction', 'ApproveAllReport', 'GateFailure', 'GateReport', 'ApproveGatesReport', 'Capabilities', 'CheckpointProgress', 'ClientConfig', 'ExecutionEvent', 'SessionOutcome', 'Intervention', 'ExecutionSession', 'InboxGate', 'InboxHostReport', 'InboxPage', 'InvokeOutcome', 'RequestedIntervention', 'SessionEvent', 'SessionSnapshot', 'StopRequested', 'StreamFailure', 'gate_digest', 'ExecutionEventWatch', 'ExecutionEventWatchProtocol', 'SessionEventWatch', 'SessionEventWatchProtocol', 'SessionWatch', 'SessionWatchProtocol', 'WatchListenerImpl', 'WatchListener', 'WatchHandle', 'WatchHandleProtocol', 'GatehouseClient', 'GatehouseClientProtocol', 'GatehouseInbox', 'GatehouseInboxProtocol']

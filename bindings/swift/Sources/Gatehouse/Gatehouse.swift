@@ -959,6 +959,18 @@ public protocol GatehouseClientProtocol: AnyObject, Sendable {
     func openSessionEvents(sessionId: String, after: Int64) throws  -> SessionEventWatch
     
     /**
+     * Answer the gate the app displayed (a record from `list_pending_interactions` or
+     * `get_interaction`), bound to it: the answer carries the digest of that record (its
+     * id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+     * so a host that checks it (capability `AnswerDigest`) records it only while the
+     * gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+     * turn is expected and its session read, as `respond_with_outcome` with them. On a
+     * host without the capability (Agenta, an older Gatehouse) the answer is sent
+     * without the digest and is not bound.
+     */
+    func respondToGate(gate: Interaction, approved: Bool, message: String?, idempotencyKey: String?) async throws  -> RespondOutcome
+    
+    /**
      * Answer a gate and say what the answer did (every host). On a durable host always
      * under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
      * `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
@@ -1367,6 +1379,32 @@ open func openSessionEvents(sessionId: String, after: Int64 = Int64(0))throws  -
         FfiConverterInt64.lower(after),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Answer the gate the app displayed (a record from `list_pending_interactions` or
+     * `get_interaction`), bound to it: the answer carries the digest of that record (its
+     * id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+     * so a host that checks it (capability `AnswerDigest`) records it only while the
+     * gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+     * turn is expected and its session read, as `respond_with_outcome` with them. On a
+     * host without the capability (Agenta, an older Gatehouse) the answer is sent
+     * without the digest and is not bound.
+     */
+open func respondToGate(gate: Interaction, approved: Bool, message: String? = nil, idempotencyKey: String? = nil)async throws  -> RespondOutcome  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_gate(
+                        self.uniffiCloneHandle(),FfiConverterTypeInteraction_lower(gate),FfiConverterBool.lower(approved),FfiConverterOptionString.lower(message),FfiConverterOptionString.lower(idempotencyKey)
+                )
+            },
+            pollFunc: ffi_gatehouse_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_gatehouse_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_gatehouse_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeRespondOutcome_lift,
+            errorHandler: FfiConverterTypeGatehouseError_lift
+        )
 }
     
     /**
@@ -3927,6 +3965,17 @@ public struct Interaction: Equatable, Hashable {
      * Last update time; absent as `created_at`.
      */
     public var updatedAt: Date?
+    /**
+     * The gate's revision (Gatehouse's rows; absent on an Agenta host): moved on when
+     * what the gate asks changes.
+     */
+    public var revision: Int64?
+    /**
+     * The gate digest the host shows (`gate.digest`, CONTRACT.md C8). An answer given
+     * with `respond_to_gate` carries the digest this library computes from this record
+     * (its id, revision and request), so it lands only on the gate the app displayed.
+     */
+    public var digest: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -3979,7 +4028,16 @@ public struct Interaction: Equatable, Hashable {
          */createdAt: Date?, 
         /**
          * Last update time; absent as `created_at`.
-         */updatedAt: Date?) {
+         */updatedAt: Date?, 
+        /**
+         * The gate's revision (Gatehouse's rows; absent on an Agenta host): moved on when
+         * what the gate asks changes.
+         */revision: Int64?, 
+        /**
+         * The gate digest the host shows (`gate.digest`, CONTRACT.md C8). An answer given
+         * with `respond_to_gate` carries the digest this library computes from this record
+         * (its id, revision and request), so it lands only on the gate the app displayed.
+         */digest: String?) {
         self.id = id
         self.projectId = projectId
         self.sessionId = sessionId
@@ -3995,6 +4053,8 @@ public struct Interaction: Equatable, Hashable {
         self.deliveredWebhook = deliveredWebhook
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.revision = revision
+        self.digest = digest
     }
 
     
@@ -4027,7 +4087,9 @@ public struct FfiConverterTypeInteraction: FfiConverterRustBuffer {
                 deliveredInBand: FfiConverterBool.read(from: &buf), 
                 deliveredWebhook: FfiConverterBool.read(from: &buf), 
                 createdAt: FfiConverterOptionTimestamp.read(from: &buf), 
-                updatedAt: FfiConverterOptionTimestamp.read(from: &buf)
+                updatedAt: FfiConverterOptionTimestamp.read(from: &buf), 
+                revision: FfiConverterOptionInt64.read(from: &buf), 
+                digest: FfiConverterOptionString.read(from: &buf)
         )
     }
 
@@ -4047,6 +4109,8 @@ public struct FfiConverterTypeInteraction: FfiConverterRustBuffer {
         FfiConverterBool.write(value.deliveredWebhook, into: &buf)
         FfiConverterOptionTimestamp.write(value.createdAt, into: &buf)
         FfiConverterOptionTimestamp.write(value.updatedAt, into: &buf)
+        FfiConverterOptionInt64.write(value.revision, into: &buf)
+        FfiConverterOptionString.write(value.digest, into: &buf)
     }
 }
 
@@ -5084,6 +5148,11 @@ public enum Capability: Equatable, Hashable {
      */
     case interactionBatch
     /**
+     * A respond carrying the gate's digest is checked (`StaleGate` when the gate
+     * changed after it was read); without it the answer is not bound to what was shown.
+     */
+    case answerDigest
+    /**
      * A capability this version does not know (a newer host), kept as the host wrote it.
      */
     case unknown(
@@ -5126,7 +5195,9 @@ public struct FfiConverterTypeCapability: FfiConverterRustBuffer {
         
         case 7: return .interactionBatch
         
-        case 8: return .unknown(value: try FfiConverterString.read(from: &buf)
+        case 8: return .answerDigest
+        
+        case 9: return .unknown(value: try FfiConverterString.read(from: &buf)
         )
         
         default: throw UniffiInternalError.unexpectedEnumCase
@@ -5165,8 +5236,12 @@ public struct FfiConverterTypeCapability: FfiConverterRustBuffer {
             writeInt(&buf, Int32(7))
         
         
-        case let .unknown(value):
+        case .answerDigest:
             writeInt(&buf, Int32(8))
+        
+        
+        case let .unknown(value):
+            writeInt(&buf, Int32(9))
             FfiConverterString.write(value, into: &buf)
             
         }
@@ -5768,6 +5843,18 @@ enum GatehouseError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError
          */details: String?
     )
     /**
+     * The gate changed after the app read it (its digest is not the one the answer
+     * carried): nothing was recorded. Read the gate again, show it, and answer that.
+     */
+    case StaleGate(
+        /**
+         * What happened.
+         */msg: String, 
+        /**
+         * The server's detail.
+         */details: String?
+    )
+    /**
      * The gate is answered, and this host cannot show whose answer landed (the answer's
      * outcome was lost; the row records no answer to compare with ours). Show the gate
      * as answered, never as "answered on another device".
@@ -6101,80 +6188,84 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 12: return .AnswerOwnerUnknown(
+        case 12: return .StaleGate(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 13: return .ProjectMismatch(
+        case 13: return .AnswerOwnerUnknown(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 14: return .Conflict(
+        case 14: return .ProjectMismatch(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 15: return .CapabilityUnavailable(
+        case 15: return .Conflict(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 16: return .Unauthorized(
+        case 16: return .CapabilityUnavailable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 17: return .Forbidden(
+        case 17: return .Unauthorized(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 18: return .TenantRejected(
+        case 18: return .Forbidden(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 19: return .Validation(
+        case 19: return .TenantRejected(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 20: return .Invalid(
+        case 20: return .Validation(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 21: return .PayloadTooLarge(
+        case 21: return .Invalid(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 22: return .RateLimited(
+        case 22: return .PayloadTooLarge(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 23: return .Server(
+        case 23: return .RateLimited(
+            msg: try FfiConverterString.read(from: &buf), 
+            details: try FfiConverterOptionString.read(from: &buf)
+            )
+        case 24: return .Server(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf), 
             status: try FfiConverterUInt16.read(from: &buf)
             )
-        case 24: return .Transport(
+        case 25: return .Transport(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 25: return .Decode(
+        case 26: return .Decode(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 26: return .StreamFailed(
+        case 27: return .StreamFailed(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 27: return .AcceptedUnreadable(
+        case 28: return .AcceptedUnreadable(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 28: return .Timeout(
+        case 29: return .Timeout(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 29: return .Config(
+        case 30: return .Config(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
-        case 30: return .Internal(
+        case 31: return .Internal(
             msg: try FfiConverterString.read(from: &buf), 
             details: try FfiConverterOptionString.read(from: &buf)
             )
@@ -6256,117 +6347,123 @@ public struct FfiConverterTypeGatehouseError: FfiConverterRustBuffer {
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .AnswerOwnerUnknown(msg,details):
+        case let .StaleGate(msg,details):
             writeInt(&buf, Int32(12))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .ProjectMismatch(msg,details):
+        case let .AnswerOwnerUnknown(msg,details):
             writeInt(&buf, Int32(13))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Conflict(msg,details):
+        case let .ProjectMismatch(msg,details):
             writeInt(&buf, Int32(14))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .CapabilityUnavailable(msg,details):
+        case let .Conflict(msg,details):
             writeInt(&buf, Int32(15))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Unauthorized(msg,details):
+        case let .CapabilityUnavailable(msg,details):
             writeInt(&buf, Int32(16))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Forbidden(msg,details):
+        case let .Unauthorized(msg,details):
             writeInt(&buf, Int32(17))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .TenantRejected(msg,details):
+        case let .Forbidden(msg,details):
             writeInt(&buf, Int32(18))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Validation(msg,details):
+        case let .TenantRejected(msg,details):
             writeInt(&buf, Int32(19))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Invalid(msg,details):
+        case let .Validation(msg,details):
             writeInt(&buf, Int32(20))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .PayloadTooLarge(msg,details):
+        case let .Invalid(msg,details):
             writeInt(&buf, Int32(21))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .RateLimited(msg,details):
+        case let .PayloadTooLarge(msg,details):
             writeInt(&buf, Int32(22))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Server(msg,details,status):
+        case let .RateLimited(msg,details):
             writeInt(&buf, Int32(23))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Server(msg,details,status):
+            writeInt(&buf, Int32(24))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             FfiConverterUInt16.write(status, into: &buf)
             
         
         case let .Transport(msg,details):
-            writeInt(&buf, Int32(24))
-            FfiConverterString.write(msg, into: &buf)
-            FfiConverterOptionString.write(details, into: &buf)
-            
-        
-        case let .Decode(msg,details):
             writeInt(&buf, Int32(25))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .StreamFailed(msg,details):
+        case let .Decode(msg,details):
             writeInt(&buf, Int32(26))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .AcceptedUnreadable(msg,details):
+        case let .StreamFailed(msg,details):
             writeInt(&buf, Int32(27))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Timeout(msg,details):
+        case let .AcceptedUnreadable(msg,details):
             writeInt(&buf, Int32(28))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Config(msg,details):
+        case let .Timeout(msg,details):
             writeInt(&buf, Int32(29))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
         
-        case let .Internal(msg,details):
+        case let .Config(msg,details):
             writeInt(&buf, Int32(30))
+            FfiConverterString.write(msg, into: &buf)
+            FfiConverterOptionString.write(details, into: &buf)
+            
+        
+        case let .Internal(msg,details):
+            writeInt(&buf, Int32(31))
             FfiConverterString.write(msg, into: &buf)
             FfiConverterOptionString.write(details, into: &buf)
             
@@ -6441,6 +6538,10 @@ public enum GatehouseErrorKind: Equatable, Hashable {
      * See [`GatehouseError::IdempotencyKeyReused`].
      */
     case idempotencyKeyReused
+    /**
+     * See [`GatehouseError::StaleGate`].
+     */
+    case staleGate
     /**
      * See [`GatehouseError::AnswerOwnerUnknown`].
      */
@@ -6560,43 +6661,45 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
         
         case 11: return .idempotencyKeyReused
         
-        case 12: return .answerOwnerUnknown
+        case 12: return .staleGate
         
-        case 13: return .projectMismatch
+        case 13: return .answerOwnerUnknown
         
-        case 14: return .conflict
+        case 14: return .projectMismatch
         
-        case 15: return .capabilityUnavailable
+        case 15: return .conflict
         
-        case 16: return .unauthorized
+        case 16: return .capabilityUnavailable
         
-        case 17: return .forbidden
+        case 17: return .unauthorized
         
-        case 18: return .tenantRejected
+        case 18: return .forbidden
         
-        case 19: return .validation
+        case 19: return .tenantRejected
         
-        case 20: return .invalid
+        case 20: return .validation
         
-        case 21: return .payloadTooLarge
+        case 21: return .invalid
         
-        case 22: return .rateLimited
+        case 22: return .payloadTooLarge
         
-        case 23: return .server
+        case 23: return .rateLimited
         
-        case 24: return .transport
+        case 24: return .server
         
-        case 25: return .decode
+        case 25: return .transport
         
-        case 26: return .streamFailed
+        case 26: return .decode
         
-        case 27: return .acceptedUnreadable
+        case 27: return .streamFailed
         
-        case 28: return .timeout
+        case 28: return .acceptedUnreadable
         
-        case 29: return .config
+        case 29: return .timeout
         
-        case 30: return .`internal`
+        case 30: return .config
+        
+        case 31: return .`internal`
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -6650,80 +6753,84 @@ public struct FfiConverterTypeGatehouseErrorKind: FfiConverterRustBuffer {
             writeInt(&buf, Int32(11))
         
         
-        case .answerOwnerUnknown:
+        case .staleGate:
             writeInt(&buf, Int32(12))
         
         
-        case .projectMismatch:
+        case .answerOwnerUnknown:
             writeInt(&buf, Int32(13))
         
         
-        case .conflict:
+        case .projectMismatch:
             writeInt(&buf, Int32(14))
         
         
-        case .capabilityUnavailable:
+        case .conflict:
             writeInt(&buf, Int32(15))
         
         
-        case .unauthorized:
+        case .capabilityUnavailable:
             writeInt(&buf, Int32(16))
         
         
-        case .forbidden:
+        case .unauthorized:
             writeInt(&buf, Int32(17))
         
         
-        case .tenantRejected:
+        case .forbidden:
             writeInt(&buf, Int32(18))
         
         
-        case .validation:
+        case .tenantRejected:
             writeInt(&buf, Int32(19))
         
         
-        case .invalid:
+        case .validation:
             writeInt(&buf, Int32(20))
         
         
-        case .payloadTooLarge:
+        case .invalid:
             writeInt(&buf, Int32(21))
         
         
-        case .rateLimited:
+        case .payloadTooLarge:
             writeInt(&buf, Int32(22))
         
         
-        case .server:
+        case .rateLimited:
             writeInt(&buf, Int32(23))
         
         
-        case .transport:
+        case .server:
             writeInt(&buf, Int32(24))
         
         
-        case .decode:
+        case .transport:
             writeInt(&buf, Int32(25))
         
         
-        case .streamFailed:
+        case .decode:
             writeInt(&buf, Int32(26))
         
         
-        case .acceptedUnreadable:
+        case .streamFailed:
             writeInt(&buf, Int32(27))
         
         
-        case .timeout:
+        case .acceptedUnreadable:
             writeInt(&buf, Int32(28))
         
         
-        case .config:
+        case .timeout:
             writeInt(&buf, Int32(29))
         
         
-        case .`internal`:
+        case .config:
             writeInt(&buf, Int32(30))
+        
+        
+        case .`internal`:
+            writeInt(&buf, Int32(31))
         
         }
     }
@@ -9318,6 +9425,25 @@ fileprivate func uniffiFutureContinuationCallback(handle: UInt64, pollResult: In
         print("uniffiFutureContinuationCallback invalid handle")
     }
 }
+/**
+ * The gate digest (CONTRACT.md C8, v1): `sha256:` and the hex SHA-256 of the RFC 8785
+ * text of `["gatehouse.gate.v1", id, revision, tool, tool_call_id, args]`; `args_json`
+ * is the arguments as JSON text (absent: `null`). The same function the server and the
+ * Rust client use, so every language gets the same digest (the shared vectors,
+ * `tests/data/gate_digest.vectors.json`, check it).
+ */
+public func gateDigest(id: String, revision: Int64, tool: String?, toolCallId: String?, argsJson: JsonText?)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeGatehouseError_lift) {
+        uniffiCallStatus in
+    uniffi_gatehouse_ffi_fn_func_gate_digest(
+        FfiConverterString.lower(id),
+        FfiConverterInt64.lower(revision),
+        FfiConverterOptionString.lower(tool),
+        FfiConverterOptionString.lower(toolCallId),
+        FfiConverterOptionTypeJsonText.lower(argsJson),uniffiCallStatus
+    )
+})
+}
 
 private enum InitializationResult {
     case ok
@@ -9333,6 +9459,9 @@ private let initializationResult: InitializationResult = {
     let scaffolding_contract_version = ffi_gatehouse_ffi_uniffi_contract_version()
     if bindings_contract_version != scaffolding_contract_version {
         return InitializationResult.contractVersionMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_func_gate_digest() != 42816) {
+        return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all() != 61043) {
         return InitializationResult.apiChecksumMismatch
@@ -9380,6 +9509,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() != 34423) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_gate() != 24143) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome() != 46479) {

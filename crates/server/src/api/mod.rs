@@ -61,6 +61,8 @@ pub fn capabilities_for(config: &ServerConfig) -> Vec<Capability> {
         Capability::Invoke,
         Capability::Runs,
         Capability::InteractionBatch,
+        // Every respond (legacy, durable, batch) checks a `digest` when one is sent (C8).
+        Capability::AnswerDigest,
     ];
     if config.execution {
         capabilities.extend([Capability::Execution, Capability::ExecutionEventStream]);

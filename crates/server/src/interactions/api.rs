@@ -360,7 +360,14 @@ pub(super) async fn respond(
     record_admission(&state, state.backlog.admit().await);
     let outcome = state
         .interactions
-        .respond(&project_id, &id, &answer, &actor, idempotency)
+        .respond(
+            &project_id,
+            &id,
+            &answer,
+            &actor,
+            idempotency,
+            body.value.digest.as_deref(),
+        )
         .await?;
     let outcome = recheck_key(&state, &project_id, &id, idempotency, outcome).await?;
     match settle_answer(&state, outcome) {
@@ -374,6 +381,7 @@ pub(super) async fn respond(
             "Idempotency-Key was already used for a different request",
         )),
         RespondOutcome::NotPending => Err(ApiError::not_pending()),
+        RespondOutcome::StaleGate => Err(ApiError::stale_gate()),
         RespondOutcome::NotFound => Err(ApiError::interaction_not_found()),
     }
 }
@@ -515,6 +523,7 @@ async fn respond_batch(
         id: String,
         answer: JsonObject,
         key: Option<(String, String)>,
+        digest: Option<String>,
     }
     let mut valid = Vec::with_capacity(answers.len());
     for (index, item) in answers.iter().enumerate() {
@@ -554,6 +563,7 @@ async fn respond_batch(
             id,
             answer,
             key,
+            digest: item.digest.clone(),
         });
     }
     // In the request's order: the store decides each item after the ones before it
@@ -564,6 +574,7 @@ async fn respond_batch(
             id: &v.id,
             answer: &v.answer,
             idempotency: v.key.as_ref().map(|(k, h)| (k.as_str(), h.as_str())),
+            digest: v.digest.as_deref(),
         })
         .collect();
     record_admission(&state, state.backlog.admit().await);
@@ -628,6 +639,15 @@ async fn respond_batch(
                 batch_error(
                     GatehouseCode::AlreadyAnswered,
                     gatehouse_wire::error::messages::INTERACTION_NOT_PENDING,
+                ),
+            ),
+            RespondOutcome::StaleGate => batch_result(
+                sent_id,
+                BatchOutcome::Invalid,
+                None,
+                batch_error(
+                    GatehouseCode::StaleGate,
+                    gatehouse_wire::error::messages::GATE_CHANGED,
                 ),
             ),
             RespondOutcome::NotFound => batch_result(

@@ -182,6 +182,10 @@ pub(super) async fn respond(
                 Ok(uuid) => parsed.push(DurableAnswer {
                     interaction_id: uuid.to_string(),
                     answer: item.answer.clone(),
+                    // The body's digest is the path's gate's (C8).
+                    digest: (uuid.to_string() == id)
+                        .then(|| body.digest.clone())
+                        .flatten(),
                 }),
                 Err(_) => {
                     return Ok(model_error(
@@ -228,6 +232,7 @@ pub(super) async fn respond(
         answers.push(DurableAnswer {
             interaction_id: id.clone(),
             answer,
+            digest: body.digest.clone(),
         });
     }
     let mut seen = std::collections::HashSet::new();
@@ -316,6 +321,8 @@ async fn answer_outcome(state: &AppState, project_id: &str, outcome: DurableOutc
             axum::Json(json!({"detail": "Interaction not found"})),
         )
             .into_response(),
+        // Gatehouse's own refusal (C8), in Gatehouse's body on Agenta's paths.
+        DurableOutcome::StaleGate => crate::error::ApiError::stale_gate().into_response(),
         DurableOutcome::NotLinked => {
             validation("The interaction is not linked to an execution.", None, None)
         }

@@ -38,6 +38,7 @@ mod execution;
 mod fail_closed;
 mod fd_limit;
 mod fuzz;
+mod gate_digest;
 mod http_layer;
 mod interactions;
 mod lease;

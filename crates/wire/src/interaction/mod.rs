@@ -14,13 +14,15 @@
 //! | `row.rs` | [`SessionInteraction`], its kind, status, `data` and flags; [`InteractionResponse`], [`InteractionsResponse`] |
 //! | `query.rs` | [`InteractionQueryRequest`]: the filters and Agenta's [`Windowing`] |
 //! | `respond.rs` | [`RespondRequest`], [`ApprovalAnswer`] |
+//! | `digest.rs` | [`gate_digest`]: what a gate asks, bound (C8), of a row or its parts |
 //! | `runner_side.rs` | what the runner sends: [`CreateInteractionRequest`], [`TransitionRequest`] (with a [`Resolution`]), [`CancelStaleRequest`] |
 //! | `watch.rs` | [`WatchEvent`]: the events of the watch stream |
 //! | `validation.rs` | the UUID and RFC 3339 forms Agenta checks, [`FieldProblem`] |
 //!
 //! `validation.rs` uses none of the others, `row.rs` only it; the body files use those two
-//! and none of each other.
+//! and none of each other; `digest.rs` uses `row.rs`.
 
+mod digest;
 mod query;
 mod respond;
 mod row;
@@ -28,13 +30,15 @@ mod runner_side;
 mod validation;
 mod watch;
 
+pub use digest::{gate_digest, gate_digest_material, GateDigestInput, GATE_DIGEST_TAG};
 pub use query::{
     InteractionQuery, InteractionQueryFlags, InteractionQueryRequest, Order, Windowing,
 };
 pub use respond::{ApprovalAnswer, RespondRequest};
 pub use row::{
-    InteractionData, InteractionFlags, InteractionKind, InteractionRequest, InteractionResponse,
-    InteractionStatus, InteractionsResponse, Reference, References, Selector, SessionInteraction,
+    GateBinding, InteractionData, InteractionFlags, InteractionKind, InteractionRequest,
+    InteractionResponse, InteractionStatus, InteractionsResponse, Reference, References, Selector,
+    SessionInteraction,
 };
 pub use runner_side::{
     CancelStaleRequest, CancelStaleResponse, CreateInteractionRequest, Resolution,

@@ -78,6 +78,11 @@ pub struct RespondRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<ApprovalAnswer>"))]
     pub answer: Option<JsonObject>,
+    /// The gate's digest as the client read it (`gate.digest`, C8; Gatehouse only): the
+    /// answer is recorded only while the gate is still that one, else 409 `STALE_GATE`
+    /// and nothing is recorded. Absent: not checked (Agenta's clients).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 impl RespondRequest {
@@ -85,6 +90,7 @@ impl RespondRequest {
     pub fn approval(answer: &ApprovalAnswer) -> Self {
         Self {
             answer: Some(answer.to_object()),
+            digest: None,
         }
     }
 

@@ -180,6 +180,20 @@ pub struct InteractionFlags {
     pub extra: JsonObject,
 }
 
+/// What a Gatehouse row shows of its binding (`gate` on the row; absent on an Agenta
+/// host): the revision and the digest the server computed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct GateBinding {
+    /// The gate's revision (1 when written).
+    pub revision: i64,
+    /// The gate digest (v1: `sha256:<64 hex>`).
+    pub digest: String,
+    /// Fields this version does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
 /// The session-interaction row (A4), its keys in the order Agenta's API renders them
 /// (`Lifecycle` fields, `id`, then the row), every key written, `null` when unset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -238,6 +252,11 @@ pub struct SessionInteraction {
     /// Free-form metadata.
     #[serde(default)]
     pub meta: Option<JsonObject>,
+    /// What the gate asks, bound (Gatehouse only, after Agenta's keys; absent on an
+    /// Agenta host): its revision and digest (C8). A respond that carries the digest
+    /// lands only while the gate is still what was shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateBinding>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -111,6 +111,10 @@ pub const RESPOND_TO_INTERACTION: Operation = Operation {
             code: GatehouseCode::IdempotencyKeyReused,
             when: "the `Idempotency-Key` was used for a different request",
         },
+        Failure {
+            code: GatehouseCode::StaleGate,
+            when: "the body's `digest` is not the pending gate's: it changed after the client read it (C8, capability `answer_digest`); nothing was recorded",
+        },
     ],
 };
 

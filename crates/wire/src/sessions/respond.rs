@@ -58,6 +58,11 @@ pub struct SessionInteractionRespondRequest {
     /// The execution (turn) the caller saw the gate in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_execution_id: Option<String>,
+    /// The path's gate's digest as the client read it (`gate.digest`, C8; Gatehouse
+    /// only): recorded only while the gate is still that one, else 409 `STALE_GATE` and
+    /// nothing is recorded. Absent: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
     /// Fields this version does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

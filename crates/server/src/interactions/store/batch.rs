@@ -30,6 +30,8 @@ pub struct BatchRespondItem<'a> {
     pub answer: &'a JsonObject,
     /// `(idempotency key, request hash)`, when the item carries a key.
     pub idempotency: Option<(&'a str, &'a str)>,
+    /// The gate's digest as the client read it (C8), when the item carries one.
+    pub digest: Option<&'a str>,
 }
 
 /// An idempotency key of the batch as the transaction found it.
@@ -61,6 +63,8 @@ enum Decision {
     KeyReused,
     /// Its gate is no longer pending.
     NotPending,
+    /// Its digest is not its pending gate's (C8): nothing recorded, its key stays free.
+    StaleGate,
     /// No such gate in the project.
     NotFound,
 }
@@ -82,11 +86,11 @@ struct Plan {
 /// `NotFound` and its key stays free for the items after it.
 fn plan(
     items: &[BatchRespondItem<'_>],
-    pending: &HashSet<String>,
+    pending: &HashMap<String, String>,
     existing: &HashSet<String>,
     keys: &HashMap<String, KeyAtStart>,
 ) -> Plan {
-    let mut still_pending: HashSet<&str> = pending.iter().map(String::as_str).collect();
+    let mut still_pending: HashSet<&str> = pending.keys().map(String::as_str).collect();
     let mut won_under_key: HashMap<&str, usize> = HashMap::new();
     let mut decisions = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
@@ -121,7 +125,14 @@ fn plan(
                 continue;
             }
         }
-        let decision = if still_pending.remove(item.id) {
+        let stale = item.digest.is_some_and(|digest| {
+            pending
+                .get(item.id)
+                .is_some_and(|current| current != digest)
+        });
+        let decision = if stale && still_pending.contains(item.id) {
+            Decision::StaleGate
+        } else if still_pending.remove(item.id) {
             if let Some((key, _)) = item.idempotency {
                 won_under_key.insert(key, index);
             }
@@ -245,9 +256,10 @@ impl InteractionStore {
                 keys.insert(key.to_string(), KeyAtStart::Lost);
             }
             // 2. The gates, in id order, locked (Postgres; SQLite's writer holds the
-            //    file) so that none changes before the plan is written.
+            //    file) so that none changes before the plan is written; a pending
+            //    gate's digest (C8) is what an item's digest is checked against.
             let sql = format!(
-                "SELECT id, status FROM interactions WHERE project_id = $1 AND id IN ({}) ORDER BY id{}",
+                "SELECT {SELECT_COLUMNS} FROM interactions WHERE project_id = $1 AND id IN ({}) ORDER BY id{}",
                 rows_of(gate_ids.len(), 1, 2, |at| format!("${at}")),
                 Tx::from(&mut *tx).lock_clause(),
             );
@@ -256,13 +268,13 @@ impl InteractionStore {
                 query = query.bind(*id);
             }
             let mut existing: HashSet<String> = HashSet::new();
-            let mut pending: HashSet<String> = HashSet::new();
+            let mut pending: HashMap<String, String> = HashMap::new();
             for row in query.fetch_all(&mut *tx).await? {
-                let id = row.text("id")?;
-                if row.text("status")? == "pending" {
-                    pending.insert(id.clone());
+                let gate = interaction_from_row(&row)?;
+                if gate.status == "pending" {
+                    pending.insert(gate.id.clone(), gate.digest());
                 }
-                existing.insert(id);
+                existing.insert(gate.id);
             }
             // 3. Every item in order.
             let plan = plan(items, &pending, &existing, &keys);
@@ -350,6 +362,7 @@ impl InteractionStore {
                     },
                     Decision::KeyReused => RespondOutcome::KeyReused,
                     Decision::NotPending => RespondOutcome::NotPending,
+                    Decision::StaleGate => RespondOutcome::StaleGate,
                     Decision::NotFound => RespondOutcome::NotFound,
                 });
             }
@@ -378,7 +391,31 @@ mod tests {
             id,
             answer: ANSWER.get_or_init(JsonObject::new),
             idempotency: key,
+            digest: None,
         }
+    }
+
+    /// Pending gates, each with its digest (`d-<id>`).
+    fn pending(ids: &[&str]) -> HashMap<String, String> {
+        ids.iter()
+            .map(|id| (id.to_string(), format!("d-{id}")))
+            .collect()
+    }
+
+    #[test]
+    fn a_stale_digest_records_nothing_and_leaves_the_gate_to_the_next_item() {
+        let mut stale = item("g", Some(("k", "h")));
+        stale.digest = Some("d-old");
+        let mut fresh = item("g", None);
+        fresh.digest = Some("d-g");
+        let plan = plan(
+            &[stale, fresh],
+            &pending(&["g"]),
+            &set(&["g"]),
+            &claimed(&["k"]),
+        );
+        assert_eq!(plan.decisions, [Decision::StaleGate, Decision::Win]);
+        assert_eq!(plan.released, ["k".to_string()]);
     }
 
     fn set(ids: &[&str]) -> HashSet<String> {
@@ -394,7 +431,7 @@ mod tests {
     #[test]
     fn the_same_gate_and_key_twice_replays_the_first_and_keeps_the_key() {
         let items = [item("g", Some(("k", "h"))), item("g", Some(("k", "h")))];
-        let plan = plan(&items, &set(&["g"]), &set(&["g"]), &claimed(&["k"]));
+        let plan = plan(&items, &pending(&["g"]), &set(&["g"]), &claimed(&["k"]));
         assert_eq!(plan.decisions, [Decision::Win, Decision::ReplayItem(0)]);
         assert_eq!(plan.bound, [("k".to_string(), 0)]);
         assert!(plan.released.is_empty());
@@ -405,7 +442,7 @@ mod tests {
         let items = [item("b", Some(("k", "h1"))), item("a", Some(("k", "h2")))];
         let plan = plan(
             &items,
-            &set(&["a", "b"]),
+            &pending(&["a", "b"]),
             &set(&["a", "b"]),
             &claimed(&["k"]),
         );
@@ -422,7 +459,7 @@ mod tests {
         ];
         let plan = plan(
             &items,
-            &set(&["open"]),
+            &pending(&["open"]),
             &set(&["done", "open"]),
             &claimed(&["k"]),
         );
@@ -437,7 +474,12 @@ mod tests {
             item("g", None),
             item("g", Some(("j", "h"))),
         ];
-        let plan = plan(&items, &set(&["g"]), &set(&["g"]), &claimed(&["k", "j"]));
+        let plan = plan(
+            &items,
+            &pending(&["g"]),
+            &set(&["g"]),
+            &claimed(&["k", "j"]),
+        );
         assert_eq!(
             plan.decisions,
             [Decision::NotFound, Decision::Win, Decision::NotPending]
@@ -467,7 +509,7 @@ mod tests {
             item("g", Some(("empty", "h"))),
             item("g", Some(("lost", "h"))),
         ];
-        let plan = plan(&items, &set(&["g", "x"]), &set(&["g", "x"]), &keys);
+        let plan = plan(&items, &pending(&["g", "x"]), &set(&["g", "x"]), &keys);
         assert_eq!(
             plan.decisions,
             [

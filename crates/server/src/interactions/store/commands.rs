@@ -85,6 +85,8 @@ pub struct DurableAnswer {
     pub interaction_id: String,
     /// Its answer.
     pub answer: JsonObject,
+    /// The gate's digest as the client read it (C8), when sent.
+    pub digest: Option<String>,
 }
 
 /// A durable respond, validated (the path's gate is among `answers`, which are distinct
@@ -141,6 +143,9 @@ pub enum DurableOutcome {
     },
     /// A gate was answered with another verdict while its turn is open (409).
     AnsweredDifferently,
+    /// A pending gate's digest is not the one sent (it changed after it was read, C8):
+    /// nothing recorded (409 `STALE_GATE`).
+    StaleGate,
     /// A gate is no longer pending (cancelled): 409 `{interaction_status}`.
     NotPending {
         /// Its status.
@@ -457,6 +462,14 @@ impl InteractionStore {
                     other => return Ok(DurableOutcome::NotPending { status: other.to_string() }),
                 }
             }
+            // The digests (C8), against the gates as this transaction read them; the flips
+            // below require the same revisions, so a change in between decides again.
+            for (row, item) in found.iter().zip(&request.answers) {
+                let stale = item.digest.as_deref().is_some_and(|digest| digest != row.digest());
+                if row.status == "pending" && stale {
+                    return Ok(DurableOutcome::StaleGate);
+                }
+            }
             // Settle the source turn first (the one point an answer and a Stop race on),
             // then admit the answers, then record the continuation. An answer that
             // leaves some of the turn's gates pending settles nothing: it is admitted
@@ -480,7 +493,7 @@ impl InteractionStore {
             let update = format!(
                 "UPDATE interactions SET status = 'responded', resolution = $1, updated_at = $2, \
                  updated_by_id = $3 WHERE id = $4 AND project_id = $5 AND status = 'pending' \
-                 RETURNING {SELECT_COLUMNS}"
+                 AND revision = $6 RETURNING {SELECT_COLUMNS}"
             );
             let mut answered = Vec::new();
             let mut interaction = anchor.clone();
@@ -496,6 +509,7 @@ impl InteractionStore {
                     .bind(&request.actor)
                     .bind(&row.id)
                     .bind(project_id)
+                    .bind(row.revision)
                     .fetch_optional(&mut *tx)
                     .await?;
                 let Some(flipped) = flipped else {

@@ -109,6 +109,10 @@ impl InteractionStore {
                         Some(row) if row.status != "pending" => {
                             outcomes[index] = Some(taken(&row, item));
                         }
+                        // Its digest is not the gate's (C8): nothing recorded for it.
+                        Some(row) if item.digest.is_some_and(|d| d != row.digest()) => {
+                            outcomes[index] = Some(RespondOutcome::StaleGate);
+                        }
                         Some(_) => pending.push(index),
                     }
                 }
@@ -121,6 +125,7 @@ impl InteractionStore {
                     .map(|&index| DurableAnswer {
                         interaction_id: items[index].id.to_string(),
                         answer: items[index].answer.clone(),
+                        digest: items[index].digest.map(str::to_string),
                     })
                     .collect();
                 let request = DurableRespond {

@@ -1,7 +1,7 @@
 //! Interaction rows (A4), idempotency keys, and the respond compare-and-set (C1).
 
 use gatehouse_wire::interaction::{
-    InteractionData, InteractionFlags, InteractionKind, InteractionStatus, Order,
+    GateBinding, InteractionData, InteractionFlags, InteractionKind, InteractionStatus, Order,
     SessionInteraction,
 };
 use gatehouse_wire::JsonObject;
@@ -49,11 +49,26 @@ pub struct InteractionRecord {
     pub created_by_id: Option<String>,
     /// Last updater.
     pub updated_by_id: Option<String>,
+    /// The gate's revision (C8): 1 when written, moved on by a change to what it asks.
+    pub revision: i64,
 }
 
 impl InteractionRecord {
+    /// The gate digest (C8) of this row as stored: its id, revision and request.
+    pub fn digest(&self) -> String {
+        let request = self.data.request.as_ref();
+        gatehouse_wire::interaction::gate_digest(&gatehouse_wire::interaction::GateDigestInput {
+            id: &self.id,
+            revision: self.revision,
+            tool: request.and_then(|r| r.tool.as_deref()),
+            tool_call_id: request.and_then(|r| r.tool_call_id.as_deref()),
+            args: request.and_then(|r| r.args.as_ref()),
+        })
+    }
+
     /// The row as Agenta's API renders it: every key present, `null` when unset
-    /// (`data.parameters` `null` when the turn had no stamp), actor ids as UUIDs.
+    /// (`data.parameters` `null` when the turn had no stamp), actor ids as UUIDs; then
+    /// Gatehouse's `gate` (its revision and digest, C8), after Agenta's keys.
     pub fn to_wire(&self) -> SessionInteraction {
         let mut data = self.data.clone();
         data.resolution = self.resolution.clone();
@@ -77,6 +92,11 @@ impl InteractionRecord {
             flags: self.flags.clone(),
             tags: self.tags.clone(),
             meta: self.meta.clone(),
+            gate: Some(GateBinding {
+                revision: self.revision,
+                digest: self.digest(),
+                extra: JsonObject::new(),
+            }),
             extra: JsonObject::new(),
         }
     }
@@ -140,6 +160,7 @@ pub(crate) fn interaction_from_row(row: &impl RowExt) -> Result<InteractionRecor
         updated_at: row.opt_text("updated_at")?,
         created_by_id: row.opt_text("created_by_id")?,
         updated_by_id: row.opt_text("updated_by_id")?,
+        revision: row.int("revision")?,
     })
 }
 
@@ -222,6 +243,9 @@ pub enum RespondOutcome {
     KeyReused,
     /// The row exists but is no longer pending.
     NotPending,
+    /// The respond's digest is not the pending gate's (it changed after it was read,
+    /// C8): nothing was recorded.
+    StaleGate,
     /// No such row in this project.
     NotFound,
 }
@@ -239,7 +263,7 @@ pub enum TransitionOutcome {
 
 pub(crate) const SELECT_COLUMNS: &str =
     "id, project_id, session_id, turn_id, token, kind, status, data, \
-     resolution, flags, tags, meta, created_at, updated_at, created_by_id, updated_by_id";
+     resolution, flags, tags, meta, created_at, updated_at, created_by_id, updated_by_id, revision";
 
 pub(crate) const INSERT_SQL: &str =
     "INSERT INTO interactions (id, project_id, session_id, turn_id, token, \
@@ -348,12 +372,13 @@ pub(crate) use insert_gate;
 /// applies the same rule to each of its items in order (`batch.rs`, `plan`);
 /// `tests/batch_idempotency.rs` holds the two to the same outcomes.
 macro_rules! respond_one {
-    ($tx:ident, $project_id:expr, $id:expr, $answer:expr, $actor:expr, $idempotency:expr, $now:expr) => {{
+    ($tx:ident, $project_id:expr, $id:expr, $answer:expr, $actor:expr, $idempotency:expr, $digest:expr, $now:expr) => {{
         let outcome: Result<RespondOutcome, StoreError> = async {
             let project_id: &str = $project_id;
             let id: &str = $id;
             let actor: &str = $actor;
             let idempotency: Option<(&str, &str)> = $idempotency;
+            let digest: Option<&str> = $digest;
             let now: String = $now.to_string();
             let mut resolution = JsonObject::new();
             resolution.insert(
@@ -361,10 +386,12 @@ macro_rules! respond_one {
                 serde_json::Value::Object($answer.clone()),
             );
             let resolution_text = to_json_text(&resolution);
+            // With a digest, the flip also requires the revision it was checked against
+            // (C8): a change that lands between the check and the flip fails the flip.
             let update_sql = format!(
                 "UPDATE interactions SET status = 'responded', resolution = $1, updated_at = $2, \
                  updated_by_id = $3 WHERE id = $4 AND project_id = $5 AND status = 'pending' \
-                 RETURNING {SELECT_COLUMNS}"
+                 AND ($6 < 0 OR revision = $6) RETURNING {SELECT_COLUMNS}"
             );
             if let Some((key, hash)) = idempotency {
                 // Claim the key before touching the row. A concurrent request with the
@@ -419,12 +446,42 @@ macro_rules! respond_one {
                     }
                 }
             }
+            // The digest, checked against the gate as this transaction holds it (locked
+            // on PostgreSQL; SQLite's writer holds the file): a stale one records
+            // nothing and gives the key back.
+            let mut checked_revision: i64 = -1;
+            if let Some(digest) = digest {
+                let sql = format!(
+                    "SELECT {SELECT_COLUMNS} FROM interactions WHERE id = $1 AND project_id = $2{}",
+                    Tx::from(&mut *$tx).lock_clause()
+                );
+                let current = sqlx::query(&sql)
+                    .bind(id)
+                    .bind(project_id)
+                    .fetch_optional(&mut *$tx)
+                    .await?;
+                if let Some(current) = current {
+                    let current = interaction_from_row(&current)?;
+                    if current.status == "pending" && current.digest() != digest {
+                        if let Some((key, _)) = idempotency {
+                            sqlx::query("DELETE FROM idempotency_keys WHERE project_id = $1 AND idem_key = $2")
+                                .bind(project_id)
+                                .bind(key)
+                                .execute(&mut *$tx)
+                                .await?;
+                        }
+                        return Ok(RespondOutcome::StaleGate);
+                    }
+                    checked_revision = current.revision;
+                }
+            }
             let row = sqlx::query(&update_sql)
                 .bind(&resolution_text)
                 .bind(now.as_str())
                 .bind(actor)
                 .bind(id)
                 .bind(project_id)
+                .bind(checked_revision)
                 .fetch_optional(&mut *$tx)
                 .await?;
             let Some(row) = row else {
@@ -435,13 +492,17 @@ macro_rules! respond_one {
                         .execute(&mut *$tx)
                         .await?;
                 }
-                let exists = sqlx::query("SELECT id FROM interactions WHERE id = $1 AND project_id = $2")
+                let status = sqlx::query("SELECT status FROM interactions WHERE id = $1 AND project_id = $2")
                     .bind(id)
                     .bind(project_id)
                     .fetch_optional(&mut *$tx)
-                    .await?
-                    .is_some();
-                return Ok(if exists { RespondOutcome::NotPending } else { RespondOutcome::NotFound });
+                    .await?;
+                return Ok(match status {
+                    None => RespondOutcome::NotFound,
+                    // Still pending: only the revision checked above can have failed the flip.
+                    Some(row) if row.text("status")? == "pending" => RespondOutcome::StaleGate,
+                    Some(_) => RespondOutcome::NotPending,
+                });
             };
             let record = interaction_from_row(&row)?;
             if let Some((key, _)) = idempotency {
@@ -638,8 +699,10 @@ impl InteractionStore {
     }
 
     /// The compare-and-set respond (C1). In ONE transaction: replay check for the
-    /// idempotency key, `UPDATE ... WHERE status = 'pending'`, the idempotency record, and
-    /// the resume job. Exactly one of N concurrent callers wins.
+    /// idempotency key, the `digest` when given (C8: the gate as the client read it, else
+    /// [`RespondOutcome::StaleGate`]), `UPDATE ... WHERE status = 'pending'` (and the
+    /// revision checked), the idempotency record, and the resume job. Exactly one of N
+    /// concurrent callers wins.
     pub async fn respond(
         &self,
         project_id: &str,
@@ -647,14 +710,60 @@ impl InteractionStore {
         answer: &JsonObject,
         actor: &str,
         idempotency: Option<(&str, &str)>,
+        digest: Option<&str>,
     ) -> Result<RespondOutcome, StoreError> {
         let now = now_text();
         in_announced_tx!(self.db, self.announce, tx, changes => {
-            let outcome = respond_one!(tx, project_id, id, answer, actor, idempotency, &now)?;
+            let outcome = respond_one!(tx, project_id, id, answer, actor, idempotency, digest, &now)?;
             if let RespondOutcome::Won { record } = &outcome {
                 changes.push(record.change());
             }
             Ok(outcome)
+        })
+    }
+
+    /// Change what a pending gate asks (its `data.request`) and move its revision on, in
+    /// one compare-and-set on `pending`: the one write that does (C8), so a respond that
+    /// carries the digest of the gate as it was is refused (`STALE_GATE`), never applied
+    /// to what the person did not see. `None` when the gate is not pending (or unknown).
+    /// No route calls it yet: it is the seam the items that revise a gate (a runner
+    /// asking again, an operator's edit) write through; the tests use it to change a
+    /// gate under a reader. Not announced: the watch's `interaction` events carry status
+    /// changes, and this is none.
+    pub async fn revise_pending_request(
+        &self,
+        project_id: &str,
+        id: &str,
+        request: &gatehouse_wire::interaction::InteractionRequest,
+        actor: &str,
+    ) -> Result<Option<InteractionRecord>, StoreError> {
+        let now = now_text();
+        crate::db::in_tx!(self.db, tx => {
+            let sql = format!(
+                "SELECT {SELECT_COLUMNS} FROM interactions WHERE id = $1 AND project_id = $2 \
+                 AND status = 'pending'{}",
+                Tx::from(&mut *tx).lock_clause()
+            );
+            let row = sqlx::query(&sql).bind(id).bind(project_id).fetch_optional(&mut *tx).await?;
+            let Some(row) = row else { return Ok(None) };
+            let current = interaction_from_row(&row)?;
+            let mut data = current.data.clone();
+            data.request = Some(request.clone());
+            let update = format!(
+                "UPDATE interactions SET data = $1, revision = revision + 1, updated_at = $2, \
+                 updated_by_id = $3 WHERE id = $4 AND project_id = $5 AND status = 'pending' \
+                 AND revision = $6 RETURNING {SELECT_COLUMNS}"
+            );
+            let row = sqlx::query(&update)
+                .bind(to_json_text(&data))
+                .bind(&now)
+                .bind(actor)
+                .bind(id)
+                .bind(project_id)
+                .bind(current.revision)
+                .fetch_optional(&mut *tx)
+                .await?;
+            row.as_ref().map(interaction_from_row).transpose()
         })
     }
 

@@ -318,7 +318,7 @@ pub async fn approved_gate(
     let mut answer = serde_json::Map::new();
     answer.insert("approved".into(), true.into());
     let outcome = store
-        .respond(project, &created.record.id, &answer, "tester", None)
+        .respond(project, &created.record.id, &answer, "tester", None, None)
         .await
         .unwrap();
     assert!(matches!(outcome, RespondOutcome::Won { .. }));

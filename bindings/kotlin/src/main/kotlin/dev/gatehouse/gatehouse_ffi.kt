@@ -722,6 +722,8 @@ internal object IntegrityCheckingUniffiLib {
     }
 
     internal fun ensureInitialized() = Unit
+    external fun uniffi_gatehouse_ffi_checksum_func_gate_digest(
+    ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_base_url(
@@ -753,6 +755,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_gates(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events(
+    ): Int
+    external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_gate(
     ): Int
     external fun uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome(
     ): Int
@@ -857,6 +861,8 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_open_session_events(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`after`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
+    external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_gate(`ptr`: Long,`gate`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,`idempotencyKey`: RustBuffer.ByValue,
+    ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_with_outcome(`ptr`: Long,`id`: RustBuffer.ByValue,`approved`: Byte,`message`: RustBuffer.ByValue,`toolCallId`: RustBuffer.ByValue,`idempotencyKey`: RustBuffer.ByValue,`expectedExecutionId`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseclient_resume_continuation(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
@@ -930,6 +936,8 @@ internal object UniffiLib {
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseerror_is_retryable(`ptr`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Byte
     external fun uniffi_gatehouse_ffi_fn_method_gatehouseerror_uniffi_trait_display(`ptr`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_gatehouse_ffi_fn_func_gate_digest(`id`: RustBuffer.ByValue,`revision`: Long,`tool`: RustBuffer.ByValue,`toolCallId`: RustBuffer.ByValue,`argsJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun ffi_gatehouse_ffi_rustbuffer_alloc(`size`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -1050,6 +1058,9 @@ private fun uniffiCheckContractApiVersion(lib: IntegrityCheckingUniffiLib) {
 }
 @Suppress("UNUSED_PARAMETER")
 private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
+    if ((lib.uniffi_gatehouse_ffi_checksum_func_gate_digest() and 0xFFFF) != 42816) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_approve_all() and 0xFFFF) != 61043) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1096,6 +1107,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_open_session_events() and 0xFFFF) != 34423) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_to_gate() and 0xFFFF) != 24143) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_gatehouse_ffi_checksum_method_gatehouseclient_respond_with_outcome() and 0xFFFF) != 46479) {
@@ -2180,6 +2194,18 @@ public interface GatehouseClientInterface {
     fun `openSessionEvents`(`sessionId`: kotlin.String, `after`: kotlin.Long = 0L): SessionEventWatch
     
     /**
+     * Answer the gate the app displayed (a record from `list_pending_interactions` or
+     * `get_interaction`), bound to it: the answer carries the digest of that record (its
+     * id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+     * so a host that checks it (capability `AnswerDigest`) records it only while the
+     * gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+     * turn is expected and its session read, as `respond_with_outcome` with them. On a
+     * host without the capability (Agenta, an older Gatehouse) the answer is sent
+     * without the digest and is not bound.
+     */
+    suspend fun `respondToGate`(`gate`: Interaction, `approved`: kotlin.Boolean, `message`: kotlin.String? = null, `idempotencyKey`: kotlin.String? = null): RespondOutcome
+    
+    /**
      * Answer a gate and say what the answer did (every host). On a durable host always
      * under an `Idempotency-Key` (this one, or a fresh one), expecting the turn
      * `expected_execution_id` (the gate's `turn_id`: the answer never lands on a turn the
@@ -2746,6 +2772,41 @@ open class GatehouseClient: Disposable, AutoCloseable, GatehouseClientInterface
     )
     }
     
+
+    
+    /**
+     * Answer the gate the app displayed (a record from `list_pending_interactions` or
+     * `get_interaction`), bound to it: the answer carries the digest of that record (its
+     * id, revision, tool, arguments and call id, computed here as `gate_digest` does),
+     * so a host that checks it (capability `AnswerDigest`) records it only while the
+     * gate is still what was shown, else throws `StaleGate` with nothing recorded. Its
+     * turn is expected and its session read, as `respond_with_outcome` with them. On a
+     * host without the capability (Agenta, an older Gatehouse) the answer is sent
+     * without the digest and is not bound.
+     */
+    @Throws(GatehouseException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `respondToGate`(`gate`: Interaction, `approved`: kotlin.Boolean, `message`: kotlin.String?, `idempotencyKey`: kotlin.String?) : RespondOutcome {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_gatehouse_ffi_fn_method_gatehouseclient_respond_to_gate(
+                uniffiHandle,
+                
+        FfiConverterTypeInteraction.lower(`gate`),
+        FfiConverterBoolean.lower(`approved`),
+        FfiConverterOptionalString.lower(`message`),
+        FfiConverterOptionalString.lower(`idempotencyKey`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_gatehouse_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_gatehouse_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeRespondOutcome.lift(it) },
+        // Error FFI converter
+        GatehouseException.ErrorHandler,
+    )
+    }
 
     
     /**
@@ -5668,6 +5729,19 @@ data class Interaction (
      * Last update time; absent as `created_at`.
      */
     var `updatedAt`: java.time.Instant?
+    , 
+    /**
+     * The gate's revision (Gatehouse's rows; absent on an Agenta host): moved on when
+     * what the gate asks changes.
+     */
+    var `revision`: kotlin.Long?
+    , 
+    /**
+     * The gate digest the host shows (`gate.digest`, CONTRACT.md C8). An answer given
+     * with `respond_to_gate` carries the digest this library computes from this record
+     * (its id, revision and request), so it lands only on the gate the app displayed.
+     */
+    var `digest`: kotlin.String?
     
 ){
     
@@ -5699,6 +5773,8 @@ public object FfiConverterTypeInteraction: FfiConverterRustBuffer<Interaction> {
             FfiConverterBoolean.read(buf),
             FfiConverterOptionalTimestamp.read(buf),
             FfiConverterOptionalTimestamp.read(buf),
+            FfiConverterOptionalLong.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
@@ -5717,7 +5793,9 @@ public object FfiConverterTypeInteraction: FfiConverterRustBuffer<Interaction> {
             FfiConverterBoolean.allocationSize(value.`deliveredInBand`) +
             FfiConverterBoolean.allocationSize(value.`deliveredWebhook`) +
             FfiConverterOptionalTimestamp.allocationSize(value.`createdAt`) +
-            FfiConverterOptionalTimestamp.allocationSize(value.`updatedAt`)
+            FfiConverterOptionalTimestamp.allocationSize(value.`updatedAt`) +
+            FfiConverterOptionalLong.allocationSize(value.`revision`) +
+            FfiConverterOptionalString.allocationSize(value.`digest`)
     )
 
     override fun write(value: Interaction, buf: ByteBuffer) {
@@ -5736,6 +5814,8 @@ public object FfiConverterTypeInteraction: FfiConverterRustBuffer<Interaction> {
             FfiConverterBoolean.write(value.`deliveredWebhook`, buf)
             FfiConverterOptionalTimestamp.write(value.`createdAt`, buf)
             FfiConverterOptionalTimestamp.write(value.`updatedAt`, buf)
+            FfiConverterOptionalLong.write(value.`revision`, buf)
+            FfiConverterOptionalString.write(value.`digest`, buf)
     }
 }
 
@@ -6484,6 +6564,13 @@ sealed class Capability {
     
     
     /**
+     * A respond carrying the gate's digest is checked (`StaleGate` when the gate
+     * changed after it was read); without it the answer is not bound to what was shown.
+     */
+    data object AnswerDigest : Capability()
+    
+    
+    /**
      * A capability this version does not know (a newer host), kept as the host wrote it.
      */
     data class Unknown(
@@ -6521,7 +6608,8 @@ public object FfiConverterTypeCapability : FfiConverterRustBuffer<Capability>{
             5 -> Capability.Execution
             6 -> Capability.ExecutionEventStream
             7 -> Capability.InteractionBatch
-            8 -> Capability.Unknown(
+            8 -> Capability.AnswerDigest
+            9 -> Capability.Unknown(
                 FfiConverterString.read(buf),
                 )
             else -> throw RuntimeException("invalid enum value, something is very wrong!!")
@@ -6571,6 +6659,12 @@ public object FfiConverterTypeCapability : FfiConverterRustBuffer<Capability>{
                 4UL
             )
         }
+        is Capability.AnswerDigest -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
         is Capability.Unknown -> {
             // Add the size for the Int that specifies the variant plus the size needed for all fields
             (
@@ -6610,8 +6704,12 @@ public object FfiConverterTypeCapability : FfiConverterRustBuffer<Capability>{
                 buf.putInt(7)
                 Unit
             }
-            is Capability.Unknown -> {
+            is Capability.AnswerDigest -> {
                 buf.putInt(8)
+                Unit
+            }
+            is Capability.Unknown -> {
+                buf.putInt(9)
                 FfiConverterString.write(value.`value`, buf)
                 Unit
             }
@@ -7388,6 +7486,26 @@ sealed class GatehouseException: kotlin.Exception() {
     }
     
     /**
+     * The gate changed after the app read it (its digest is not the one the answer
+     * carried): nothing was recorded. Read the gate again, show it, and answer that.
+     */
+    class StaleGate(
+        
+        /**
+         * What happened.
+         */
+        val `msg`: kotlin.String, 
+        
+        /**
+         * The server's detail.
+         */
+        val `details`: kotlin.String?
+        ) : GatehouseException() {
+        override val message
+            get() = `msg`
+    }
+    
+    /**
      * The gate is answered, and this host cannot show whose answer landed (the answer's
      * outcome was lost; the row records no answer to compare with ours). Show the gate
      * as answered, never as "answered on another device".
@@ -7865,80 +7983,84 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            12 -> GatehouseException.AnswerOwnerUnknown(
+            12 -> GatehouseException.StaleGate(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            13 -> GatehouseException.ProjectMismatch(
+            13 -> GatehouseException.AnswerOwnerUnknown(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            14 -> GatehouseException.Conflict(
+            14 -> GatehouseException.ProjectMismatch(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            15 -> GatehouseException.CapabilityUnavailable(
+            15 -> GatehouseException.Conflict(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            16 -> GatehouseException.Unauthorized(
+            16 -> GatehouseException.CapabilityUnavailable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            17 -> GatehouseException.Forbidden(
+            17 -> GatehouseException.Unauthorized(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            18 -> GatehouseException.TenantRejected(
+            18 -> GatehouseException.Forbidden(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            19 -> GatehouseException.Validation(
+            19 -> GatehouseException.TenantRejected(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            20 -> GatehouseException.Invalid(
+            20 -> GatehouseException.Validation(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            21 -> GatehouseException.PayloadTooLarge(
+            21 -> GatehouseException.Invalid(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            22 -> GatehouseException.RateLimited(
+            22 -> GatehouseException.PayloadTooLarge(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            23 -> GatehouseException.Server(
+            23 -> GatehouseException.RateLimited(
+                FfiConverterString.read(buf),
+                FfiConverterOptionalString.read(buf),
+                )
+            24 -> GatehouseException.Server(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 FfiConverterUShort.read(buf),
                 )
-            24 -> GatehouseException.Transport(
+            25 -> GatehouseException.Transport(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            25 -> GatehouseException.Decode(
+            26 -> GatehouseException.Decode(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            26 -> GatehouseException.StreamFailed(
+            27 -> GatehouseException.StreamFailed(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            27 -> GatehouseException.AcceptedUnreadable(
+            28 -> GatehouseException.AcceptedUnreadable(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            28 -> GatehouseException.Timeout(
+            29 -> GatehouseException.Timeout(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            29 -> GatehouseException.Config(
+            30 -> GatehouseException.Config(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
-            30 -> GatehouseException.Internal(
+            31 -> GatehouseException.Internal(
                 FfiConverterString.read(buf),
                 FfiConverterOptionalString.read(buf),
                 )
@@ -8009,6 +8131,12 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 + FfiConverterOptionalString.allocationSize(value.`details`)
             )
             is GatehouseException.IdempotencyKeyReused -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`msg`)
+                + FfiConverterOptionalString.allocationSize(value.`details`)
+            )
+            is GatehouseException.StaleGate -> (
                 // Add the size for the Int that specifies the variant plus the size needed for all fields
                 4UL
                 + FfiConverterString.allocationSize(value.`msg`)
@@ -8200,117 +8328,123 @@ public object FfiConverterTypeGatehouseError : FfiConverterRustBuffer<GatehouseE
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.AnswerOwnerUnknown -> {
+            is GatehouseException.StaleGate -> {
                 buf.putInt(12)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.ProjectMismatch -> {
+            is GatehouseException.AnswerOwnerUnknown -> {
                 buf.putInt(13)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Conflict -> {
+            is GatehouseException.ProjectMismatch -> {
                 buf.putInt(14)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.CapabilityUnavailable -> {
+            is GatehouseException.Conflict -> {
                 buf.putInt(15)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Unauthorized -> {
+            is GatehouseException.CapabilityUnavailable -> {
                 buf.putInt(16)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Forbidden -> {
+            is GatehouseException.Unauthorized -> {
                 buf.putInt(17)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.TenantRejected -> {
+            is GatehouseException.Forbidden -> {
                 buf.putInt(18)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Validation -> {
+            is GatehouseException.TenantRejected -> {
                 buf.putInt(19)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Invalid -> {
+            is GatehouseException.Validation -> {
                 buf.putInt(20)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.PayloadTooLarge -> {
+            is GatehouseException.Invalid -> {
                 buf.putInt(21)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.RateLimited -> {
+            is GatehouseException.PayloadTooLarge -> {
                 buf.putInt(22)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Server -> {
+            is GatehouseException.RateLimited -> {
                 buf.putInt(23)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Server -> {
+                buf.putInt(24)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 FfiConverterUShort.write(value.`status`, buf)
                 Unit
             }
             is GatehouseException.Transport -> {
-                buf.putInt(24)
-                FfiConverterString.write(value.`msg`, buf)
-                FfiConverterOptionalString.write(value.`details`, buf)
-                Unit
-            }
-            is GatehouseException.Decode -> {
                 buf.putInt(25)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.StreamFailed -> {
+            is GatehouseException.Decode -> {
                 buf.putInt(26)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.AcceptedUnreadable -> {
+            is GatehouseException.StreamFailed -> {
                 buf.putInt(27)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Timeout -> {
+            is GatehouseException.AcceptedUnreadable -> {
                 buf.putInt(28)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Config -> {
+            is GatehouseException.Timeout -> {
                 buf.putInt(29)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
             }
-            is GatehouseException.Internal -> {
+            is GatehouseException.Config -> {
                 buf.putInt(30)
+                FfiConverterString.write(value.`msg`, buf)
+                FfiConverterOptionalString.write(value.`details`, buf)
+                Unit
+            }
+            is GatehouseException.Internal -> {
+                buf.putInt(31)
                 FfiConverterString.write(value.`msg`, buf)
                 FfiConverterOptionalString.write(value.`details`, buf)
                 Unit
@@ -8373,6 +8507,10 @@ enum class GatehouseErrorKind {
      * See [`GatehouseError::IdempotencyKeyReused`].
      */
     IDEMPOTENCY_KEY_REUSED,
+    /**
+     * See [`GatehouseError::StaleGate`].
+     */
+    STALE_GATE,
     /**
      * See [`GatehouseError::AnswerOwnerUnknown`].
      */
@@ -11480,5 +11618,28 @@ public typealias FfiConverterTypeJsonText = FfiConverterString
 
 
 
+
+        /**
+         * The gate digest (CONTRACT.md C8, v1): `sha256:` and the hex SHA-256 of the RFC 8785
+         * text of `["gatehouse.gate.v1", id, revision, tool, tool_call_id, args]`; `args_json`
+         * is the arguments as JSON text (absent: `null`). The same function the server and the
+         * Rust client use, so every language gets the same digest (the shared vectors,
+         * `tests/data/gate_digest.vectors.json`, check it).
+         */
+    @Throws(GatehouseException::class) fun `gateDigest`(`id`: kotlin.String, `revision`: kotlin.Long, `tool`: kotlin.String?, `toolCallId`: kotlin.String?, `argsJson`: JsonText?): kotlin.String {
+            return FfiConverterString.lift(
+    uniffiRustCallWithError(GatehouseException) { _status ->
+    UniffiLib.uniffi_gatehouse_ffi_fn_func_gate_digest(
+    
+        
+        FfiConverterString.lower(`id`),
+        FfiConverterLong.lower(`revision`),
+        FfiConverterOptionalString.lower(`tool`),
+        FfiConverterOptionalString.lower(`toolCallId`),
+        FfiConverterOptionalTypeJsonText.lower(`argsJson`),_status)
+}
+    )
+    }
+    
 
 
