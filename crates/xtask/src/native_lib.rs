@@ -103,9 +103,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let root = workspace_root();
     let library = build(&root, &target_dir(&root)?, &profile)?;
+    // The wheel's build (maturin) also runs `cargo run --bin uniffi-bindgen` to write the
+    // Python module: built here, where cargo shows its progress, the wheel's build finds
+    // it built instead of compiling ~45 crates behind pip's silent "still running...".
+    run_command(
+        cargo()
+            .current_dir(&root)
+            .args(["build", "--bin", "uniffi-bindgen"]),
+    )?;
     eprintln!(
-        "xtask native-lib: built; Swift (Package.swift), `pip install ./bindings/python` and \
-         `mvn package` in bindings/kotlin take it from here without compiling it again"
+        "xtask native-lib: built, with the binding generator the wheel's build runs; Swift \
+         (Package.swift), `pip install ./bindings/python` and `mvn package` in \
+         bindings/kotlin take it from here without compiling it again"
     );
     println!("{}", library.display());
     Ok(())
