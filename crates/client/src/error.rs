@@ -812,7 +812,7 @@ impl ErrorKind {
     /// their tests).
     ///
     /// ```
-    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 29);
+    /// assert_eq!(gatehouse_client::ErrorKind::ALL.len(), 30);
     /// ```
     pub const ALL: &'static [ErrorKind] = &[
         Self::AlreadyAnswered,
