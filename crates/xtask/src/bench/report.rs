@@ -966,7 +966,7 @@ fn fanout_row(table: &mut Table, run: &Value) {
     table.row(
         "14",
         &format!(
-            "fan-out, {}: {} session watch streams (raw HTTP/1.1 SSE readers from {} loopback addresses) over {} sessions on one server in a child process (open-file limit {}, raised by the bench; the server's caps are its defaults); {} gates opened one every 50 ms in watched sessions: the gate's `created_at` -> its event at the last of its session's watchers",
+            "fan-out, {}: {} session watch streams (raw HTTP/1.1 SSE readers from {} loopback addresses) over {} sessions on one server in a child process (open-file limit {}, as the bench set it before starting it; the server's caps are its defaults, derived from it); {} gates opened one every 50 ms in watched sessions: the gate's `created_at` -> its event at the last of its session's watchers",
             run["backend"].as_str().unwrap_or("?"),
             run["watchers"],
             run["source_addresses"],
