@@ -20,6 +20,10 @@
 //!     runs only rows 12 and 13 (answer -> resume idle and under row 9's load, gate ->
 //!     webhook under that load; SQLite and, given a URL, PostgreSQL) and prints their
 //!     reports
+//! gatehouse-bench fanout [--quick] [--postgres-url URL] [--watchers N --sessions N] [--gates N]
+//!     runs only row 14 (watch streams held open on a server child: its memory per
+//!     watcher, gate -> last watcher, respond beside them; SQLite and, given a URL,
+//!     PostgreSQL) and prints its reports
 //! gatehouse-bench ffi --out FILE [--quick] [the binding flags of live, and
 //!         --kotlin-project DIR --kotlin-lib-dir DIR --swift-package DIR --swift-lib-dir DIR]
 //!     runs only row 6 (the Rust client beside each binding given) and writes its report
@@ -36,6 +40,10 @@ use gatehouse_bench::live::{report_json, run_all, KotlinFfi, LiveConfig, PythonF
 use gatehouse_bench::{stamp_outputs, BenchError};
 
 fn main() -> ExitCode {
+    // Row 14's server child is this executable again: serve, and nothing else.
+    if gatehouse_server::testing::serve_child_if_asked(gatehouse_bench::live::FANOUT_SERVER_ENTRY) {
+        return ExitCode::SUCCESS;
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("prepare-stamp") => prepare_stamp(&args[1..]),
@@ -45,6 +53,7 @@ fn main() -> ExitCode {
         Some("metrics-overhead") => metrics_overhead_only(&args[1..]),
         Some("scale") => scale_only(&args[1..]),
         Some("latency") => latency_only(&args[1..]),
+        Some("fanout") => fanout_only(&args[1..]),
         _ => Err(BenchError::Invalid(
             "usage: gatehouse-bench <prepare-stamp --dir DIR | live --out FILE [--quick]>".into(),
         )),
@@ -232,6 +241,44 @@ fn latency_only(args: &[String]) -> Result<(), BenchError> {
     }
     let text = serde_json::to_string_pretty(&reports).map_err(|source| BenchError::Json {
         what: "serializing the latency report".into(),
+        source,
+    })?;
+    println!("{text}");
+    Ok(())
+}
+
+/// The count after `--name`, if given.
+fn count_flag(args: &[String], name: &str) -> Result<Option<usize>, BenchError> {
+    flag_value(args, name)
+        .map(|n| {
+            n.parse()
+                .map_err(|_| BenchError::Invalid(format!("{name} {n} is not a count")))
+        })
+        .transpose()
+}
+
+/// Row 14 alone: print its reports.
+fn fanout_only(args: &[String]) -> Result<(), BenchError> {
+    let mut config = counts(args);
+    config.postgres_url = flag_value(args, "--postgres-url");
+    if let Some(n) = count_flag(args, "--watchers")? {
+        config.fanout_watchers = n;
+    }
+    if let Some(n) = count_flag(args, "--sessions")? {
+        config.fanout_sessions = n;
+    }
+    if let Some(n) = count_flag(args, "--gates")? {
+        config.fanout_gates = n;
+    }
+    let rt = gatehouse_bench::live::Runtimes::new()?;
+    let mut backends = vec![None];
+    backends.extend(config.postgres_url.as_deref().map(Some));
+    let mut reports = Vec::new();
+    for postgres in backends {
+        reports.push(gatehouse_bench::live::bench_fanout(&rt, &config, postgres)?);
+    }
+    let text = serde_json::to_string_pretty(&reports).map_err(|source| BenchError::Json {
+        what: "serializing the fan-out report".into(),
         source,
     })?;
     println!("{text}");

@@ -180,7 +180,7 @@ impl TestServer {
 }
 
 /// `base_url + path` with `project_id=` appended to its query string.
-fn project_url(base_url: &str, project_id: &str, path: &str) -> String {
+pub fn project_url(base_url: &str, project_id: &str, path: &str) -> String {
     let separator = if path.contains('?') { '&' } else { '?' };
     format!("{base_url}{path}{separator}project_id={project_id}")
 }
@@ -319,6 +319,7 @@ const CHILD_PROJECT_VAR: &str = "GATEHOUSE_CHILD_PROJECT_ID";
 const CHILD_LEASE_VAR: &str = "GATEHOUSE_CHILD_LEASE_MS";
 const CHILD_CONTRACT_VAR: &str = "GATEHOUSE_CHILD_AGENTA_CONTRACT";
 const CHILD_PER_CLIENT_VAR: &str = "GATEHOUSE_CHILD_MAX_CONNECTIONS_PER_CLIENT";
+const CHILD_DISPATCHER_OFF_VAR: &str = "GATEHOUSE_CHILD_DISPATCHER_OFF";
 /// What a child server prints on stdout once it listens: this, then its base URL.
 const CHILD_LISTENING: &str = "gatehouse child server listening on ";
 
@@ -347,6 +348,9 @@ pub struct ChildServerOptions {
     /// Connections per client address; default a quarter of the connections in all
     /// (`Some(0)`: no per-address cap).
     pub max_connections_per_client: Option<usize>,
+    /// Start without the resume dispatcher (gates opened directly, with no parked turn
+    /// behind them, as the benchmarks do); default: with it.
+    pub dispatcher_off: bool,
 }
 
 /// A real server in a child process: the calling test binary, run again on one entry
@@ -403,6 +407,9 @@ impl ChildServer {
         command.env(CHILD_CONTRACT_VAR, opts.agenta_contract.as_str());
         if let Some(n) = opts.max_connections_per_client {
             command.env(CHILD_PER_CLIENT_VAR, n.to_string());
+        }
+        if opts.dispatcher_off {
+            command.env(CHILD_DISPATCHER_OFF_VAR, "1");
         }
         let mut child = command.spawn()?;
         let stdout = child.stdout.take().ok_or_else(|| {
@@ -462,14 +469,14 @@ impl Drop for ChildServer {
 
 /// The child side of [`ChildServer`]: when this process was started as the child of
 /// entry test `entry`, start the server, print its listening line, and serve until
-/// standard input closes (the parent ended or dropped its [`ChildServer`]). Otherwise
-/// return at once.
+/// standard input closes (the parent ended or dropped its [`ChildServer`]), then return
+/// true. Otherwise return false at once.
 ///
 /// # Panics
 /// When the server cannot start: the parent sees the child end without its line.
-pub fn serve_child_if_asked(entry: &str) {
+pub fn serve_child_if_asked(entry: &str) -> bool {
     if std::env::var(CHILD_ENTRY_VAR).ok().as_deref() != Some(entry) {
-        return;
+        return false;
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -497,6 +504,7 @@ pub fn serve_child_if_asked(entry: &str) {
         opts.max_connections_per_client = std::env::var(CHILD_PER_CLIENT_VAR)
             .ok()
             .and_then(|n| n.parse().ok());
+        opts.run_dispatcher = std::env::var_os(CHILD_DISPATCHER_OFF_VAR).is_none();
         let server = spawn(opts).await;
         // The parent reads the child's address from its stdout: that line is the protocol.
         #[allow(clippy::print_stdout)]
@@ -511,4 +519,5 @@ pub fn serve_child_if_asked(entry: &str) {
         .await;
         server.shutdown().await;
     });
+    true
 }

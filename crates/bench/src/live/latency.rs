@@ -100,14 +100,14 @@ const RESUME_DONE: &str =
 const WEBHOOKS_PENDING: &str = "SELECT COUNT(*) FROM webhook_outbox WHERE state = 'pending'";
 
 /// A store timestamp (RFC 3339) as a wall-clock time.
-fn store_time(text: &str) -> Result<SystemTime, BenchError> {
+pub(super) fn store_time(text: &str) -> Result<SystemTime, BenchError> {
     chrono::DateTime::parse_from_rfc3339(text)
         .map(SystemTime::from)
         .map_err(|e| BenchError::Invariant(format!("the store time {text:?}: {e}")))
 }
 
 /// `to - from` in milliseconds, negative when `to` is earlier.
-fn signed_ms(from: SystemTime, to: SystemTime) -> f64 {
+pub(super) fn signed_ms(from: SystemTime, to: SystemTime) -> f64 {
     match to.duration_since(from) {
         Ok(later) => later.as_secs_f64() * 1e3,
         Err(earlier) => -earlier.duration().as_secs_f64() * 1e3,

@@ -12,12 +12,15 @@
 //! [`contention`](bench_contention) (row 5), [`ffi`](bench_ffi) (row 6),
 //! [`floor`](bench_floor) (row 8), [`sustained`](bench_sustained) (row 9, and rows 12
 //! and 13 under its load), [`metrics_overhead`](bench_metrics_overhead) (row 10),
-//! [`scale`](bench_scale) (row 11) and [`latency`](bench_resume_idle) (row 12 idle; the
-//! timestamps and the webhook receiver of rows 12 and 13).
+//! [`scale`](bench_scale) (row 11), [`latency`](bench_resume_idle) (row 12 idle; the
+//! timestamps and the webhook receiver of rows 12 and 13) and [`fanout`](bench_fanout)
+//! (row 14: thousands of watch streams on a server in a child process of its own, whose
+//! memory is its own).
 
 mod approve_all;
 mod contention;
 mod database;
+mod fanout;
 mod ffi;
 mod floor;
 mod latency;
@@ -31,6 +34,7 @@ pub use approve_all::{
     bench_approve_all, bench_approve_all_over, start_delay_proxy, ApproveAllBench,
 };
 pub use contention::{bench_contention, ContentionReport};
+pub use fanout::{bench_fanout, FanoutReport, FANOUT_SERVER_ENTRY};
 pub use ffi::{bench_ffi, FfiReport, KotlinFfi, PythonFfi, SwiftFfi};
 pub use floor::{bench_floor, FloorReport};
 pub use latency::{
@@ -48,7 +52,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use gatehouse_client::{Answer, Client};
-use gatehouse_server::testing::{try_spawn, TestServer, TestServerOptions};
+use gatehouse_server::testing::{
+    try_spawn, ChildServer, ChildServerOptions, TestServer, TestServerOptions,
+};
 use gatehouse_wire::interaction::CreateInteractionRequest;
 
 use crate::stats::Summary;
@@ -96,6 +102,12 @@ pub struct LiveConfig {
     pub scale_sizes: Vec<u64>,
     /// Calls measured per figure and size in row 11.
     pub scale_samples: usize,
+    /// Watch streams held open at once in row 14.
+    pub fanout_watchers: usize,
+    /// The sessions they watch (as many watchers on each).
+    pub fanout_sessions: usize,
+    /// Gates opened, one at a time and paced, in watched sessions in row 14.
+    pub fanout_gates: usize,
     /// A PostgreSQL server to run the sustained load on too (`postgres://.../db`; a
     /// fresh database is created beside it), when there is one.
     pub postgres_url: Option<String>,
@@ -124,6 +136,9 @@ impl LiveConfig {
             resume_idle_samples: 500,
             scale_sizes: vec![0, 200_000, 1_000_000],
             scale_samples: 200,
+            fanout_watchers: 10_000,
+            fanout_sessions: 1_000,
+            fanout_gates: 200,
             postgres_url: None,
         }
     }
@@ -150,6 +165,9 @@ impl LiveConfig {
             resume_idle_samples: 10,
             scale_sizes: vec![0, 2_000],
             scale_samples: 5,
+            fanout_watchers: 100,
+            fanout_sessions: 10,
+            fanout_gates: 10,
             postgres_url: None,
         }
     }
@@ -183,6 +201,8 @@ pub struct LiveReport {
     pub metrics_overhead: MetricsOverheadReport,
     /// Row 11: the API as history grows, SQLite then Postgres.
     pub scale: Vec<ScaleReport>,
+    /// Row 14: many watch streams on one server, SQLite then Postgres.
+    pub fanout: Vec<FanoutReport>,
 }
 
 /// The respond body both sides send (what the client serializes for `Answer::approve()`).
@@ -246,14 +266,7 @@ impl Runtimes {
         postgres: Option<&str>,
         options: TestServerOptions,
     ) -> Result<(TestServer, String), BenchError> {
-        let database_url = match postgres {
-            Some(url) => Some(
-                self.driver
-                    .block_on(gatehouse_server::testing::fresh_postgres_database(url))
-                    .map_err(failed("creating the bench database"))?,
-            ),
-            None => None,
-        };
+        let database_url = self.fresh_database(postgres)?;
         let server = self.spawn_server_with(TestServerOptions {
             database_url: database_url.clone(),
             ..options
@@ -261,6 +274,41 @@ impl Runtimes {
         let url =
             database_url.unwrap_or_else(|| format!("sqlite://{}", server.database_path.display()));
         Ok((server, url))
+    }
+
+    /// Start a server in a child process (this executable again, on its `entry`: see
+    /// [`ChildServer`]) with `options`, on a SQLite file of its own or, given a
+    /// PostgreSQL server's URL, a fresh database beside it. The child inherits this
+    /// process's open-file limit.
+    pub fn spawn_child_server_on(
+        &self,
+        postgres: Option<&str>,
+        options: ChildServerOptions,
+    ) -> Result<ChildServer, BenchError> {
+        let database_url = self.fresh_database(postgres)?;
+        // A5's respond, as every bench server (see `spawn_server_with`).
+        ChildServer::spawn(&ChildServerOptions {
+            database_url,
+            agenta_contract: gatehouse_server::config::AgentaContract::Legacy,
+            ..options
+        })
+        .map_err(|source| BenchError::Io {
+            what: "starting the child server".into(),
+            source,
+        })
+    }
+
+    /// A fresh database beside the PostgreSQL server at `postgres`, if given (`None`:
+    /// the server makes its own SQLite file).
+    fn fresh_database(&self, postgres: Option<&str>) -> Result<Option<String>, BenchError> {
+        match postgres {
+            Some(url) => Ok(Some(
+                self.driver
+                    .block_on(gatehouse_server::testing::fresh_postgres_database(url))
+                    .map_err(failed("creating the bench database"))?,
+            )),
+            None => Ok(None),
+        }
     }
 
     /// Stop a test server.
@@ -271,11 +319,57 @@ impl Runtimes {
 
 /// A client for `server` with the library's defaults.
 pub fn client_for(server: &TestServer) -> Result<Client, BenchError> {
-    Client::builder(server.base_url.clone())
-        .api_key(server.api_key.clone())
-        .project_id(server.project_id.clone())
-        .build()
-        .map_err(failed("building the client"))
+    Target::of(server).client()
+}
+
+/// Where a server under test answers (in this process or a child) and how to ask it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// A valid API key.
+    pub api_key: String,
+    /// The project requests name.
+    pub project_id: String,
+}
+
+impl Target {
+    /// A server in this process.
+    pub fn of(server: &TestServer) -> Self {
+        Self {
+            base_url: server.base_url.clone(),
+            api_key: server.api_key.clone(),
+            project_id: server.project_id.clone(),
+        }
+    }
+
+    /// A server in a child process.
+    pub fn of_child(server: &ChildServer) -> Self {
+        Self {
+            base_url: server.base_url.clone(),
+            api_key: server.api_key.clone(),
+            project_id: server.project_id.clone(),
+        }
+    }
+
+    /// `base_url + path`, with `project_id=` in the query string.
+    pub fn url(&self, path: &str) -> String {
+        gatehouse_server::testing::project_url(&self.base_url, &self.project_id, path)
+    }
+
+    /// The `Authorization` header value.
+    pub fn authorization(&self) -> String {
+        format!("ApiKey {}", self.api_key)
+    }
+
+    /// A client with the library's defaults.
+    pub fn client(&self) -> Result<Client, BenchError> {
+        Client::builder(self.base_url.clone())
+            .api_key(self.api_key.clone())
+            .project_id(self.project_id.clone())
+            .build()
+            .map_err(failed("building the client"))
+    }
 }
 
 /// A plain reqwest client, as a caller without `gatehouse-client` would build it.
@@ -321,26 +415,8 @@ pub async fn create_gates(
     session: &str,
     n: usize,
 ) -> Result<Vec<String>, BenchError> {
-    let blob = crate::inputs::gate_parameters();
     let requests: Vec<CreateInteractionRequest> = (0..n)
-        .map(|i| {
-            serde_json::from_value(json!({
-                "session_id": session,
-                "turn_id": format!("t-{}", i / 10),
-                "token": uuid::Uuid::new_v4().to_string(),
-                "kind": "user_approval",
-                "data": {
-                    "request": {"tool": "Bash", "args": {"command": format!("echo {i}")}, "tool_call_id": format!("toolu_{i:05}")},
-                    "references": {"workflow": {"slug": "harness-agent"}, "workflow_variant": {"slug": "harness-agent.default"}},
-                    "parameters": blob,
-                },
-                "flags": {"delivered_in_band": true, "delivered_webhook": false}
-            }))
-            .map_err(|source| BenchError::Json {
-                what: "building a create-interaction request".into(),
-                source,
-            })
-        })
+        .map(|i| gate_request(session, i))
         .collect::<Result<_, _>>()?;
     let rows: Vec<Result<String, BenchError>> = futures::stream::iter(requests)
         .map(|request| async move {
@@ -358,6 +434,27 @@ pub async fn create_gates(
     rows.into_iter().collect()
 }
 
+/// The request that opens the `i`th pending approval gate of `session`.
+fn gate_request(session: &str, i: usize) -> Result<CreateInteractionRequest, BenchError> {
+    let blob = crate::inputs::gate_parameters();
+    serde_json::from_value(json!({
+                "session_id": session,
+                "turn_id": format!("t-{}", i / 10),
+                "token": uuid::Uuid::new_v4().to_string(),
+                "kind": "user_approval",
+                "data": {
+                    "request": {"tool": "Bash", "args": {"command": format!("echo {i}")}, "tool_call_id": format!("toolu_{i:05}")},
+                    "references": {"workflow": {"slug": "harness-agent"}, "workflow_variant": {"slug": "harness-agent.default"}},
+                    "parameters": blob,
+                },
+                "flags": {"delivered_in_band": true, "delivered_webhook": false}
+            }))
+            .map_err(|source| BenchError::Json {
+                what: "building a create-interaction request".into(),
+                source,
+            })
+}
+
 /// CPU seconds (user + system) this process has used so far, from `/proc/self/stat`
 /// (Linux reports it in USER_HZ = 100 ticks per second). `None` where it is unreadable.
 pub fn process_cpu_seconds() -> Option<f64> {
@@ -368,6 +465,23 @@ pub fn process_cpu_seconds() -> Option<f64> {
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime) / 100.0)
+}
+
+/// The sum of the `fields` (kB figures: `VmRSS:`, `Private_Dirty:`) of
+/// `/proc/{process}/{file}` (`process`: `self` or a pid; `file`: `status`,
+/// `smaps_rollup`), in KiB. `None` where it is unreadable or names none of them.
+pub(crate) fn proc_kib(process: &str, file: &str, fields: &[&str]) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{process}/{file}")).ok()?;
+    let mut found = None;
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        if let (Some(name), Some(kib)) = (words.next(), words.next()) {
+            if fields.contains(&name) {
+                *found.get_or_insert(0) += kib.parse::<u64>().ok()?;
+            }
+        }
+    }
+    found
 }
 
 fn micros(d: Duration) -> f64 {
@@ -428,6 +542,7 @@ pub fn run_all(
     let mut sustained = Vec::new();
     let mut resume_idle = Vec::new();
     let mut sustained_webhooks = Vec::new();
+    let mut fanout = Vec::new();
     let mut backends = vec![("SQLite", None)];
     if let Some(url) = &config.postgres_url {
         backends.push(("PostgreSQL", Some(url.as_str())));
@@ -443,6 +558,11 @@ pub fn run_all(
             "sustained responds with a webhook endpoint, {name}"
         ));
         sustained_webhooks.push(bench_sustained(&rt, config, postgres, true)?);
+        progress(&format!(
+            "fan-out: {} watchers over {} sessions, {name}",
+            config.fanout_watchers, config.fanout_sessions
+        ));
+        fanout.push(bench_fanout(&rt, config, postgres)?);
     }
     progress("scale: the API as history grows, SQLite");
     let mut scale = vec![bench_scale(
@@ -461,6 +581,7 @@ pub fn run_all(
         )?);
     }
     Ok(LiveReport {
+        fanout,
         scale,
         sustained,
         resume_idle,

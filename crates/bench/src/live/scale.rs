@@ -184,7 +184,7 @@ pub fn bench_scale(
                 calls,
                 rss_bytes: {
                     return_freed_memory();
-                    resident_bytes().unwrap_or(0)
+                    super::proc_kib("self", "status", &["VmRSS:"]).map_or(0, |kib| kib * 1024)
                 },
             });
         }
@@ -329,12 +329,4 @@ fn return_freed_memory() {
             libc::malloc_trim(0);
         }
     }
-}
-
-/// This process's resident set size, from `/proc/self/status`.
-fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

@@ -1,7 +1,24 @@
 //! The live benchmarks run end to end at tiny counts and keep their invariants
 //! (exactly one winner per gate). No time is asserted.
 
-use gatehouse_bench::live::{run_all, LiveConfig};
+use gatehouse_bench::live::{bench_fanout, run_all, LiveConfig, Runtimes, FANOUT_SERVER_ENTRY};
+
+/// Row 14's server child: this test binary run again on this entry (see
+/// `gatehouse_server::testing::ChildServer`).
+#[test]
+#[ignore = "the server of a child process; row 14 starts it"]
+fn fanout_server_child() {
+    assert!(gatehouse_server::testing::serve_child_if_asked(
+        FANOUT_SERVER_ENTRY
+    ));
+}
+
+/// The PostgreSQL server the suite runs on too, if any.
+fn postgres_url() -> Option<String> {
+    std::env::var("GATEHOUSE_TEST_DATABASE_URL")
+        .ok()
+        .filter(|url| url.starts_with("postgres"))
+}
 
 #[test]
 fn live_suite_runs_at_tiny_counts_with_exact_winners() {
@@ -25,14 +42,15 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
         resume_idle_samples: 3,
         scale_sizes: vec![0, 300],
         scale_samples: 3,
-        postgres_url: std::env::var("GATEHOUSE_TEST_DATABASE_URL")
-            .ok()
-            .filter(|url| url.starts_with("postgres")),
+        fanout_watchers: 7,
+        fanout_sessions: 3,
+        fanout_gates: 4,
+        postgres_url: postgres_url(),
     };
     let mut steps = Vec::new();
     let report = run_all(&config, |step| steps.push(step.to_string())).unwrap();
     let postgres = config.postgres_url.is_some();
-    assert_eq!(steps.len(), 12 + 4 * usize::from(postgres), "{steps:?}");
+    assert_eq!(steps.len(), 13 + 5 * usize::from(postgres), "{steps:?}");
     assert_eq!(report.respond.client_us.n, 4);
     assert_eq!(report.respond.bare_us.n, 4);
     assert_eq!(report.metrics_overhead.metrics_on_us.n, 4);
@@ -124,9 +142,62 @@ fn live_suite_runs_at_tiny_counts_with_exact_winners() {
             assert!(point.rss_bytes > 0);
         }
     }
+    // Fan-out (row 14): every watcher held open, every gate's event at each of its
+    // session's watchers.
+    assert_eq!(report.fanout.len(), 1 + usize::from(postgres));
+    for run in &report.fanout {
+        assert_fanout_complete(run, 7, 4);
+        assert_eq!(run.respond_idle.client_us.n, 4);
+        assert_eq!(run.respond_watching.client_us.n, 4);
+    }
     assert_eq!(report.floor.sqlite_commit_us.n, 4);
     assert_eq!(report.floor.http_empty_us.n, 4);
     assert!(report.floor.busy_handler_commits_per_s > 0.0);
     assert!(report.floor.async_mutex_commits_per_s > 0.0);
     assert!(report.floor.sequential_respond_tx_per_s > 0.0);
+}
+
+/// Every watcher of a fan-out run was held open, and every gate reached each of its
+/// session's watchers.
+fn assert_fanout_complete(
+    run: &gatehouse_bench::live::FanoutReport,
+    watchers: usize,
+    gates: usize,
+) {
+    assert_eq!((run.watchers, run.refused), (watchers, 0), "{run:?}");
+    assert_eq!((run.gates, run.missing), (gates, 0), "{run:?}");
+    assert_eq!(run.to_first_watcher_ms.n, gates, "{run:?}");
+    assert_eq!(run.to_last_watcher_ms.n, gates, "{run:?}");
+    assert!(run.to_first_watcher_ms.median <= run.to_last_watcher_ms.median);
+    assert!(run.rss_watching_bytes > 0 && run.private_watching_bytes > 0);
+}
+
+/// Row 14 alone at tiny counts, on each database: a server child, watchers spread over
+/// sessions unevenly (7 over 3), each gate heard by all of its session's watchers.
+#[test]
+fn fanout_reaches_every_watcher_of_each_gates_session() {
+    let config = LiveConfig {
+        respond_iterations: 3,
+        warmup: 1,
+        fanout_watchers: 7,
+        fanout_sessions: 3,
+        fanout_gates: 5,
+        ..LiveConfig::quick()
+    };
+    let rt = Runtimes::new().unwrap();
+    let mut backends = vec![None];
+    backends.extend(postgres_url().map(Some));
+    for postgres in backends {
+        let run = bench_fanout(&rt, &config, postgres.as_deref()).unwrap();
+        assert_fanout_complete(&run, 7, 5);
+        assert_eq!(
+            run.backend,
+            if postgres.is_some() {
+                "postgres"
+            } else {
+                "sqlite"
+            }
+        );
+        assert_eq!(run.respond_watching.client_us.n, 3);
+    }
 }

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use crate::db::{StoreError, Tx};
 pub use outbox::{Outbox, OutboxEvent, GATE_OPENED};
 pub use session_log::{SessionBell, SessionEvent};
-pub use watch::{BusEvent, EventBus};
+pub use watch::{BusEvent, EventBus, SessionReceiver};
 
 /// An interaction row that reached a status (`pending` is its opening): what its
 /// webhook event and its watch event say. Ids and statuses only, never an answer's text,

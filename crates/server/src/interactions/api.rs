@@ -861,40 +861,53 @@ fn watch_stream(
     project_id: String,
     session_id: String,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
-    let mut receiver = state.announce.watch().subscribe();
-    let mut shutdown = state.shutdown.clone();
-    let retry = state.config.sse_retry;
-    async_stream(move |sender| async move {
-        let ready = WatchEvent::Ready {
-            session_id: Some(session_id.clone()),
-        };
-        if sender.send(sse_event(&ready).retry(retry)).await.is_err() {
-            return;
-        }
-        loop {
-            let next = tokio::select! {
-                next = receiver.recv() => next,
-                _ = shutdown.wait_for(|stop| *stop) => return,
-                _ = sender.closed() => return,
-            };
-            let event = match next {
-                Ok(bus) => {
-                    if bus.project_id != project_id || bus.session_id() != Some(&session_id) {
-                        continue;
-                    }
-                    bus.event
-                }
+    // Its own session's channel: another session's event never wakes this stream.
+    let receiver = state
+        .announce
+        .watch()
+        .subscribe_session(&project_id, &session_id);
+    let ready = WatchEvent::Ready {
+        session_id: Some(session_id.clone()),
+    };
+    let ready = sse_event(&ready).retry(state.config.sse_retry);
+    // Read by the connection as it writes (no task, no channel of its own: an idle
+    // watcher is its connection, this stream's state and its session's subscription,
+    // BENCHMARKS.md row 14). A watcher that falls behind lags on its session's channel
+    // and is told to revalidate.
+    let watching = Watching {
+        receiver,
+        shutdown: state.shutdown.clone(),
+        session_id,
+    };
+    let events = futures::stream::unfold(watching, |mut watching| async move {
+        let event = watching.next().await?;
+        Some((Ok(sse_event(&event)), watching))
+    });
+    futures::stream::once(async move { Ok(ready) }).chain(events)
+}
+
+/// A watch stream's state between two events.
+struct Watching {
+    receiver: crate::announce::SessionReceiver,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    session_id: String,
+}
+
+impl Watching {
+    /// The session's next event; `None` when the server shuts down.
+    async fn next(&mut self) -> Option<WatchEvent> {
+        tokio::select! {
+            next = self.receiver.recv() => match next {
+                Ok(bus) => Some(bus.event),
                 // Missed events: tell the client to revalidate.
-                Err(RecvError::Lagged(_)) => WatchEvent::RecordsChanged {
-                    session_id: session_id.clone(),
-                },
-                Err(RecvError::Closed) => return,
-            };
-            if sender.send(sse_event(&event)).await.is_err() {
-                return;
-            }
+                Err(RecvError::Lagged(_)) => Some(WatchEvent::RecordsChanged {
+                    session_id: self.session_id.clone(),
+                }),
+                Err(RecvError::Closed) => None,
+            },
+            _ = self.shutdown.wait_for(|stop| *stop) => None,
         }
-    })
+    }
 }
 
 /// A stream fed by a producer task through a small channel; the task ends when the

@@ -1,7 +1,10 @@
 //! Idle watchers against the open-file limit (issue 23, item 8): a server started with
 //! `prlimit --nofile=512:512` refuses the watch stream over its cap at once (503, a
 //! typed body, `Retry-After`) instead of running out of file descriptors, and `/health`
-//! and an invoke on new connections still answer promptly.
+//! and an invoke on new connections still answer promptly. And past its caps: when the
+//! process has no descriptor left at all (its limit lowered under it), `accept()` fails
+//! with `EMFILE`; the server backs off and goes on, and answers `/health` again once
+//! the connections over the limit are closed.
 
 use crate::common;
 
@@ -112,6 +115,88 @@ async fn watchers_over_the_cap_are_refused_and_new_connections_still_answer() {
     assert_eq!(status, 200, "{answer}");
     assert!(started.elapsed() < PROMPT, "{:?}", started.elapsed());
     drop(open);
+}
+
+/// Descriptors left to the server over those it holds: two for connections, and room
+/// for its SQLite pool to fill (8 connections, up to 3 descriptors each), which its own
+/// budget reserves too (else the pool takes them and nothing is accepted again).
+const SPARE: usize = 2 + 8 * gatehouse_server::limits::FDS_PER_DATABASE_CONNECTION;
+
+/// Connections opened at once while the server has no descriptor to spare.
+const OVER_THE_LIMIT: usize = SPARE + 14;
+
+#[tokio::test]
+async fn accept_failing_for_want_of_descriptors_backs_off_and_serves_again_once_they_close() {
+    let server = ChildServer::spawn(&ChildServerOptions {
+        entry: ENTRY.to_string(),
+        wrapper: vec![
+            "prlimit".to_string(),
+            format!("--nofile={OPEN_FILES}:{OPEN_FILES}"),
+        ],
+        env: vec![("RUST_LOG".to_string(), "error".to_string())],
+        ..ChildServerOptions::default()
+    })
+    .expect("a server under a low open-file limit");
+    let address = server.base_url.trim_start_matches("http://").to_string();
+    let health = format!("GET /health HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    let (_, head) = open_watcher(&address, &health)
+        .await
+        .expect("/health first");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+
+    // Leave the process [`SPARE`] descriptors more than it holds: its own caps (derived
+    // from 512 at start) no longer stop it before accept() fails with EMFILE.
+    let pid = server.pid();
+    let held = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("the child's descriptors")
+        .count();
+    let lowered = held + SPARE;
+    let status = std::process::Command::new("prlimit")
+        .args([
+            "--pid",
+            &pid.to_string(),
+            &format!("--nofile={lowered}:{lowered}"),
+        ])
+        .status()
+        .expect("prlimit runs");
+    assert!(status.success(), "prlimit --pid {pid}: {status}");
+
+    // Connections over the limit: the kernel completes them, the server cannot take
+    // them (no descriptor), so some are never answered while the others are open.
+    let mut connections = Vec::new();
+    let mut answered = 0;
+    for _ in 0..OVER_THE_LIMIT {
+        let mut stream = TcpStream::connect(&address)
+            .await
+            .expect("the kernel accepts");
+        stream.write_all(health.as_bytes()).await.unwrap();
+        let mut buf = [0u8; 1024];
+        if let Ok(Ok(n)) =
+            tokio::time::timeout(Duration::from_millis(500), stream.read(&mut buf)).await
+        {
+            answered += usize::from(n > 0);
+        }
+        connections.push(stream);
+    }
+    assert!(
+        answered < OVER_THE_LIMIT,
+        "all {OVER_THE_LIMIT} connections were answered with {lowered} descriptors allowed: the limit was never reached"
+    );
+
+    // Close them all: the server takes the closed ones off its backlog as descriptors
+    // come free (its accept loop backs off, at most 1 s, and goes on), then answers.
+    drop(connections);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match open_watcher(&address, &health).await {
+            Ok((_, head)) if head.starts_with("HTTP/1.1 200") => break,
+            other => assert!(
+                Instant::now() < deadline,
+                "/health never answered again after the connections over the limit closed: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Open a watch stream on a new connection and read its answer's head (and, for an

@@ -15,7 +15,8 @@
 //!    contention, FFI (with
 //!    `bench/python/ffi_respond.py`, the Kotlin binding's `RespondCostBench.kt`, run by
 //!    Maven, and the Swift binding's `bench/swift` where a Swift toolchain exists), the floor, and the sustained respond load against
-//!    the resume workers (SQLite, and a PostgreSQL cluster started for it);
+//!    the resume workers (SQLite, and a PostgreSQL cluster started for it), and row 14's
+//!    fan-out (10,000 watch streams on a server child, both databases);
 //! 6. the mobile library (`cargo xtask native-lib --profile mobile`), a stripped copy, `cargo tree`;
 //! 7. BENCHMARKS.md: the table, then `bench/NOTES.md` (the profiling notes) verbatim
 //!    (rendered by [`report`] from the outputs of steps 3 to 6).

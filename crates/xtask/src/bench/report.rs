@@ -816,6 +816,11 @@ pub(super) fn render(
         );
     }
 
+    // Row 14: many watch streams on one server (a child process of its own).
+    for run in live["fanout"].as_array().cloned().unwrap_or_default() {
+        fanout_row(&mut table, &run);
+    }
+
     // Where a stamp's time goes.
     let mut parts = String::new();
     parts.push_str("\n### Where a stamp's time goes (criterion, same run)\n\n");
@@ -977,6 +982,66 @@ fn resume_latency_row(table: &mut Table, latency: &Value, condition: &str) {
     );
 }
 
+/// Row 14 for one backend: a `FanoutReport` of the live report. Met when the memory
+/// per held watcher, the last watcher's p99 and the respond's p99 beside them are all
+/// within their targets and no watcher or event was lost.
+fn fanout_row(table: &mut Table, run: &Value) {
+    let last = &run["to_last_watcher_ms"];
+    let first = &run["to_first_watcher_ms"];
+    let per_watcher = f(run, "rss_per_watcher_bytes");
+    let ratio = f(run, "respond_p99_ratio");
+    let idle = &run["respond_idle"]["client_us"];
+    let watching = &run["respond_watching"]["client_us"];
+    let refused = run["refused"].as_u64().unwrap_or(u64::MAX);
+    let missing = run["missing"].as_u64().unwrap_or(u64::MAX);
+    let ms = |summary: &Value, key: &str| time(f(summary, key) * 1e6);
+    let us = |summary: &Value, key: &str| time(f(summary, key) * 1e3);
+    table.row(
+        "14",
+        &format!(
+            "fan-out, {}: {} session watch streams (raw HTTP/1.1 SSE readers from {} loopback addresses) over {} sessions on one server in a child process (open-file limit {}, as the bench set it before starting it; the server's caps are its defaults, derived from it); {} gates opened one every 50 ms in watched sessions: the gate's `created_at` -> its event at the last of its session's watchers",
+            run["backend"].as_str().unwrap_or("?"),
+            run["watchers"],
+            run["source_addresses"],
+            run["sessions"],
+            run["open_files"],
+            run["gates"]
+        ),
+        &format!(
+            "{:.1} KiB per idle watcher; last watcher p99 {}",
+            per_watcher / 1024.0,
+            ms(last, "p99")
+        ),
+        &format!(
+            "{} refused by the stream cap, {} events missing; server resident {:.0} -> {:.0} MiB (private {:.1} KiB per watcher); last watcher p50 {}, max {}; first watcher p50 {}, p99 {}; connected in {:.1} s",
+            refused,
+            missing,
+            f(run, "rss_before_bytes") / 1048576.0,
+            f(run, "rss_watching_bytes") / 1048576.0,
+            f(run, "private_per_watcher_bytes") / 1024.0,
+            ms(last, "median"),
+            ms(last, "max"),
+            ms(first, "median"),
+            ms(first, "p99"),
+            f(run, "connect_s")
+        ),
+        &format!(
+            "row 3's respond on the same server: p99 {} (p50 {}) while they watch vs p99 {} (p50 {}) before they connected",
+            us(watching, "p99"),
+            us(watching, "median"),
+            us(idle, "p99"),
+            us(idle, "median")
+        ),
+        &format!("respond p99 {ratio:.2}x"),
+        "≤ 16 KiB per watcher; last watcher p99 ≤ 1 s; respond p99 ≤ 1.5x",
+        met(per_watcher <= 16384.0
+            && f(last, "p99") <= 1000.0
+            && ratio <= 1.5
+            && refused == 0
+            && missing == 0),
+    );
+}
+
 /// One binding's row 6: its title and where its figures are in the live report.
 struct FfiRow {
     name: &'static str,
@@ -1012,6 +1077,38 @@ mod tests {
             (10.0, 17.5, 25.0, 32.5, 40.0)
         );
         assert_eq!(spread(&stats), "IQR 18 ns–32 ns; range 10 ns–40 ns");
+    }
+
+    #[test]
+    fn the_fanout_row_is_met_only_with_every_target_and_nothing_lost() {
+        let summary = |median: f64, p99: f64| serde_json::json!({"n": 200, "median": median, "p25": median, "p75": median, "p99": p99, "min": 0.0, "max": p99});
+        let run = |per_watcher: f64, refused: u64, ratio: f64| {
+            serde_json::json!({
+                "backend": "sqlite", "watchers": 10000, "refused": refused, "sessions": 1000,
+                "source_addresses": 100, "open_files": 65536, "connect_s": 1.5, "gates": 200,
+                "missing": 0, "rss_before_bytes": 1e7, "rss_watching_bytes": 1.5e8,
+                "rss_per_watcher_bytes": per_watcher, "private_per_watcher_bytes": per_watcher,
+                "to_first_watcher_ms": summary(5.0, 30.0), "to_last_watcher_ms": summary(20.0, 60.0),
+                "respond_idle": {"client_us": summary(800.0, 2000.0)},
+                "respond_watching": {"client_us": summary(900.0, 2000.0 * ratio)},
+                "respond_p99_ratio": ratio,
+            })
+        };
+        let mut table = Table::new();
+        fanout_row(&mut table, &run(12_000.0, 0, 1.2));
+        fanout_row(&mut table, &run(17_000.0, 0, 1.2));
+        fanout_row(&mut table, &run(12_000.0, 44, 1.2));
+        fanout_row(&mut table, &run(12_000.0, 0, 5.0));
+        let rows: Vec<&str> = table.text.lines().skip(2).collect();
+        assert!(
+            rows[0].contains("11.7 KiB per idle watcher; last watcher p99 60.00 ms")
+                && rows[0].ends_with("| yes |"),
+            "{}",
+            rows[0]
+        );
+        for row in &rows[1..] {
+            assert!(row.ends_with("| **no** |"), "{row}");
+        }
     }
 
     #[test]
