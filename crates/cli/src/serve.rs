@@ -64,8 +64,9 @@ pub struct ServeArgs {
     #[arg(long, env = "GATEHOUSE_MAX_CONNECTIONS", value_name = "N")]
     max_connections: Option<usize>,
     /// Most open event streams (interaction watch and execution event streams); one more
-    /// is refused at once with 503 and Retry-After. Default and highest: half of
-    /// --max-connections, so idle watchers always leave room for requests.
+    /// is refused at once with 503 and Retry-After. Default: half of --max-connections,
+    /// so idle watchers leave room for requests; at most all of them but 64 (a server
+    /// that is mostly a hub for watching phones).
     #[arg(long, env = "GATEHOUSE_MAX_WATCHERS", value_name = "N")]
     max_watchers: Option<usize>,
     /// Seconds a request waits for the database (a pooled connection; on SQLite also its

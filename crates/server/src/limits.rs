@@ -9,16 +9,19 @@
 //!   it is answered `503 UNAVAILABLE` with `Retry-After` and closed at once
 //!   ([`crate::http`]).
 //! - **Event streams** ([`FdBudget::max_watchers`]): the interaction watch streams and
-//!   the execution event streams together, at most half the connections, so idle
-//!   watchers leave the other half to requests. One over it is refused at once with
+//!   the execution event streams together, by default half the connections, so idle
+//!   watchers leave the other half to requests; a server that is mostly a hub for
+//!   watching phones may set more ([`ServerConfig::max_watchers`]), up to all the
+//!   connections but [`CONNECTIONS_KEPT_FOR_REQUESTS`]. One over it is refused at once with
 //!   `503 UNAVAILABLE` and `Retry-After` ([`StreamSlots`], [`streams_full`]).
 //! - **Connections per client address** ([`FdBudget::max_connections_per_client`]):
 //!   by default a quarter of the connections in all ([`DEFAULT_CLIENT_SHARE`], at least
 //!   1), so one address holding its whole share (slow request heads, say) leaves the
 //!   rest to every other client; a configured cap is never above the connections in all.
 //!
-//! [`ServerConfig::max_connections`] and [`ServerConfig::max_watchers`] set lower caps;
-//! higher ones are lowered to what the limit allows (with a warning).
+//! [`ServerConfig::max_connections`] sets a lower cap, [`ServerConfig::max_watchers`] any
+//! cap within the connections less [`CONNECTIONS_KEPT_FOR_REQUESTS`]; higher ones are
+//! lowered to what the limit allows (with a warning).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -38,6 +41,10 @@ pub const RESERVED_FDS: usize = 64;
 /// Descriptors one pooled database connection may hold (a Postgres socket; a SQLite
 /// connection's database, WAL and shared-memory files).
 pub const FDS_PER_DATABASE_CONNECTION: usize = 3;
+
+/// Connections a configured cap of event streams always leaves to requests (`/health`, a
+/// respond), however many watchers it allows.
+pub const CONNECTIONS_KEPT_FOR_REQUESTS: usize = 64;
 
 /// The open-file limit assumed where it cannot be read.
 pub const ASSUMED_OPEN_FILES: u64 = 1024;
@@ -106,7 +113,17 @@ impl FdBudget {
         // Even a tiny limit serves a few connections (and refuses the rest promptly).
         let allowed = usable.max(8);
         let max_connections = lowered("max_connections", config.max_connections, allowed);
-        let max_watchers = lowered("max_watchers", config.max_watchers, max_connections / 2);
+        // Half by default; a configured cap may take more, never the last connections.
+        let max_watchers = match config.max_watchers {
+            None => max_connections / 2,
+            Some(n) => lowered(
+                "max_watchers",
+                Some(n),
+                max_connections
+                    .saturating_sub(CONNECTIONS_KEPT_FOR_REQUESTS)
+                    .max(max_connections / 2),
+            ),
+        };
         let max_connections_per_client = match config.max_connections_per_client {
             None => (max_connections / DEFAULT_CLIENT_SHARE).max(1),
             Some(0) => 0,
@@ -273,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn settings_lower_the_caps_but_never_raise_them() {
+    fn settings_lower_the_caps_and_a_watcher_cap_may_take_all_but_the_kept_connections() {
         let mut config = ServerConfig {
             max_connections: Some(100),
             max_watchers: Some(10),
@@ -285,7 +302,17 @@ mod tests {
         config.max_watchers = Some(1_000_000);
         let budget = FdBudget::derive(Some(512), 8, &config);
         assert_eq!(budget.max_connections, 424);
-        assert_eq!(budget.max_watchers, 212);
+        assert_eq!(budget.max_watchers, 424 - CONNECTIONS_KEPT_FOR_REQUESTS);
+        // A hub for watching phones on a 20,000-file limit: 10,000 watchers, more than
+        // the default half, and requests keep the rest.
+        config.max_connections = None;
+        config.max_watchers = Some(10_000);
+        let hub = FdBudget::derive(Some(20_000), 16, &config);
+        assert_eq!(hub.max_watchers, 10_000);
+        assert!(hub.max_connections - hub.max_watchers >= CONNECTIONS_KEPT_FOR_REQUESTS);
+        // On a tiny limit the default half stays available.
+        config.max_watchers = Some(1_000);
+        assert_eq!(FdBudget::derive(Some(100), 0, &config).max_watchers, 18);
     }
 
     #[test]

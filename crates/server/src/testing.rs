@@ -64,6 +64,8 @@ pub struct TestServerOptions {
     pub max_connections_per_client: Option<usize>,
     /// Connections in all; default derived from the open-file limit.
     pub max_connections: Option<usize>,
+    /// Most open event streams (`--max-watchers`); default half the connections.
+    pub max_watchers: Option<usize>,
     /// The longest wait for the database before a 503; default 5 s.
     pub db_acquire_timeout: Option<Duration>,
     /// Record and serve metrics (`GET /metrics`); default true.
@@ -113,6 +115,7 @@ impl Default for TestServerOptions {
             header_read_timeout: None,
             max_connections_per_client: None,
             max_connections: None,
+            max_watchers: None,
             db_acquire_timeout: None,
             metrics: true,
             metrics_refresh: None,
@@ -262,6 +265,7 @@ pub async fn try_spawn(mut opts: TestServerOptions) -> Result<TestServer, Server
     }
     config.max_connections_per_client = opts.max_connections_per_client;
     config.max_connections = opts.max_connections;
+    config.max_watchers = opts.max_watchers;
     config.metrics = opts.metrics;
     config.metrics_refresh = opts.metrics_refresh.unwrap_or(Duration::from_millis(200));
     config.metrics_bind = opts.metrics_bind;
@@ -319,6 +323,7 @@ const CHILD_PROJECT_VAR: &str = "GATEHOUSE_CHILD_PROJECT_ID";
 const CHILD_LEASE_VAR: &str = "GATEHOUSE_CHILD_LEASE_MS";
 const CHILD_CONTRACT_VAR: &str = "GATEHOUSE_CHILD_AGENTA_CONTRACT";
 const CHILD_PER_CLIENT_VAR: &str = "GATEHOUSE_CHILD_MAX_CONNECTIONS_PER_CLIENT";
+const CHILD_MAX_WATCHERS_VAR: &str = "GATEHOUSE_CHILD_MAX_WATCHERS";
 const CHILD_DISPATCHER_OFF_VAR: &str = "GATEHOUSE_CHILD_DISPATCHER_OFF";
 /// What a child server prints on stdout once it listens: this, then its base URL.
 const CHILD_LISTENING: &str = "gatehouse child server listening on ";
@@ -348,6 +353,8 @@ pub struct ChildServerOptions {
     /// Connections per client address; default a quarter of the connections in all
     /// (`Some(0)`: no per-address cap).
     pub max_connections_per_client: Option<usize>,
+    /// Most open event streams; default half the connections.
+    pub max_watchers: Option<usize>,
     /// Start without the resume dispatcher (gates opened directly, with no parked turn
     /// behind them, as the benchmarks do); default: with it.
     pub dispatcher_off: bool,
@@ -407,6 +414,9 @@ impl ChildServer {
         command.env(CHILD_CONTRACT_VAR, opts.agenta_contract.as_str());
         if let Some(n) = opts.max_connections_per_client {
             command.env(CHILD_PER_CLIENT_VAR, n.to_string());
+        }
+        if let Some(n) = opts.max_watchers {
+            command.env(CHILD_MAX_WATCHERS_VAR, n.to_string());
         }
         if opts.dispatcher_off {
             command.env(CHILD_DISPATCHER_OFF_VAR, "1");
@@ -502,6 +512,9 @@ pub fn serve_child_if_asked(entry: &str) -> bool {
             opts.agenta_contract = contract;
         }
         opts.max_connections_per_client = std::env::var(CHILD_PER_CLIENT_VAR)
+            .ok()
+            .and_then(|n| n.parse().ok());
+        opts.max_watchers = std::env::var(CHILD_MAX_WATCHERS_VAR)
             .ok()
             .and_then(|n| n.parse().ok());
         opts.run_dispatcher = std::env::var_os(CHILD_DISPATCHER_OFF_VAR).is_none();
