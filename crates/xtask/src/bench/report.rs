@@ -999,7 +999,7 @@ fn fanout_row(table: &mut Table, run: &Value) {
     table.row(
         "14",
         &format!(
-            "fan-out, {}: {} session watch streams (raw HTTP/1.1 SSE readers from {} loopback addresses) over {} sessions on one server in a child process (open-file limit {}, as the bench set it before starting it; the server's caps are its defaults, derived from it); {} gates opened one every 50 ms in watched sessions: the gate's `created_at` -> its event at the last of its session's watchers",
+            "fan-out, {}: {} session watch streams (raw HTTP/1.1 SSE readers from {} loopback addresses) over {} sessions on one server in a child process (open-file limit {}, as the bench set it before starting it; its caps derived from it, the stream cap set to the watchers with `--max-watchers`, every other setting its default); {} gates opened one every 50 ms in watched sessions: the gate's `created_at` -> its event at the last of its session's watchers",
             run["backend"].as_str().unwrap_or("?"),
             run["watchers"],
             run["source_addresses"],
