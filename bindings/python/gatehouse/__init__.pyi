@@ -68,6 +68,13 @@ from ._ffi.gatehouse_ffi import WatchListener as WatchListener
 from ._ffi.gatehouse_ffi import WatchHandle as WatchHandle
 from ._ffi.gatehouse_ffi import WatchHandleProtocol as WatchHandleProtocol
 from ._ffi.gatehouse_ffi import GatehouseClientProtocol as GatehouseClientProtocol
+from ._ffi.gatehouse_ffi import InboxHostState as InboxHostState
+from ._ffi.gatehouse_ffi import InboxGate as InboxGate
+from ._ffi.gatehouse_ffi import InboxHostReport as InboxHostReport
+from ._ffi.gatehouse_ffi import InboxPage as InboxPage
+from ._ffi.gatehouse_ffi import GatehouseInbox as GatehouseInbox
+from ._ffi.gatehouse_ffi import GatehouseInboxProtocol as GatehouseInboxProtocol
+from ._ffi.gatehouse_ffi import gate_digest as gate_digest
 
 __all__: typing.List[str]
 
