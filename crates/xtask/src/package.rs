@@ -148,6 +148,7 @@ fn package_over_vendored(root: &Path, vendored: &Path) -> Result<(), String> {
         std::os::unix::fs::symlink(entry.path(), &link)
             .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
     }
+    forget_overlay_builds(&target_dir(root)?)?;
     eprintln!(
         "xtask package: crates-io is the vendored directory {}; packaging one crate at a time over {}",
         vendored.display(),
@@ -184,6 +185,41 @@ fn package_over_vendored(root: &Path, vendored: &Path) -> Result<(), String> {
             .join(".cargo-checksum.json");
         std::fs::write(&checksum, r#"{"files":{},"package":null}"#)
             .map_err(|e| format!("cannot write {}: {e}", checksum.display()))?;
+    }
+    Ok(())
+}
+
+/// Cargo never rebuilds a crate of a registry or directory source because a file changed:
+/// it takes such sources as immutable. The overlay holds our crates under the same name,
+/// version and path on every run, so a verify build would link an earlier commit's build
+/// of them (seen: gatehouse-server's verify failing on fields gatehouse-wire had gained).
+/// So the dev builds made from the overlay (their dep-info names it) lose their
+/// fingerprints here and are built again from the crates just packaged.
+fn forget_overlay_builds(target: &Path) -> Result<(), String> {
+    let deps = target.join("debug").join("deps");
+    let fingerprints = target.join("debug").join(".fingerprint");
+    let Ok(entries) = std::fs::read_dir(&deps) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".d") else {
+            continue;
+        };
+        let Some((crate_name, hash)) = stem.rsplit_once('-') else {
+            continue;
+        };
+        if !crate_name.starts_with("gatehouse_") {
+            continue;
+        }
+        let from_overlay = std::fs::read_to_string(entry.path())
+            .map(|text| text.contains("gatehouse-overlay-source"))
+            .unwrap_or(false);
+        let fingerprint = fingerprints.join(format!("{}-{hash}", crate_name.replace('_', "-")));
+        if from_overlay && fingerprint.exists() {
+            std::fs::remove_dir_all(&fingerprint)
+                .map_err(|e| format!("cannot remove {}: {e}", fingerprint.display()))?;
+        }
     }
     Ok(())
 }
