@@ -147,7 +147,8 @@ impl std::fmt::Display for InboxCursor {
     }
 }
 
-fn cursor_error(reason: impl Into<String>) -> Error {
+/// What the inbox refuses before sending anything: a host name, a page size, a cursor.
+fn config_error(reason: impl Into<String>) -> Error {
     Error::Config {
         operation: Operation::QueryInteractions,
         reason: reason.into(),
@@ -156,9 +157,9 @@ fn cursor_error(reason: impl Into<String>) -> Error {
 
 fn decode(text: &str) -> Result<CursorState> {
     let state: CursorState = serde_json::from_str(text)
-        .map_err(|_| cursor_error("the inbox cursor is not one Inbox::pending returned"))?;
+        .map_err(|_| config_error("the inbox cursor is not one Inbox::pending returned"))?;
     if state.v != CURSOR_VERSION {
-        return Err(cursor_error(format!(
+        return Err(config_error(format!(
             "the inbox cursor is of version {}, this client reads version {CURSOR_VERSION}",
             state.v
         )));
@@ -185,15 +186,15 @@ impl Inbox {
     pub fn add_host(&mut self, name: impl Into<String>, client: Client) -> Result<()> {
         let name = name.into();
         if name.trim().is_empty() {
-            return Err(cursor_error("an inbox host needs a name"));
+            return Err(config_error("an inbox host needs a name"));
         }
         if self.hosts.iter().any(|(existing, _)| *existing == name) {
-            return Err(cursor_error(format!(
+            return Err(config_error(format!(
                 "the inbox has a host named {name:?} already"
             )));
         }
         if self.hosts.len() >= MAX_INBOX_HOSTS {
-            return Err(cursor_error(format!(
+            return Err(config_error(format!(
                 "an inbox holds at most {MAX_INBOX_HOSTS} hosts"
             )));
         }
@@ -212,7 +213,7 @@ impl Inbox {
     /// use; a host's failure is in its report.
     pub async fn pending(&self, cursor: Option<&InboxCursor>, per_host: u32) -> Result<InboxPage> {
         if per_host == 0 || per_host > MAX_INBOX_PAGE {
-            return Err(cursor_error(format!(
+            return Err(config_error(format!(
                 "an inbox page asks 1 to {MAX_INBOX_PAGE} gates of each host, not {per_host}"
             )));
         }
@@ -293,7 +294,7 @@ impl Inbox {
             .any(|(name, _)| !matches!(state.hosts.get(name), Some(HostPosition::Done)));
         let next = if open {
             let text = serde_json::to_string(&state)
-                .map_err(|e| cursor_error(format!("cannot write the inbox cursor: {e}")))?;
+                .map_err(|e| config_error(format!("cannot write the inbox cursor: {e}")))?;
             Some(InboxCursor(text))
         } else {
             None
